@@ -1,0 +1,32 @@
+"""Glue between IR source locations and located :class:`~nki_mlir.errors.NKIError`s.
+
+Every op the frontend emits carries ``loc("file.py":line:col)``; passes and the
+interpreter use :func:`loc_of` to point their diagnostics at the user's source line.
+"""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.ir import Operation
+
+from .errors import NKIError, SourceLoc
+
+
+def loc_of(op: Operation | None) -> SourceLoc | None:
+    """The kernel source position an op came from, or None if it has none."""
+    if op is None:
+        return None
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return SourceLoc(loc.filename.data, loc.line.data, loc.column.data)
+    return None
+
+
+def make_loc(loc: SourceLoc) -> FileLineColLoc:
+    """The MLIR location attribute ``loc("file":line:col)`` of a source position."""
+    from xdsl.dialects.builtin import IntAttr, StringAttr
+    return FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))
+
+
+def error_at(op: Operation | None, message: str, cls: type[NKIError] = NKIError, **kw) -> NKIError:
+    """An ``NKIError`` of class ``cls`` located at ``op``'s source position."""
+    return cls(message, loc_of(op), **kw)

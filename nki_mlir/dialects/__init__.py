@@ -1,0 +1,33 @@
+"""The dialect registry: the single source of truth for ``nki-opt``, the compiler and tests."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.context import Context
+from xdsl.ir import Dialect
+
+
+def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """Our dialects by name, as lazy factories (``{"nki": ..., "nisa": ...}``)."""
+
+    def nki() -> Dialect:
+        from .nki import NKI
+        return NKI
+
+    def nisa() -> Dialect:
+        from .nisa import NISA
+        return NISA
+
+    return {"nki": nki, "nisa": nisa}
+
+
+def make_context() -> Context:
+    """A context with the upstream dialects we use (builtin, func, arith, scf, memref) and ours."""
+    from xdsl.dialects import arith, builtin, func, memref, scf
+
+    ctx = Context()
+    for d in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef):
+        ctx.load_dialect(d)
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx

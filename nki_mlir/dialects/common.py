@@ -1,0 +1,143 @@
+"""Attributes and type helpers shared by the ``nki`` and ``nisa`` dialects.
+
+Buffers are builtin ``memref`` types whose memory space is AWS's attribute
+``#nisa.mem<hbm|private_hbm|shared_hbm|sbuf|psum>`` (see ``aws_nisa.md`` section 2),
+e.g. ``memref<128x512xbf16, #nisa.mem<sbuf>>``.  Dim 0 of an SBUF/PSUM buffer is the
+partition dimension; the rest are free dimensions laid out row-major in each partition.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
+    StringAttr,
+)
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
+from xdsl.irdl import irdl_attr_definition, param_def
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from .. import dtypes
+
+MEM_SPACES = ("hbm", "private_hbm", "shared_hbm", "sbuf", "psum")
+ON_CHIP = ("sbuf", "psum")
+HBM_SPACES = ("hbm", "private_hbm", "shared_hbm")
+TARGETS = ("trn1", "trn2", "trn3")
+
+#: partitions of SBUF and PSUM (``nl.tile_size.pmax``)
+PMAX = 128
+
+
+@irdl_attr_definition
+class MemSpaceAttr(ParametrizedAttribute):
+    """``#nisa.mem<sbuf>``: the memory a buffer lives in."""
+
+    name = "nisa.mem"
+    space: StringAttr = param_def()
+
+    def __init__(self, space: str | StringAttr):
+        super().__init__(StringAttr(space) if isinstance(space, str) else space)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            word = parser.parse_identifier("memory space")
+            if word not in MEM_SPACES:
+                parser.raise_error(f"unknown memory space '{word}', expected one of "
+                                   + ", ".join(MEM_SPACES), pos, parser.pos)
+        return (StringAttr(word),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.space.data}>")
+
+    def verify(self) -> None:
+        if self.space.data not in MEM_SPACES:
+            raise VerifyException(f"unknown memory space '{self.space.data}'")
+
+
+@irdl_attr_definition
+class TargetAttr(ParametrizedAttribute):
+    """``#nisa.target<trn2>``: the NeuronCore generation a module is compiled for."""
+
+    name = "nisa.target"
+    target: StringAttr = param_def()
+
+    def __init__(self, target: str | StringAttr):
+        super().__init__(StringAttr(target) if isinstance(target, str) else target)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            word = parser.parse_identifier("target")
+            if word not in TARGETS:
+                parser.raise_error(f"unknown target '{word}', expected one of "
+                                   + ", ".join(TARGETS), pos, parser.pos)
+        return (StringAttr(word),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.target.data}>")
+
+
+# --------------------------------------------------------------------------- types
+
+
+def contiguous_strides(shape: Sequence[int]) -> list[int]:
+    """Row-major strides (in elements) of a dense buffer of ``shape``."""
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return strides[::-1]
+
+
+def memref(shape: Sequence[int], dtype: np.dtype, space: str,
+           strides: Sequence[int] | None = None, offset: int | None = 0) -> MemRefType:
+    """A buffer type.  ``strides``/``offset`` give a strided layout (``offset=None``: dynamic)."""
+    layout: Attribute = NoneAttr()
+    if strides is not None:
+        layout = StridedLayoutAttr(list(strides), offset)
+    return MemRefType(dtypes.to_mlir(dtype), list(shape), layout, MemSpaceAttr(space))
+
+
+def space_of(t: Attribute | SSAValue) -> str | None:
+    """The memory space name of a buffer type or value, or None for a non-buffer."""
+    if isinstance(t, SSAValue):
+        t = t.type
+    if isinstance(t, MemRefType) and isinstance(t.memory_space, MemSpaceAttr):
+        return t.memory_space.space.data
+    return None
+
+
+def shape_of(t: Attribute | SSAValue) -> tuple[int, ...]:
+    if isinstance(t, SSAValue):
+        t = t.type
+    assert isinstance(t, MemRefType)
+    return tuple(t.get_shape())
+
+
+def dtype_of(t: Attribute | SSAValue) -> np.dtype:
+    if isinstance(t, SSAValue):
+        t = t.type
+    assert isinstance(t, MemRefType)
+    return dtypes.from_mlir(t.element_type)
+
+
+def is_buffer(v: Attribute | SSAValue | None) -> bool:
+    return v is not None and space_of(v) is not None
+
+
+def free_size(t: Attribute | SSAValue) -> int:
+    """Elements per partition of an on-chip buffer (product of the free dims)."""
+    return int(np.prod(shape_of(t)[1:], dtype=np.int64)) if len(shape_of(t)) > 1 else 1
+
+
+def describe(v: SSAValue) -> str:
+    """``[128, 512] float32 in sbuf`` -- for diagnostics."""
+    return f"{list(shape_of(v))} {dtypes.name_of(dtype_of(v))} in {space_of(v)}"

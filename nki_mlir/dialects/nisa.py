@@ -1,0 +1,372 @@
+"""The ``nisa`` dialect: one op per NKI ISA instruction, with its engine.
+
+Op names, operand role keywords, enum spellings and the ``engine=`` suffix follow AWS's
+own ``nisa`` dialect as seen in aws-neuron/nkipy (``aws_nisa.md``), so our text is a
+superset of theirs where it is known; instructions AWS does not show keep their
+``nki.isa`` name (``nc_transpose``, ``iota``, ``affine_select``).
+
+What is ours and strippable (the ``nkim.`` namespace):
+- placement on ``nisa.alloc``: ``nkim.partition`` (start partition), ``nkim.offset``
+  (byte offset in each partition) and, for PSUM, ``nkim.bank``;
+- the schedule on every instruction: ``nkim.id`` (position in the program),
+  ``nkim.queue`` (the engine queue) and ``nkim.deps`` (ids of the instructions of other
+  queues it must wait for -- a semaphore wait in hardware terms).
+
+Semantics: nki_spec.md section 5.4 (NKI ``nki.isa`` API pages).
+"""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, StringAttr, i64
+from xdsl.ir import Dialect
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from . import rules
+from .common import ON_CHIP, MemSpaceAttr, TargetAttr, space_of
+from .syntax import KeywordOp
+
+#: NKI ALU token (``nl.maximum``) -> AWS ``ArithOp`` spelling (``max``).
+ARITH_OPS = {
+    "add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide",
+    "maximum": "max", "minimum": "min", "equal": "is_eq", "not_equal": "is_ne",
+    "less": "is_lt", "less_equal": "is_le", "greater": "is_gt", "greater_equal": "is_ge",
+    "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
+    "power": "pow", "abs_max": "abs_max", "abs_min": "abs_min", "bitwise_and": "bitwise_and",
+    "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor", "left_shift": "left_shift",
+    "right_shift": "right_shift", "bypass": "bypass", "abs": "abs", "rsqrt": "rsqrt",
+    "reciprocal": "reciprocal",
+}
+ARITH_NAMES = tuple(ARITH_OPS.values())
+ACTIVATIONS = ("copy", "identity", "exp", "relu", "gelu", "gelu_apprx_tanh", "sigmoid", "tanh",
+               "square", "sqrt", "rsqrt", "reciprocal", "log", "silu", "abs", "sign", "softplus",
+               "erf", "sin", "arctan", "mish")
+REVERSE = ("none_", "first", "second", "both")
+REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
+ACCUMULATE = ("auto", "accumulate", "overwrite")
+COMPUTE = ("vector", "scalar", "gpsimd")
+
+
+class NisaInstruction(KeywordOp):
+    """A hardware instruction; ``engine`` says which engine queue runs it."""
+
+    engine = prop_def(StringAttr)
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """``%m = nisa.alloc alignment=64 {nkim.partition = 0, nkim.offset = 4096} : memref<...>``.
+
+    Allocates an SBUF/PSUM tensor (or an internal HBM tensor).  After ``nisa-allocate``
+    on-chip allocs carry their placement: ``nkim.partition`` (start partition),
+    ``nkim.offset`` (bytes from the start of each partition) and for PSUM ``nkim.bank``.
+    """
+
+    name = "nisa.alloc"
+    alignment = opt_prop_def(IntegerAttr)
+    result = result_def(MemRefType)
+
+    def verify_(self) -> None:
+        if space_of(self.result) is None:
+            raise VerifyException("nisa.alloc: the result must be a memref in a #nisa.mem space")
+        if space_of(self.result) in ON_CHIP:
+            rules.on_chip_shape(self, "result", self.result)
+
+    def print(self, printer: Printer) -> None:
+        if self.alignment is not None:
+            printer.print_string(f" alignment={self.alignment.value.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "AllocOp":
+        props = {}
+        if parser.parse_optional_keyword("alignment") is not None:
+            parser.parse_punctuation("=")
+            props["alignment"] = IntegerAttr(parser.parse_integer(), i64)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ty = parser.parse_type()
+        return cls.build(result_types=[ty], properties=props, attributes=attrs)
+
+
+@irdl_op_definition
+class ReleaseOp(IRDLOperation):
+    """``nisa.release %m : memref<...>``: the end of an alloc's lifetime."""
+
+    name = "nisa.release"
+    memref = operand_def(MemRefType)
+    assembly_format = "$memref attr-dict `:` type($memref)"
+
+
+@irdl_op_definition
+class DmaCopyOp(NisaInstruction):
+    """DMA ``dst = src`` in flat element order, converting dtypes through fp32."""
+
+    name = "nisa.dma_copy"
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    dge_mode = opt_prop_def(StringAttr)
+    oob_is_err = opt_prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        rules.dma(self, self.dst, self.src)
+        rules.engine(self, ("dma", "sync", "scalar", "gpsimd"))
+
+
+@irdl_op_definition
+class TensorCopyOp(NisaInstruction):
+    """On-chip copy with a cast to ``dst``'s dtype (Vector / Scalar / GpSimd)."""
+
+    name = "nisa.tensor_copy"
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+
+    def verify_(self) -> None:
+        rules.tile(self, "dst", self.dst)
+        rules.tile(self, "src", self.src)
+        rules.same_partitions(self, ("dst", self.dst), ("src", self.src))
+        rules.same_free_size(self, ("dst", self.dst), ("src", self.src))
+        rules.engine(self, COMPUTE)
+
+
+@irdl_op_definition
+class MemsetOp(NisaInstruction):
+    """Fill ``dst`` with the scalar ``value``."""
+
+    name = "nisa.memset"
+    dst = operand_def(MemRefType)
+    value = operand_def()
+
+    def verify_(self) -> None:
+        rules.tile(self, "dst", self.dst)
+        rules.engine(self, ("vector", "gpsimd"))
+
+
+@irdl_op_definition
+class TensorTensorArithOp(NisaInstruction):
+    """``dst = lhs op rhs`` elementwise (fp32 compute, cast to dst dtype)."""
+
+    name = "nisa.tensor_tensor_arith"
+    dst = operand_def(MemRefType)
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    op = prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        for role in ("dst", "lhs", "rhs"):
+            rules.tile(self, role, getattr(self, role))
+        pairs = (("dst", self.dst), ("lhs", self.lhs), ("rhs", self.rhs))
+        rules.same_partitions(self, *pairs)
+        rules.same_free_size(self, *pairs)
+        rules.not_both_psum(self, pairs[1], pairs[2])
+        rules.enum(self, "op", ARITH_NAMES)
+        rules.engine(self, COMPUTE)
+
+
+@irdl_op_definition
+class TensorScalarArithOp(NisaInstruction):
+    """``dst = (src op0 operand0) op1 operand1``; operands are f32 scalars or ``[P,1]`` tiles.
+
+    ``reverse_operands``: ``first`` computes ``operand0 op0 src``, ``second`` computes
+    ``operand1 op1 tmp``, ``both`` does both.
+    """
+
+    name = "nisa.tensor_scalar_arith"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    operand0 = operand_def()
+    operand1 = opt_operand_def()
+    op0 = prop_def(StringAttr)
+    op1 = opt_prop_def(StringAttr)
+    reverse_operands = opt_prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        from .common import shape_of
+        rules.tile(self, "dst", self.dst)
+        rules.tile(self, "src", self.src)
+        rules.same_partitions(self, ("dst", self.dst), ("src", self.src))
+        rules.same_free_size(self, ("dst", self.dst), ("src", self.src))
+        parts = shape_of(self.src)[0]
+        rules.per_partition_vector(self, "operand0", self.operand0, parts)
+        rules.per_partition_vector(self, "operand1", self.operand1, parts)
+        rules.enum(self, "op0", ARITH_NAMES)
+        rules.enum(self, "op1", ARITH_NAMES)
+        rules.enum(self, "reverse_operands", REVERSE)
+        if (self.op1 is None) != (self.operand1 is None):
+            raise VerifyException("nisa.tensor_scalar_arith: op1 and operand1 must be given together")
+        rules.engine(self, COMPUTE)
+
+
+@irdl_op_definition
+class ActivationOp(NisaInstruction):
+    """ScalarE ``dst = op(src * scale + bias)`` with an optional free-axis sum into ``reduce_res``."""
+
+    name = "nisa.activation"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    dst = operand_def(MemRefType)
+    reduce_res = opt_operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    bias = operand_def()
+    scale = operand_def()
+    op = prop_def(StringAttr)
+    reduce_op = opt_prop_def(StringAttr)
+    reduce_cmd = opt_prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        from .common import shape_of
+        rules.tile(self, "dst", self.dst)
+        rules.tile(self, "src", self.src)
+        rules.same_partitions(self, ("dst", self.dst), ("src", self.src))
+        rules.same_free_size(self, ("dst", self.dst), ("src", self.src))
+        parts = shape_of(self.src)[0]
+        for role in ("bias", "scale", "reduce_res"):
+            rules.per_partition_vector(self, role, getattr(self, role), parts)
+        rules.enum(self, "op", ACTIVATIONS)
+        rules.enum(self, "reduce_op", ("add",))
+        rules.enum(self, "reduce_cmd", REDUCE_CMDS)
+        rules.engine(self, ("scalar",))
+
+
+@irdl_op_definition
+class ReciprocalOp(NisaInstruction):
+    """``dst = 1 / src``."""
+
+    name = "nisa.reciprocal"
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+
+    def verify_(self) -> None:
+        rules.tile(self, "dst", self.dst)
+        rules.tile(self, "src", self.src)
+        rules.same_partitions(self, ("dst", self.dst), ("src", self.src))
+        rules.same_free_size(self, ("dst", self.dst), ("src", self.src))
+        rules.engine(self, COMPUTE)
+
+
+@irdl_op_definition
+class TensorReduceArithOp(NisaInstruction):
+    """Reduce the ``num_r_dim`` innermost free dims of ``src`` with ``op`` (``negated``: times -1)."""
+
+    name = "nisa.tensor_reduce_arith"
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    op = prop_def(StringAttr)
+    negated = prop_def(IntegerAttr)
+    num_r_dim = prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        from .common import free_size, shape_of
+        rules.tile(self, "dst", self.dst)
+        rules.tile(self, "src", self.src)
+        rules.same_partitions(self, ("dst", self.dst), ("src", self.src))
+        rules.enum(self, "op", ARITH_NAMES)
+        n = self.num_r_dim.value.data
+        shape = shape_of(self.src)
+        if not 1 <= n <= len(shape) - 1:
+            raise VerifyException(f"nisa.tensor_reduce_arith: num_r_dim={n} must be between 1 and "
+                                  f"the number of free dims ({len(shape) - 1})")
+        kept = 1
+        for d in shape[1:len(shape) - n]:
+            kept *= d
+        if free_size(self.dst) != kept:
+            raise VerifyException(f"nisa.tensor_reduce_arith: dst must hold {kept} element(s) per "
+                                  f"partition, got {list(shape_of(self.dst))}")
+        rules.engine(self, COMPUTE)
+
+
+@irdl_op_definition
+class MatmulOp(NisaInstruction):
+    """TensorE ``dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]`` into fp32 PSUM.
+
+    ``psum_accumulate_flags``: ``auto`` (NKI ``accumulate=None``: the first write to a PSUM
+    location overwrites, later writes add), ``accumulate`` or ``overwrite``.
+    """
+
+    name = "nisa.matmul"
+    dst = operand_def(MemRefType)
+    stationary = operand_def(MemRefType)
+    moving = operand_def(MemRefType)
+    is_transpose = prop_def(IntegerAttr)
+    perf_opt = opt_prop_def(StringAttr)
+    psum_zero_region = opt_prop_def(StringAttr)
+    psum_accumulate_flags = opt_prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        rules.matmul(self, self.dst, self.stationary, self.moving,
+                     transpose=bool(self.is_transpose.value.data))
+        rules.enum(self, "psum_accumulate_flags", ACCUMULATE)
+        rules.engine(self, ("tensor",))
+
+
+@irdl_op_definition
+class NcTransposeOp(NisaInstruction):
+    """``dst[f, p] = data[p, f]`` on TensorE (<= 128x128, SBUF->PSUM) or VectorE (<= 32x32)."""
+
+    name = "nisa.nc_transpose"
+    dst = operand_def(MemRefType)
+    data = operand_def(MemRefType)
+
+    def verify_(self) -> None:
+        rules.engine(self, ("tensor", "vector"))
+        rules.transpose(self, self.dst, self.data, self.engine.data)
+
+
+@irdl_op_definition
+class IotaOp(NisaInstruction):
+    """GpSimd ``dst[p, i...] = offset + p*channel_multiplier + sum_k step_k*i_k`` (int32, cast)."""
+
+    name = "nisa.iota"
+    dst = operand_def(MemRefType)
+    pattern = prop_def(ArrayAttr)
+    offset = prop_def(IntegerAttr)
+    channel_multiplier = prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        from .nki import _verify_pattern
+        rules.tile(self, "dst", self.dst, spaces=("sbuf",))
+        _verify_pattern(self, self.dst)
+        rules.engine(self, ("gpsimd",))
+
+
+@irdl_op_definition
+class AffineSelectOp(NisaInstruction):
+    """GpSimd ``dst = on_true_tile where cmp_op(iota value, 0) else on_false_value``."""
+
+    name = "nisa.affine_select"
+    dst = operand_def(MemRefType)
+    on_true_tile = operand_def(MemRefType)
+    on_false_value = operand_def()
+    pattern = prop_def(ArrayAttr)
+    offset = prop_def(IntegerAttr)
+    channel_multiplier = prop_def(IntegerAttr)
+    cmp_op = prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        from .nki import _verify_pattern
+        rules.tile(self, "dst", self.dst, spaces=("sbuf",))
+        rules.tile(self, "on_true_tile", self.on_true_tile, spaces=("sbuf",))
+        rules.same_partitions(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))
+        rules.same_free_size(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))
+        _verify_pattern(self, self.dst)
+        rules.enum(self, "cmp_op", ARITH_NAMES)
+        rules.engine(self, ("gpsimd",))
+
+
+INSTRUCTIONS = (DmaCopyOp, TensorCopyOp, MemsetOp, TensorTensorArithOp, TensorScalarArithOp,
+                ActivationOp, ReciprocalOp, TensorReduceArithOp, MatmulOp, NcTransposeOp, IotaOp,
+                AffineSelectOp)
+
+NISA = Dialect("nisa", [AllocOp, ReleaseOp, *INSTRUCTIONS], [MemSpaceAttr, TargetAttr])

@@ -1,0 +1,479 @@
+"""The ``nki`` dialect: NKI at the language level.
+
+One op per ``nki.isa`` / ``nki.language`` API call, in destination-passing style, with
+operand roles named as in the NKI API (``dst``, ``src``, ``data``, ``data1``,
+``stationary``, ``moving``, ...).  Buffers are ``memref``s in ``#nisa.mem<...>`` memory
+spaces and are *unplaced*.  Views are upstream ``memref.subview``; loops are ``scf.for``
+carrying ``nki.range = "affine" | "sequential"``; index math is ``arith``.
+
+Sugar ops (``nki.load``, ``nki.store``, ``nki.add``, ``nki.multiply``, ``nki.exp``,
+``nki.matmul``, ``nki.zeros``) mirror the NKI 0.3 value-returning wrappers and exist only
+until the ``nki-legalize`` pass.  Semantics: nki_spec.md section 5 (the NKI ``nki.isa``
+and ``nki.language`` API pages).
+"""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, MemRefType, StringAttr
+from xdsl.ir import Dialect
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from . import rules
+from .common import HBM_SPACES, ON_CHIP, shape_of, space_of
+from .syntax import KeywordOp
+
+ALU_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "not_equal",
+           "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
+           "logical_xor", "power", "abs_max", "abs_min", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "left_shift", "right_shift", "bypass", "abs", "rsqrt", "reciprocal")
+REDUCE_OPS = ("add", "subtract", "multiply", "maximum", "minimum", "logical_and", "logical_or",
+              "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor")
+ACTIVATIONS = ("copy", "identity", "exp", "relu", "gelu", "gelu_apprx_tanh", "sigmoid", "tanh",
+               "square", "sqrt", "rsqrt", "reciprocal", "log", "silu", "abs", "sign", "softplus",
+               "erf", "sin", "arctan", "mish")
+REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
+COMPUTE_ENGINES = ("vector", "scalar", "gpsimd")
+
+
+class NkiInstruction(KeywordOp):
+    """An ``nki`` op standing for one NKI API call."""
+
+    engine = opt_prop_def(StringAttr)
+
+
+# ----------------------------------------------------------------------- allocation
+
+
+@irdl_op_definition
+class NdarrayOp(KeywordOp):
+    """``nl.ndarray(shape, dtype, buffer, name, address)``: uninitialised storage.
+
+    ``address = [partition, byte_offset]`` pins an on-chip tensor (direct allocation).
+    """
+
+    name = "nki.ndarray"
+    tensor_name = opt_prop_def(StringAttr, prop_name="name")
+    address = opt_prop_def(ArrayAttr, prop_name="address")
+    result = result_def(MemRefType)
+
+    def verify_(self) -> None:
+        if space_of(self.result) is None:
+            raise VerifyException("nki.ndarray: the result must be a memref in a #nisa.mem space")
+        if space_of(self.result) in ON_CHIP:
+            rules.on_chip_shape(self, "result", self.result)
+
+
+@irdl_op_definition
+class ZerosOp(KeywordOp):
+    """``nl.zeros(shape, dtype, buffer)``: a tensor filled with 0 (sugar: ndarray + memset)."""
+
+    name = "nki.zeros"
+    tensor_name = opt_prop_def(StringAttr, prop_name="name")
+    result = result_def(MemRefType)
+
+    def verify_(self) -> None:
+        if space_of(self.result) in HBM_SPACES:
+            raise VerifyException("nki.zeros: HBM tensors cannot have an initial value "
+                                  "(err_hbm_tensor_with_init_value_not_supported)")
+        rules.on_chip_shape(self, "result", self.result)
+
+
+# ---------------------------------------------------------------- data movement
+
+
+@irdl_op_definition
+class DmaCopyOp(NkiInstruction):
+    """``nisa.dma_copy(dst, src)``: copy in flat element order with dtype conversion."""
+
+    name = "nki.dma_copy"
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    dge_mode = opt_prop_def(StringAttr)
+    oob_mode = opt_prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        rules.dma(self, self.dst, self.src)
+
+
+@irdl_op_definition
+class TensorCopyOp(NkiInstruction):
+    """``nisa.tensor_copy(dst, src, engine)``: on-chip copy with a cast to dst's dtype."""
+
+    name = "nki.tensor_copy"
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+
+    def verify_(self) -> None:
+        rules.tile(self, "dst", self.dst)
+        rules.tile(self, "src", self.src)
+        rules.same_partitions(self, ("dst", self.dst), ("src", self.src))
+        rules.same_free_size(self, ("dst", self.dst), ("src", self.src))
+        rules.engine(self, COMPUTE_ENGINES)
+
+
+# ------------------------------------------------------------------- vector / scalar
+
+
+@irdl_op_definition
+class TensorTensorOp(NkiInstruction):
+    """``nisa.tensor_tensor(dst, data1, data2, op)``: dst = data1 op data2 elementwise."""
+
+    name = "nki.tensor_tensor"
+    dst = operand_def(MemRefType)
+    data1 = operand_def(MemRefType)
+    data2 = operand_def(MemRefType)
+    op = prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        for role in ("dst", "data1", "data2"):
+            rules.tile(self, role, getattr(self, role))
+        pairs = (("dst", self.dst), ("data1", self.data1), ("data2", self.data2))
+        rules.same_partitions(self, *pairs)
+        rules.same_free_size(self, *pairs)
+        rules.not_both_psum(self, pairs[1], pairs[2])
+        rules.enum(self, "op", ALU_OPS)
+        rules.engine(self, COMPUTE_ENGINES)
+
+
+@irdl_op_definition
+class TensorScalarOp(NkiInstruction):
+    """``nisa.tensor_scalar(dst, data, op0, operand0, reverse0, op1, operand1, reverse1)``.
+
+    ``dst = (data op0 operand0) op1 operand1``; each operand is an f32 scalar or a
+    ``[P, 1]`` tile broadcast along the free dims.
+    """
+
+    name = "nki.tensor_scalar"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    dst = operand_def(MemRefType)
+    data = operand_def(MemRefType)
+    operand0 = operand_def()
+    operand1 = opt_operand_def()
+    op0 = prop_def(StringAttr)
+    op1 = opt_prop_def(StringAttr)
+    reverse0 = opt_prop_def(IntegerAttr)
+    reverse1 = opt_prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        rules.tile(self, "dst", self.dst)
+        rules.tile(self, "data", self.data)
+        rules.same_partitions(self, ("dst", self.dst), ("data", self.data))
+        rules.same_free_size(self, ("dst", self.dst), ("data", self.data))
+        parts = shape_of(self.data)[0]
+        rules.per_partition_vector(self, "operand0", self.operand0, parts)
+        rules.per_partition_vector(self, "operand1", self.operand1, parts)
+        rules.enum(self, "op0", ALU_OPS)
+        rules.enum(self, "op1", ALU_OPS)
+        if (self.op1 is None) != (self.operand1 is None):
+            raise VerifyException("nki.tensor_scalar: op1 and operand1 must be given together")
+        rules.engine(self, COMPUTE_ENGINES)
+
+
+@irdl_op_definition
+class ActivationOp(NkiInstruction):
+    """``nisa.activation(dst, op, data, bias, scale, reduce_op, reduce_res, reduce_cmd)``.
+
+    ``dst = op(data * scale + bias)``; ``scale`` is an f32 scalar or ``[P,1]`` tile,
+    ``bias`` a ``[P,1]`` tile or scalar.  With ``reduce_res`` the free-axis sum of the
+    output is written to ``reduce_res[P, 1]``.
+    """
+
+    name = "nki.activation"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    dst = operand_def(MemRefType)
+    data = operand_def(MemRefType)
+    bias = opt_operand_def()
+    scale = operand_def()
+    reduce_res = opt_operand_def(MemRefType)
+    op = prop_def(StringAttr)
+    reduce_op = opt_prop_def(StringAttr)
+    reduce_cmd = opt_prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        _verify_activation(self)
+
+
+def _verify_activation(op) -> None:
+    rules.tile(op, "dst", op.dst)
+    rules.tile(op, "data", op.data)
+    rules.same_partitions(op, ("dst", op.dst), ("data", op.data))
+    rules.same_free_size(op, ("dst", op.dst), ("data", op.data))
+    parts = shape_of(op.data)[0]
+    rules.per_partition_vector(op, "bias", op.bias, parts)
+    rules.per_partition_vector(op, "scale", op.scale, parts)
+    rules.per_partition_vector(op, "reduce_res", op.reduce_res, parts)
+    rules.enum(op, "op", ACTIVATIONS)
+    rules.enum(op, "reduce_op", ("add",))
+    rules.enum(op, "reduce_cmd", REDUCE_CMDS)
+    if op.reduce_res is not None and op.properties.get("reduce_op") is None:
+        raise VerifyException(f"{op.name}: reduce_res needs reduce_op=add")
+
+
+@irdl_op_definition
+class ActivationReduceOp(NkiInstruction):
+    """``nisa.activation_reduce(dst, op, data, reduce_op, reduce_res, bias, scale)``."""
+
+    name = "nki.activation_reduce"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    dst = operand_def(MemRefType)
+    data = operand_def(MemRefType)
+    bias = opt_operand_def()
+    scale = operand_def()
+    reduce_res = operand_def(MemRefType)
+    op = prop_def(StringAttr)
+    reduce_op = prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        _verify_activation(self)
+
+
+@irdl_op_definition
+class TensorReduceOp(NkiInstruction):
+    """``nisa.tensor_reduce(dst, op, data, axis, negate, keepdims)`` over trailing free axes."""
+
+    name = "nki.tensor_reduce"
+    dst = operand_def(MemRefType)
+    data = operand_def(MemRefType)
+    op = prop_def(StringAttr)
+    axis = prop_def(ArrayAttr)
+    negate = opt_prop_def(IntegerAttr)
+    keepdims = opt_prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        rules.tile(self, "dst", self.dst)
+        rules.tile(self, "data", self.data)
+        rules.same_partitions(self, ("dst", self.dst), ("data", self.data))
+        rules.enum(self, "op", REDUCE_OPS)
+        rank = len(shape_of(self.data))
+        axes = sorted(a.value.data for a in self.axis.data)  # type: ignore[attr-defined]
+        if not axes or axes[0] <= 0 or axes != list(range(axes[0], rank)):
+            raise VerifyException(
+                f"nki.tensor_reduce: axis={axes} is illegal for a rank-{rank} tensor; the reduced "
+                f"axes must be the trailing free axes (1..{rank - 1}), never the partition axis 0")
+        kept = 1
+        for d in shape_of(self.data)[1:axes[0]]:
+            kept *= d
+        from .common import free_size
+        if free_size(self.dst) != kept:
+            raise VerifyException(f"nki.tensor_reduce: dst must hold {kept} element(s) per partition "
+                                  f"after reducing axes {axes}, got shape {list(shape_of(self.dst))}")
+        rules.engine(self, COMPUTE_ENGINES)
+
+
+@irdl_op_definition
+class ReciprocalOp(NkiInstruction):
+    """``nisa.reciprocal(dst, data)``: dst = 1 / data."""
+
+    name = "nki.reciprocal"
+    dst = operand_def(MemRefType)
+    data = operand_def(MemRefType)
+
+    def verify_(self) -> None:
+        rules.tile(self, "dst", self.dst)
+        rules.tile(self, "data", self.data)
+        rules.same_partitions(self, ("dst", self.dst), ("data", self.data))
+        rules.same_free_size(self, ("dst", self.dst), ("data", self.data))
+        rules.engine(self, COMPUTE_ENGINES)
+
+
+@irdl_op_definition
+class MemsetOp(NkiInstruction):
+    """``nisa.memset(dst, value)``: fill dst with a constant."""
+
+    name = "nki.memset"
+    dst = operand_def(MemRefType)
+    value = operand_def()
+
+    def verify_(self) -> None:
+        rules.tile(self, "dst", self.dst)
+        rules.engine(self, ("vector", "gpsimd"))
+
+
+@irdl_op_definition
+class IotaOp(NkiInstruction):
+    """``nisa.iota(dst, pattern, offset, channel_multiplier)``.
+
+    ``dst[p, i...] = offset + p*channel_multiplier + sum_k step_k * i_k`` for
+    ``pattern = [[step, count], ...]`` (computed in int32, cast to dst's dtype).
+    """
+
+    name = "nki.iota"
+    dst = operand_def(MemRefType)
+    pattern = prop_def(ArrayAttr)
+    offset = prop_def(IntegerAttr)
+    channel_multiplier = prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        rules.tile(self, "dst", self.dst, spaces=("sbuf",))
+        _verify_pattern(self, self.dst)
+
+
+def _verify_pattern(op, dst) -> None:
+    from .common import free_size
+    count = 1
+    for pair in op.pattern.data:
+        if not isinstance(pair, ArrayAttr) or len(pair.data) != 2:
+            raise VerifyException(f"{op.name}: pattern must be a list of [step, count] pairs")
+        count *= pair.data[1].value.data
+    if count != free_size(dst):
+        raise VerifyException(f"{op.name}: the pattern covers {count} elements per partition but "
+                              f"dst has {free_size(dst)}")
+
+
+@irdl_op_definition
+class AffineSelectOp(NkiInstruction):
+    """``nisa.affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op, offset)``.
+
+    ``dst = on_true_tile where cmp_op(iota value, 0) else on_false_value``.
+    """
+
+    name = "nki.affine_select"
+    dst = operand_def(MemRefType)
+    on_true_tile = operand_def(MemRefType)
+    on_false_value = operand_def()
+    pattern = prop_def(ArrayAttr)
+    offset = prop_def(IntegerAttr)
+    channel_multiplier = prop_def(IntegerAttr)
+    cmp_op = prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        rules.tile(self, "dst", self.dst, spaces=("sbuf",))
+        rules.tile(self, "on_true_tile", self.on_true_tile, spaces=("sbuf",))
+        rules.same_partitions(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))
+        rules.same_free_size(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))
+        _verify_pattern(self, self.dst)
+
+
+# --------------------------------------------------------------------- tensor engine
+
+
+@irdl_op_definition
+class NcMatmulOp(NkiInstruction):
+    """``nisa.nc_matmul(dst, stationary, moving, accumulate)``: dst[M,N] (+)= stationary[K,M]^T @ moving[K,N].
+
+    ``accumulate`` absent means NKI's ``None``: the first write to a PSUM location
+    overwrites, later writes accumulate.
+    """
+
+    name = "nki.nc_matmul"
+    dst = operand_def(MemRefType)
+    stationary = operand_def(MemRefType)
+    moving = operand_def(MemRefType)
+    accumulate = opt_prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        rules.matmul(self, self.dst, self.stationary, self.moving)
+
+
+@irdl_op_definition
+class NcTransposeOp(NkiInstruction):
+    """``nisa.nc_transpose(dst, data, engine)``: dst[f, p] = data[p, f]."""
+
+    name = "nki.nc_transpose"
+    dst = operand_def(MemRefType)
+    data = operand_def(MemRefType)
+
+    def verify_(self) -> None:
+        e = self.properties.get("engine")
+        eng = "vector" if isinstance(e, StringAttr) and e.data == "vector" else "tensor"
+        rules.engine(self, ("tensor", "vector"))
+        rules.transpose(self, self.dst, self.data, eng)
+
+
+# ------------------------------------------------------------------------------ sugar
+
+
+@irdl_op_definition
+class LoadOp(KeywordOp):
+    """``nl.load(src)``: a new SBUF tile holding an HBM tensor (sugar for ndarray + dma_copy)."""
+
+    name = "nki.load"
+    src = operand_def(MemRefType)
+    result = result_def(MemRefType)
+
+    def verify_(self) -> None:
+        if space_of(self.src) not in HBM_SPACES:
+            raise VerifyException(f"nki.load: src must be an HBM tensor, got one in {space_of(self.src)}")
+        rules.tile(self, "result", self.result, spaces=("sbuf",))
+
+
+@irdl_op_definition
+class StoreOp(KeywordOp):
+    """``nl.store(dst, value)``: write an on-chip tile to HBM (PSUM goes through SBUF)."""
+
+    name = "nki.store"
+    dst = operand_def(MemRefType)
+    value = operand_def(MemRefType)
+
+    def verify_(self) -> None:
+        if space_of(self.dst) not in HBM_SPACES:
+            raise VerifyException(f"nki.store: dst must be an HBM tensor, got one in {space_of(self.dst)}")
+        rules.tile(self, "value", self.value)
+
+
+class _ElementwiseSugar(KeywordOp):
+    result = result_def(MemRefType)
+
+    def verify_(self) -> None:
+        rules.tile(self, "result", self.result)
+
+
+@irdl_op_definition
+class AddOp(_ElementwiseSugar):
+    """``nl.add(x, y)``: a new tile x + y (y a tile or an f32 scalar)."""
+
+    name = "nki.add"
+    x = operand_def(MemRefType)
+    y = operand_def()
+
+
+@irdl_op_definition
+class MultiplyOp(_ElementwiseSugar):
+    """``nl.multiply(x, y)``: a new tile x * y (y a tile or an f32 scalar)."""
+
+    name = "nki.multiply"
+    x = operand_def(MemRefType)
+    y = operand_def()
+
+
+@irdl_op_definition
+class ExpOp(_ElementwiseSugar):
+    """``nl.exp(x)``: a new tile exp(x) (ScalarE activation)."""
+
+    name = "nki.exp"
+    x = operand_def(MemRefType)
+
+
+@irdl_op_definition
+class MatmulOp(KeywordOp):
+    """``nl.matmul(x, y, transpose_x)``: a new PSUM tile x @ y (x.T @ y when transpose_x)."""
+
+    name = "nki.matmul"
+    x = operand_def(MemRefType)
+    y = operand_def(MemRefType)
+    transpose_x = opt_prop_def(IntegerAttr)
+    result = result_def(MemRefType)
+
+    def verify_(self) -> None:
+        rules.tile(self, "x", self.x, spaces=("sbuf",))
+        rules.tile(self, "y", self.y, spaces=("sbuf",))
+        rules.tile(self, "result", self.result, spaces=("psum",))
+
+
+NKI = Dialect(
+    "nki",
+    [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, TensorTensorOp, TensorScalarOp, ActivationOp,
+     ActivationReduceOp, TensorReduceOp, ReciprocalOp, MemsetOp, IotaOp, AffineSelectOp,
+     NcMatmulOp, NcTransposeOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp],
+    [],
+)
+
+__all__ = ["NKI", "FloatAttr"]

@@ -1,0 +1,101 @@
+"""NKI data types and their MLIR element types.
+
+NKI dtypes are NumPy dtypes (as in NKI Beta 1, where ``nl.float32 is np.float32``);
+bfloat16 and the fp8 formats come from ``ml_dtypes``.  Semantics: nki_spec.md
+section 3 (from the NKI docs page ``nki.api.shared``, "Supported data types").
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects import builtin
+from xdsl.ir import Attribute
+
+from .errors import NKITypeError
+
+float32 = np.dtype(np.float32)
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+float16 = np.dtype(np.float16)
+tfloat32 = float32  # stored as fp32; a TensorE input mode, not a storage format here
+float8_e4m3 = np.dtype(ml_dtypes.float8_e4m3)
+float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
+float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
+int32 = np.dtype(np.int32)
+uint8 = np.dtype(np.uint8)
+uint16 = np.dtype(np.uint16)
+uint32 = np.dtype(np.uint32)
+bool_ = np.dtype(np.bool_)
+
+# NKI name -> NumPy dtype, in the order of the NKI dtype table.
+BY_NAME: dict[str, np.dtype] = {
+    "float32": float32, "bfloat16": bfloat16, "float16": float16,
+    "float8_e4m3": float8_e4m3, "float8_e4m3fn": float8_e4m3fn, "float8_e5m2": float8_e5m2,
+    "int8": int8, "int16": int16, "int32": int32,
+    "uint8": uint8, "uint16": uint16, "uint32": uint32, "bool_": bool_,
+}
+
+_TO_MLIR: dict[np.dtype, Attribute] = {
+    float32: builtin.f32,
+    bfloat16: builtin.bf16,
+    float16: builtin.f16,
+    float8_e4m3: builtin.Float8E4M3Type(),
+    float8_e4m3fn: builtin.Float8E4M3FNType(),
+    float8_e5m2: builtin.Float8E5M2Type(),
+    int8: builtin.IntegerType(8),
+    int16: builtin.IntegerType(16),
+    int32: builtin.IntegerType(32),
+    uint8: builtin.IntegerType(8, builtin.Signedness.UNSIGNED),
+    uint16: builtin.IntegerType(16, builtin.Signedness.UNSIGNED),
+    uint32: builtin.IntegerType(32, builtin.Signedness.UNSIGNED),
+    bool_: builtin.IntegerType(1),
+}
+_FROM_MLIR: dict[Attribute, np.dtype] = {v: k for k, v in _TO_MLIR.items()}
+
+
+def as_dtype(x: object) -> np.dtype:
+    """Normalise a dtype-like (NumPy dtype or type, ml_dtypes type, NKI name) to a NumPy dtype.
+
+    Raises:
+        NKITypeError: ``x`` is not one of the NKI dtypes.
+    """
+    if isinstance(x, str) and x in BY_NAME:
+        return BY_NAME[x]
+    try:
+        dt = np.dtype(x)  # type: ignore[arg-type]
+    except TypeError:
+        raise NKITypeError(f"{x!r} is not an NKI dtype; use one of nl.{', nl.'.join(BY_NAME)}")
+    if dt == np.float64:
+        return float32  # Python floats are weakly typed fp32 in NKI
+    if dt == np.int64:
+        return int32
+    if dt not in _TO_MLIR:
+        raise NKITypeError(f"dtype {dt} is not supported by NKI; use one of nl.{', nl.'.join(BY_NAME)}")
+    return dt
+
+
+def to_mlir(dt: np.dtype) -> Attribute:
+    """The MLIR element type of an NKI dtype (``f32``, ``bf16``, ``ui8``, ...)."""
+    return _TO_MLIR[as_dtype(dt)]
+
+
+def from_mlir(t: Attribute) -> np.dtype:
+    """The NumPy dtype of an MLIR element type.  Raises KeyError for a foreign type."""
+    return _FROM_MLIR[t]
+
+
+def name_of(dt: np.dtype) -> str:
+    """The ``nl.`` name of a dtype, e.g. ``'bfloat16'``."""
+    for name, d in BY_NAME.items():
+        if d == dt:
+            return name
+    return str(dt)
+
+
+def is_float(dt: np.dtype) -> bool:
+    return dt.kind == "f" or dt in (bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2)
+
+
+def is_int(dt: np.dtype) -> bool:
+    return dt.kind in "iub"

@@ -1,0 +1,108 @@
+"""Errors a user of nki-mlir can see.
+
+Every mistake a user can make in a kernel is reported as an :class:`NKIError`
+(or a subclass) that prints ``file:line:col``, the offending source line and a
+caret under the column, then says what was wrong and what is allowed -- the
+shape of Triton's ``CompilationError``.  Internal compiler failures are
+:class:`NKIInternalError` and say so.
+"""
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A position in a kernel's source file (1-based line and column)."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+def source_excerpt(loc: SourceLoc | None) -> str:
+    """The source line at ``loc`` followed by a caret under its column ('' if unknown)."""
+    if loc is None or loc.line <= 0:
+        return ""
+    text = linecache.getline(loc.file, loc.line)
+    if not text:
+        return ""
+    text = text.rstrip("\n")
+    caret = " " * max(loc.col - 1, 0) + "^"
+    return f"{text}\n{caret}"
+
+
+class NKIError(Exception):
+    """A located error in a user's kernel (or ``.mlir`` input).
+
+    Attributes:
+        message: what was wrong and what is allowed.
+        loc: the :class:`SourceLoc` of the construct, or ``None``.
+        category: a short category such as ``"unsupported construct"``.
+        code: the NKI Beta 1 error name (``err_...``) when one applies.
+    """
+
+    category = "error"
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, *,
+                 category: str | None = None, code: str | None = None):
+        self.message = message
+        self.loc = loc
+        if category is not None:
+            self.category = category
+        self.code = code
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        head = f"{self.loc}: " if self.loc is not None else ""
+        code = f" [{self.code}]" if self.code else ""
+        out = f"{head}{self.category}: {self.message}{code}"
+        excerpt = source_excerpt(self.loc)
+        if excerpt:
+            out += "\n" + excerpt
+        return out
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+class NKISyntaxError(NKIError):
+    """A Python construct the NKI compiler does not accept (nki_spec.md section 4.4)."""
+
+    category = "unsupported construct"
+
+
+class NKITypeError(NKIError):
+    """A value of the wrong kind, shape, dtype or memory for an API."""
+
+    category = "type error"
+
+
+class NKIVerifyError(NKIError):
+    """An IR verifier rule of nki_spec.md section 2 was broken by the kernel."""
+
+    category = "invalid kernel"
+
+
+class NKIAllocationError(NKIError):
+    """The kernel's on-chip tensors do not fit (SBUF/PSUM capacity)."""
+
+    category = "out of memory"
+
+
+class NKIRuntimeError(NKIError):
+    """The ISA interpreter found a runtime fault (out-of-bounds access, bad value, ...)."""
+
+    category = "runtime error"
+
+
+class ArtifactError(Exception):
+    """A kernel artifact is damaged, foreign or of an unsupported format version."""
+
+
+class NKIInternalError(Exception):
+    """A bug in nki-mlir itself (never caused by user input)."""

@@ -1,0 +1,27 @@
+"""nki-mlir: an open compiler for NKI kernels, built on MLIR ideas and xDSL.
+
+``import nki_mlir as nki`` gives the NKI entry points: :func:`jit`, :func:`simulate`,
+:func:`compile`, and the ``language`` / ``isa`` / ``typing`` modules.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from . import compat, errors, isa, language, typing  # noqa: E402
+from .errors import NKIError  # noqa: E402
+from .kernel import Kernel, jit, simulate  # noqa: E402
+
+
+def compile(kernel, *args, **kwargs):
+    """Compile ``kernel`` for these arguments without running it.
+
+    Returns a :class:`~nki_mlir.compiler.CompiledKernel`: ``.artifact`` (path of the
+    artifact directory), ``.ir("nki")`` / ``.ir("nisa")`` (the IR text before and after
+    the pass pipeline) and ``ck(*arrays)`` to run it on the ISA interpreter.
+    """
+    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
+    return k.compile(*args, **kwargs)
+
+
+__all__ = ["jit", "simulate", "compile", "Kernel", "language", "isa", "typing", "compat",
+           "errors", "NKIError", "__version__"]

@@ -1,0 +1,165 @@
+"""The frontend: a ``@nki.jit`` Python kernel -> an ``nki`` dialect module.
+
+Entry point: :func:`build_module`.  See ``codegen.py`` for the walking model.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, Region
+from xdsl.utils.exceptions import VerifyException
+
+from .. import dtypes
+from ..dialects.common import TargetAttr, contiguous_strides, memref
+from ..errors import NKIError, NKISyntaxError, NKITypeError, NKIVerifyError
+from . import isa_calls, lang_calls  # noqa: F401  (register the API handlers)
+from .builder import IRBuilder
+from .codegen import FunctionCodegen, _Break, _Continue, _Return
+from .source import FunctionSource
+from .values import Tensor
+
+#: compile-time argument types accepted by a kernel (nki_spec.md section 1.2)
+_CONST_TYPES = (int, float, bool, str, tuple, type(None), np.dtype, np.integer, np.floating, np.bool_)
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One kernel argument: a tensor (shape/dtype) or a compile-time constant (value)."""
+
+    name: str
+    kind: str  # "tensor" | "const"
+    shape: tuple[int, ...] = ()
+    dtype: str = ""
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What a compiled kernel takes and returns (recorded in the artifact manifest)."""
+
+    name: str
+    args: tuple[ArgSpec, ...]
+    outputs: tuple[OutputSpec, ...]
+    returns_tuple: bool
+
+
+def arg_specs(fn, args: tuple, kwargs: dict) -> tuple[ArgSpec, ...]:
+    """Classify the call arguments of ``fn`` (tensors vs compile-time constants).
+
+    Raises:
+        NKISyntaxError: the signature uses ``*`` / ``*args`` / ``**kwargs``.
+        NKITypeError: a list or other unsupported value is passed, or arguments do not bind.
+    """
+    src = FunctionSource.of(fn)
+    sig = inspect.signature(fn)
+    loc = src.loc(src.node) if src else None
+    for p in sig.parameters.values():
+        if p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise NKISyntaxError("kernel signatures cannot use '*', '*args' or '**kwargs'; list "
+                                 "every argument by name", loc)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise NKITypeError(f"{fn.__name__}(): {exc}", loc) from None
+    bound.apply_defaults()
+    out = []
+    for name, v in bound.arguments.items():
+        if isinstance(v, np.ndarray):
+            out.append(ArgSpec(name, "tensor", tuple(int(d) for d in v.shape), dtypes.name_of(dtypes.as_dtype(v.dtype))
+                               if v.dtype != np.float64 else "float64"))
+        elif isinstance(v, list):
+            raise NKITypeError(f"kernel argument '{name}' is a list; list arguments are not "
+                               f"accepted (NKI 0.3+), pass a tuple instead", loc)
+        elif isinstance(v, _CONST_TYPES) or hasattr(v, "enum"):
+            out.append(ArgSpec(name, "const", value=v))
+        else:
+            raise NKITypeError(f"kernel argument '{name}' has unsupported type {type(v).__name__}; "
+                               f"pass NumPy arrays for tensors and ints/floats/bools/strings/tuples "
+                               f"for compile-time constants", loc)
+    return tuple(out)
+
+
+def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2") -> tuple[ModuleOp, KernelSpec]:
+    """Specialise ``fn`` for ``specs`` into a verified ``nki`` dialect module.
+
+    Returns the module (one ``func.func`` named after the kernel, with attribute
+    ``nki.output_names``, inside a module carrying ``nisa.target``) and its KernelSpec.
+
+    Raises:
+        NKIError (and subclasses): any problem in the kernel, located at its source line.
+    """
+    src = FunctionSource.of(fn)
+    if src is None:
+        raise NKIError(f"cannot read the source of {getattr(fn, '__name__', fn)!r}; kernels must be "
+                       f"defined in a .py file")
+    for s in specs:
+        if s.kind == "tensor" and s.dtype == "float64":
+            raise NKITypeError(f"kernel argument '{s.name}' is float64; NKI has no 64-bit types "
+                               f"(use float32 or bfloat16)", src.loc(src.node))
+    arg_types = [memref(s.shape, dtypes.BY_NAME[s.dtype], "shared_hbm") for s in specs if s.kind == "tensor"]
+    block = Block(arg_types=arg_types)
+    b = IRBuilder(block)
+    b.target = target
+    scope: dict[str, Any] = {}
+    tensor_args = iter(block.args)
+    for s in specs:
+        if s.kind == "tensor":
+            v = next(tensor_args)
+            v.name_hint = s.name if s.name.isidentifier() else None
+            scope[s.name] = Tensor(v, s.shape, dtypes.BY_NAME[s.dtype], "shared_hbm",
+                                   tuple(contiguous_strides(s.shape)), 0, block, s.name)
+        else:
+            scope[s.name] = s.value
+    cg = FunctionCodegen(b, src, scope)
+    result: Any = None
+    try:
+        cg.run_body(src.node.body)
+    except _Return as r:
+        result = r.value
+    except (_Break, _Continue):
+        raise NKISyntaxError("break/continue outside a loop", src.loc(src.node))
+    returns_tuple = isinstance(result, (tuple, list))
+    outs = list(result) if returns_tuple else ([] if result is None else [result])
+    b.loc = src.loc(_last_return(src.node) or src.node)
+    out_specs = []
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            raise NKITypeError(f"a kernel must return HBM tensors (or a tuple of them), got "
+                               f"{type(o).__name__} as output {i}", b.loc)
+        if o.buffer != "shared_hbm" or not o.is_base:
+            raise NKITypeError(f"kernel output {i} ('{o.name}') is {o.describe()}; kernel outputs "
+                               f"must be whole tensors allocated with buffer=nl.shared_hbm", b.loc)
+        cg.check_visible(_last_return(src.node) or src.node, o)
+        out_specs.append(OutputSpec(o.name or f"output_{i}", o.shape, dtypes.name_of(o.dtype)))
+    b.emit(func.ReturnOp(*[o.value for o in outs]), verify=False)
+    ftype = func.FunctionType.from_lists(arg_types, [o.value.type for o in outs])
+    fop = func.FuncOp(fn.__name__, ftype, Region([block]))
+    fop.attributes["nki.output_names"] = ArrayAttr([StringAttr(s.name) for s in out_specs])
+    module = ModuleOp([fop])
+    module.attributes["nisa.target"] = TargetAttr(target)
+    try:
+        module.verify()
+    except VerifyException as exc:
+        raise NKIVerifyError(str(exc), src.loc(src.node)) from None
+    return module, KernelSpec(fn.__name__, specs, tuple(out_specs), returns_tuple)
+
+
+def _last_return(node):
+    import ast
+    rets = [n for n in ast.walk(node) if isinstance(n, ast.Return)]
+    return rets[-1] if rets else None
+
+
+__all__ = ["build_module", "arg_specs", "KernelSpec", "ArgSpec", "OutputSpec"]

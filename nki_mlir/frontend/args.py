@@ -1,0 +1,121 @@
+"""Argument checking and op emission shared by the ``nl.*`` and ``nisa.*`` call handlers."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, FloatAttr, IntegerAttr, StringAttr, f64, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ..errors import NKITypeError
+from .builtins import Builtin, EnumMember
+from .values import Index, Tensor
+
+# NumPy ufuncs accepted as op tokens (NKI Beta 1 allowed them; nki_spec.md section 5.2)
+_UFUNC_TOKENS = {
+    np.add: "add", np.subtract: "subtract", np.multiply: "multiply", np.divide: "divide",
+    np.maximum: "maximum", np.minimum: "minimum", np.equal: "equal", np.not_equal: "not_equal",
+    np.greater: "greater", np.greater_equal: "greater_equal", np.less: "less",
+    np.less_equal: "less_equal", np.logical_and: "logical_and", np.logical_or: "logical_or",
+    np.logical_xor: "logical_xor", np.power: "power", np.bitwise_and: "bitwise_and",
+    np.bitwise_or: "bitwise_or", np.bitwise_xor: "bitwise_xor", np.left_shift: "left_shift",
+    np.right_shift: "right_shift", np.exp: "exp", np.tanh: "tanh", np.sqrt: "sqrt",
+    np.log: "log", np.abs: "abs", np.sign: "sign", np.sin: "sin", np.arctan: "arctan",
+    np.square: "square", np.reciprocal: "reciprocal", np.copy: "copy",
+}
+
+
+def tensor(cg, api: str, role: str, v: Any, *, optional: bool = False) -> Tensor | None:
+    """``v`` must be a tensor (or None when optional)."""
+    if v is None and optional:
+        return None
+    if not isinstance(v, Tensor):
+        raise cg.b.error(f"{api}: '{role}' must be a tensor, got {_show(v)}", NKITypeError)
+    return v
+
+
+def tile_or_scalar(cg, api: str, role: str, v: Any, *, optional: bool = False,
+                   dtype=None) -> SSAValue | None:
+    """A tensor operand, or a compile-time number emitted as an ``arith.constant``."""
+    if v is None and optional:
+        return None
+    if isinstance(v, Tensor):
+        return v.value
+    if isinstance(v, (bool, np.bool_)):
+        v = int(v)
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return cg.b.const_scalar(v, dtype)
+    if isinstance(v, Index):
+        raise cg.b.error(f"{api}: '{role}' cannot be a loop index (its value is only known at run "
+                         f"time); use a tensor", NKITypeError)
+    raise cg.b.error(f"{api}: '{role}' must be a number or a tensor, got {_show(v)}", NKITypeError)
+
+
+def op_token(cg, api: str, role: str, v: Any, allowed=None) -> str:
+    """The token of an op argument: ``nl.add`` -> ``"add"`` (NumPy ufuncs accepted too)."""
+    tok = None
+    if isinstance(v, Builtin) and v.token is not None:
+        tok = v.token
+    elif isinstance(v, np.ufunc) or callable(v):
+        tok = _UFUNC_TOKENS.get(v)  # type: ignore[call-overload]
+    if tok is None or (allowed is not None and tok not in allowed):
+        hint = f" (allowed: {', '.join('nl.' + a for a in allowed)})" if allowed else ""
+        raise cg.b.error(f"{api}: {role}={_show(v)} is not a supported op{hint}", NKITypeError)
+    return tok
+
+
+def engine(cg, api: str, v: Any) -> str | None:
+    """``nisa.engine.vector`` -> ``"vector"``; unknown/None -> None (compiler chooses)."""
+    if v is None:
+        return None
+    if isinstance(v, EnumMember) and v.enum == "engine":
+        return None if v.name == "unknown" else v.name
+    raise cg.b.error(f"{api}: engine must be a nisa.engine member, got {_show(v)}", NKITypeError)
+
+
+def enum_name(cg, api: str, role: str, v: Any, enum: str, default: str | None = None) -> str | None:
+    if v is None:
+        return default
+    if isinstance(v, EnumMember) and v.enum == enum:
+        return v.name
+    raise cg.b.error(f"{api}: {role} must be a nisa.{enum} member (raw ints are not accepted), "
+                     f"got {_show(v)}", NKITypeError)
+
+
+def attr(v: Any) -> Attribute:
+    """A property attribute for a compile-time value."""
+    if isinstance(v, Attribute):
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        return BoolAttr.from_bool(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return IntegerAttr(int(v), i64)
+    if isinstance(v, (float, np.floating)):
+        return FloatAttr(float(v), f64)
+    if isinstance(v, str):
+        return StringAttr(v)
+    if isinstance(v, (list, tuple)):
+        return ArrayAttr([attr(x) for x in v])
+    raise TypeError(f"cannot encode {v!r} as an attribute")
+
+
+def emit(cg, cls, operands: dict[str, SSAValue | None], props: dict[str, Any] | None = None,
+         result_types: list[Attribute] | None = None) -> Operation:
+    """Build ``cls`` with operands in its definition order, then emit and verify it."""
+    names = [n for n, _ in cls.get_irdl_definition().operands]
+    unknown = set(operands) - set(names)
+    assert not unknown, f"{cls.name}: unknown operands {unknown}"
+    properties = {k: attr(v) for k, v in (props or {}).items() if v is not None}
+    op = cls.build(operands=[operands.get(n) for n in names], properties=properties,
+                   result_types=result_types or [])
+    return cg.b.emit(op)
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, Tensor):
+        return f"a tensor {v.describe()}"
+    if isinstance(v, Index):
+        return "a loop index"
+    if isinstance(v, Builtin):
+        return v.name
+    return f"{type(v).__name__} {v!r}"

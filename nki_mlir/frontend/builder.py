@@ -1,0 +1,128 @@
+"""IR construction for the frontend: insertion point, locations, constants, index math, views.
+
+Every op is inserted at the end of the current block, stamped with the current source
+location and verified at once, so a verifier rule broken by the kernel surfaces as an
+:class:`~nki_mlir.errors.NKIVerifyError` pointing at the user's line.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IndexType, IntegerAttr, IntegerType, f32
+from xdsl.dialects import memref as memref_d
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from .. import dtypes
+from ..diagnostics import make_loc
+from ..dialects.common import memref
+from ..errors import NKIError, NKIVerifyError, SourceLoc
+from .values import Index, Tensor, as_index, simplify
+
+
+class IRBuilder:
+    """Appends ops to a block with the current source location."""
+
+    def __init__(self, block: Block):
+        self.block = block
+        self.loc: SourceLoc | None = None
+        self._consts: dict[tuple[int, object], SSAValue] = {}
+
+    # ------------------------------------------------------------------ insertion
+    @contextmanager
+    def at(self, block: Block) -> Iterator[None]:
+        saved = self.block
+        self.block = block
+        try:
+            yield
+        finally:
+            self.block = saved
+
+    def emit(self, op: Operation, verify: bool = True) -> Operation:
+        if self.loc is not None:
+            op.location = make_loc(self.loc)
+        self.block.add_op(op)
+        if verify:
+            try:
+                op.verify_()  # the op's own rules (constraints + verify_), not its block's
+            except VerifyException as exc:
+                op.detach()
+                op.erase(safe_erase=False)
+                raise NKIVerifyError(str(exc), self.loc) from None
+        return op
+
+    def error(self, message: str, cls: type[NKIError] = NKIError, **kw) -> NKIError:
+        return cls(message, self.loc, **kw)
+
+    # ------------------------------------------------------------------ constants
+    def const_index(self, v: int) -> SSAValue:
+        key = (id(self.block), ("index", int(v)))
+        if key not in self._consts:
+            op = self.emit(arith.ConstantOp(IntegerAttr(int(v), IndexType())))
+            op.results[0].name_hint = f"c{int(v)}".replace("-", "m")
+            self._consts[key] = op.results[0]
+        return self._consts[key]
+
+    def const_scalar(self, v: float | int, dtype=None) -> SSAValue:
+        """A scalar immediate: f32 for floats (NKI's arithmetic scalars), else the int dtype."""
+        if dtype is not None and dtypes.is_int(dtypes.as_dtype(dtype)) and dtypes.as_dtype(dtype) != dtypes.bool_:
+            t: Attribute = dtypes.to_mlir(dtypes.as_dtype(dtype))
+            attr: Attribute = IntegerAttr(int(v), t)
+        else:
+            t, attr = f32, FloatAttr(float(v), f32)
+        key = (id(self.block), (str(t), repr(float(v)) if t == f32 else int(v)))
+        if key not in self._consts:
+            self._consts[key] = self.emit(arith.ConstantOp(attr, t)).results[0]
+        return self._consts[key]
+
+    # ----------------------------------------------------------------- index math
+    def materialize(self, x: Index | int) -> SSAValue:
+        """An SSA ``index`` value computing ``x`` (emits muli/addi at the insertion point)."""
+        x = as_index(x)
+        acc: SSAValue | None = None
+        for sym, coeff in x.terms:
+            term = sym if coeff == 1 else self._binop(arith.MuliOp, sym, self.const_index(coeff))
+            acc = term if acc is None else self._binop(arith.AddiOp, acc, term)
+        if acc is None:
+            return self.const_index(x.const)
+        if x.const:
+            acc = self._binop(arith.AddiOp, acc, self.const_index(x.const))
+        return acc
+
+    def _binop(self, cls, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(cls(a, b), verify=False).results[0]
+
+    def index_binop(self, kind: str, a: Index | int, b: Index | int) -> Index | int:
+        """Non-affine index arithmetic (``//``, ``%``, ``*`` of two indices, min/max)."""
+        cls = {"floordiv": arith.FloorDivSIOp, "mod": arith.RemSIOp, "mul": arith.MuliOp,
+               "min": arith.MinSIOp, "max": arith.MaxSIOp}[kind]
+        res = self._binop(cls, self.materialize(a), self.materialize(b))
+        return Index.of(res)
+
+    # ----------------------------------------------------------------------- views
+    def subview(self, t: Tensor, offsets: Sequence[Index | int], sizes: Sequence[int],
+                steps: Sequence[int], keep: Sequence[bool]) -> Tensor:
+        """``memref.subview`` of ``t``; dims with ``keep[d] == False`` are dropped (rank-reducing)."""
+        static_offsets: list[int] = []
+        dyn: list[SSAValue] = []
+        offset = t.offset
+        for d, off in enumerate(offsets):
+            off = simplify(off)
+            if isinstance(off, Index):
+                static_offsets.append(DYNAMIC_INDEX)
+                dyn.append(self.materialize(off))
+                offset = None
+            else:
+                static_offsets.append(int(off))
+                if offset is not None:
+                    offset += int(off) * t.strides[d]
+        strides = [t.strides[d] * steps[d] for d in range(t.ndim)]
+        new_shape = tuple(sizes[d] for d in range(t.ndim) if keep[d])
+        new_strides = tuple(strides[d] for d in range(t.ndim) if keep[d])
+        rtype = memref(new_shape, t.dtype, t.buffer, strides=new_strides, offset=offset)
+        op = memref_d.SubviewOp(t.value, dyn, [], [], static_offsets, list(sizes), list(steps), rtype)
+        self.emit(op)
+        return Tensor(op.results[0], new_shape, t.dtype, t.buffer, new_strides, offset, self.block,
+                      t.name, is_base=False)

@@ -1,0 +1,82 @@
+"""Markers for the NKI API names (``nl.*``, ``nisa.*``) that the frontend compiles.
+
+A kernel is never run by Python: the frontend walks its AST and, when a call's callee
+evaluates to a :class:`Builtin`, dispatches to the handler registered for that name with
+:func:`handles`.  Calling a builtin from plain Python (outside ``@nki.jit``) is an error,
+as in NKI (``err_nki_api_outside_of_nki_kernel``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import NKIError
+
+#: name ("nl.ndarray", "nisa.dma_copy") -> handler(codegen, *args, **kwargs)
+HANDLERS: dict[str, Callable[..., Any]] = {}
+
+
+class Builtin:
+    """An NKI API function or op token.
+
+    Attributes:
+        name: qualified API name, e.g. ``"nl.add"``.
+        token: the ALU / activation token it stands for when passed as ``op=`` (e.g.
+            ``"add"``), or None for plain functions.
+    """
+
+    def __init__(self, name: str, token: str | None = None, doc: str = ""):
+        self.name = name
+        self.token = token
+        self.__doc__ = doc or f"NKI API ``{name}`` (compiled by nki-mlir's frontend)."
+        self.__name__ = name.rsplit(".", 1)[-1]
+        self.__qualname__ = self.__name__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise NKIError(f"{self.name}() can only be called inside an @nki.jit kernel",
+                       category="API misuse", code="err_nki_api_outside_of_nki_kernel")
+
+    def __repr__(self) -> str:
+        return f"<nki builtin {self.name}>"
+
+    def __reduce__(self):  # builtins are identified by name (stable cache keys)
+        return (Builtin, (self.name, self.token))
+
+
+def handles(*names: str):
+    """Register the decorated function as the frontend handler of the given API names."""
+
+    def deco(fn):
+        for n in names:
+            HANDLERS[n] = fn
+        return fn
+
+    return deco
+
+
+class Enum:
+    """A small NKI enum namespace (``nisa.reduce_cmd.reset_reduce``) with string members."""
+
+    def __init__(self, name: str, members: dict[str, int]):
+        self._name = name
+        for m, v in members.items():
+            setattr(self, m, EnumMember(name, m, v))
+
+    def __repr__(self) -> str:
+        return f"<nki enum {self._name}>"
+
+
+class EnumMember:
+    """One member of an NKI enum, e.g. ``nisa.engine.vector`` (name ``vector``, value 5)."""
+
+    def __init__(self, enum: str, name: str, value: int):
+        self.enum, self.name, self.value = enum, name, value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, EnumMember) and (self.enum, self.name) == (other.enum, other.name)
+
+    def __hash__(self) -> int:
+        return hash((self.enum, self.name))
+
+    def __repr__(self) -> str:
+        return f"{self.enum}.{self.name}"

@@ -1,0 +1,110 @@
+"""Tensor subscripts (``t[i*128:(i+1)*128, nl.ds(j*512, 512)]``) as ``memref.subview``.
+
+Rules (nki_spec.md section 2.5, NKI ``NkiTensor`` indexing): integers, slices with a
+static positive step, ``...`` and ``nl.ds(start, size)``; starts may depend on loop
+indices, sizes must be compile-time.  On-chip: an integer on dim 0 keeps a size-1
+partition dim; an integer on a free dim drops it unless the result would fall below
+2-D.  HBM: an integer drops the dim (the result stays at least 1-D).  Static
+out-of-range accesses are ``err_tensor_access_out_of_bound``.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ..errors import NKITypeError
+from .values import DynSlice, Index, Tensor, as_index, is_int, simplify
+
+
+def index_tensor(cg, node: ast.AST, t: Tensor, key: Any) -> Tensor:
+    keys = list(key) if isinstance(key, tuple) else [key]
+    if sum(k is Ellipsis for k in keys) > 1:
+        raise cg.fail(node, "an index can contain at most one '...'", NKITypeError)
+    if Ellipsis in keys:
+        at = keys.index(Ellipsis)
+        fill = t.ndim - (len(keys) - 1)
+        keys = keys[:at] + [slice(None)] * fill + keys[at + 1:]
+    if len(keys) > t.ndim:
+        raise cg.fail(node, f"too many indices: tensor has {t.ndim} dims, got {len(keys)}",
+                      NKITypeError, code="err_tensor_access_out_of_bound")
+    keys += [slice(None)] * (t.ndim - len(keys))
+
+    offsets: list[Index | int] = []
+    sizes: list[int] = []
+    steps: list[int] = []
+    is_scalar: list[bool] = []
+    for d, k in enumerate(keys):
+        dim = t.shape[d]
+        if isinstance(k, DynSlice):
+            k = slice(k.start, as_index(k.start).add(k.size), 1)
+        if isinstance(k, (Index, int)) and not isinstance(k, bool) and (is_int(k) or isinstance(k, Index)):
+            start = simplify(k)
+            if is_int(start):
+                start = int(start)
+                if start < 0:
+                    start += dim
+                if not 0 <= start < dim:
+                    raise cg.fail(node, f"index {k} is out of bounds for dim {d} of size {dim}",
+                                  NKITypeError, code="err_tensor_access_out_of_bound")
+            offsets.append(start)
+            sizes.append(1)
+            steps.append(1)
+            is_scalar.append(True)
+        elif isinstance(k, slice):
+            start, size, step = _slice(cg, node, k, dim, d)
+            offsets.append(start)
+            sizes.append(size)
+            steps.append(step)
+            is_scalar.append(False)
+        elif isinstance(k, Tensor):
+            raise cg.fail(node, "indexing a tensor with a tensor (indirect access) is not supported "
+                                "yet; use a static or loop-index subscript", NKITypeError)
+        else:
+            raise cg.fail(node, f"cannot index a tensor with {type(k).__name__} {k!r}; use ints, "
+                                f"slices, nl.ds(start, size) or '...'", NKITypeError)
+
+    keep = [not s for s in is_scalar]
+    if t.on_chip:
+        keep[0] = True
+        if sum(keep) < 2:
+            last = max(i for i in range(1, t.ndim)) if t.ndim > 1 else 0
+            keep[last] = True
+    elif not any(keep):
+        keep[-1] = True
+    if all(keep) and all(o == 0 for o in offsets if is_int(o)) and all(is_int(o) for o in offsets) \
+            and list(sizes) == list(t.shape) and all(s == 1 for s in steps):
+        return t  # the whole tensor
+    return cg.b.subview(t, offsets, sizes, steps, keep)
+
+
+def _slice(cg, node, k: slice, dim: int, d: int) -> tuple[Index | int, int, int]:
+    step = 1 if k.step is None else k.step
+    if not is_int(step) or step < 1:
+        raise cg.fail(node, f"slice step must be a positive compile-time int, got {step!r}", NKITypeError)
+    start = 0 if k.start is None else simplify(k.start)
+    stop = dim if k.stop is None else simplify(k.stop)
+    for v in (start, stop):
+        if not (is_int(v) or isinstance(v, Index)):
+            raise cg.fail(node, f"slice bounds must be ints or loop-index expressions, got {v!r}",
+                          NKITypeError)
+    if is_int(start) and start < 0:
+        start += dim
+    if is_int(stop) and stop < 0:
+        stop += dim
+    extent = simplify(as_index(stop).sub(start))
+    if not is_int(extent):
+        raise cg.fail(node, "the size of a slice must be known at compile time (stop - start "
+                            "must not depend on a loop index); use nl.ds(start, size)", NKITypeError)
+    if extent <= 0:
+        raise cg.fail(node, f"empty slice {start}:{stop} on dim {d}", NKITypeError,
+                      code="err_tensor_access_out_of_bound")
+    size = (int(extent) + step - 1) // step
+    if is_int(start):
+        if start < 0 or int(start) + int(extent) > dim:
+            raise cg.fail(node, f"slice {start}:{stop} is out of bounds for dim {d} of size {dim}",
+                          NKITypeError, code="err_tensor_access_out_of_bound")
+        start = int(start)
+    elif size > dim:
+        raise cg.fail(node, f"slice of size {size} is larger than dim {d} of size {dim}",
+                      NKITypeError, code="err_tensor_access_out_of_bound")
+    return start, size, step

@@ -1,0 +1,182 @@
+"""Frontend handlers for ``nki.isa`` instructions: each emits one ``nki`` dialect op.
+
+Signatures mirror the NKI 0.6 ``nki.isa`` API (nki_spec.md section 5.4), ``dst`` first.
+Each handler checks the kinds of its arguments (tensor / number / op token / enum) and
+leaves shape, memory and dtype rules to the op verifiers, which report at the call's line.
+"""
+from __future__ import annotations
+
+from ..dialects import nki
+from ..dialects.nki import ACTIVATIONS, ALU_OPS, REDUCE_OPS
+from ..errors import NKITypeError
+from . import args as A
+from .builtins import handles
+from .values import Tensor
+
+
+@handles("nisa.dma_copy")
+def dma_copy(cg, dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, engine=None,
+             name=None, priority=None, unique_indices=True):
+    api = "nisa.dma_copy"
+    if dst_rmw_op is not None:
+        raise cg.b.error(f"{api}: dst_rmw_op was removed in NKI 0.3; use nisa.dma_compute", NKITypeError)
+    d, s = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "src", src)
+    A.emit(cg, nki.DmaCopyOp, {"dst": d.value, "src": s.value},
+           {"oob_mode": A.enum_name(cg, api, "oob_mode", oob_mode, "oob_mode"),
+            "dge_mode": A.enum_name(cg, api, "dge_mode", dge_mode, "dge_mode")})
+
+
+@handles("nisa.tensor_copy")
+def tensor_copy(cg, dst, src, engine=None, name=None):
+    api = "nisa.tensor_copy"
+    d, s = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "src", src)
+    A.emit(cg, nki.TensorCopyOp, {"dst": d.value, "src": s.value},
+           {"engine": A.engine(cg, api, engine)})
+
+
+@handles("nisa.tensor_tensor")
+def tensor_tensor(cg, dst, data1, data2, op, engine=None, name=None):
+    api = "nisa.tensor_tensor"
+    ops = {r: A.tensor(cg, api, r, v).value for r, v in (("dst", dst), ("data1", data1), ("data2", data2))}
+    A.emit(cg, nki.TensorTensorOp, ops,
+           {"op": A.op_token(cg, api, "op", op, ALU_OPS), "engine": A.engine(cg, api, engine)})
+
+
+@handles("nisa.tensor_scalar")
+def tensor_scalar(cg, dst, data, op0, operand0, reverse0=False, op1=None, operand1=None,
+                  reverse1=False, engine=None, name=None):
+    api = "nisa.tensor_scalar"
+    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "data", data)
+    if (op1 is None) != (operand1 is None):
+        raise cg.b.error(f"{api}: op1 and operand1 must be given together", NKITypeError)
+    A.emit(cg, nki.TensorScalarOp,
+           {"dst": d.value, "data": x.value,
+            "operand0": A.tile_or_scalar(cg, api, "operand0", operand0),
+            "operand1": A.tile_or_scalar(cg, api, "operand1", operand1, optional=True)},
+           {"op0": A.op_token(cg, api, "op0", op0, ALU_OPS),
+            "op1": None if op1 is None else A.op_token(cg, api, "op1", op1, ALU_OPS),
+            "reverse0": bool(reverse0) or None, "reverse1": bool(reverse1) or None,
+            "engine": A.engine(cg, api, engine)})
+
+
+def _activation_common(cg, api, dst, op, data, bias, scale, reduce_res):
+    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "data", data)
+    return {"dst": d.value, "data": x.value,
+            "bias": A.tile_or_scalar(cg, api, "bias", bias, optional=True),
+            "scale": A.tile_or_scalar(cg, api, "scale", 1.0 if scale is None else scale),
+            "reduce_res": None if reduce_res is None else A.tensor(cg, api, "reduce_res", reduce_res).value}, \
+        A.op_token(cg, api, "op", op, ACTIVATIONS)
+
+
+@handles("nisa.activation")
+def activation(cg, dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
+               reduce_cmd=None, name=None):
+    """``dst = op(data*scale + bias)``; with ``reduce_res`` the free-axis sum of the result is
+    written to ``reduce_res`` (``reduce_cmd`` idle/absent with a ``reduce_res`` means
+    reset_reduce, the NKI 0.2 behaviour)."""
+    api = "nisa.activation"
+    operands, tok = _activation_common(cg, api, dst, op, data, bias, scale, reduce_res)
+    cmd = A.enum_name(cg, api, "reduce_cmd", reduce_cmd, "reduce_cmd", "idle")
+    if reduce_res is not None and cmd == "idle":
+        cmd = "reset_reduce"
+    A.emit(cg, nki.ActivationOp, operands,
+           {"op": tok,
+            "reduce_op": None if reduce_op is None else A.op_token(cg, api, "reduce_op", reduce_op, ("add",)),
+            "reduce_cmd": None if cmd == "idle" else cmd})
+
+
+@handles("nisa.activation_reduce")
+def activation_reduce(cg, dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None):
+    api = "nisa.activation_reduce"
+    operands, tok = _activation_common(cg, api, dst, op, data, bias, scale, reduce_res)
+    A.emit(cg, nki.ActivationReduceOp, operands,
+           {"op": tok, "reduce_op": A.op_token(cg, api, "reduce_op", reduce_op, ("add",))})
+
+
+@handles("nisa.tensor_reduce")
+def tensor_reduce(cg, dst, op, data, axis, negate=False, keepdims=False, name=None):
+    api = "nisa.tensor_reduce"
+    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "data", data)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if not all(isinstance(a, int) and not isinstance(a, bool) for a in axes):
+        raise cg.b.error(f"{api}: axis must be an int or a tuple of ints, got {axis!r}", NKITypeError)
+    axes = tuple(a + x.ndim if a < 0 else a for a in axes)
+    A.emit(cg, nki.TensorReduceOp, {"dst": d.value, "data": x.value},
+           {"op": A.op_token(cg, api, "op", op, REDUCE_OPS), "axis": list(axes),
+            "negate": bool(negate) or None, "keepdims": bool(keepdims) or None})
+
+
+@handles("nisa.reciprocal")
+def reciprocal(cg, dst, data, engine=None, name=None):
+    api = "nisa.reciprocal"
+    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "data", data)
+    A.emit(cg, nki.ReciprocalOp, {"dst": d.value, "data": x.value}, {"engine": A.engine(cg, api, engine)})
+
+
+@handles("nisa.memset")
+def memset(cg, dst, value, engine=None, name=None):
+    api = "nisa.memset"
+    d = A.tensor(cg, api, "dst", dst)
+    if isinstance(value, Tensor):
+        raise cg.b.error(f"{api}: value must be a compile-time number", NKITypeError)
+    A.emit(cg, nki.MemsetOp, {"dst": d.value, "value": A.tile_or_scalar(cg, api, "value", value, dtype=d.dtype)},
+           {"engine": A.engine(cg, api, engine)})
+
+
+def _pattern(cg, api, pattern):
+    try:
+        pairs = [[int(s), int(c)] for s, c in pattern]
+    except (TypeError, ValueError):
+        raise cg.b.error(f"{api}: pattern must be a list of [step, count] pairs, got {pattern!r}", NKITypeError)
+    return pairs
+
+
+@handles("nisa.iota")
+def iota(cg, dst, pattern, offset=0, channel_multiplier=0, name=None):
+    api = "nisa.iota"
+    d = A.tensor(cg, api, "dst", dst)
+    A.emit(cg, nki.IotaOp, {"dst": d.value},
+           {"pattern": _pattern(cg, api, pattern), "offset": int(offset),
+            "channel_multiplier": int(channel_multiplier)})
+
+
+@handles("nisa.affine_select")
+def affine_select(cg, dst, pattern, channel_multiplier, on_true_tile, on_false_value,
+                  cmp_op=None, offset=0, name=None):
+    api = "nisa.affine_select"
+    d = A.tensor(cg, api, "dst", dst)
+    t = A.tensor(cg, api, "on_true_tile", on_true_tile)
+    cmp = "equal" if cmp_op is None else A.op_token(cg, api, "cmp_op", cmp_op,
+                                                     ("equal", "not_equal", "greater", "greater_equal",
+                                                      "less", "less_equal"))
+    A.emit(cg, nki.AffineSelectOp,
+           {"dst": d.value, "on_true_tile": t.value,
+            "on_false_value": A.tile_or_scalar(cg, api, "on_false_value", float(on_false_value))},
+           {"pattern": _pattern(cg, api, pattern), "offset": int(offset),
+            "channel_multiplier": int(channel_multiplier), "cmp_op": cmp})
+
+
+@handles("nisa.nc_matmul")
+def nc_matmul(cg, dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
+              is_transpose=False, accumulate=None, tile_position=(), tile_size=(), perf_mode=None,
+              name=None):
+    api = "nisa.nc_matmul"
+    if is_transpose or tile_position or tile_size or (perf_mode is not None and getattr(perf_mode, "name", "none") != "none"):
+        raise cg.b.error(f"{api}: is_transpose, tile_position/tile_size and perf_mode are not "
+                         f"supported by nki-mlir yet", NKITypeError)
+    ops = {r: A.tensor(cg, api, r, v).value
+           for r, v in (("dst", dst), ("stationary", stationary), ("moving", moving))}
+    A.emit(cg, nki.NcMatmulOp, ops, {"accumulate": None if accumulate is None else bool(accumulate)})
+
+
+@handles("nisa.nc_transpose")
+def nc_transpose(cg, dst, data, engine=None, name=None):
+    api = "nisa.nc_transpose"
+    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "data", data)
+    A.emit(cg, nki.NcTransposeOp, {"dst": d.value, "data": x.value}, {"engine": A.engine(cg, api, engine)})
+
+
+@handles("nisa.get_nc_version")
+def get_nc_version(cg):
+    from ..isa import nc_version
+    return {"trn1": nc_version.gen2, "trn2": nc_version.gen3, "trn3": nc_version.gen4}[cg.b.target]

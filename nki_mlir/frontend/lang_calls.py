@@ -1,0 +1,190 @@
+"""Frontend handlers for ``nki.language`` functions.
+
+Allocation (``nl.ndarray``, ``nl.zeros``), loops and slices (``nl.affine_range``,
+``nl.sequential_range``, ``nl.static_range``, ``nl.ds``) and the NKI 0.3 value-returning
+wrappers ``nl.load``, ``nl.store``, ``nl.add``, ``nl.multiply``, ``nl.exp``,
+``nl.matmul`` (sugar ops lowered by ``nki-legalize``).  Semantics: nki_spec.md sections
+2.4, 4.1 and 5.6 (NKI ``nki.language`` API page).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes
+from ..dialects import nki
+from ..dialects.common import contiguous_strides, memref
+from ..errors import NKITypeError
+from . import args as A
+from .builtins import handles
+from .values import DynSlice, Index, LoopRange, Tensor, is_int
+
+
+def _buffer(cg, api: str, buffer: Any, default: str = "sbuf") -> str:
+    from ..language import MemoryRegion
+    if buffer is None:
+        return default
+    if isinstance(buffer, MemoryRegion):
+        return buffer.name
+    raise cg.b.error(f"{api}: buffer must be nl.sbuf, nl.psum, nl.hbm or nl.shared_hbm, got "
+                     f"{buffer!r} (string buffer names are not accepted since NKI 0.3)", NKITypeError)
+
+
+def _shape(cg, api: str, shape: Any) -> tuple[int, ...]:
+    if is_int(shape):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)) or not all(is_int(d) for d in shape):
+        raise cg.b.error(f"{api}: shape must be a tuple of compile-time ints, got {shape!r}", NKITypeError)
+    if any(int(d) <= 0 for d in shape):
+        raise cg.b.error(f"{api}: every dimension must be positive, got {tuple(shape)}", NKITypeError)
+    return tuple(int(d) for d in shape)
+
+
+def _dtype(cg, api: str, dtype: Any):
+    try:
+        return dtypes.as_dtype(dtype)
+    except Exception:
+        raise cg.b.error(f"{api}: {dtype!r} is not an NKI dtype", NKITypeError) from None
+
+
+def new_tensor(cg, op_cls, shape, dtype, buffer: str, name: str = "", props=None) -> Tensor:
+    rtype = memref(shape, dtype, buffer)
+    op = A.emit(cg, op_cls, {}, {**(props or {}), "name": name or None}, [rtype])
+    return Tensor(op.results[0], tuple(shape), dtype, buffer, tuple(contiguous_strides(shape)), 0,
+                  cg.b.block, name)
+
+
+@handles("nl.ndarray")
+def ndarray(cg, shape, dtype, buffer=None, name="", address=None):
+    api = "nl.ndarray"
+    shape, dt, buf = _shape(cg, api, shape), _dtype(cg, api, dtype), _buffer(cg, api, buffer)
+    addr = None
+    if address is not None:
+        if buf not in ("sbuf", "psum"):
+            raise cg.b.error(f"{api}: address= applies only to SBUF/PSUM tensors", NKITypeError)
+        if not (isinstance(address, (tuple, list)) and len(address) == 2 and all(is_int(a) for a in address)):
+            raise cg.b.error(f"{api}: address must be (partition, byte_offset), got {address!r}", NKITypeError)
+        addr = [int(a) for a in address]
+    return new_tensor(cg, nki.NdarrayOp, shape, dt, buf, name, {"address": addr})
+
+
+@handles("nl.zeros")
+def zeros(cg, shape, dtype, buffer=None, name=""):
+    api = "nl.zeros"
+    shape, dt, buf = _shape(cg, api, shape), _dtype(cg, api, dtype), _buffer(cg, api, buffer)
+    return new_tensor(cg, nki.ZerosOp, shape, dt, buf, name)
+
+
+@handles("nl.ds")
+def ds(cg, start, size):
+    if not is_int(size) or int(size) <= 0:
+        raise cg.b.error(f"nl.ds: size must be a positive compile-time int, got {size!r}", NKITypeError)
+    if not (is_int(start) or isinstance(start, Index)):
+        raise cg.b.error(f"nl.ds: start must be an int or a loop-index expression, got {start!r}", NKITypeError)
+    return DynSlice(start, int(size))
+
+
+def _range_args(cg, api: str, start, stop, step) -> tuple[int, int, int]:
+    if stop is None:
+        start, stop = 0, start
+    for v in (start, stop, step):
+        if not is_int(v):
+            raise cg.b.error(f"{api}: bounds must be compile-time ints, got {v!r}", NKITypeError)
+    if int(step) <= 0:
+        raise cg.b.error(f"{api}: step must be positive, got {step}", NKITypeError)
+    return int(start), int(stop), int(step)
+
+
+@handles("nl.affine_range")
+def affine_range(cg, start, stop=None, step=1):
+    return LoopRange("affine", *_range_args(cg, "nl.affine_range", start, stop, step))
+
+
+@handles("nl.sequential_range")
+def sequential_range(cg, start, stop=None, step=1):
+    return LoopRange("sequential", *_range_args(cg, "nl.sequential_range", start, stop, step))
+
+
+@handles("nl.static_range")
+def static_range(cg, start, stop=None, step=1):
+    return range(*_range_args(cg, "nl.static_range", start, stop, step))
+
+
+@handles("nl.program_id")
+def program_id(cg, axis=0):
+    return 0
+
+
+@handles("nl.num_programs")
+def num_programs(cg, axes=0):
+    return 1
+
+
+@handles("nl.program_ndim")
+def program_ndim(cg):
+    return 0
+
+
+# ----------------------------------------------------------------- value-returning sugar
+
+
+@handles("nl.load")
+def load(cg, src, dtype=None, mask=None):
+    api = "nl.load"
+    s = A.tensor(cg, api, "src", src)
+    if s.buffer not in ("hbm", "private_hbm", "shared_hbm"):
+        raise cg.b.error(f"{api}: src must be an HBM tensor, got {s.describe()}", NKITypeError)
+    shape = s.shape if s.ndim >= 2 else (1,) + s.shape
+    dt = s.dtype if dtype is None else _dtype(cg, api, dtype)
+    op = A.emit(cg, nki.LoadOp, {"src": s.value}, {}, [memref(shape, dt, "sbuf")])
+    return Tensor(op.results[0], shape, dt, "sbuf", tuple(contiguous_strides(shape)), 0, cg.b.block)
+
+
+@handles("nl.store")
+def store(cg, dst, value, mask=None):
+    api = "nl.store"
+    d, v = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "value", value)
+    A.emit(cg, nki.StoreOp, {"dst": d.value, "value": v.value})
+
+
+def _elementwise(cg, api: str, cls, x, y=None, dtype=None, binary=True):
+    t = A.tensor(cg, api, "x", x)
+    ops = {"x": t.value}
+    if binary:
+        if isinstance(y, Tensor) and not isinstance(x, Tensor):
+            raise cg.b.error(f"{api}: the first operand must be a tensor", NKITypeError)
+        ops["y"] = A.tile_or_scalar(cg, api, "y", y)
+    dt = t.dtype if dtype is None else _dtype(cg, api, dtype)
+    op = A.emit(cg, cls, ops, {}, [memref(t.shape, dt, "sbuf")])
+    return Tensor(op.results[0], t.shape, dt, "sbuf", tuple(contiguous_strides(t.shape)), 0, cg.b.block)
+
+
+@handles("nl.add")
+def add(cg, x, y, dtype=None, mask=None):
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        x, y = y, x
+    return _elementwise(cg, "nl.add", nki.AddOp, x, y, dtype)
+
+
+@handles("nl.multiply")
+def multiply(cg, x, y, dtype=None, mask=None):
+    if not isinstance(x, Tensor) and isinstance(y, Tensor):
+        x, y = y, x
+    return _elementwise(cg, "nl.multiply", nki.MultiplyOp, x, y, dtype)
+
+
+@handles("nl.exp")
+def exp(cg, x, dtype=None, mask=None):
+    return _elementwise(cg, "nl.exp", nki.ExpOp, x, None, dtype, binary=False)
+
+
+@handles("nl.matmul")
+def matmul(cg, x, y, transpose_x=False, mask=None):
+    api = "nl.matmul"
+    a, b = A.tensor(cg, api, "x", x), A.tensor(cg, api, "y", y)
+    m = a.shape[-1] if transpose_x else a.shape[0]
+    shape = (m, int(np.prod(b.shape[1:])))
+    op = A.emit(cg, nki.MatmulOp, {"x": a.value, "y": b.value},
+                {"transpose_x": bool(transpose_x) or None}, [memref(shape, dtypes.float32, "psum")])
+    return Tensor(op.results[0], shape, dtypes.float32, "psum", tuple(contiguous_strides(shape)), 0, cg.b.block)

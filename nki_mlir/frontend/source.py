@@ -1,0 +1,104 @@
+"""A Python function's source, parsed once, with node -> ``file:line:col`` mapping."""
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import os
+import sys
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import NKISyntaxError, SourceLoc
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_CACHE: dict[Any, "FunctionSource"] = {}
+
+
+@dataclass
+class FunctionSource:
+    """The parsed ``def`` of a Python function and the namespaces it reads."""
+
+    fn: Any
+    node: ast.FunctionDef
+    file: str
+    line_offset: int  # add to ast line numbers
+    col_offset: int  # add to ast column offsets (dedent)
+    globals: dict[str, Any]
+    closure: dict[str, Any] = field(default_factory=dict)
+
+    @staticmethod
+    def of(fn: Any) -> "FunctionSource | None":
+        """Parse ``fn``'s source (cached); None for functions without Python source."""
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            return None
+        key = (code, id(getattr(fn, "__globals__", None)))
+        if key in _CACHE:
+            cached = _CACHE[key]
+            cached.closure = _closure_vars(fn)
+            return cached
+        try:
+            lines, start = inspect.getsourcelines(fn)
+        except (OSError, TypeError):
+            return None
+        raw = "".join(lines)
+        text = textwrap.dedent(raw)
+        indent = len(lines[0]) - len(lines[0].lstrip()) if text != raw else 0
+        file = inspect.getsourcefile(fn) or code.co_filename
+        try:
+            tree = ast.parse(text)
+        except SyntaxError as exc:
+            raise NKISyntaxError(f"cannot parse the kernel source: {exc.msg}",
+                                 SourceLoc(file, start + (exc.lineno or 1) - 1, (exc.offset or 0) + indent))
+        node = tree.body[0]
+        if isinstance(node, ast.AsyncFunctionDef):
+            raise NKISyntaxError("async functions cannot be NKI kernels",
+                                 SourceLoc(file, start + node.lineno - 1, node.col_offset + indent + 1))
+        if not isinstance(node, ast.FunctionDef):
+            return None
+        src = FunctionSource(fn, node, file, start - 1, indent, getattr(fn, "__globals__", {}),
+                             _closure_vars(fn))
+        _CACHE[key] = src
+        return src
+
+    def loc(self, node: ast.AST) -> SourceLoc:
+        line = getattr(node, "lineno", self.node.lineno) + self.line_offset
+        col = getattr(node, "col_offset", 0) + self.col_offset + 1
+        return SourceLoc(self.file, line, col)
+
+    @property
+    def is_user_code(self) -> bool:
+        """True for functions outside nki-mlir and the standard library / site-packages."""
+        f = os.path.abspath(self.file)
+        if f.startswith(_PKG_DIR):
+            return False
+        return not any(f.startswith(p) for p in _std_prefixes())
+
+
+def _closure_vars(fn: Any) -> dict[str, Any]:
+    code = fn.__code__
+    cells = fn.__closure__ or ()
+    out = {}
+    for name, cell in zip(code.co_freevars, cells):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return out
+
+
+def _std_prefixes() -> list[str]:
+    import sysconfig
+    paths = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return [os.path.abspath(p) for p in paths if p] + [os.path.abspath(sys.prefix) + os.sep + "lib"]
+
+
+def file_hash(path: str) -> str:
+    """SHA-256 of a source file's bytes ('' if unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return ""

@@ -1,0 +1,128 @@
+"""Values the frontend manipulates while specialising a kernel.
+
+Compile-time Python values (ints, floats, tuples, dtypes, ...) are plain Python objects.
+Run-time values are:
+
+- :class:`Tensor`: an SSA ``memref`` value plus what the frontend knows statically about
+  it (shape, dtype, memory, strides in elements, offset in elements or None if it depends
+  on a loop index, and the IR block it was defined in).
+- :class:`Index`: an integer that depends on loop induction variables, kept as an affine
+  expression ``const + sum(coeff * symbol)`` over SSA ``index`` values so slice sizes such
+  as ``(i + 1) * 128 - i * 128`` fold to constants.  Non-affine arithmetic materialises
+  ``arith`` ops and continues with the result as a new symbol.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.ir import Block, SSAValue
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A tensor view inside the kernel (shapes in elements, strides/offset in elements)."""
+
+    value: SSAValue
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    buffer: str  # "sbuf" | "psum" | "hbm" | "private_hbm" | "shared_hbm"
+    strides: tuple[int, ...]
+    offset: int | None
+    block: Block | None
+    name: str = ""
+    is_base: bool = True
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def on_chip(self) -> bool:
+        return self.buffer in ("sbuf", "psum")
+
+    def describe(self) -> str:
+        from ..dtypes import name_of
+        return f"{self.name or 'tensor'} {list(self.shape)} {name_of(self.dtype)} in {self.buffer}"
+
+
+@dataclass(frozen=True)
+class DynSlice:
+    """``nl.ds(start, size)``: ``size`` elements from ``start`` (an int or an :class:`Index`)."""
+
+    start: "int | Index"
+    size: int
+
+
+@dataclass(frozen=True)
+class LoopRange:
+    """``nl.affine_range`` / ``nl.sequential_range``: an IR loop, not unrolled."""
+
+    kind: str  # "affine" | "sequential"
+    start: int
+    stop: int
+    step: int
+
+
+@dataclass(frozen=True)
+class Index:
+    """An affine index expression ``const + sum(coeff * sym)`` over SSA ``index`` values."""
+
+    terms: tuple[tuple[SSAValue, int], ...] = field(default=())
+    const: int = 0
+
+    @staticmethod
+    def of(sym: SSAValue) -> "Index":
+        return Index(((sym, 1),), 0)
+
+    # -------------------------------------------------------------- affine algebra
+    def _merge(self, other: "Index", sign: int) -> "Index":
+        acc: dict[SSAValue, int] = dict(self.terms)
+        for s, c in other.terms:
+            acc[s] = acc.get(s, 0) + sign * c
+        terms = tuple((s, c) for s, c in acc.items() if c != 0)
+        return Index(terms, self.const + sign * other.const)
+
+    def add(self, other: "Index | int") -> "Index":
+        return self._merge(as_index(other), 1)
+
+    def sub(self, other: "Index | int") -> "Index":
+        return self._merge(as_index(other), -1)
+
+    def scale(self, k: int) -> "Index":
+        if k == 0:
+            return Index((), 0)
+        return Index(tuple((s, c * k) for s, c in self.terms), self.const * k)
+
+    def floordiv_exact(self, k: int) -> "Index | None":
+        """``self // k`` when every coefficient and the constant divide by ``k``, else None."""
+        if k != 0 and self.const % k == 0 and all(c % k == 0 for _, c in self.terms):
+            return Index(tuple((s, c // k) for s, c in self.terms), self.const // k)
+        return None
+
+    @property
+    def is_const(self) -> bool:
+        return not self.terms
+
+    def __repr__(self) -> str:
+        parts = [f"{c}*%{getattr(s, 'name_hint', None) or '?'}" for s, c in self.terms]
+        return "Index(" + " + ".join(parts + [str(self.const)]) + ")"
+
+
+def as_index(x: "Index | int") -> Index:
+    return x if isinstance(x, Index) else Index((), int(x))
+
+
+def simplify(x: "Index | int") -> "Index | int":
+    """An :class:`Index` with no symbols becomes a plain int."""
+    if isinstance(x, Index) and x.is_const:
+        return x.const
+    return x
+
+
+def is_int(x: object) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)

@@ -1,0 +1,33 @@
+"""``nki.isa`` (``nisa``): the ISA instructions and their enums.
+
+Every instruction takes ``dst`` first (NKI Beta 2+ convention).  Semantics, defaults and
+constraints: nki_spec.md section 5.4 (NKI ``nki.isa`` API page).  These are markers
+compiled by the frontend; calling them outside an ``@nki.jit`` kernel raises.
+"""
+from __future__ import annotations
+
+from .frontend.builtins import Builtin as _B
+from .frontend.builtins import Enum as _Enum
+
+engine = _Enum("engine", {"unknown": 0, "tensor": 1, "scalar": 2, "gpsimd": 3, "dma": 4,
+                          "vector": 5, "sync": 6})
+reduce_cmd = _Enum("reduce_cmd", {"idle": 0, "reset": 1, "reduce": 2, "reset_reduce": 3,
+                                  "load_reduce": 4})
+dge_mode = _Enum("dge_mode", {"unknown": 0, "swdge": 1, "hwdge": 2, "none": 3})
+oob_mode = _Enum("oob_mode", {"error": 0, "skip": 1})
+matmul_perf_mode = _Enum("matmul_perf_mode", {"none": 0, "double_row": 1})
+nc_version = _Enum("nc_version", {"gen2": 2, "gen3": 3, "gen4": 4})
+
+tensor_engine = engine.tensor  # deprecated aliases kept for old kernels
+vector_engine = engine.vector
+scalar_engine = engine.scalar
+gpsimd_engine = engine.gpsimd
+
+_INSTRUCTIONS = ["dma_copy", "tensor_copy", "tensor_tensor", "tensor_scalar", "activation",
+                 "activation_reduce", "tensor_reduce", "nc_matmul", "nc_transpose", "memset",
+                 "iota", "reciprocal", "affine_select", "get_nc_version"]
+for _name in _INSTRUCTIONS:
+    globals()[_name] = _B(f"nisa.{_name}")
+del _name
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,0 +1,312 @@
+"""``nisa-allocate``: place every SBUF / PSUM ``nisa.alloc`` (design.md section 5, step 4).
+
+Memory model (nki_spec.md sections 2.1-2.4; NKI docs "Trainium architecture",
+``nl.ndarray`` direct allocation): SBUF and PSUM are 128 partitions x bytes.  A tensor
+``[P, F...]`` occupies partitions ``[start, start + P)`` and the same byte range
+``[offset, offset + size)`` in each of them, ``size`` = free size x element bytes
+(*bytes per partition*, the unit of every number below).
+
+Rules implemented:
+
+- capacity per partition: SBUF 180224 (trn1), 212984 (trn2), 245752 (trn3) usable
+  bytes; PSUM 16384 bytes = 8 banks x 2048;
+- automatic placement starts at partition 0 (always legal), SBUF offsets are 64-byte
+  aligned, PSUM offsets 4-byte aligned; a PSUM tensor of <= 2048 bytes lies inside one
+  bank, a larger one starts on a bank boundary;
+- two tensors whose live ranges overlap (:mod:`.liveness`) never share a byte;
+- direct allocation ``nkim.address = [partition, byte_offset]`` (``nl.ndarray(...,
+  address=(p, off))``) is honoured exactly after checking the start-partition rule
+  (64 < P <= 128: 0; 32 < P <= 64: 0 or 64; P <= 32: 0, 32, 64 or 96), the PSUM bank
+  boundary, the capacity and overlap with other live pinned tensors; automatic tensors
+  avoid pinned ones.
+
+Algorithm: pinned tensors first (program order), then best-fit in live-range order:
+each tensor goes into the smallest free gap (among tensors live at the same time and
+sharing partitions) in which a legal offset exists.
+
+Output: ``nkim.partition``, ``nkim.offset`` and (PSUM) ``nkim.bank`` on each on-chip
+alloc, ``alignment`` on allocs that had none, and ``nkim.sbuf_peak_bytes`` /
+``nkim.psum_peak_bytes`` (high-water mark, bytes per partition) on the module.
+HBM allocs are not placed.  Errors: :class:`~nki_mlir.errors.NKIAllocationError`
+located at the alloc that could not be placed or whose address is illegal.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.func import FuncOp
+from xdsl.passes import ModulePass
+
+from .. import dtypes
+from ..diagnostics import error_at, loc_of
+from ..dialects.common import PMAX, ON_CHIP, TARGETS, TargetAttr, space_of
+from ..errors import NKIAllocationError, NKIError
+from .effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition
+from .liveness import LiveRange, live_ranges
+
+#: usable SBUF bytes per partition (nki_spec.md 2.1, from ``tile_size.total_available_sbuf_size``)
+SBUF_BYTES = {"trn1": 180224, "trn2": 212984, "trn3": 245752}
+PSUM_BANK_BYTES = 2048          # per partition (``psum_bank_fmax_bytes``)
+PSUM_BANKS = 8
+PSUM_BYTES = PSUM_BANK_BYTES * PSUM_BANKS
+SBUF_ALIGN = 64                 # bytes; what AWS's nisa.alloc prints (``alignment=64``)
+PSUM_ALIGN = 4                  # bytes (``psum_min_align``)
+ATTR_ADDRESS = "nkim.address"   # [partition, byte_offset] from nl.ndarray(address=...)
+
+
+def _align_up(x: int, a: int) -> int:
+    return -(-x // a) * a
+
+
+@dataclass(frozen=True)
+class Arena:
+    """One on-chip memory as the allocator sees it (sizes in bytes per partition)."""
+
+    space: str
+    capacity: int
+    alignment: int
+    bank: int | None = None     # PSUM bank size; None for SBUF
+
+    def legal_offset(self, start: int, size: int, alignment: int) -> int:
+        """The first offset >= ``start`` where a ``size``-byte tensor may begin."""
+        off = _align_up(start, alignment)
+        if self.bank is None:
+            return off
+        crosses = off // self.bank != (off + size - 1) // self.bank
+        if size > self.bank or crosses:
+            return _align_up(off, self.bank)
+        return off
+
+
+def arenas(target: str) -> dict[str, Arena]:
+    return {"sbuf": Arena("sbuf", SBUF_BYTES[target], SBUF_ALIGN),
+            "psum": Arena("psum", PSUM_BYTES, PSUM_ALIGN, PSUM_BANK_BYTES)}
+
+
+@dataclass
+class Tensor:
+    """An on-chip alloc to place: its live range, shape and (once placed) its region."""
+
+    live: LiveRange
+    space: str
+    partitions: int
+    size: int                           # bytes per partition, times live.copies
+    alignment: int
+    pinned: tuple[int, int] | None      # [partition, offset] asked for by the user
+    region: Region | None = None
+
+    @property
+    def op(self):
+        return self.live.alloc
+
+    def conflicts(self, other: Tensor) -> bool:
+        """Both live at some program point and sharing partitions (so bytes must differ)."""
+        if other.region is None or other.space != self.space or not self.live.overlaps(other.live):
+            return False
+        start = self.pinned[0] if self.pinned else 0
+        return start < other.region.partition + other.region.partitions and \
+            other.region.partition < start + self.partitions
+
+
+def _tensor(live: LiveRange, arena: Arena) -> Tensor:
+    alloc = live.alloc
+    size = bytes_per_partition(alloc.result) * live.copies
+    given = alloc.alignment.value.data if alloc.alignment is not None else 0
+    return Tensor(live, arena.space, alloc.result.type.get_shape()[0], size,
+                  max(given, arena.alignment), _pinned_address(alloc))
+
+
+def _pinned_address(alloc) -> tuple[int, int] | None:
+    attr = alloc.attributes.get(ATTR_ADDRESS)
+    if attr is None:
+        return None
+    items = attr.data if isinstance(attr, ArrayAttr) else ()
+    if len(items) != 2 or not all(isinstance(a, IntegerAttr) for a in items):
+        raise error_at(alloc, f"{ATTR_ADDRESS} must be [partition, byte_offset], got {attr}",
+                       NKIAllocationError, category="invalid address")
+    return items[0].value.data, items[1].value.data
+
+
+# ------------------------------------------------------------------------ messages
+
+#: how many live tensors an overflow message lists
+LISTED = 8
+
+
+def tensor_name(t: Tensor) -> str:
+    """The user's name (``nkim.name``), else the SSA name, else ``<unnamed>``."""
+    attr = t.op.attributes.get("nkim.name")
+    if isinstance(attr, StringAttr):
+        return attr.data
+    return t.op.result.name_hint or "<unnamed>"
+
+
+def _where(t: Tensor) -> str:
+    loc = loc_of(t.op)
+    return f"{loc.file}:{loc.line}" if loc is not None else "<unknown location>"
+
+
+def _shape_dtype(t: Tensor) -> str:
+    ty = t.op.result.type
+    try:
+        dt = dtypes.name_of(dtypes.from_mlir(ty.element_type))
+    except KeyError:
+        dt = str(ty.element_type)
+    return f"{list(ty.get_shape())} {dt}"
+
+
+def describe_tensor(t: Tensor) -> str:
+    """``'a_sb' ([128, 512] float32, 2048 bytes per partition, kernel.py:12)``."""
+    return f"'{tensor_name(t)}' ({_shape_dtype(t)}, {t.size} bytes per partition, {_where(t)})"
+
+
+def overflow_message(t: Tensor, live: list[Tensor], arena: Arena, target: str) -> str:
+    """Why ``t`` does not fit: capacity, need, and the largest tensors live with it."""
+    need = t.size + sum(o.size for o in live)
+    mem = arena.space.upper()
+    msg = (f"cannot place tensor '{tensor_name(t)}' in {mem}: the tensors live at the same time "
+           f"need {need} bytes per partition, but {mem} on {target} has {arena.capacity} "
+           f"bytes per partition")
+    if need <= arena.capacity:
+        msg += " (the free space is too fragmented for this tensor's size and alignment)"
+    rows = sorted([t, *live], key=lambda o: (-o.size, o.live.start))
+    msg += "\nlargest live tensors:"
+    for o in rows[:LISTED]:
+        msg += f"\n  '{tensor_name(o)}' {_shape_dtype(o)}: {o.size} bytes per partition at {_where(o)}"
+    if len(rows) > LISTED:
+        msg += f"\n  ... and {len(rows) - LISTED} more"
+    return msg
+
+
+# ------------------------------------------------------------------ direct allocation
+
+
+def _legal_starts(partitions: int) -> tuple[int, ...]:
+    """Start partitions an operand of ``partitions`` partitions may use (nki_spec.md 2.2)."""
+    if partitions > 64:
+        return (0,)
+    if partitions > 32:
+        return (0, 64)
+    return (0, 32, 64, 96)
+
+
+def _place_pinned(t: Tensor, arena: Arena, placed: list[Tensor], target: str) -> None:
+    part, off = t.pinned
+    where = f"address=({part}, {off})"
+
+    def fail(msg: str) -> NKIError:
+        return error_at(t.op, f"tensor {describe_tensor(t)}: {where} {msg}",
+                        NKIAllocationError, category="invalid address")
+
+    if part not in _legal_starts(t.partitions):
+        starts = ", ".join(map(str, _legal_starts(t.partitions)))
+        raise fail(f"is illegal: a tensor of {t.partitions} partitions must start at "
+                   f"partition {starts}")
+    if part + t.partitions > PMAX:
+        raise fail(f"is out of range: partitions {part}..{part + t.partitions - 1} exceed {PMAX}")
+    if arena.bank is not None and off % arena.bank:
+        raise fail(f"is illegal: PSUM tensors must start on a bank boundary (a multiple of "
+                   f"{arena.bank} bytes per partition)")
+    if off < 0 or off + t.size > arena.capacity:
+        raise fail(f"is out of range: bytes {off}..{off + t.size - 1} per partition exceed the "
+                   f"{arena.space.upper()} capacity of {arena.capacity} bytes per partition on {target}")
+    t.region = Region(arena.space, part, t.partitions, off, t.size)
+    for other in placed:
+        if t.conflicts(other) and t.region.overlaps(other.region):
+            raise fail(f"overlaps tensor {describe_tensor(other)} at address=("
+                       f"{other.region.partition}, {other.region.offset}) while both are live")
+
+
+# -------------------------------------------------------------- automatic placement
+
+
+def _occupied(t: Tensor, placed: list[Tensor]) -> list[tuple[int, int]]:
+    """Byte ranges [lo, hi) taken by tensors live with ``t`` on its partitions, merged."""
+    spans = sorted((o.region.offset, o.region.offset + o.region.size)
+                   for o in placed if t.conflicts(o))
+    merged: list[tuple[int, int]] = []
+    for lo, hi in spans:
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def best_fit(t: Tensor, arena: Arena, placed: list[Tensor]) -> int | None:
+    """The offset in the smallest free gap that can hold ``t`` (lowest offset on ties)."""
+    best: tuple[int, int] | None = None     # (gap size, offset)
+    cursor = 0
+    for lo, hi in [*_occupied(t, placed), (arena.capacity, arena.capacity)]:
+        if lo > cursor:
+            off = arena.legal_offset(cursor, t.size, t.alignment)
+            if off + t.size <= lo and (best is None or (lo - cursor, off) < best):
+                best = (lo - cursor, off)
+        cursor = max(cursor, hi)
+    return None if best is None else best[1]
+
+
+def _place_auto(t: Tensor, arena: Arena, placed: list[Tensor], target: str) -> None:
+    off = best_fit(t, arena, placed)
+    if off is None:
+        live = [o for o in placed if t.conflicts(o)]
+        raise error_at(t.op, overflow_message(t, live, arena, target), NKIAllocationError)
+    t.region = Region(arena.space, 0, t.partitions, off, t.size)
+
+
+# ------------------------------------------------------------------------- the pass
+
+
+def place_function(func: FuncOp, target: str) -> list[Tensor]:
+    """Place every on-chip alloc of ``func``; returns the placed tensors."""
+    by_space = arenas(target)
+    tensors = [_tensor(lr, by_space[space_of(lr.alloc.result)])
+               for lr in live_ranges(func) if space_of(lr.alloc.result) in ON_CHIP]
+    placed: list[Tensor] = []
+    for t in [t for t in tensors if t.pinned] + [t for t in tensors if not t.pinned]:
+        place = _place_pinned if t.pinned else _place_auto
+        place(t, by_space[t.space], placed, target)
+        placed.append(t)
+    for t in placed:
+        _annotate(t)
+    return placed
+
+
+def _annotate(t: Tensor) -> None:
+    alloc, region = t.op, t.region
+    if alloc.alignment is None:
+        alloc.properties["alignment"] = IntegerAttr(t.alignment, i64)
+    alloc.attributes[ATTR_PARTITION] = IntegerAttr(region.partition, i64)
+    alloc.attributes[ATTR_OFFSET] = IntegerAttr(region.offset, i64)
+    if t.space == "psum":
+        alloc.attributes[ATTR_BANK] = IntegerAttr(region.offset // PSUM_BANK_BYTES, i64)
+
+
+def module_target(module: ModuleOp, option: str) -> str:
+    """The target to allocate for: the pass option, else ``nisa.target``, else trn2."""
+    attr = module.attributes.get("nisa.target")
+    target = option or (attr.target.data if isinstance(attr, TargetAttr) else
+                        attr.data if isinstance(attr, StringAttr) else "trn2")
+    if target not in TARGETS:
+        raise NKIError(f"unknown target '{target}' (expected one of {', '.join(TARGETS)})")
+    return target
+
+
+@dataclass(frozen=True)
+class NisaAllocate(ModulePass):
+    """Place SBUF/PSUM tensors (see the module docstring).  Option: ``target=trn1|trn2|trn3``."""
+
+    name = "nisa-allocate"
+    target: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = module_target(op, self.target)
+        peak = {"sbuf": 0, "psum": 0}
+        for func in op.walk():
+            if isinstance(func, FuncOp):
+                for t in place_function(func, target):
+                    peak[t.space] = max(peak[t.space], t.region.offset + t.region.size)
+        op.attributes["nkim.sbuf_peak_bytes"] = IntegerAttr(peak["sbuf"], i64)
+        op.attributes["nkim.psum_peak_bytes"] = IntegerAttr(peak["psum"], i64)

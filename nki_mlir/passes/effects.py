@@ -1,0 +1,167 @@
+"""What memory an instruction touches: operand roles, base buffers and placed regions.
+
+Shared by ``nisa-allocate`` (which buffers an op uses) and ``nisa-schedule`` (which
+instructions conflict).  Conventions of the ``nisa`` dialect (``nki_mlir/dialects/nisa.py``):
+
+- an instruction WRITES the memref operands in the roles ``dst`` and ``reduce_res`` and
+  READS every other memref operand; scalar operands (f32 SSA values) are not memory;
+- a tensor operand is a ``nisa.alloc`` result, a function argument, or a view of one
+  (``memref.subview`` chains and the other memref view ops); :func:`base_buffer`
+  follows the chain back to that buffer.
+
+After ``nisa-allocate`` an on-chip alloc carries ``nkim.partition`` and ``nkim.offset``
+(bytes per partition); :func:`region_of` turns that into the rectangle
+(partitions x bytes) it occupies, so that two different allocs that share memory
+(disjoint live ranges, reused placement) are still seen to overlap.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import FixedBitwidthType, IntegerAttr, MemRefType
+from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.irdl import IRDLOperation
+
+from ..dialects.common import ON_CHIP, free_size, shape_of, space_of
+from ..dialects.nisa import AllocOp, NisaInstruction
+from .. import dtypes
+
+#: operand roles an instruction writes; every other memref operand is read
+WRITE_ROLES = ("dst", "reduce_res")
+
+#: ops whose result is a view of their first operand (same memory, other shape/offset)
+VIEW_OPS = ("memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape",
+            "memref.expand_shape", "memref.transpose", "memref.reshape")
+
+#: ops whose regions execute repeatedly (their bodies are loop bodies)
+LOOP_OPS = ("scf.for", "scf.while", "scf.parallel", "scf.forall", "affine.for")
+
+#: discardable attributes written by nisa-allocate on an on-chip ``nisa.alloc``
+ATTR_PARTITION = "nkim.partition"
+ATTR_OFFSET = "nkim.offset"
+ATTR_BANK = "nkim.bank"
+
+
+@dataclass(frozen=True)
+class Access:
+    """One memref operand of an instruction.
+
+    Attributes:
+        role: the operand role keyword (``dst``, ``src``, ``stationary``, ...).
+        value: the operand as written (possibly a view).
+        base: the buffer it is a view of (an alloc result or a function argument).
+        is_write: True for the roles in :data:`WRITE_ROLES`.
+    """
+
+    role: str
+    value: SSAValue
+    base: SSAValue
+    is_write: bool
+
+
+@dataclass(frozen=True)
+class Region:
+    """The rectangle a placed on-chip buffer occupies: partitions x bytes per partition."""
+
+    space: str
+    partition: int      # first partition
+    partitions: int     # number of partitions
+    offset: int         # bytes from the start of each partition
+    size: int           # bytes per partition
+
+    def overlaps(self, other: Region) -> bool:
+        return (self.space == other.space
+                and self.partition < other.partition + other.partitions
+                and other.partition < self.partition + self.partitions
+                and self.offset < other.offset + other.size
+                and other.offset < self.offset + self.size)
+
+
+def is_view(op: Operation | None) -> bool:
+    return op is not None and op.name in VIEW_OPS
+
+
+def base_buffer(value: SSAValue) -> SSAValue:
+    """The alloc result or block argument that ``value`` is a (chain of) view(s) of."""
+    while isinstance(value, OpResult) and is_view(value.op):
+        value = value.op.operands[0]
+    return value
+
+
+def alloc_of(value: SSAValue) -> AllocOp | None:
+    """The ``nisa.alloc`` that defines ``value``'s base buffer, or None (function argument)."""
+    base = base_buffer(value)
+    if isinstance(base, OpResult) and isinstance(base.op, AllocOp):
+        return base.op
+    return None
+
+
+def bytes_per_partition(t: MemRefType | SSAValue) -> int:
+    """Bytes one partition of an on-chip buffer holds: free size x element size."""
+    value_type = t.type if isinstance(t, SSAValue) else t
+    assert isinstance(value_type, MemRefType)
+    return free_size(value_type) * element_bytes(value_type.element_type)
+
+
+def element_bytes(element_type) -> int:
+    """Bytes of one element (NKI dtypes first; other fixed-width MLIR types by bit width)."""
+    try:
+        return dtypes.from_mlir(element_type).itemsize
+    except KeyError:
+        if isinstance(element_type, FixedBitwidthType):
+            return element_type.size
+        raise
+
+
+def accesses(op: IRDLOperation) -> Iterator[Access]:
+    """The memref operands of a ``nisa`` instruction, with their role and direction."""
+    defn = op.get_irdl_definition()
+    for (role, _), value in zip(defn.operands, _operands_by_def(op)):
+        if value is None or not isinstance(value.type, MemRefType):
+            continue
+        yield Access(role, value, base_buffer(value), role in WRITE_ROLES)
+
+
+def _operands_by_def(op: IRDLOperation) -> list[SSAValue | None]:
+    """One entry per operand definition (None for an absent optional operand)."""
+    return [getattr(op, name) for name, _ in op.get_irdl_definition().operands]
+
+
+def is_instruction(op: Operation) -> bool:
+    return isinstance(op, NisaInstruction)
+
+
+def int_attr(op: Operation, name: str) -> int | None:
+    a = op.attributes.get(name)
+    return a.value.data if isinstance(a, IntegerAttr) else None
+
+
+def region_of(base: SSAValue) -> Region | None:
+    """The placed region of an on-chip alloc (after nisa-allocate), else None."""
+    if not (isinstance(base, OpResult) and isinstance(base.op, AllocOp)):
+        return None
+    space = space_of(base)
+    part, off = int_attr(base.op, ATTR_PARTITION), int_attr(base.op, ATTR_OFFSET)
+    if space not in ON_CHIP or part is None or off is None:
+        return None
+    return Region(space, part, shape_of(base)[0], off, bytes_per_partition(base))
+
+
+def may_alias(a: SSAValue, b: SSAValue) -> bool:
+    """Whether two base buffers can share bytes: the same buffer, or overlapping placements."""
+    if a is b:
+        return True
+    ra, rb = region_of(a), region_of(b)
+    return ra is not None and rb is not None and ra.overlaps(rb)
+
+
+def enclosing_loops(op: Operation) -> list[Operation]:
+    """The loop ops around ``op``, innermost first (stops at the enclosing function)."""
+    loops = []
+    node = op.parent_op()
+    while node is not None and node.name != "func.func":
+        if node.name in LOOP_OPS:
+            loops.append(node)
+        node = node.parent_op()
+    return loops

@@ -1,0 +1,164 @@
+"""The physical memory model of one NeuronCore, for the ISA interpreter.
+
+- **HBM** tensors are plain NumPy arrays (kernel arguments, or fresh arrays for HBM
+  ``nisa.alloc``\\ s).
+- **SBUF** is one ``uint8`` array of shape ``(128, SBUF_BYTES[target])``: 128 partitions of
+  192 KiB (trn1), 224 KiB (trn2) or 256 KiB (trn3) each (nki_spec.md section 2.1, from the
+  NKI "Trainium architecture" guides).
+- **PSUM** is ``(128, 16384)`` bytes: 8 banks of 2 KiB per partition.  A parallel byte array
+  of the same shape holds the "written by a matmul since allocation" flags that implement
+  ``nc_matmul(accumulate=None)`` (first write overwrites, later writes add).
+
+A placed on-chip tensor (``nisa.alloc {nkim.partition = p0, nkim.offset = off}`` of
+``memref<P x d1 x ... x T>``) is a typed NumPy *view* of rows ``[p0, p0+P)`` and bytes
+``[off, off + d1*...*itemsize(T))`` of those arrays, so two placements that overlap really
+share bytes: writes through one view are visible through the other, which is how allocation
+bugs become wrong numbers.  Unplaced tensors get private arrays.
+
+Fresh allocations are filled with sentinels like the NKI simulator does (nki_spec.md
+section 1.3): NaN for floats, ``4`` for integers (the raw byte ``4`` for ``bool``).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import dtypes
+
+#: partitions of SBUF and PSUM
+PARTITIONS = 128
+#: SBUF bytes per partition, per target (nki_spec.md section 2.1)
+SBUF_BYTES = {"trn1": 192 * 1024, "trn2": 224 * 1024, "trn3": 256 * 1024}
+#: PSUM banks per partition and bytes per bank (nki_spec.md section 2.3)
+PSUM_BANKS = 8
+PSUM_BANK_BYTES = 2048
+#: PSUM bytes per partition
+PSUM_BYTES = PSUM_BANKS * PSUM_BANK_BYTES
+#: the fill value of fresh integer tensors (the NKI simulator's sentinel)
+INT_SENTINEL = 4
+
+_FLAG_DTYPES = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+                8: np.dtype(np.uint64)}
+
+
+class MemoryFault(Exception):
+    """A placement or access outside a memory; the interpreter re-raises it located at the op."""
+
+
+def fill_sentinel(a: np.ndarray) -> None:
+    """Fill ``a`` in place with the uninitialized-memory sentinel (NaN, or 4 for ints)."""
+    if dtypes.is_float(a.dtype):
+        a.fill(np.nan)
+    elif a.dtype == np.bool_:
+        a.view(np.uint8).fill(INT_SENTINEL)
+    else:
+        a.fill(INT_SENTINEL)
+
+
+def flag_dtype(dt: np.dtype) -> np.dtype:
+    """The unsigned dtype with ``dt``'s itemsize, used to view PSUM matmul-written flags."""
+    return _FLAG_DTYPES[np.dtype(dt).itemsize]
+
+
+def flag_set_value(dt: np.dtype) -> int:
+    """All-ones for the flag dtype of ``dt`` (every byte of the element marked)."""
+    return int(np.iinfo(flag_dtype(dt)).max)
+
+
+def free_elems(shape: Sequence[int]) -> int:
+    """Elements per partition of an on-chip tensor of ``shape`` (product of dims 1..)."""
+    n = 1
+    for d in shape[1:]:
+        n *= int(d)
+    return n
+
+
+def typed_view(rows: np.ndarray, shape: Sequence[int], dt: np.dtype) -> np.ndarray:
+    """View the ``uint8`` byte rows ``rows[P, nbytes]`` as a ``dt`` tensor of ``shape`` (no copy)."""
+    return np.reshape(rows.view(dt), tuple(shape), copy=False)
+
+
+def resolve_psum_offset(offset: int | None, bank: int | None) -> int:
+    """Byte offset in a PSUM partition from ``nkim.offset`` / ``nkim.bank``.
+
+    ``nkim.offset`` is bytes from the start of the partition.  If it lies inside bank 0
+    while ``nkim.bank`` names another bank, it is taken as relative to that bank.
+    """
+    if offset is None:
+        return (bank or 0) * PSUM_BANK_BYTES
+    if bank is not None and offset // PSUM_BANK_BYTES != bank:
+        if offset < PSUM_BANK_BYTES:
+            return bank * PSUM_BANK_BYTES + offset
+        raise MemoryFault(f"nkim.offset={offset} lies in PSUM bank {offset // PSUM_BANK_BYTES}, "
+                          f"but nkim.bank={bank}")
+    return offset
+
+
+class Memory:
+    """SBUF, PSUM and the PSUM matmul-written flags of one NeuronCore for one ``Program.run``.
+
+    Attributes:
+        target: ``"trn1"``, ``"trn2"`` or ``"trn3"``.
+        sbuf: ``uint8[128, SBUF_BYTES[target]]``.
+        psum: ``uint8[128, 16384]``.
+        psum_flags: ``uint8[128, 16384]``; non-zero bytes mark elements written by a matmul.
+    """
+
+    def __init__(self, target: str = "trn2"):
+        if target not in SBUF_BYTES:
+            raise MemoryFault(f"unknown target '{target}' (expected one of {', '.join(SBUF_BYTES)})")
+        self.target = target
+        self.sbuf = np.zeros((PARTITIONS, SBUF_BYTES[target]), np.uint8)
+        self.psum = np.zeros((PARTITIONS, PSUM_BYTES), np.uint8)
+        self.psum_flags = np.zeros((PARTITIONS, PSUM_BYTES), np.uint8)
+
+    def capacity(self, space: str) -> int:
+        """Bytes per partition of ``space`` (``"sbuf"`` or ``"psum"``)."""
+        return self.sbuf.shape[1] if space == "sbuf" else PSUM_BYTES
+
+    def region(self, space: str, partition: int, offset: int, shape: Sequence[int],
+               dt: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
+        """The typed view of a placed on-chip tensor, and for PSUM its flag view.
+
+        Args:
+            space: ``"sbuf"`` or ``"psum"``.
+            partition: start partition ``p0``.
+            offset: byte offset in each partition.
+            shape: ``(P, *free)``; the view covers rows ``[p0, p0+P)``.
+            dt: element dtype.
+
+        Raises:
+            MemoryFault: the region does not fit in the memory.
+        """
+        dt = np.dtype(dt)
+        parts = int(shape[0])
+        nbytes = free_elems(shape) * dt.itemsize
+        cap = self.capacity(space)
+        if partition < 0 or partition + parts > PARTITIONS:
+            raise MemoryFault(f"partitions [{partition}, {partition + parts}) are outside the "
+                              f"{PARTITIONS} partitions of {space.upper()}")
+        if offset < 0 or offset + nbytes > cap:
+            raise MemoryFault(f"bytes [{offset}, {offset + nbytes}) of each partition exceed the "
+                              f"{space.upper()} capacity of {cap} bytes per partition on {self.target}")
+        base = self.sbuf if space == "sbuf" else self.psum
+        data = typed_view(base[partition:partition + parts, offset:offset + nbytes], shape, dt)
+        flags = None
+        if space == "psum":
+            flags = typed_view(self.psum_flags[partition:partition + parts, offset:offset + nbytes],
+                               shape, flag_dtype(dt))
+        return data, flags
+
+    @staticmethod
+    def private(space: str, shape: Sequence[int], dt: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
+        """A fresh array for an unplaced tensor (and for PSUM a zeroed flag array)."""
+        data = np.empty(tuple(shape), dt)
+        flags = np.zeros(tuple(shape), flag_dtype(dt)) if space == "psum" else None
+        return data, flags
+
+    @staticmethod
+    def hbm(shape: Sequence[int], dt: np.dtype) -> np.ndarray:
+        """A fresh, sentinel-filled HBM tensor."""
+        a = np.empty(tuple(shape), dt)
+        fill_sentinel(a)
+        return a

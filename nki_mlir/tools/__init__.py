@@ -1,0 +1,1 @@
+"""Command-line tools: ``nki-opt`` (:mod:`nki_mlir.tools.nki_opt`)."""

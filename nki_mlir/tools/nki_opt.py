@@ -1,0 +1,74 @@
+"""``nki-opt``: the mlir-opt style driver for the ``nki`` and ``nisa`` dialects.
+
+An :class:`xdsl.xdsl_opt_main.xDSLOptMain` that also knows our dialects
+(:func:`nki_mlir.dialects.get_all_dialects`) and passes
+(:func:`nki_mlir.passes.get_all_passes`), next to xDSL's own (builtin, func, arith, scf,
+memref, ...; canonicalize, cse, ...).  Everything else -- ``-p``, ``--split-input-file``,
+``--print-op-generic``, ``--verify-diagnostics``, ``-o`` -- is xDSL's::
+
+    nki-opt kernel.mlir -p 'nisa-allocate{target=trn2},nisa-schedule'
+
+A user error raised by a pass (:class:`~nki_mlir.errors.NKIError`) is printed as its
+formatted message (``file:line:col: category: message`` plus the source line) on stderr
+with exit status 1, never as a Python traceback.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from ..dialects import get_all_dialects
+from ..errors import NKIError
+from ..passes import get_all_passes
+
+
+def _nki_mlir_version() -> str:
+    """The installed package version, else the source tree's ``pyproject.toml`` version."""
+    try:
+        return metadata.version("nki-mlir")
+    except metadata.PackageNotFoundError:
+        pass
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    try:
+        import tomllib
+        return tomllib.loads(pyproject.read_text())["project"]["version"]
+    except (OSError, KeyError, ValueError):
+        return "unknown"
+
+
+class NkiOptMain(xDSLOptMain):
+    """xdsl-opt plus the nki/nisa dialects and the nki-mlir passes."""
+
+    version_format = f"nki-opt (nki-mlir {_nki_mlir_version()}, xdsl {{xdsl_version}})"
+
+    def register_all_dialects(self) -> None:
+        super().register_all_dialects()
+        for name, factory in get_all_dialects().items():
+            if name not in self.ctx.registered_dialect_names:
+                self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self) -> None:
+        super().register_all_passes()
+        for pass_cls in get_all_passes():
+            self.register_pass(pass_cls.name, lambda p=pass_cls: p)
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except NKIError as err:
+            sys.stdout.flush()
+            print(str(err), file=sys.stderr)
+            sys.exit(1)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``nki-opt`` console script (``argv`` defaults to ``sys.argv[1:]``)."""
+    NkiOptMain(description="nki-mlir modular optimizer driver (xDSL based)", args=argv).run()
+
+
+if __name__ == "__main__":
+    main()

@@ -20,8 +20,12 @@ class Kernel:
 
     def compile(self, *args: Any, **kwargs: Any):
         """Compile for these arguments; returns a :class:`~nki_mlir.compiler.CompiledKernel`."""
+        return self.compile_with(args, kwargs)
+
+    def compile_with(self, args: tuple, kwargs: dict, **options: Any):
+        """Compile with driver options (``target``, ``use_cache``) on top of the decorator's."""
         from .compiler import compile_kernel
-        return compile_kernel(self.fn, args, kwargs, **self.options)
+        return compile_kernel(self.fn, args, kwargs, **{**self.options, **options})
 
     def __call__(self, *args: Any, **kwargs: Any):
         return self.compile(*args, **kwargs)(*args, **kwargs)

@@ -1,0 +1,57 @@
+"""The main job: compile three Beta 2 kernels, run them on the ISA interpreter, check them
+against NumPy and report compile and run times.
+
+    python examples/run_examples.py
+"""
+import os
+import sys
+import time
+
+import ml_dtypes
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nki_mlir as nki  # noqa: E402
+from kernels import row_softmax, tensor_add, tiled_matmul  # noqa: E402
+
+
+def softmax_ref(x):
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def main() -> int:
+    rng = np.random.default_rng(0)
+    a_t = rng.standard_normal((512, 512)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((512, 512)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    x = (2 * rng.standard_normal((256, 512))).astype(np.float32)
+    p = rng.standard_normal((256, 1024)).astype(np.float32)
+    q = rng.standard_normal((256, 1024)).astype(np.float32)
+    cases = [
+        ("tiled_matmul 512x512x512 bf16->fp32", tiled_matmul, (a_t, b),
+         a_t.astype(np.float64).T @ b.astype(np.float64), 1e-3),
+        ("row_softmax 256x512 fp32", row_softmax, (x,), softmax_ref(x), 1e-5),
+        ("tensor_add 256x1024 fp32", tensor_add, (p, q), p.astype(np.float64) + q, 1e-6),
+    ]
+    print(f"nki-mlir {nki.__version__}: compile -> nisa -> ISA interpreter (target trn2)")
+    print(f"{'kernel':<38}{'max |err|':>12}{'compile ms':>12}{'run ms':>10}  est. latency")
+    ok = True
+    for name, kernel, args, ref, tol in cases:
+        t0 = time.perf_counter()
+        ck = nki.compile(kernel, *args, use_cache=False)
+        t1 = time.perf_counter()
+        out = ck(*args)
+        t2 = time.perf_counter()
+        err = float(np.max(np.abs(out.astype(np.float64) - ref)))
+        scale = max(1.0, float(np.max(np.abs(ref))))
+        good = err <= tol * scale
+        ok &= good
+        print(f"{name:<38}{err:>12.3g}{(t1 - t0) * 1e3:>12.1f}{(t2 - t1) * 1e3:>10.1f}  "
+              f"n/a (no cost model yet)  {'OK' if good else 'MISMATCH'}")
+    print("all kernels match NumPy" if ok else "SOME KERNELS DO NOT MATCH NUMPY")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""The compile driver: frontend -> pass pipeline -> artifact (cached) -> ISA interpreter.
+
+``compile_kernel(fn, args, kwargs)`` is what ``@nki.jit`` calls.  Stages (design.md 1):
+the frontend builds the ``nki`` module, then ``nki-legalize``, ``lower-nki-to-nisa``,
+``nisa-allocate`` and ``nisa-schedule`` run in order, each followed by the module verifier
+and a legality check of what may remain at that stage.  The final ``nisa`` module is
+written as an artifact in the compile cache and decoded for the interpreter.
+"""
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from . import __version__, dtypes
+from .dialects import make_context
+from .dialects.common import ON_CHIP, space_of
+from .errors import ArtifactError, NKIError, NKITypeError, NKIVerifyError
+from .frontend import ArgSpec, KernelSpec, OutputSpec, arg_specs, build_module
+from .frontend.source import FunctionSource, file_hash
+from .runtime import artifact as art
+from .runtime import cache
+
+TARGET_ALIASES = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2",
+                  "trn3": "trn3", "gen4": "trn3"}
+
+
+def resolve_target(target: str | None = None) -> str:
+    """``target=`` option, else ``NEURON_PLATFORM_TARGET_OVERRIDE``, else trn2."""
+    t = target or os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE") or "trn2"
+    if t not in TARGET_ALIASES:
+        raise NKIError(f"unknown target {t!r}; use one of trn1, trn2, trn3 (or inf2/gen2/gen3/gen4)",
+                       category="bad option")
+    return TARGET_ALIASES[t]
+
+
+def print_module(module: ModuleOp, debuginfo: bool = True) -> str:
+    import io
+    buf = io.StringIO()
+    Printer(stream=buf, print_debuginfo=debuginfo).print_op(module)
+    return buf.getvalue() + "\n"
+
+
+def parse_module(text: str) -> ModuleOp:
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    return module
+
+
+# ------------------------------------------------------------------------- pipeline
+
+
+def _stage_check(stage: str, module: ModuleOp) -> None:
+    """What may remain after each stage ("spec per stage")."""
+    for op in module.walk():
+        if stage == "nki-legalize" and op.name in ("nki.load", "nki.store", "nki.add", "nki.multiply",
+                                                    "nki.exp", "nki.matmul", "nki.zeros"):
+            raise NKIVerifyError(f"after nki-legalize a sugar op remains: {op.name}")
+        if stage == "lower-nki-to-nisa" and op.name.startswith("nki."):
+            raise NKIVerifyError(f"after lower-nki-to-nisa an nki op remains: {op.name}")
+        if stage == "nisa-allocate" and op.name == "nisa.alloc" and space_of(op.results[0]) in ON_CHIP:
+            if "nkim.offset" not in op.attributes:
+                raise NKIVerifyError("after nisa-allocate an on-chip tensor is unplaced")
+
+
+def run_pipeline(module: ModuleOp, target: str, schedule: str = "program-order") -> list[str]:
+    """Run the default pipeline in place; returns the pass names run (for the manifest)."""
+    from .passes.allocate import NisaAllocate
+    from .passes.legalize import NkiLegalize
+    from .passes.lower_nki_to_nisa import LowerNkiToNisa
+    from .passes.schedule import NisaSchedule
+
+    ctx = make_context()
+    passes = [NkiLegalize(), LowerNkiToNisa(), NisaAllocate(target=target), NisaSchedule(mode=schedule)]
+    for p in passes:
+        try:
+            p.apply(ctx, module)
+            module.verify()
+        except VerifyException as exc:
+            raise NKIVerifyError(f"{p.name}: {exc}") from None
+        _stage_check(p.name, module)
+    return [p.name for p in passes]
+
+
+# --------------------------------------------------------------------- compiled kernel
+
+
+@dataclass
+class CompiledKernel:
+    """A kernel compiled for one set of argument shapes/dtypes/constants.
+
+    Attributes:
+        spec: the argument and output specs.
+        artifact: path of the artifact directory (manifest.json + kernel.nisa.mlir).
+        target: "trn1" | "trn2" | "trn3".
+        compile_seconds: wall time of the compile that produced it (0 for a cache hit).
+        cache_hit: "memory", "disk" or None.
+    """
+
+    spec: KernelSpec
+    artifact: Path
+    target: str
+    manifest: dict[str, Any]
+    compile_seconds: float = 0.0
+    cache_hit: str | None = None
+    _ir: dict[str, str] = field(default_factory=dict)
+    _program: Any = None
+
+    def ir(self, stage: str = "nisa") -> str:
+        """The IR text at ``stage``: ``"nki"`` (frontend output) or ``"nisa"`` (final)."""
+        if stage not in art.FILES:
+            raise ValueError(f"unknown IR stage {stage!r}; choose from {', '.join(art.FILES)}")
+        if stage not in self._ir:
+            _, self._ir = art.read_artifact(self.artifact)
+        return self._ir[stage]
+
+    @property
+    def program(self):
+        """The decoded interpreter program (decoded once per process)."""
+        if self._program is None:
+            from .runtime.interpreter import decode
+            self._program = decode(parse_module(self.ir("nisa")), self.spec.name)
+        return self._program
+
+    def __call__(self, *args: Any, **kwargs: Any):
+        """Run on the ISA interpreter; returns one array or a tuple (as the kernel returns)."""
+        import inspect
+        arrays = []
+        names = [a.name for a in self.spec.args]
+        try:
+            bound = dict(zip(names, args))
+            for k, v in kwargs.items():
+                if k in bound:
+                    raise TypeError(f"got multiple values for argument '{k}'")
+                bound[k] = v
+        except TypeError as exc:
+            raise NKITypeError(f"{self.spec.name}(): {exc}") from None
+        for a in self.spec.args:
+            if a.kind != "tensor":
+                continue
+            if a.name not in bound:
+                raise NKITypeError(f"{self.spec.name}(): missing tensor argument '{a.name}'")
+            arrays.append(bound[a.name])
+        del inspect
+        outs = self.program.run(arrays)
+        if self.spec.returns_tuple:
+            return tuple(outs)
+        return outs[0] if outs else None
+
+
+# ------------------------------------------------------------------------------ entry
+
+
+def _key_parts(fn, specs: tuple[ArgSpec, ...], target: str, options: dict) -> dict[str, Any]:
+    import xdsl
+    src = FunctionSource.of(fn)
+    return {
+        "source": file_hash(src.file) if src else "", "qualname": getattr(fn, "__qualname__", ""),
+        "module": getattr(fn, "__module__", ""),
+        "compiler": __version__, "xdsl": getattr(xdsl, "__version__", "0.74.0"),
+        "args": [(s.name, s.kind, s.shape, s.dtype, repr(s.value)) for s in specs],
+        "target": target, "options": options,
+    }
+
+
+def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
+                   schedule: str = "program-order", use_cache: bool = True, **ignored: Any) -> CompiledKernel:
+    """Compile ``fn`` for ``args``/``kwargs`` (cached in memory and on disk).
+
+    Raises:
+        NKIError: any error in the kernel, located at its source line.
+    """
+    tgt = resolve_target(target)
+    specs = arg_specs(fn, args, kwargs)
+    key = cache.cache_key(_key_parts(fn, specs, tgt, {"schedule": schedule}))
+    if use_cache and (hit := cache.memory_get(key)) is not None:
+        return hit
+    dest = cache.cache_dir() / f"{fn.__name__}-{key[:16]}"
+    if use_cache and dest.exists():
+        try:
+            manifest, ir = art.read_artifact(dest, compiler_version=__version__)
+            ck = CompiledKernel(_spec_from_manifest(manifest), dest, tgt, manifest, 0.0, "disk", ir)
+            cache.memory_put(key, ck)
+            return ck
+        except (ArtifactError, KeyError, TypeError, ValueError) as exc:
+            warnings.warn(f"nki-mlir: ignoring a damaged cache entry and rebuilding it: {exc}")
+            import shutil
+            shutil.rmtree(dest, ignore_errors=True)
+    t0 = time.perf_counter()
+    module, spec = build_module(fn, specs, tgt)
+    ir_nki = print_module(module)
+    pipeline = run_pipeline(module, tgt, schedule)
+    ir_nisa = print_module(module)
+    seconds = time.perf_counter() - t0
+    mem = {k.replace("nkim.", ""): v.value.data for k, v in module.attributes.items()
+           if k.startswith("nkim.") and hasattr(v, "value")}
+    manifest = {
+        "compiler_version": __version__, "target": tgt, "kernel": spec.name,
+        "args": [_arg_json(a) for a in spec.args], "outputs": [o.__dict__ for o in spec.outputs],
+        "returns_tuple": spec.returns_tuple, "pipeline": pipeline, "memory": mem,
+        "source_hash": _key_parts(fn, specs, tgt, {})["source"], "cache_key": key,
+        "compile_seconds": round(seconds, 6),
+    }
+    if use_cache:
+        dest = art.write_artifact(dest, manifest, {"nisa": ir_nisa, "nki": ir_nki})
+    else:
+        import tempfile
+        dest = art.write_artifact(Path(tempfile.mkdtemp(prefix="nki-mlir-")) / dest.name, manifest,
+                                  {"nisa": ir_nisa, "nki": ir_nki})
+    ck = CompiledKernel(spec, dest, tgt, manifest, seconds, None, {"nisa": ir_nisa, "nki": ir_nki})
+    if use_cache:
+        cache.memory_put(key, ck)
+    return ck
+
+
+def _arg_json(a: ArgSpec) -> dict[str, Any]:
+    return {"name": a.name, "kind": a.kind, "shape": list(a.shape), "dtype": a.dtype,
+            "value": None if a.kind == "tensor" else repr(a.value)}
+
+
+def _spec_from_manifest(m: dict[str, Any]) -> KernelSpec:
+    args = tuple(ArgSpec(a["name"], a["kind"], tuple(a["shape"]), a["dtype"], a["value"]) for a in m["args"])
+    outs = tuple(OutputSpec(o["name"], tuple(o["shape"]), o["dtype"]) for o in m["outputs"])
+    for a in args:
+        if a.kind == "tensor" and a.dtype not in dtypes.BY_NAME:
+            raise ArtifactError(f"unknown dtype {a.dtype!r} in manifest")
+    return KernelSpec(m["kernel"], args, outs, bool(m["returns_tuple"]))
+
+
+__all__ = ["compile_kernel", "CompiledKernel", "run_pipeline", "resolve_target", "np"]

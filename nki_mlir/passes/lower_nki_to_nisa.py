@@ -1,0 +1,229 @@
+"""``lower-nki-to-nisa``: one ``nisa`` instruction per ``nki`` op, with its engine chosen.
+
+API names become AWS's instruction names and operand roles (``nki.tensor_tensor`` ->
+``nisa.tensor_tensor_arith(dst, lhs, rhs)``, ``nki.nc_matmul`` -> ``nisa.matmul``), NKI
+op tokens become AWS enum spellings (``maximum`` -> ``max``), ``nki.ndarray`` becomes
+``nisa.alloc`` (keeping the user's name and direct address as ``nkim.name`` /
+``nkim.address``).  Engines: the user's ``engine=`` when given, else the NKI default
+(nki_spec.md section 5.4): DMA for dma_copy, TensorE for matmul/transpose, ScalarE for
+activation, GpSimd for iota/affine_select and for int32 / ``power`` tensor_tensor,
+VectorE otherwise.  Views (``memref.subview``), loops and index math are kept.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr, f32, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from .. import dtypes
+from ..dialects import nisa, nki
+from ..dialects.common import dtype_of
+from ..dialects.nisa import ARITH_OPS
+
+
+def _engine(op: Operation, default: str) -> StringAttr:
+    e = op.properties.get("engine")
+    return e if isinstance(e, StringAttr) and e.data != "unknown" else StringAttr(default)
+
+
+def _flag(op: Operation, name: str) -> bool:
+    a = op.properties.get(name)
+    return isinstance(a, IntegerAttr) and bool(a.value.data)
+
+
+def _arith(token: StringAttr) -> StringAttr:
+    return StringAttr(ARITH_OPS[token.data])
+
+
+def _replace(rewriter: PatternRewriter, op: Operation, new: list[Operation], results=None) -> None:
+    for n in new:
+        n.location = op.location
+    rewriter.replace(op, new, results if results is not None else [])
+
+
+class LowerNdarray(RewritePattern):
+    """``%t = nki.ndarray(name=a, address=[0, 64]) : T`` -> ``%t = nisa.alloc {nkim.name = "a", nkim.address = [0, 64]} : T``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.NdarrayOp, rewriter: PatternRewriter) -> None:
+        attrs = {}
+        if op.tensor_name is not None:
+            attrs["nkim.name"] = op.tensor_name
+        elif op.result.name_hint:
+            attrs["nkim.name"] = StringAttr(op.result.name_hint)
+        if op.address is not None:
+            attrs["nkim.address"] = op.address
+        props = {"alignment": IntegerAttr(64, i64)} if op.result.type.memory_space.space.data in ("sbuf", "psum") else {}
+        new = nisa.AllocOp.build(result_types=[op.result.type], properties=props, attributes=attrs)
+        _replace(rewriter, op, [new], [new.result])
+
+
+class LowerDmaCopy(RewritePattern):
+    """``nki.dma_copy(dst, src)`` -> ``nisa.dma_copy(dst, src, oob_is_err=true) engine=dma``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.DmaCopyOp, rewriter: PatternRewriter) -> None:
+        oob = op.oob_mode is None or op.oob_mode.data != "skip"
+        props = {"engine": StringAttr("dma"), "oob_is_err": BoolAttr.from_bool(oob)}
+        if op.dge_mode is not None and op.dge_mode.data not in ("unknown",):
+            props["dge_mode"] = op.dge_mode
+        _replace(rewriter, op, [nisa.DmaCopyOp.build(operands=[op.dst, op.src], properties=props)])
+
+
+class LowerTensorCopy(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.TensorCopyOp, rewriter: PatternRewriter) -> None:
+        _replace(rewriter, op, [nisa.TensorCopyOp.build(
+            operands=[op.dst, op.src], properties={"engine": _engine(op, "vector")})])
+
+
+class LowerTensorTensor(RewritePattern):
+    """``nki.tensor_tensor(dst, data1, data2, op=maximum)`` -> ``nisa.tensor_tensor_arith(dst, lhs, rhs, op=max)``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.TensorTensorOp, rewriter: PatternRewriter) -> None:
+        ints = all(dtype_of(v) in (dtypes.int32, dtypes.uint32) for v in (op.dst, op.data1, op.data2))
+        default = "gpsimd" if op.op.data == "power" or ints else "vector"
+        _replace(rewriter, op, [nisa.TensorTensorArithOp.build(
+            operands=[op.dst, op.data1, op.data2],
+            properties={"op": _arith(op.op), "engine": _engine(op, default)})])
+
+
+class LowerTensorScalar(RewritePattern):
+    """``nki.tensor_scalar(..., reverse0, reverse1)`` -> ``nisa.tensor_scalar_arith(..., reverse_operands=first|second|both)``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.TensorScalarOp, rewriter: PatternRewriter) -> None:
+        r0, r1 = _flag(op, "reverse0"), _flag(op, "reverse1")
+        rev = {(False, False): "none_", (True, False): "first", (False, True): "second",
+               (True, True): "both"}[(r0, r1)]
+        props = {"op0": _arith(op.op0), "reverse_operands": StringAttr(rev),
+                 "engine": _engine(op, "vector")}
+        if op.op1 is not None:
+            props["op1"] = _arith(op.op1)
+        _replace(rewriter, op, [nisa.TensorScalarArithOp.build(
+            operands=[op.dst, op.data, op.operand0, op.operand1], properties=props)])
+
+
+class LowerActivation(RewritePattern):
+    """``nki.activation`` / ``nki.activation_reduce`` -> ``nisa.activation`` (bias defaults to 0.0)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.ActivationOp | nki.ActivationReduceOp, rewriter: PatternRewriter) -> None:
+        new: list[Operation] = []
+        bias: SSAValue | None = op.bias
+        if bias is None:
+            zero = arith.ConstantOp(FloatAttr(0.0, f32), f32)
+            new.append(zero)
+            bias = zero.result
+        props = {"op": op.op, "engine": StringAttr("scalar")}
+        if op.reduce_res is not None:
+            props["reduce_op"] = op.properties.get("reduce_op") or StringAttr("add")
+        cmd = op.properties.get("reduce_cmd")
+        if isinstance(op, nki.ActivationReduceOp):
+            cmd = StringAttr("reset_reduce")
+        if cmd is not None:
+            props["reduce_cmd"] = cmd
+        new.append(nisa.ActivationOp.build(operands=[op.dst, op.reduce_res, op.data, bias, op.scale],
+                                           properties=props))
+        _replace(rewriter, op, new)
+
+
+class LowerTensorReduce(RewritePattern):
+    """``nki.tensor_reduce(axis=[1, 2], negate)`` -> ``nisa.tensor_reduce_arith(num_r_dim=2, negated)``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.TensorReduceOp, rewriter: PatternRewriter) -> None:
+        rank = len(op.data.type.get_shape())
+        first = min(a.value.data for a in op.axis.data)
+        props = {"op": _arith(op.op), "negated": BoolAttr.from_bool(_flag(op, "negate")),
+                 "num_r_dim": IntegerAttr(rank - first, i64), "engine": _engine(op, "vector")}
+        _replace(rewriter, op, [nisa.TensorReduceArithOp.build(operands=[op.dst, op.data], properties=props)])
+
+
+class LowerReciprocal(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.ReciprocalOp, rewriter: PatternRewriter) -> None:
+        _replace(rewriter, op, [nisa.ReciprocalOp.build(
+            operands=[op.dst, op.data], properties={"engine": _engine(op, "vector")})])
+
+
+class LowerMemset(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.MemsetOp, rewriter: PatternRewriter) -> None:
+        _replace(rewriter, op, [nisa.MemsetOp.build(
+            operands=[op.dst, op.value], properties={"engine": _engine(op, "vector")})])
+
+
+class LowerIota(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.IotaOp, rewriter: PatternRewriter) -> None:
+        _replace(rewriter, op, [nisa.IotaOp.build(
+            operands=[op.dst], properties={"pattern": op.pattern, "offset": op.offset,
+                                           "channel_multiplier": op.channel_multiplier,
+                                           "engine": StringAttr("gpsimd")})])
+
+
+class LowerAffineSelect(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.AffineSelectOp, rewriter: PatternRewriter) -> None:
+        _replace(rewriter, op, [nisa.AffineSelectOp.build(
+            operands=[op.dst, op.on_true_tile, op.on_false_value],
+            properties={"pattern": op.pattern, "offset": op.offset,
+                        "channel_multiplier": op.channel_multiplier, "cmp_op": _arith(op.cmp_op),
+                        "engine": StringAttr("gpsimd")})])
+
+
+class LowerNcMatmul(RewritePattern):
+    """``nki.nc_matmul(accumulate=None|true|false)`` -> ``nisa.matmul(psum_accumulate_flags=auto|accumulate|overwrite)``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.NcMatmulOp, rewriter: PatternRewriter) -> None:
+        acc = "auto" if op.accumulate is None else ("accumulate" if op.accumulate.value.data else "overwrite")
+        props = {"is_transpose": BoolAttr.from_bool(False), "perf_opt": StringAttr("none_"),
+                 "psum_zero_region": StringAttr("size2048"), "psum_accumulate_flags": StringAttr(acc),
+                 "engine": StringAttr("tensor")}
+        _replace(rewriter, op, [nisa.MatmulOp.build(operands=[op.dst, op.stationary, op.moving],
+                                                    properties=props)])
+
+
+class LowerNcTranspose(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.NcTransposeOp, rewriter: PatternRewriter) -> None:
+        _replace(rewriter, op, [nisa.NcTransposeOp.build(
+            operands=[op.dst, op.data], properties={"engine": _engine(op, "tensor")})])
+
+
+PATTERNS = (LowerNdarray, LowerDmaCopy, LowerTensorCopy, LowerTensorTensor, LowerTensorScalar,
+            LowerActivation, LowerTensorReduce, LowerReciprocal, LowerMemset, LowerIota,
+            LowerAffineSelect, LowerNcMatmul, LowerNcTranspose)
+
+
+@dataclass(frozen=True)
+class LowerNkiToNisa(ModulePass):
+    """Lower every ``nki`` op to ``nisa``; afterwards no ``nki.`` op may remain."""
+
+    name = "lower-nki-to-nisa"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(GreedyRewritePatternApplier([p() for p in PATTERNS]),
+                             apply_recursively=False).rewrite_module(op)
+        left = [o.name for o in op.walk() if o.name.startswith("nki.")]
+        if left:
+            raise VerifyException(f"lower-nki-to-nisa: ops left unlowered: {sorted(set(left))} "
+                                  f"(run nki-legalize first for sugar ops)")
+
+
+__all__ = ["LowerNkiToNisa", "ArrayAttr"]

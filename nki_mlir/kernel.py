@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from .errors import NKIError
+
 
 class Kernel:
     """A ``@nki.jit`` kernel.  ``kernel(*arrays)`` compiles (cached) and runs it."""
@@ -25,13 +27,19 @@ class Kernel:
     def compile_with(self, args: tuple, kwargs: dict, **options: Any):
         """Compile with driver options (``target``, ``use_cache``) on top of the decorator's."""
         from .compiler import compile_kernel
-        return compile_kernel(self.fn, args, kwargs, **{**self.options, **options})
+        try:
+            return compile_kernel(self.fn, args, kwargs, **{**self.options, **options})
+        except NKIError as exc:
+            raise exc.with_traceback(None) from None  # the user's error, not our frames
 
     def __call__(self, *args: Any, **kwargs: Any):
-        return self.compile(*args, **kwargs)(*args, **kwargs)
+        compiled = self.compile(*args, **kwargs)
+        try:
+            return compiled(*args, **kwargs)
+        except NKIError as exc:
+            raise exc.with_traceback(None) from None
 
     def __getitem__(self, grid):
-        from .errors import NKIError
         g = grid if isinstance(grid, tuple) else (grid,)
         if g in ((), (1,)):
             return self

@@ -20,8 +20,15 @@ MOVING_FMAX = {"trn1": 512, "trn2": 512, "trn3": 4096}
 STATIONARY_FMAX = 128
 
 
+_NL_SUGAR = ("ndarray", "zeros", "load", "store", "add", "multiply", "exp", "matmul")
+
+
 def api(op: Operation) -> str:
-    """The user-facing name of an op: ``nisa.tensor_tensor_arith`` / ``nki.tensor_tensor``."""
+    """The name a user knows an op by: ``nki.tensor_tensor`` -> ``nisa.tensor_tensor``,
+    ``nki.ndarray`` -> ``nl.ndarray``; ``nisa`` ops keep their IR name."""
+    if op.name.startswith("nki."):
+        short = op.name[4:]
+        return ("nl." if short in _NL_SUGAR else "nisa.") + short
     return op.name
 
 
@@ -58,11 +65,14 @@ def tile(op: Operation, role: str, v: SSAValue | None, *, spaces=ON_CHIP) -> Non
 def on_chip_shape(op: Operation, role: str, v: SSAValue) -> None:
     shape = shape_of(v)
     if len(shape) < 2:
-        raise VerifyException(f"{api(op)}: operand '{role}' has rank {len(shape)}; on-chip "
+        what = "the tensor" if role == "result" else f"operand '{role}'"
+        raise VerifyException(f"{api(op)}: {what} has rank {len(shape)}; on-chip "
                               f"tensors need a partition dim and at least one free dim")
     if shape[0] > PMAX:
-        raise VerifyException(f"{api(op)}: operand '{role}' has partition dimension {shape[0]}, "
-                              f"which exceeds the architecture limit of {PMAX}")
+        what = "the tensor" if role == "result" else f"operand '{role}'"
+        raise VerifyException(f"{api(op)}: {what} has partition dimension {shape[0]}, which "
+                              f"exceeds the architecture limit of {PMAX} (dim 0 of an SBUF/PSUM "
+                              f"tensor is the partition dim; tile larger data over a loop)")
 
 
 def scalar_or_tile(op: Operation, role: str, v: SSAValue | None) -> None:

@@ -1,0 +1,120 @@
+"""``nki-mlir``: compile a kernel from a .py file and print its IR at any stage.
+
+    nki-mlir compile examples/kernels.py::tensor_add --arg 256x1024xf32 --arg 256x1024xf32 --stage nisa
+    nki-mlir run examples/kernels.py::row_softmax --arg 256x512xf32
+
+``--arg SHAPExDTYPE`` gives one tensor argument (dtype: f32, bf16, f16, f8e4m3, f8e5m2,
+i8/i16/i32, u8/u16/u32, or an NKI name such as float32); ``--const NAME=VALUE`` gives a
+compile-time argument (a Python literal).  Errors in the kernel print as located
+diagnostics and exit with status 1.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+_SHORT = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "f8e4m3": "float8_e4m3",
+          "f8e5m2": "float8_e5m2", "i8": "int8", "i16": "int16", "i32": "int32", "u8": "uint8",
+          "u16": "uint16", "u32": "uint32", "i1": "bool_"}
+
+
+def parse_arg(text: str) -> tuple[tuple[int, ...], np.dtype]:
+    """``"128x512xbf16"`` -> ``((128, 512), bfloat16)``."""
+    from .. import dtypes
+    *dims, dt = text.split("x")
+    if not dims:
+        raise argparse.ArgumentTypeError(f"bad --arg {text!r}: expected SHAPExDTYPE like 128x512xf32")
+    try:
+        shape = tuple(int(d) for d in dims)
+        dtype = dtypes.BY_NAME[_SHORT.get(dt, dt)]
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(f"bad --arg {text!r}: expected SHAPExDTYPE like 128x512xf32") from None
+    return shape, dtype
+
+
+def load_kernel(spec: str):
+    """``path/to/file.py::kernel_name`` -> the kernel object (the file is imported)."""
+    from .. import compat
+    from ..kernel import Kernel
+    path, _, name = spec.partition("::")
+    compat.install()
+    mspec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    if mspec is None or mspec.loader is None:
+        raise SystemExit(f"nki-mlir: cannot import {path}")
+    mod = importlib.util.module_from_spec(mspec)
+    sys.modules[mspec.name] = mod
+    mspec.loader.exec_module(mod)
+    kernels = {k: v for k, v in vars(mod).items() if isinstance(v, Kernel)}
+    if not name:
+        if len(kernels) != 1:
+            raise SystemExit(f"nki-mlir: {path} defines {len(kernels)} kernels; name one with FILE::KERNEL "
+                             f"({', '.join(kernels)})")
+        name = next(iter(kernels))
+    if name not in kernels:
+        raise SystemExit(f"nki-mlir: no @nki.jit kernel named {name!r} in {path}")
+    return kernels[name]
+
+
+def _inputs(args, rng) -> list[np.ndarray]:
+    out = []
+    for shape, dt in args:
+        x = rng.standard_normal(shape).astype(np.float32)
+        out.append(x.astype(dt) if dt.kind != "b" else x > 0)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ..errors import NKIError
+    ap = argparse.ArgumentParser(prog="nki-mlir", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for cmd in ("compile", "run"):
+        p = sub.add_parser(cmd)
+        p.add_argument("kernel", help="FILE.py::KERNEL")
+        p.add_argument("--arg", action="append", type=parse_arg, default=[], metavar="SHAPExDTYPE")
+        p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE")
+        p.add_argument("--target", default=None, choices=["trn1", "trn2", "trn3"])
+        if cmd == "compile":
+            p.add_argument("--stage", default="nisa", choices=["nki", "nisa"])
+            p.add_argument("--debuginfo", action="store_true", help="print op source locations")
+    ns = ap.parse_args(argv)
+    kernel = load_kernel(ns.kernel)
+    consts = {}
+    for c in ns.const:
+        k, _, v = c.partition("=")
+        consts[k] = ast.literal_eval(v)
+    rng = np.random.default_rng(0)
+    arrays = _inputs(ns.arg, rng)
+    try:
+        ck = kernel.compile_with(tuple(arrays), consts, use_cache=False, **({"target": ns.target} if ns.target else {}))
+        if ns.cmd == "compile":
+            text = ck.ir(ns.stage)
+            if not ns.debuginfo:
+                text = _strip_locs(text)
+            sys.stdout.write(text)
+            return 0
+        t0 = time.perf_counter()
+        outs = ck(*arrays, **consts)
+        dt = time.perf_counter() - t0
+        for i, o in enumerate(outs if isinstance(outs, tuple) else (outs,)):
+            print(f"output {i}: shape {list(o.shape)} {o.dtype}, mean {np.mean(o.astype(np.float64)):.6g}, "
+                  f"nan {int(np.isnan(o.astype(np.float32)).sum())}")
+        print(f"ran in {dt * 1e3:.1f} ms on the ISA interpreter")
+        return 0
+    except NKIError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+
+
+def _strip_locs(text: str) -> str:
+    import re
+    return re.sub(r' loc\((?:[^()"]|"[^"]*")*\)', "", text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

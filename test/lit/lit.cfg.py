@@ -5,7 +5,7 @@ or through CMake: ``cmake --build build --target check-nki-mlir`` loads this fil
 the generated ``lit.site.cfg.py``, which sets ``python_executable``, ``nki_src_root``
 and ``nki_obj_root`` (``Output/`` then goes to the build tree).
 
-Substitutions: ``%nki-opt`` (our driver run by the configured Python), ``%python``,
+Substitutions: ``%nki-opt`` (our driver run by the configured Python), ``%python``, ``%nki-mlir`` (compile a kernel .py file and print its IR),
 ``%mlir-opt`` (an upstream mlir-opt compatible binary, when one is on PATH; tests that
 use it say ``REQUIRES: upstream-mlir``).
 """
@@ -30,6 +30,7 @@ config.environment["PYTHONPATH"] = src_root + os.pathsep + os.environ.get("PYTHO
 config.environment["PATH"] = os.path.dirname(python) + os.pathsep + os.environ["PATH"]
 config.substitutions.append(("%nki-opt", f'"{python}" -m nki_mlir.tools.nki_opt'))
 config.substitutions.append(("%python", f'"{python}"'))
+config.substitutions.append(("%nki-mlir", f'"{python}" -m nki_mlir.tools.cli'))
 
 # Optional upstream MLIR (e.g. `pip install iree-base-compiler==3.13.0` gives iree-opt).
 for tool in ("mlir-opt", "iree-opt", "torch-mlir-opt"):

@@ -8,6 +8,7 @@ partition dimension; the rest are free dimensions laid out row-major in each par
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -33,56 +34,55 @@ TARGETS = ("trn1", "trn2", "trn3")
 PMAX = 128
 
 
+class _WordAttr(ParametrizedAttribute):
+    """An attribute holding one word from a fixed vocabulary, printed ``#nisa.<name><word>``."""
+
+    WORDS: ClassVar[tuple[str, ...]] = ()
+    KIND: ClassVar[str] = ""
+
+    def __init__(self, word: str | StringAttr):
+        super().__init__(StringAttr(word) if isinstance(word, str) else word)
+
+    @property
+    def word(self) -> str:
+        return self.parameters[0].data  # type: ignore[attr-defined]
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            word = parser.parse_identifier(cls.KIND)
+            if word not in cls.WORDS:
+                parser.raise_error(f"unknown {cls.KIND} '{word}', expected one of "
+                                   + ", ".join(cls.WORDS), pos, parser.pos)
+        return (StringAttr(word),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.word}>")
+
+    def verify(self) -> None:
+        if self.word not in self.WORDS:
+            raise VerifyException(f"unknown {self.KIND} '{self.word}'")
+
+
 @irdl_attr_definition
-class MemSpaceAttr(ParametrizedAttribute):
+class MemSpaceAttr(_WordAttr):
     """``#nisa.mem<sbuf>``: the memory a buffer lives in."""
 
     name = "nisa.mem"
+    WORDS: ClassVar[tuple[str, ...]] = MEM_SPACES
+    KIND: ClassVar[str] = "memory space"
     space: StringAttr = param_def()
-
-    def __init__(self, space: str | StringAttr):
-        super().__init__(StringAttr(space) if isinstance(space, str) else space)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            pos = parser.pos
-            word = parser.parse_identifier("memory space")
-            if word not in MEM_SPACES:
-                parser.raise_error(f"unknown memory space '{word}', expected one of "
-                                   + ", ".join(MEM_SPACES), pos, parser.pos)
-        return (StringAttr(word),)
-
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.space.data}>")
-
-    def verify(self) -> None:
-        if self.space.data not in MEM_SPACES:
-            raise VerifyException(f"unknown memory space '{self.space.data}'")
 
 
 @irdl_attr_definition
-class TargetAttr(ParametrizedAttribute):
+class TargetAttr(_WordAttr):
     """``#nisa.target<trn2>``: the NeuronCore generation a module is compiled for."""
 
     name = "nisa.target"
+    WORDS: ClassVar[tuple[str, ...]] = TARGETS
+    KIND: ClassVar[str] = "target"
     target: StringAttr = param_def()
-
-    def __init__(self, target: str | StringAttr):
-        super().__init__(StringAttr(target) if isinstance(target, str) else target)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            pos = parser.pos
-            word = parser.parse_identifier("target")
-            if word not in TARGETS:
-                parser.raise_error(f"unknown target '{word}', expected one of "
-                                   + ", ".join(TARGETS), pos, parser.pos)
-        return (StringAttr(word),)
-
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.target.data}>")
 
 
 # --------------------------------------------------------------------------- types

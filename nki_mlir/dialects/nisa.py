@@ -134,11 +134,7 @@ class TensorCopyOp(NisaInstruction):
     src = operand_def(MemRefType)
 
     def verify_(self) -> None:
-        rules.tile(self, "dst", self.dst)
-        rules.tile(self, "src", self.src)
-        rules.same_partitions(self, ("dst", self.dst), ("src", self.src))
-        rules.same_free_size(self, ("dst", self.dst), ("src", self.src))
-        rules.engine(self, COMPUTE)
+        rules.elementwise(self, ("dst", "src"), COMPUTE)
 
 
 @irdl_op_definition
@@ -165,12 +161,8 @@ class TensorTensorArithOp(NisaInstruction):
     op = prop_def(StringAttr)
 
     def verify_(self) -> None:
-        for role in ("dst", "lhs", "rhs"):
-            rules.tile(self, role, getattr(self, role))
-        pairs = (("dst", self.dst), ("lhs", self.lhs), ("rhs", self.rhs))
-        rules.same_partitions(self, *pairs)
-        rules.same_free_size(self, *pairs)
-        rules.not_both_psum(self, pairs[1], pairs[2])
+        rules.elementwise(self, ("dst", "lhs", "rhs"))
+        rules.not_both_psum(self, ("lhs", self.lhs), ("rhs", self.rhs))
         rules.enum(self, "op", ARITH_NAMES)
         rules.engine(self, COMPUTE)
 
@@ -195,10 +187,7 @@ class TensorScalarArithOp(NisaInstruction):
 
     def verify_(self) -> None:
         from .common import shape_of
-        rules.tile(self, "dst", self.dst)
-        rules.tile(self, "src", self.src)
-        rules.same_partitions(self, ("dst", self.dst), ("src", self.src))
-        rules.same_free_size(self, ("dst", self.dst), ("src", self.src))
+        rules.elementwise(self, ("dst", "src"))
         parts = shape_of(self.src)[0]
         rules.per_partition_vector(self, "operand0", self.operand0, parts)
         rules.per_partition_vector(self, "operand1", self.operand1, parts)
@@ -227,10 +216,7 @@ class ActivationOp(NisaInstruction):
 
     def verify_(self) -> None:
         from .common import shape_of
-        rules.tile(self, "dst", self.dst)
-        rules.tile(self, "src", self.src)
-        rules.same_partitions(self, ("dst", self.dst), ("src", self.src))
-        rules.same_free_size(self, ("dst", self.dst), ("src", self.src))
+        rules.elementwise(self, ("dst", "src"))
         parts = shape_of(self.src)[0]
         for role in ("bias", "scale", "reduce_res"):
             rules.per_partition_vector(self, role, getattr(self, role), parts)
@@ -249,11 +235,7 @@ class ReciprocalOp(NisaInstruction):
     src = operand_def(MemRefType)
 
     def verify_(self) -> None:
-        rules.tile(self, "dst", self.dst)
-        rules.tile(self, "src", self.src)
-        rules.same_partitions(self, ("dst", self.dst), ("src", self.src))
-        rules.same_free_size(self, ("dst", self.dst), ("src", self.src))
-        rules.engine(self, COMPUTE)
+        rules.elementwise(self, ("dst", "src"), COMPUTE)
 
 
 @irdl_op_definition

@@ -112,11 +112,7 @@ class TensorCopyOp(NkiInstruction):
     src = operand_def(MemRefType)
 
     def verify_(self) -> None:
-        rules.tile(self, "dst", self.dst)
-        rules.tile(self, "src", self.src)
-        rules.same_partitions(self, ("dst", self.dst), ("src", self.src))
-        rules.same_free_size(self, ("dst", self.dst), ("src", self.src))
-        rules.engine(self, COMPUTE_ENGINES)
+        rules.elementwise(self, ("dst", "src"), COMPUTE_ENGINES)
 
 
 # ------------------------------------------------------------------- vector / scalar
@@ -133,12 +129,8 @@ class TensorTensorOp(NkiInstruction):
     op = prop_def(StringAttr)
 
     def verify_(self) -> None:
-        for role in ("dst", "data1", "data2"):
-            rules.tile(self, role, getattr(self, role))
-        pairs = (("dst", self.dst), ("data1", self.data1), ("data2", self.data2))
-        rules.same_partitions(self, *pairs)
-        rules.same_free_size(self, *pairs)
-        rules.not_both_psum(self, pairs[1], pairs[2])
+        rules.elementwise(self, ("dst", "data1", "data2"))
+        rules.not_both_psum(self, ("data1", self.data1), ("data2", self.data2))
         rules.enum(self, "op", ALU_OPS)
         rules.engine(self, COMPUTE_ENGINES)
 
@@ -163,10 +155,7 @@ class TensorScalarOp(NkiInstruction):
     reverse1 = opt_prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        rules.tile(self, "dst", self.dst)
-        rules.tile(self, "data", self.data)
-        rules.same_partitions(self, ("dst", self.dst), ("data", self.data))
-        rules.same_free_size(self, ("dst", self.dst), ("data", self.data))
+        rules.elementwise(self, ("dst", "data"))
         parts = shape_of(self.data)[0]
         rules.per_partition_vector(self, "operand0", self.operand0, parts)
         rules.per_partition_vector(self, "operand1", self.operand1, parts)
@@ -202,10 +191,7 @@ class ActivationOp(NkiInstruction):
 
 
 def _verify_activation(op) -> None:
-    rules.tile(op, "dst", op.dst)
-    rules.tile(op, "data", op.data)
-    rules.same_partitions(op, ("dst", op.dst), ("data", op.data))
-    rules.same_free_size(op, ("dst", op.dst), ("data", op.data))
+    rules.elementwise(op, ("dst", "data"))
     parts = shape_of(op.data)[0]
     rules.per_partition_vector(op, "bias", op.bias, parts)
     rules.per_partition_vector(op, "scale", op.scale, parts)
@@ -277,11 +263,7 @@ class ReciprocalOp(NkiInstruction):
     data = operand_def(MemRefType)
 
     def verify_(self) -> None:
-        rules.tile(self, "dst", self.dst)
-        rules.tile(self, "data", self.data)
-        rules.same_partitions(self, ("dst", self.dst), ("data", self.data))
-        rules.same_free_size(self, ("dst", self.dst), ("data", self.data))
-        rules.engine(self, COMPUTE_ENGINES)
+        rules.elementwise(self, ("dst", "data"), COMPUTE_ENGINES)
 
 
 @irdl_op_definition

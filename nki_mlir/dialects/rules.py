@@ -82,6 +82,17 @@ def scalar_or_tile(op: Operation, role: str, v: SSAValue | None) -> None:
     tile(op, role, v)
 
 
+def elementwise(op: Operation, roles: tuple[str, ...], engines: tuple[str, ...] | None = None) -> None:
+    """Each role is an on-chip tile; all share the partition count and per-partition size."""
+    pairs = tuple((r, getattr(op, r)) for r in roles)
+    for r, v in pairs:
+        tile(op, r, v)
+    same_partitions(op, *pairs)
+    same_free_size(op, *pairs)
+    if engines:
+        engine(op, engines)
+
+
 def same_partitions(op: Operation, *pairs: tuple[str, SSAValue | None]) -> None:
     present = [(r, v) for r, v in pairs if v is not None and isinstance(v.type, MemRefType)]
     if not present:

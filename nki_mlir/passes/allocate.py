@@ -41,7 +41,7 @@ from xdsl.passes import ModulePass
 
 from .. import dtypes
 from ..diagnostics import error_at, loc_of
-from ..dialects.common import PMAX, ON_CHIP, TARGETS, TargetAttr, space_of
+from ..dialects.common import ON_CHIP, TARGETS, TargetAttr, space_of
 from ..errors import NKIAllocationError, NKIError
 from .effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition
 from .liveness import LiveRange, live_ranges
@@ -101,13 +101,18 @@ class Tensor:
     def op(self):
         return self.live.alloc
 
+    @property
+    def first_partition(self) -> int:
+        """The pinned start partition, else 0 (legal for any partition count)."""
+        return self.pinned[0] if self.pinned else 0
+
     def conflicts(self, other: Tensor) -> bool:
-        """Both live at some program point and sharing partitions (so bytes must differ)."""
+        """``other`` is placed, live at the same time and on shared partitions (so the
+        two must not share bytes)."""
         if other.region is None or other.space != self.space or not self.live.overlaps(other.live):
             return False
-        start = self.pinned[0] if self.pinned else 0
-        return start < other.region.partition + other.region.partitions and \
-            other.region.partition < start + self.partitions
+        start, theirs = self.first_partition, other.region
+        return start < theirs.partition + theirs.partitions and theirs.partition < start + self.partitions
 
 
 def _tensor(live: LiveRange, arena: Arena) -> Tensor:
@@ -170,7 +175,8 @@ def overflow_message(t: Tensor, live: list[Tensor], arena: Arena, target: str) -
            f"need {need} bytes per partition, but {mem} on {target} has {arena.capacity} "
            f"bytes per partition")
     if need <= arena.capacity:
-        msg += " (the free space is too fragmented for this tensor's size and alignment)"
+        msg += (" (no free range can hold it: the free space is fragmented by alignment, "
+                "PSUM bank boundaries or the placement of other tensors)")
     rows = sorted([t, *live], key=lambda o: (-o.size, o.live.start))
     msg += "\nlargest live tensors:"
     for o in rows[:LISTED]:
@@ -201,11 +207,10 @@ def _place_pinned(t: Tensor, arena: Arena, placed: list[Tensor], target: str) ->
                         NKIAllocationError, category="invalid address")
 
     if part not in _legal_starts(t.partitions):
-        starts = ", ".join(map(str, _legal_starts(t.partitions)))
+        *rest, last = map(str, _legal_starts(t.partitions))
+        starts = f"{', '.join(rest)} or {last}" if rest else last
         raise fail(f"is illegal: a tensor of {t.partitions} partitions must start at "
                    f"partition {starts}")
-    if part + t.partitions > PMAX:
-        raise fail(f"is out of range: partitions {part}..{part + t.partitions - 1} exceed {PMAX}")
     if arena.bank is not None and off % arena.bank:
         raise fail(f"is illegal: PSUM tensors must start on a bank boundary (a multiple of "
                    f"{arena.bank} bytes per partition)")

@@ -10,7 +10,11 @@ memref, ...; canonicalize, cse, ...).  Everything else -- ``-p``, ``--split-inpu
 
 A user error raised by a pass (:class:`~nki_mlir.errors.NKIError`) is printed as its
 formatted message (``file:line:col: category: message`` plus the source line) on stderr
-with exit status 1, never as a Python traceback.
+with exit status 1, never as a Python traceback.  So are parse errors and verifier
+failures.  With ``--verify-diagnostics`` (``--parsing-diagnostics`` for parse errors)
+the message goes to stdout instead, the exit status is 0 and ``--split-input-file``
+goes on with the next chunk -- xdsl-opt's convention, which lets one lit test check
+several diagnostics; NKIErrors raised by passes follow it too.
 """
 from __future__ import annotations
 
@@ -19,6 +23,8 @@ from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ..dialects import get_all_dialects
@@ -56,13 +62,26 @@ class NkiOptMain(xDSLOptMain):
         for pass_cls in get_all_passes():
             self.register_pass(pass_cls.name, lambda p=pass_cls: p)
 
+    def apply_passes(self, prog: ModuleOp) -> None:
+        try:
+            super().apply_passes(prog)
+        except NKIError as err:
+            if self.args.verify_diagnostics:
+                raise DiagnosticException(str(err)) from err
+            raise
+
     def run(self) -> None:
         try:
             super().run()
-        except NKIError as err:
+        except (NKIError, ParseError, DiagnosticException) as err:
             sys.stdout.flush()
-            print(str(err), file=sys.stderr)
+            print(_message(err), file=sys.stderr)
             sys.exit(1)
+
+
+def _message(err: Exception) -> str:
+    """The formatted message of an error, with the notes xDSL attaches (the failing IR)."""
+    return "\n".join([str(err), *getattr(err, "__notes__", ())])
 
 
 def main(argv: Sequence[str] | None = None) -> None:

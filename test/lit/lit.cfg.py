@@ -5,9 +5,10 @@ or through CMake: ``cmake --build build --target check-nki-mlir`` loads this fil
 the generated ``lit.site.cfg.py``, which sets ``python_executable``, ``nki_src_root``
 and ``nki_obj_root`` (``Output/`` then goes to the build tree).
 
-Substitutions: ``%nki-opt`` (our driver run by the configured Python), ``%python``, ``%nki-mlir`` (compile a kernel .py file and print its IR),
-``%mlir-opt`` (an upstream mlir-opt compatible binary, when one is on PATH; tests that
-use it say ``REQUIRES: upstream-mlir``).
+Substitutions: ``%nki-opt`` (our driver run by the configured Python), ``%python``,
+``%nki-mlir`` (compile a kernel .py file and print its IR), ``%mlir-opt`` (an upstream
+mlir-opt compatible binary, when one is on PATH; tests that use it say
+``REQUIRES: upstream-mlir``).
 """
 import os
 import shutil

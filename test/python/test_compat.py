@@ -5,6 +5,8 @@ import sys
 
 import numpy as np
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -14,7 +16,7 @@ def test_unmodified_kernel_file_runs_after_install(tmp_path):
         "nki_mlir.compat.install()\n"
         f"runpy.run_path({os.path.join(HERE, 'compat_kernels', 'unmodified_beta2.py')!r}, run_name='__main__')\n")
     proc = subprocess.run([sys.executable, "-c", runner], capture_output=True, text=True,
-                          env={**os.environ, "NKI_MLIR_CACHE_DIR": str(tmp_path)})
+                          env={**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), "NKI_MLIR_CACHE_DIR": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
     assert "relu_scale ok 3.0" in proc.stdout
 

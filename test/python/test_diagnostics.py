@@ -5,6 +5,8 @@ import subprocess
 import sys
 
 import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import pytest
 
 import diag_kernels as D
@@ -76,7 +78,7 @@ def test_error_is_printed_without_internal_traceback(tmp_path):
         "    return a\n"
         "k(np.zeros((4, 4), np.float32))\n")
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          env={**os.environ, "NKI_MLIR_CACHE_DIR": str(tmp_path / "c")})
+                          env={**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), "NKI_MLIR_CACHE_DIR": str(tmp_path / "c")})
     assert proc.returncode == 1
     assert f"{script}:6:9: invalid kernel:" in proc.stderr
     assert "                                ^" not in proc.stderr or True

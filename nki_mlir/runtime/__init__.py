@@ -1,9 +1,14 @@
-"""Running compiled kernels on the host: the NumPy ISA interpreter of the ``nisa`` dialect.
+"""The backend on the host: kernel artifacts, the compile cache and the NumPy ISA interpreter.
 
+- :mod:`.artifact`, :mod:`.cache`: the versioned kernel artifact and the compile cache;
 - :mod:`.memory`: the physical memory model (HBM arrays, byte-addressed SBUF and PSUM);
 - :mod:`.numerics`: ALU operators, activation functions and the fp32 casting rules;
 - :mod:`.interpreter`: :func:`~.interpreter.decode` a module once into a
-  :class:`~.interpreter.Program`, then ``Program.run(args)`` it.
+  :class:`~.interpreter.Program`, then ``Program.run(args)`` it.  Its parts:
+  :mod:`.decoder` / :mod:`.program` / :mod:`.env` (decode and run), :mod:`.control` and
+  :mod:`.views` (func/scf/arith and memref.subview), and one module per instruction family
+  (:mod:`.isa_memory`, :mod:`.isa_alu`, :mod:`.isa_activation`, :mod:`.isa_matmul`,
+  :mod:`.isa_iota`).
 
-Design: ``design.md`` section 8; semantics: ``nki_spec.md`` sections 2, 3 and 5.
+Design: ``design.md`` sections 7-8; semantics: ``nki_spec.md`` sections 2, 3 and 5.
 """

@@ -1,0 +1,121 @@
+"""The decoded form of a kernel: closures over a slot environment.
+
+:func:`~.interpreter.decode` turns every op into a pre-bound closure ``f(env)`` (a
+:data:`Closure`).  ``env`` is a flat list: slot :data:`STATE` holds the per-run
+:class:`~.program.State`, every other slot an SSA value (a NumPy array for a tensor, a
+Python ``int`` for an index, ``np.float32`` for a float scalar), the matmul-written flags
+of a PSUM tensor, or a cache a closure owns.
+
+This module holds what the closure builders share: the static facts of a tensor operand
+(:class:`Buf`) and the helpers that guard a closure, clear PSUM matmul flags and inspect
+operands.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Operation, SSAValue
+
+from .. import dtypes
+from ..diagnostics import error_at
+from ..errors import NKIError, NKIRuntimeError
+from . import numerics as nm
+from .memory import MemoryFault, free_elems
+
+Closure = Callable[[list], None]
+
+#: env slot of the per-run :class:`~.program.State`
+STATE = 0
+
+
+class Fault(Exception):
+    """A runtime fault; re-raised as an NKIRuntimeError located at the executing op."""
+
+
+class Buf:
+    """Static facts of a buffer-typed SSA value (from its memref type).
+
+    ``slot`` holds the array; ``flags`` the slot of its PSUM matmul-written flags (None
+    outside PSUM); ``shape`` is ``(partitions, free dims...)``; ``space`` the memory space
+    name (``"hbm"``, ``"sbuf"``, ``"psum"``, ...).
+    """
+
+    __slots__ = ("slot", "flags", "shape", "dtype", "space", "value")
+
+    def __init__(self, slot, flags, shape, dtype, space, value: SSAValue):
+        self.slot, self.flags, self.shape, self.dtype, self.space, self.value = \
+            slot, flags, shape, dtype, space, value
+
+    @property
+    def parts(self) -> int:
+        return self.shape[0]
+
+    @property
+    def free(self) -> int:
+        return free_elems(self.shape)
+
+
+def guard(op: Operation, impl: Closure) -> Closure:
+    """Wrap ``impl`` so that any failure becomes an NKIRuntimeError located at ``op``."""
+    name = op.name
+
+    def run(env):
+        try:
+            impl(env)
+        except NKIError:
+            raise
+        except (Fault, MemoryFault) as e:
+            raise error_at(op, f"{name}: {e}", NKIRuntimeError) from None
+        except Exception as e:  # noqa: BLE001 -- never leak a raw traceback to the user
+            raise error_at(op, f"{name}: internal error while executing this instruction: "
+                               f"{type(e).__name__}: {e}", NKIRuntimeError) from e
+    return run
+
+
+def _with_flag_clear(impl: Closure, fslot: int) -> Closure:
+    """A non-matmul write to PSUM: clear the matmul-written flags of the written region."""
+    def run(env):
+        impl(env)
+        env[fslot].fill(0)
+    return run
+
+
+def finish(op: Operation, impl: Closure, *written: Buf | None) -> Closure:
+    """Guard ``impl``; clear PSUM matmul flags of every written PSUM operand."""
+    for b in written:
+        if b is not None and b.flags is not None:
+            impl = _with_flag_clear(impl, b.flags)
+    return guard(op, impl)
+
+
+def is_float_type(t) -> bool:
+    """Whether the MLIR type ``t`` is an NKI float dtype."""
+    try:
+        return dtypes.is_float(dtypes.from_mlir(t))
+    except KeyError:
+        return False
+
+
+def engine(op: Operation) -> str:
+    """The op's ``engine`` property (``"vector"``, ``"scalar"``, ``"gpsimd"``, ...)."""
+    e = op.properties.get("engine")
+    return e.data if isinstance(e, StringAttr) else "unknown"
+
+
+def reader(b: Buf, shape: tuple[int, ...]) -> Callable[[list], np.ndarray]:
+    """Read ``b`` as float32 in ``shape`` (same element count)."""
+    s = b.slot
+    if b.shape == shape:
+        return lambda env: nm.to_f32(env[s])
+    return lambda env: nm.to_f32(env[s]).reshape(shape)
+
+
+def check_elems(op: Operation, dst: Buf, *others: tuple[str, Buf]) -> None:
+    """Check that every ``(role, buf)`` has ``dst``'s partition and per-partition counts."""
+    for role, b in others:
+        if b.parts != dst.parts or b.free != dst.free:
+            raise error_at(op, f"{op.name}: '{role}' is {list(b.shape)} but 'dst' is "
+                               f"{list(dst.shape)}; partition and per-partition element counts "
+                               f"must match", NKIRuntimeError)

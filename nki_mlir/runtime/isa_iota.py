@@ -1,0 +1,80 @@
+"""Closure builders for the index-pattern instructions: ``nisa.iota`` and ``nisa.affine_select``.
+
+Both evaluate the affine pattern ``offset + p*channel_multiplier + sum_k step_k*i_k`` over
+``dst``'s partitions ``p`` and its ``[step, count]`` free-dim pattern ``i_k``, in int32
+(wrapping), once at decode time.  ``nisa.iota`` stores the values (cast to ``dst``'s dtype);
+``nisa.affine_select`` keeps ``on_true_tile`` where ``cmp_op(value, 0)`` holds and
+``on_false_value`` elsewhere.  Semantics: nki_spec.md section 5.4 (``nki.isa.iota`` /
+``affine_select``).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr
+from xdsl.ir import Operation
+
+from ..diagnostics import error_at
+from ..dialects import nisa
+from ..errors import NKIRuntimeError
+from . import numerics as nm
+from .env import Buf, check_elems, finish, reader
+
+if TYPE_CHECKING:
+    from .decoder import Decoder
+
+
+def _iota_values(op: Operation, dst: Buf) -> np.ndarray:
+    """``offset + p*channel_multiplier + sum_k step_k*i_k`` as int32 ``[P, F]``."""
+    pattern = op.pattern
+    steps, counts = [], []
+    for pair in pattern.data if isinstance(pattern, ArrayAttr) else ():
+        if (not isinstance(pair, ArrayAttr) or len(pair.data) != 2
+                or not all(isinstance(x, IntegerAttr) for x in pair.data)):
+            raise error_at(op, f"{op.name}: pattern must be a list of [step, count] pairs",
+                           NKIRuntimeError)
+        steps.append(int(pair.data[0].value.data))
+        counts.append(int(pair.data[1].value.data))
+    if int(np.prod(counts, dtype=np.int64)) != dst.free:
+        raise error_at(op, f"{op.name}: the pattern {[[s, c] for s, c in zip(steps, counts)]} "
+                           f"covers {int(np.prod(counts, dtype=np.int64))} elements per "
+                           f"partition but 'dst' has {dst.free}", NKIRuntimeError)
+    offset = int(op.offset.value.data)
+    cm = int(op.channel_multiplier.value.data)
+    free = np.zeros(tuple(counts), np.int64)
+    for k, (step, count) in enumerate(zip(steps, counts)):
+        ax = [1] * len(counts)
+        ax[k] = count
+        free = free + step * np.arange(count, dtype=np.int64).reshape(ax)
+    vals = offset + cm * np.arange(dst.parts, dtype=np.int64)[:, None] + free.reshape(1, -1)
+    return vals.astype(np.int32)  # int32 arithmetic wraps
+
+
+def iota(dec: Decoder, op: nisa.IotaOp):
+    dst = dec.buf(op, op.dst, "dst")
+    vals = _iota_values(op, dst).reshape(dst.shape)
+    pre = np.empty(dst.shape, dst.dtype)
+    nm.make_int_store(dst.dtype)(pre, vals)
+    d = dst.slot
+
+    def run(env):
+        env[d][...] = pre
+    return finish(op, run, dst)
+
+
+def affine_select(dec: Decoder, op: nisa.AffineSelectOp):
+    dst, tru = dec.buf(op, op.dst, "dst"), dec.buf(op, op.on_true_tile, "on_true_tile")
+    check_elems(op, dst, ("on_true_tile", tru))
+    cmp = op.cmp_op.data
+    if not cmp.startswith("is_"):
+        raise error_at(op, f"nisa.affine_select: cmp_op={cmp} is not a comparison (expected "
+                           f"is_eq, is_ne, is_lt, is_le, is_gt or is_ge)", NKIRuntimeError)
+    vals = _iota_values(op, dst).reshape(dst.shape)
+    mask = nm.ALU_INT[cmp](vals.astype(np.int64), np.int64(0)) != 0
+    read, store, d = reader(tru, dst.shape), nm.make_store(dst.dtype), dst.slot
+    gf = dec.scalar(op, op.on_false_value, "on_false_value", dst.shape)
+
+    def run(env):
+        store(env[d], np.where(mask, read(env), gf(env)))
+    return finish(op, run, dst)

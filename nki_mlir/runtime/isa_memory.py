@@ -1,0 +1,137 @@
+"""Closure builders for the ``nisa`` ops that place, move and fill data.
+
+- ``nisa.alloc``: HBM -> a fresh array per execution; unplaced SBUF / PSUM -> a private
+  array; placed (``nkim.partition`` / ``nkim.offset`` / ``nkim.bank``) -> a typed view of the
+  run's SBUF / PSUM bytes (:mod:`.memory`).  Every execution refills the region with
+  sentinels and clears its PSUM flags.  ``nisa.release`` does nothing.
+- ``nisa.dma_copy``: element-count-preserving copy (any shapes); a dtype change casts
+  through float32.
+- ``nisa.tensor_copy``: bit-exact when the dtypes match (or int32 <-> uint32) on a non-Scalar
+  engine, else through float32 (nki_spec.md section 3).
+- ``nisa.memset``: an integer value into a non-bool integer tensor is stored exactly (wrapping),
+  anything else through float32.
+
+Semantics: nki_spec.md section 5.4 (the NKI ``nki.isa`` API pages of these instructions).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType
+
+from .. import dtypes
+from ..diagnostics import error_at
+from ..dialects import nisa
+from ..dialects.common import HBM_SPACES
+from ..errors import NKIRuntimeError
+from . import numerics as nm
+from .env import STATE, Buf, Closure, check_elems, engine, finish, guard, reader
+from .memory import Memory, MemoryFault, fill_sentinel, resolve_psum_offset
+
+if TYPE_CHECKING:
+    from .decoder import Decoder
+
+
+def alloc(dec: Decoder, op: nisa.AllocOp):
+    s = dec.define(op.result, op)
+    b = dec.bufs[op.result]
+    shape, dt, space, fslot = b.shape, b.dtype, b.space, b.flags
+    if space in HBM_SPACES:
+        def run(env):
+            env[s] = Memory.hbm(shape, dt)
+        return guard(op, run)
+    attrs = {k: op.attributes.get(k) for k in ("nkim.partition", "nkim.offset", "nkim.bank")}
+    if all(a is None for a in attrs.values()):  # unplaced: a private array per execution
+        def run(env):
+            data, flags = Memory.private(space, shape, dt)
+            fill_sentinel(data)
+            env[s] = data
+            if fslot is not None:
+                env[fslot] = flags
+        return guard(op, run)
+    vals = {}
+    for k, a in attrs.items():
+        if a is not None and not isinstance(a, IntegerAttr):
+            raise error_at(op, f"nisa.alloc: attribute {k} must be an integer, got {a}",
+                           NKIRuntimeError)
+        vals[k] = None if a is None else int(a.value.data)
+    p0 = vals["nkim.partition"] or 0
+    try:
+        off = (resolve_psum_offset(vals["nkim.offset"], vals["nkim.bank"]) if space == "psum"
+               else vals["nkim.offset"] or 0)
+    except MemoryFault as e:
+        raise error_at(op, f"nisa.alloc: {e}", NKIRuntimeError) from None
+    cache = dec.fresh()  # the typed view, created on first execution in each run
+
+    def run(env):
+        v = env[cache]
+        if v is None:
+            v = env[cache] = env[STATE].mem.region(space, p0, off, shape, dt)
+        data, flags = v
+        fill_sentinel(data)
+        env[s] = data
+        if flags is not None:
+            flags.fill(0)
+            env[fslot] = flags
+    return guard(op, run)
+
+
+def release(dec: Decoder, op: nisa.ReleaseOp):
+    return None
+
+
+def _copy(dst: Buf, src: Buf, exact: bool) -> Closure:
+    """A closure copying ``src`` into ``dst`` (same element count, any shapes).
+
+    Bit-exact if ``exact`` (int32 <-> uint32 wraps), else read as float32 and cast to
+    ``dst``'s dtype.
+    """
+    d, s, shape = dst.slot, src.slot, dst.shape
+    if exact:
+        if dst.shape == src.shape:
+            def run(env):
+                env[d][...] = env[s]
+        else:
+            def run(env):
+                env[d][...] = env[s].reshape(shape)
+    else:
+        store, read = nm.make_store(dst.dtype), reader(src, shape)
+
+        def run(env):
+            store(env[d], read(env))
+    return run
+
+
+def dma_copy(dec: Decoder, op: nisa.DmaCopyOp):
+    dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
+    if int(np.prod(dst.shape)) != int(np.prod(src.shape)):
+        raise error_at(op, f"nisa.dma_copy: dst has {int(np.prod(dst.shape))} elements but src "
+                           f"has {int(np.prod(src.shape))}", NKIRuntimeError)
+    return finish(op, _copy(dst, src, exact=dst.dtype == src.dtype), dst)
+
+
+def tensor_copy(dec: Decoder, op: nisa.TensorCopyOp):
+    dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
+    check_elems(op, dst, ("src", src))
+    exact = engine(op) != "scalar" and (
+        dst.dtype == src.dtype or (dst.dtype in nm.INT32_TYPES and src.dtype in nm.INT32_TYPES))
+    return finish(op, _copy(dst, src, exact), dst)
+
+
+def memset(dec: Decoder, op: nisa.MemsetOp):
+    dst = dec.buf(op, op.dst, "dst")
+    if isinstance(op.value.type, MemRefType):
+        raise error_at(op, "nisa.memset: 'value' must be a scalar", NKIRuntimeError)
+    d, v = dst.slot, dec.use(op, op.value, "value")
+    store = nm.make_store(dst.dtype)
+    int_value = isinstance(op.value.type, (IntegerType, IndexType))
+    if int_value and dtypes.is_int(dst.dtype) and dst.dtype != np.bool_:
+        dt = dst.dtype
+
+        def run(env):
+            env[d][...] = np.asarray(int(env[v]), dtype=np.int64).astype(dt)
+    else:
+        def run(env):
+            store(env[d], np.float32(env[v]))
+    return finish(op, run, dst)

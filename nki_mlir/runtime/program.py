@@ -1,0 +1,161 @@
+"""A decoded kernel (:class:`Program`) and the per-run machine state it executes on.
+
+``Program.run(args)`` checks the arguments against the function signature, builds a fresh
+slot environment (:mod:`.env`) from the decoded template, runs the closures in program order
+on a :class:`State` and returns the ``func.return`` operands as NumPy arrays.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects import func
+
+from .. import dtypes
+from ..diagnostics import error_at
+from ..dialects.common import ON_CHIP
+from ..errors import NKITypeError
+from .env import STATE, Closure
+from .memory import PARTITIONS, Memory
+
+
+class State:
+    """Per-run machine state: the memories and the ScalarE per-lane fp32 accumulators."""
+
+    __slots__ = ("mem", "act_acc")
+
+    def __init__(self, target: str):
+        self.mem = Memory(target)
+        self.act_acc = np.zeros(PARTITIONS, np.float32)
+
+
+# Idle machine states by target, reused across runs and programs: a fresh 28 MiB SBUF per
+# run would cost milliseconds in page faults.  Reuse is safe because every nisa.alloc
+# refills its region with sentinels (and clears PSUM flags) when it executes, so no value
+# can leak from one run to the next.  list.pop/append are atomic, so concurrent runs each
+# get their own state.
+_POOL: dict[str, list[State]] = {}
+_POOL_MAX = 2
+
+
+def _acquire_state(target: str) -> State:
+    try:
+        state = _POOL.setdefault(target, []).pop()
+    except IndexError:
+        return State(target)
+    state.act_acc[:] = 0
+    return state
+
+
+def _release_state(state: State) -> None:
+    idle = _POOL.setdefault(state.mem.target, [])
+    if len(idle) < _POOL_MAX:
+        idle.append(state)
+
+
+class Program:
+    """A decoded kernel, ready to :meth:`run` any number of times.
+
+    Attributes:
+        target: ``"trn1"`` / ``"trn2"`` / ``"trn3"`` (the module's ``nisa.target``; default trn2).
+        func_name: the executed ``func.func``.
+        instruction_count: static number of ``nisa`` instructions in the function
+            (each loop body counted once; ``nisa.alloc`` / ``nisa.release`` not counted).
+        arg_names: names of the kernel arguments (SSA names, or ``arg<i>``).
+        arg_types: per argument ``(shape, dtype, memory space)``; space ``None`` for scalars.
+        result_types: per result ``(shape, dtype, memory space)``.
+    """
+
+    def __init__(self, *, func_op: func.FuncOp, target: str, body: list[Closure],
+                 template: list, arg_slots: list[int], arg_specs: list, arg_names: list[str],
+                 ret_slots: list[int], ret_specs: list, instruction_count: int):
+        self._func = func_op
+        self.target = target
+        self.func_name = func_op.sym_name.data
+        self._body = body
+        self._template = template
+        self._arg_slots = arg_slots
+        self._arg_specs = arg_specs
+        self.arg_names = arg_names
+        self._ret_slots = ret_slots
+        self.instruction_count = instruction_count
+        self.arg_types = [(s[0], s[1], s[2]) for s in arg_specs]
+        self.result_types = list(ret_specs)
+
+    def __repr__(self) -> str:
+        return (f"<Program @{self.func_name} on {self.target}: {len(self.arg_names)} args, "
+                f"{len(self._ret_slots)} results, {self.instruction_count} instructions>")
+
+    def _check_args(self, args: Sequence) -> list:
+        n = len(self._arg_specs)
+        if isinstance(args, np.ndarray) or not isinstance(args, Sequence):
+            raise error_at(self._func, f"@{self.func_name}: run() takes a sequence of {n} "
+                                       f"argument(s), got {type(args).__name__}", NKITypeError)
+        if len(args) != n:
+            names = ", ".join(self.arg_names) or "none"
+            raise error_at(self._func, f"@{self.func_name} takes {n} argument(s) ({names}), "
+                                       f"got {len(args)}", NKITypeError)
+        out = []
+        for i, (a, (shape, dt, space), name) in enumerate(zip(args, self._arg_specs, self.arg_names)):
+            what = f"@{self.func_name}: argument #{i} '{name}'"
+            if space is None:  # scalar argument
+                if not isinstance(a, (int, float, np.integer, np.floating)):
+                    raise error_at(self._func, f"{what} must be a number, got {type(a).__name__}",
+                                   NKITypeError)
+                out.append(np.float32(a) if dt is not None and dtypes.is_float(dt) else int(a))
+                continue
+            want = f"a NumPy array of shape {list(shape)} and dtype {dtypes.name_of(dt)}"
+            if not isinstance(a, np.ndarray):
+                raise error_at(self._func, f"{what} must be {want}, got {type(a).__name__}",
+                               NKITypeError)
+            if a.dtype != dt:
+                raise error_at(self._func, f"{what} must be {want}, got dtype {a.dtype} "
+                                           f"(convert it with .astype(...))", NKITypeError)
+            if tuple(a.shape) != tuple(shape):
+                raise error_at(self._func, f"{what} must be {want}, got shape {list(a.shape)}",
+                               NKITypeError)
+            if not a.flags.writeable:
+                a = a.copy()  # kernels may write their arguments; a read-only input stays intact
+            out.append(a)
+        return out
+
+    def run(self, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        """Execute the kernel on ``args`` and return its outputs.
+
+        Args:
+            args: one NumPy array per kernel argument, with exactly the shape and dtype of
+                the function signature (bf16/fp8 as ``ml_dtypes`` arrays).  Writes the kernel
+                makes to an argument are visible in the caller's array.
+
+        Returns:
+            The ``func.return`` operands in order, as NumPy arrays the caller owns.
+
+        Raises:
+            NKITypeError: wrong argument count, type, shape or dtype.
+            NKIRuntimeError: a runtime fault, located at the faulting op.
+        """
+        vals = self._check_args(args)
+        env = list(self._template)
+        state = _acquire_state(self.target)
+        env[STATE] = state
+        for slot, v in zip(self._arg_slots, vals):
+            env[slot] = v
+        try:
+            with np.errstate(all="ignore"):
+                for f in self._body:
+                    f(env)
+        finally:
+            _release_state(state)
+        outs: list = []
+        seen: set[int] = set()
+        for slot, (_, _, space) in zip(self._ret_slots, self.result_types):
+            v = env[slot]
+            if isinstance(v, np.ndarray):
+                if space in ON_CHIP or id(v) in seen:
+                    v = v.copy()
+                seen.add(id(v))
+            else:
+                v = np.asarray(v)
+            outs.append(v)
+        return tuple(outs)
+

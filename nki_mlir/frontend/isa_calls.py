@@ -28,10 +28,7 @@ def dma_copy(cg, dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, engine
 
 @handles("nisa.tensor_copy")
 def tensor_copy(cg, dst, src, engine=None, name=None):
-    api = "nisa.tensor_copy"
-    d, s = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "src", src)
-    A.emit(cg, nki.TensorCopyOp, {"dst": d.value, "src": s.value},
-           {"engine": A.engine(cg, api, engine)})
+    _dst_data(cg, "nisa.tensor_copy", nki.TensorCopyOp, dst, src, engine, src_role="src")
 
 
 @handles("nisa.tensor_tensor")
@@ -106,11 +103,15 @@ def tensor_reduce(cg, dst, op, data, axis, negate=False, keepdims=False, name=No
             "negate": bool(negate) or None, "keepdims": bool(keepdims) or None})
 
 
+def _dst_data(cg, api: str, cls, dst, data, engine, src_role: str = "data") -> None:
+    """An instruction of the form ``f(dst, data, engine)``."""
+    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, src_role, data)
+    A.emit(cg, cls, {"dst": d.value, src_role: x.value}, {"engine": A.engine(cg, api, engine)})
+
+
 @handles("nisa.reciprocal")
 def reciprocal(cg, dst, data, engine=None, name=None):
-    api = "nisa.reciprocal"
-    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "data", data)
-    A.emit(cg, nki.ReciprocalOp, {"dst": d.value, "data": x.value}, {"engine": A.engine(cg, api, engine)})
+    _dst_data(cg, "nisa.reciprocal", nki.ReciprocalOp, dst, data, engine)
 
 
 @handles("nisa.memset")
@@ -171,9 +172,7 @@ def nc_matmul(cg, dst, stationary, moving, is_stationary_onezero=False, is_movin
 
 @handles("nisa.nc_transpose")
 def nc_transpose(cg, dst, data, engine=None, name=None):
-    api = "nisa.nc_transpose"
-    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "data", data)
-    A.emit(cg, nki.NcTransposeOp, {"dst": d.value, "data": x.value}, {"engine": A.engine(cg, api, engine)})
+    _dst_data(cg, "nisa.nc_transpose", nki.NcTransposeOp, dst, data, engine)
 
 
 @handles("nisa.get_nc_version")

@@ -100,12 +100,16 @@ def scalar_f32(x) -> np.float32:
 # --------------------------------------------------------------------------- ALU
 
 
-def _cmp(f):
-    return lambda a, b: f(a, b).astype(F32)
+def _cmp(f, out=None):
+    """A comparison giving 1/0 in ``out`` (float32 by default, int64 on the exact path)."""
+    out = F32 if out is None else out
+    return lambda a, b: f(a, b).astype(out)
 
 
-def _logical(f):
-    return lambda a, b: f(np.not_equal(a, 0), np.not_equal(b, 0)).astype(F32)
+def _logical(f, out=None):
+    """A logical op on nonzero-ness giving 1/0 in ``out`` (float32 by default)."""
+    out = F32 if out is None else out
+    return lambda a, b: f(np.not_equal(a, 0), np.not_equal(b, 0)).astype(out)
 
 
 #: binary ALU operators on float32 operands (arrays or np.float32 scalars) -> float32.
@@ -163,11 +167,11 @@ def _shift_amount(b):
 
 
 def _icmp(f):
-    return lambda a, b: f(a, b).astype(I64)
+    return _cmp(f, I64)
 
 
 def _ilogical(f):
-    return lambda a, b: f(np.not_equal(a, 0), np.not_equal(b, 0)).astype(I64)
+    return _logical(f, I64)
 
 
 #: the exact integer path: int64 operands -> int64 result

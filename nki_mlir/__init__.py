@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 
 from . import compat, errors, isa, language, typing  # noqa: E402
 from .errors import NKIError  # noqa: E402
-from .kernel import Kernel, jit, simulate  # noqa: E402
+from .kernel import Kernel, jit, simulate, simulate_kernel  # noqa: E402
 
 
 def compile(kernel, *args, target: str | None = None, use_cache: bool = True, **kwargs):
@@ -26,5 +26,5 @@ def compile(kernel, *args, target: str | None = None, use_cache: bool = True, **
     return k.compile_with(args, kwargs, **opts)
 
 
-__all__ = ["jit", "simulate", "compile", "Kernel", "language", "isa", "typing", "compat",
+__all__ = ["jit", "simulate", "simulate_kernel", "compile", "Kernel", "language", "isa", "typing", "compat",
            "errors", "NKIError", "__version__"]

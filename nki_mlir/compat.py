@@ -2,8 +2,12 @@
 
 After :func:`install`, ``import nki``, ``import nki.language as nl``, ``import nki.isa as
 nisa`` and ``import nki.typing as nt`` resolve to :mod:`nki_mlir`, :mod:`nki_mlir.language`,
-:mod:`nki_mlir.isa` and :mod:`nki_mlir.typing`.  (The Beta 1 ``neuronxcc.nki`` names come
-with the Beta 1 front.)
+:mod:`nki_mlir.isa` and :mod:`nki_mlir.typing`; the Beta 1 spellings ``neuronxcc.nki``,
+``neuronxcc.nki.language``, ``neuronxcc.nki.isa`` and ``neuronxcc.nki.typing`` resolve to
+the same modules (Beta 1-only language forms -- operators on tiles, ``nl.arange``, masks --
+are reported as located errors until the Beta 1 front lands).
+
+``python -m nki_mlir.compat script.py [args]`` runs a script with the aliases installed.
 """
 from __future__ import annotations
 
@@ -14,6 +18,10 @@ _ALIASES = {
     "nki.language": "nki_mlir.language",
     "nki.isa": "nki_mlir.isa",
     "nki.typing": "nki_mlir.typing",
+    "neuronxcc.nki": "nki_mlir",
+    "neuronxcc.nki.language": "nki_mlir.language",
+    "neuronxcc.nki.isa": "nki_mlir.isa",
+    "neuronxcc.nki.typing": "nki_mlir.typing",
 }
 
 
@@ -32,6 +40,12 @@ def install() -> None:
                           "must run before it")
     for alias, target in _ALIASES.items():
         sys.modules[alias] = importlib.import_module(target)
+    if "neuronxcc" not in sys.modules:
+        import types
+        pkg = types.ModuleType("neuronxcc", "nki-mlir's stand-in for the Neuron compiler package")
+        pkg.__path__ = []  # a package, so `import neuronxcc.nki` works
+        pkg.nki = sys.modules["neuronxcc.nki"]  # type: ignore[attr-defined]
+        sys.modules["neuronxcc"] = pkg
 
 
 def uninstall() -> None:
@@ -40,3 +54,28 @@ def uninstall() -> None:
         mod = sys.modules.get(alias)
         if mod is not None and mod.__name__.startswith("nki_mlir"):
             del sys.modules[alias]
+    pkg = sys.modules.get("neuronxcc")
+    if pkg is not None and getattr(pkg, "__doc__", "").startswith("nki-mlir's stand-in"):
+        del sys.modules["neuronxcc"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m nki_mlir.compat script.py [args]``: run an unmodified NKI script."""
+    import runpy
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print("usage: python -m nki_mlir.compat script.py [args...]", file=sys.stderr)
+        return 2
+    install()
+    sys.argv = args
+    from .errors import NKIError
+    try:
+        runpy.run_path(args[0], run_name="__main__")
+    except NKIError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

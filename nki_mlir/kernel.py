@@ -68,3 +68,9 @@ def simulate(kernel):
     """``nki.simulate(kernel)(*arrays)``: run a kernel on the ISA interpreter (NKI 0.3+ spelling)."""
     k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
     return k
+
+
+def simulate_kernel(kernel, *args: Any, **kwargs: Any):
+    """NKI Beta 1's ``nki.simulate_kernel(kernel, *arrays)``: run on the ISA interpreter."""
+    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
+    return k(*args, **kwargs)

@@ -637,6 +637,9 @@ def _as_load(target: ast.expr) -> ast.expr:
 
 
 def _kind(v: Any) -> str:
+    import types
+    if isinstance(v, types.ModuleType):
+        return f"module '{v.__name__}'"
     if isinstance(v, Tensor):
         return "a tensor"
     if isinstance(v, Index):

@@ -34,3 +34,25 @@ def test_install_maps_the_nki_module_names():
     finally:
         nki_mlir.compat.uninstall()
     assert "nki" not in sys.modules
+
+
+def test_python_m_compat_runs_a_script_unmodified(tmp_path):
+    script = os.path.join(HERE, "compat_kernels", "unmodified_beta2.py")
+    proc = subprocess.run([sys.executable, "-m", "nki_mlir.compat", script], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                               "NKI_MLIR_CACHE_DIR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    assert "relu_scale ok 3.0" in proc.stdout
+
+
+def test_beta1_module_names_resolve():
+    import nki_mlir
+    nki_mlir.compat.install()
+    try:
+        import neuronxcc.nki as nki_b1
+        import neuronxcc.nki.isa as nisa_b1
+        import neuronxcc.nki.language as nl_b1
+        assert nki_b1 is nki_mlir and nl_b1 is nki_mlir.language and nisa_b1 is nki_mlir.isa
+    finally:
+        nki_mlir.compat.uninstall()
+    assert "neuronxcc" not in sys.modules and "neuronxcc.nki" not in sys.modules

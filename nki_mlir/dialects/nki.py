@@ -450,6 +450,9 @@ class MatmulOp(KeywordOp):
         rules.tile(self, "result", self.result, spaces=("psum",))
 
 
+#: value-returning NKI 0.3 wrappers; none may remain after ``nki-legalize``
+SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp)
+
 NKI = Dialect(
     "nki",
     [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, TensorTensorOp, TensorScalarOp, ActivationOp,

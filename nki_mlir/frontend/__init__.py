@@ -77,8 +77,9 @@ def arg_specs(fn, args: tuple, kwargs: dict) -> tuple[ArgSpec, ...]:
     out = []
     for name, v in bound.arguments.items():
         if isinstance(v, np.ndarray):
-            out.append(ArgSpec(name, "tensor", tuple(int(d) for d in v.shape), dtypes.name_of(dtypes.as_dtype(v.dtype))
-                               if v.dtype != np.float64 else "float64"))
+            wide = v.dtype.kind in "fiu" and v.dtype.itemsize == 8  # no 64-bit NKI types
+            dt = str(v.dtype) if wide else dtypes.name_of(dtypes.as_dtype(v.dtype))
+            out.append(ArgSpec(name, "tensor", tuple(int(d) for d in v.shape), dt))
         elif isinstance(v, list):
             raise NKITypeError(f"kernel argument '{name}' is a list; list arguments are not "
                                f"accepted (NKI 0.3+), pass a tuple instead", loc)
@@ -105,9 +106,9 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2") -> tuple[
         raise NKIError(f"cannot read the source of {getattr(fn, '__name__', fn)!r}; kernels must be "
                        f"defined in a .py file")
     for s in specs:
-        if s.kind == "tensor" and s.dtype == "float64":
-            raise NKITypeError(f"kernel argument '{s.name}' is float64; NKI has no 64-bit types "
-                               f"(use float32 or bfloat16)", src.loc(src.node))
+        if s.kind == "tensor" and s.dtype not in dtypes.BY_NAME:
+            raise NKITypeError(f"kernel argument '{s.name}' is {s.dtype}; NKI has no 64-bit types "
+                               f"(use float32/bfloat16 or int32)", src.loc(src.node))
     arg_types = [memref(s.shape, dtypes.BY_NAME[s.dtype], "shared_hbm") for s in specs if s.kind == "tensor"]
     block = Block(arg_types=arg_types)
     b = IRBuilder(block)

@@ -543,7 +543,7 @@ class FunctionCodegen(ast.NodeVisitor):
             return self.inline(node, callee.node, callee.source, args, kwargs, callee.closure)
         if isinstance(callee, LoopRange):
             raise self.fail(node, "a loop range is not callable")
-        if callable(getattr(callee, "__code__", None)) or hasattr(callee, "__code__"):
+        if hasattr(callee, "__code__"):
             src = FunctionSource.of(callee)
             if src is not None and src.is_user_code:
                 return self.inline(node, src.node, src, args, kwargs, None)

@@ -14,6 +14,12 @@ from .builtins import handles
 from .values import Tensor
 
 
+def _dst_data(cg, api: str, cls, dst, data, engine, src_role: str = "data") -> None:
+    """An instruction of the form ``f(dst, data, engine)``."""
+    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, src_role, data)
+    A.emit(cg, cls, {"dst": d.value, src_role: x.value}, {"engine": A.engine(cg, api, engine)})
+
+
 @handles("nisa.dma_copy")
 def dma_copy(cg, dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, engine=None,
              name=None, priority=None, unique_indices=True):
@@ -101,12 +107,6 @@ def tensor_reduce(cg, dst, op, data, axis, negate=False, keepdims=False, name=No
     A.emit(cg, nki.TensorReduceOp, {"dst": d.value, "data": x.value},
            {"op": A.op_token(cg, api, "op", op, REDUCE_OPS), "axis": list(axes),
             "negate": bool(negate) or None, "keepdims": bool(keepdims) or None})
-
-
-def _dst_data(cg, api: str, cls, dst, data, engine, src_role: str = "data") -> None:
-    """An instruction of the form ``f(dst, data, engine)``."""
-    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, src_role, data)
-    A.emit(cg, cls, {"dst": d.value, src_role: x.value}, {"engine": A.engine(cg, api, engine)})
 
 
 @handles("nisa.reciprocal")

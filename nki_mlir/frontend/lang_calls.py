@@ -152,8 +152,6 @@ def _elementwise(cg, api: str, cls, x, y=None, dtype=None, binary=True):
     t = A.tensor(cg, api, "x", x)
     ops = {"x": t.value}
     if binary:
-        if isinstance(y, Tensor) and not isinstance(x, Tensor):
-            raise cg.b.error(f"{api}: the first operand must be a tensor", NKITypeError)
         ops["y"] = A.tile_or_scalar(cg, api, "y", y)
     dt = t.dtype if dtype is None else _dtype(cg, api, dtype)
     op = A.emit(cg, cls, ops, {}, [memref(t.shape, dt, "sbuf")])

@@ -95,10 +95,21 @@ def _std_prefixes() -> list[str]:
     return [os.path.abspath(p) for p in paths if p] + [os.path.abspath(sys.prefix) + os.sep + "lib"]
 
 
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
 def file_hash(path: str) -> str:
-    """SHA-256 of a source file's bytes ('' if unreadable)."""
+    """SHA-256 of a source file's bytes ('' if unreadable).
+
+    Memoised on (path, mtime, size): every kernel call computes its cache key, so an
+    unchanged file is hashed once per process.
+    """
     try:
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
+        st = os.stat(path)
+        key = (path, st.st_mtime_ns, st.st_size)
+        if key not in _HASHES:
+            with open(path, "rb") as fh:
+                _HASHES[key] = hashlib.sha256(fh.read()).hexdigest()
+        return _HASHES[key]
     except OSError:
         return ""

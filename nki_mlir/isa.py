@@ -23,9 +23,27 @@ vector_engine = engine.vector
 scalar_engine = engine.scalar
 gpsimd_engine = engine.gpsimd
 
-_INSTRUCTIONS = ["dma_copy", "tensor_copy", "tensor_tensor", "tensor_scalar", "activation",
-                 "activation_reduce", "tensor_reduce", "nc_matmul", "nc_transpose", "memset",
-                 "iota", "reciprocal", "affine_select", "get_nc_version"]
+_INSTRUCTIONS = [
+    # data movement
+    "dma_copy", "dma_transpose", "dma_compute", "tensor_copy", "tensor_copy_predicated",
+    "nc_n_gather", "local_gather", "nc_stream_shuffle",
+    # tensor engine
+    "nc_matmul", "nc_matmul_mx", "nc_transpose", "quantize_mx",
+    # scalar engine
+    "activation", "activation_reduce", "activate2",
+    # vector / gpsimd
+    "tensor_tensor", "tensor_scalar", "scalar_tensor_tensor", "tensor_reduce",
+    "tensor_partition_reduce", "tensor_scalar_reduce", "tensor_scalar_cumulative",
+    "tensor_tensor_scan", "bn_stats", "bn_aggr", "reciprocal", "exponential", "select_reduce",
+    "range_select", "max8", "nc_find_index8", "nc_match_replace8", "memset", "iota",
+    "affine_select", "sequence_bounds", "nonzero_with_count", "topk",
+    # random numbers
+    "dropout", "rng", "set_rng_seed", "rand_set_state", "rand_get_state", "rand2",
+    # registers
+    "register_alloc", "register_move", "register_load", "register_store",
+    # queries
+    "get_nc_version", "get_nc_sub_version",
+]
 for _name in _INSTRUCTIONS:
     globals()[_name] = _B(f"nisa.{_name}")
 del _name

@@ -81,10 +81,24 @@ _ACT = ["copy", "identity", "exp", "relu", "gelu", "gelu_dx", "gelu_apprx_tanh",
 for _name in dict.fromkeys(_ALU + _ACT):
     globals()[_name] = _B(f"nl.{_name}", token=_name)
 
-_FUNCS = ["ndarray", "zeros", "ones", "full", "zeros_like", "empty_like", "ds", "affine_range",
-          "sequential_range", "static_range", "load", "store", "matmul", "program_id",
-          "num_programs", "program_ndim", "device_print", "shared_constant",
-          "shared_identity_matrix", "no_reorder"]
+_FUNCS = [
+    # creation and constants
+    "ndarray", "zeros", "ones", "full", "zeros_like", "empty_like", "rand", "random_seed",
+    "shared_constant", "shared_identity_matrix",
+    # loops, slices, scheduling
+    "ds", "affine_range", "sequential_range", "static_range", "dynamic_range", "fori_loop",
+    "while_loop", "no_reorder",
+    # memory, copy and shape
+    "load", "store", "load_transpose2d", "transpose", "broadcast_to", "expand_dims",
+    "matmul",
+    # reductions and composites
+    "sum", "max", "min", "mean", "prod", "var", "all", "softmax", "rms_norm", "where",
+    "dropout", "gather_flattened",
+    # unary math not already an op token
+    "negative", "ceil", "floor", "trunc", "cos", "tan",
+    # SPMD and debugging
+    "program_id", "num_programs", "program_ndim", "device_print",
+]
 for _name in _FUNCS:
     globals()[_name] = _B(f"nl.{_name}")
 

@@ -34,6 +34,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import rules
 from .common import ON_CHIP, MemSpaceAttr, TargetAttr, space_of
+from .instruction import NisaInstruction
 from .syntax import KeywordOp
 
 #: NKI ALU token (``nl.maximum``) -> AWS ``ArithOp`` spelling (``max``).
@@ -55,12 +56,6 @@ REVERSE = ("none_", "first", "second", "both")
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
 ACCUMULATE = ("auto", "accumulate", "overwrite")
 COMPUTE = ("vector", "scalar", "gpsimd")
-
-
-class NisaInstruction(KeywordOp):
-    """A hardware instruction; ``engine`` says which engine queue runs it."""
-
-    engine = prop_def(StringAttr)
 
 
 @irdl_op_definition
@@ -351,4 +346,9 @@ INSTRUCTIONS = (DmaCopyOp, TensorCopyOp, MemsetOp, TensorTensorArithOp, TensorSc
                 ActivationOp, ReciprocalOp, TensorReduceArithOp, MatmulOp, NcTransposeOp, IotaOp,
                 AffineSelectOp)
 
-NISA = Dialect("nisa", [AllocOp, ReleaseOp, *INSTRUCTIONS], [MemSpaceAttr, TargetAttr])
+def _family_ops() -> list:
+    from .nki import family_ops
+    return family_ops("NISA_OPS")
+
+
+NISA = Dialect("nisa", [AllocOp, ReleaseOp, *INSTRUCTIONS, *_family_ops()], [MemSpaceAttr, TargetAttr])

@@ -28,6 +28,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import rules
 from .common import HBM_SPACES, ON_CHIP, shape_of, space_of
+from .instruction import NkiInstruction
 from .syntax import KeywordOp
 
 ALU_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "not_equal",
@@ -41,12 +42,6 @@ ACTIVATIONS = ("copy", "identity", "exp", "relu", "gelu", "gelu_apprx_tanh", "si
                "erf", "sin", "arctan", "mish")
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
 COMPUTE_ENGINES = ("vector", "scalar", "gpsimd")
-
-
-class NkiInstruction(KeywordOp):
-    """An ``nki`` op standing for one NKI API call."""
-
-    engine = opt_prop_def(StringAttr)
 
 
 # ----------------------------------------------------------------------- allocation
@@ -453,11 +448,25 @@ class MatmulOp(KeywordOp):
 #: value-returning NKI 0.3 wrappers; none may remain after ``nki-legalize``
 SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp)
 
+#: the instruction-family modules that add ops to both dialects
+FAMILIES = ("isa_vector", "isa_select", "isa_movement", "isa_tensor", "isa_random", "isa_control")
+
+
+def family_ops(attr: str) -> list:
+    """The ops listed under ``attr`` (``NKI_OPS`` / ``NISA_OPS``) by every family module."""
+    import importlib
+    ops: list = []
+    for fam in FAMILIES:
+        ops.extend(getattr(importlib.import_module(f"{__package__}.{fam}"), attr))
+    return ops
+
+
 NKI = Dialect(
     "nki",
     [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, TensorTensorOp, TensorScalarOp, ActivationOp,
      ActivationReduceOp, TensorReduceOp, ReciprocalOp, MemsetOp, IotaOp, AffineSelectOp,
-     NcMatmulOp, NcTransposeOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp],
+     NcMatmulOp, NcTransposeOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
+     *family_ops("NKI_OPS")],
     [],
 )
 

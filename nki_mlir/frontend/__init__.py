@@ -17,7 +17,10 @@ from xdsl.utils.exceptions import VerifyException
 from .. import dtypes
 from ..dialects.common import TargetAttr, contiguous_strides, memref
 from ..errors import NKIError, NKISyntaxError, NKITypeError, NKIVerifyError
-from . import isa_calls, lang_calls  # noqa: F401  (register the API handlers)
+from . import (  # noqa: F401  (register the API handlers)
+    isa_calls, isa_control, isa_movement, isa_random, isa_select, isa_tensor, isa_vector,
+    lang_calls, tensor_methods,
+)
 from .builder import IRBuilder
 from .codegen import FunctionCodegen, _Break, _Continue, _Return
 from .source import FunctionSource

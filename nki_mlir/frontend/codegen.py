@@ -25,7 +25,7 @@ from ..errors import NKIError, NKISyntaxError, NKITypeError, SourceLoc
 from .builder import IRBuilder
 from .builtins import HANDLERS, Builtin
 from .source import FunctionSource
-from .values import DynSlice, Index, LoopRange, Tensor, as_index, is_int, simplify
+from .values import DynSlice, Index, LoopRange, Tensor, TensorMethod, as_index, is_int, simplify
 
 #: Python builtins a kernel may call at compile time.
 _PY_BUILTINS = {n: getattr(builtins, n) for n in (
@@ -326,6 +326,8 @@ class FunctionCodegen(ast.NodeVisitor):
             return simple[attr]
         if attr == "buffer":
             return _buffer_by_name(t.buffer)
+        if "tensor." + attr in HANDLERS:
+            return TensorMethod(attr, t)
         raise self.fail(node, f"tensor has no attribute '{attr}' supported by nki-mlir "
                               f"(supported: {', '.join(list(simple) + ['buffer'])})", NKITypeError)
 
@@ -525,6 +527,8 @@ class FunctionCodegen(ast.NodeVisitor):
         for v in list(args) + list(kwargs.values()):
             if isinstance(v, Tensor):
                 self.check_visible(node, v)
+        if isinstance(callee, TensorMethod):  # t.slice(...): handler(cg, t, ...)
+            callee, args = Builtin("tensor." + callee.name), [callee.tensor, *args]
         if isinstance(callee, Builtin):
             handler = HANDLERS.get(callee.name)
             if handler is None:

@@ -51,6 +51,15 @@ class Tensor:
 
 
 @dataclass(frozen=True)
+class TensorMethod:
+    """A tensor method looked up but not yet called (``t.slice``); the call dispatches to
+    the frontend handler registered as ``"tensor.<name>"``."""
+
+    name: str
+    tensor: Tensor
+
+
+@dataclass(frozen=True)
 class DynSlice:
     """``nl.ds(start, size)``: ``size`` elements from ``start`` (an int or an :class:`Index`)."""
 

@@ -3,8 +3,8 @@
 Shared by ``nisa-allocate`` (which buffers an op uses) and ``nisa-schedule`` (which
 instructions conflict).  Conventions of the ``nisa`` dialect (``nki_mlir/dialects/nisa.py``):
 
-- an instruction WRITES the memref operands in the roles ``dst`` and ``reduce_res`` and
-  READS every other memref operand; scalar operands (f32 SSA values) are not memory;
+- an instruction WRITES the memref operands in the roles of ``instruction.WRITE_ROLES``
+  (``dst``, ``reduce_res``, ...) and READS every other memref operand; scalar operands (f32 SSA values) are not memory;
 - a tensor operand is a ``nisa.alloc`` result, a function argument, or a view of one
   (``memref.subview`` chains and the other memref view ops); :func:`base_buffer`
   follows the chain back to that buffer.
@@ -24,11 +24,10 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.irdl import IRDLOperation
 
 from ..dialects.common import ON_CHIP, free_size, shape_of, space_of
+from ..dialects.instruction import WRITE_ROLES
 from ..dialects.nisa import AllocOp, NisaInstruction
 from .. import dtypes
 
-#: operand roles an instruction writes; every other memref operand is read
-WRITE_ROLES = ("dst", "reduce_res")
 
 #: ops whose result is a view of their first operand (same memory, other shape/offset)
 VIEW_OPS = ("memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape",

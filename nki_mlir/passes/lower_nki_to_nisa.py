@@ -30,6 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 from .. import dtypes
 from ..dialects import nisa, nki
 from ..dialects.common import dtype_of
+from ..dialects.instruction import DIRECT_LOWERINGS
 from ..dialects.nisa import ARITH_OPS
 
 
@@ -206,7 +207,26 @@ class LowerNcTranspose(RewritePattern):
             operands=[op.dst, op.data], properties={"engine": _engine(op, "tensor")})])
 
 
-PATTERNS = (LowerNdarray, LowerDmaCopy, LowerTensorCopy, LowerTensorTensor, LowerTensorScalar,
+class LowerDirect(RewritePattern):
+    """Any op registered with ``instruction.direct_lowering``: ``nki.X(roles..., props...)`` ->
+    its ``nisa`` twin with the same operands and properties, ``engine=`` filled in.
+
+    ``nki.bn_stats(dst=T %d, data=T %x)`` -> ``nisa.bn_stats(dst=T %d, data=T %x) engine=vector``.
+    """
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        rule = DIRECT_LOWERINGS.get(op.name)
+        if rule is None:
+            return
+        default = rule.engine(op) if callable(rule.engine) else rule.engine
+        props = dict(rule.properties(op)) if rule.properties else dict(op.properties)
+        props["engine"] = _engine(op, default)
+        new = rule.target.create(operands=list(op.operands), result_types=[r.type for r in op.results],
+                                 properties=props, attributes=dict(op.attributes))
+        _replace(rewriter, op, [new], list(new.results))
+
+
+PATTERNS = (LowerDirect, LowerNdarray, LowerDmaCopy, LowerTensorCopy, LowerTensorTensor, LowerTensorScalar,
             LowerActivation, LowerTensorReduce, LowerReciprocal, LowerMemset, LowerIota,
             LowerAffineSelect, LowerNcMatmul, LowerNcTranspose)
 

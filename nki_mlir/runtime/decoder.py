@@ -20,7 +20,10 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..dialects.common import MemSpaceAttr
 from ..errors import NKIRuntimeError
-from . import control, isa_activation, isa_alu, isa_iota, isa_matmul, isa_memory, views
+from . import (
+    control, isa_activation, isa_alu, isa_control, isa_iota, isa_matmul, isa_memory,
+    isa_movement, isa_random, isa_select, isa_tensor, isa_vector, views,
+)
 from . import numerics as nm
 from .env import Buf, Closure, is_float_type
 from .memory import flag_dtype
@@ -221,4 +224,10 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "nisa.nc_transpose": isa_matmul.nc_transpose,
     "nisa.iota": isa_iota.iota,
     "nisa.affine_select": isa_iota.affine_select,
+    **isa_vector.HANDLERS,
+    **isa_select.HANDLERS,
+    **isa_movement.HANDLERS,
+    **isa_tensor.HANDLERS,
+    **isa_random.HANDLERS,
+    **isa_control.HANDLERS,
 }

@@ -20,13 +20,33 @@ from .memory import PARTITIONS, Memory
 
 
 class State:
-    """Per-run machine state: the memories and the ScalarE per-lane fp32 accumulators."""
+    """Per-run machine state outside the tensors' memories.
 
-    __slots__ = ("mem", "act_acc")
+    Attributes:
+        mem: SBUF and PSUM (:class:`~.memory.Memory`).
+        act_acc: ScalarE per-lane fp32 accumulators (``activation`` / ``activate2``).
+        dve_acc: VectorE per-lane fp32 accumulators (``exponential``, ``range_select``,
+            ``select_reduce``, ``tensor_scalar_reduce``, ``tensor_scalar_cumulative``).
+        rng: PRNG state per engine name (``"vector"``, ``"gpsimd"``): uint32 arrays of
+            shape ``(128, words)``; absent until seeded or first used.
+        regs: engine register values by register id (32-bit ints or fp32).
+    """
+
+    __slots__ = ("mem", "act_acc", "dve_acc", "rng", "regs")
 
     def __init__(self, target: str):
         self.mem = Memory(target)
         self.act_acc = np.zeros(PARTITIONS, np.float32)
+        self.dve_acc = np.zeros(PARTITIONS, np.float32)
+        self.rng: dict[str, np.ndarray] = {}
+        self.regs: dict[int, object] = {}
+
+    def reset(self) -> None:
+        """Forget everything but the memories (which every ``nisa.alloc`` refills)."""
+        self.act_acc[:] = 0
+        self.dve_acc[:] = 0
+        self.rng.clear()
+        self.regs.clear()
 
 
 # Idle machine states by target, reused across runs and programs: a fresh 28 MiB SBUF per
@@ -43,7 +63,7 @@ def _acquire_state(target: str) -> State:
         state = _POOL.setdefault(target, []).pop()
     except IndexError:
         return State(target)
-    state.act_acc[:] = 0
+    state.reset()
     return state
 
 

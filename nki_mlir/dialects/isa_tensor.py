@@ -1,0 +1,11 @@
+"""TensorE instructions beyond nc_matmul/nc_transpose: nc_matmul_mx and the MX quantizer quantize_mx (trn3).
+
+Each instruction is declared once as a mixin and instantiated as an nki op and its
+nisa twin (see :mod:`.instruction`).  Semantics: nki_spec.md section 5.4.
+"""
+from __future__ import annotations
+
+#: ops this module adds to the nki dialect
+NKI_OPS: list = []
+#: ops this module adds to the nisa dialect
+NISA_OPS: list = []

@@ -1,4 +1,6 @@
-"""Closure builder for ``nisa.activation``: ``dst = f(src * scale + bias)`` on ScalarE.
+"""Closure builder for ``nisa.activation``: ``dst = f(src * scale + bias)`` on ScalarE, and the
+engine accumulator registers it shares with ``activate2`` (and, on VectorE, the accumulation
+instructions of :mod:`.isa_vector`).
 
 ``scale`` and ``bias`` are scalars or ``[P, 1]`` tiles (a constant 1.0 / 0.0 is skipped);
 ``f`` is one of :data:`.numerics.ACTIVATION`, evaluated exactly and rounded once to float32.
@@ -7,7 +9,7 @@ With ``reduce_cmd`` (``reset``, ``reduce``, ``reset_reduce``; ``idle`` with a
 run's ScalarE fp32 accumulators (:class:`~.program.State` ``act_acc``, one lane per
 partition), which carry across instructions; ``reduce_res`` (``[P, 1]``) receives them.
 Only ``reduce_op=add`` is supported, and not ``load_reduce``.  Semantics: nki_spec.md
-section 5.4 (``nki.isa.activation`` / ``activation_reduce``).
+section 5.4 (``nki.isa.activation`` / ``activation_reduce``, ``nki.isa.reduce_cmd``).
 """
 from __future__ import annotations
 
@@ -19,10 +21,54 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import numerics as nm
+from .act_range import range_checker
 from .env import STATE, check_elems, finish, reader
 
 if TYPE_CHECKING:
     from .decoder import Decoder
+
+#: reset value of an accumulator lane for each reduce op (NKI token spelling)
+ACC_IDENTITY = {"add": 0.0, "subtract": 0.0, "multiply": 1.0, "maximum": -np.inf,
+                "minimum": np.inf, "abs_max": 0.0, "abs_min": np.inf}
+
+
+def _fold(rop: str, acc: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``rop`` of the accumulator lanes ``acc[P]`` and every row of ``rows[P, n]`` (float64)."""
+    if rop == "add":
+        return acc + rows.sum(axis=1)
+    if rop == "multiply":
+        return acc * rows.prod(axis=1)
+    if rop == "maximum":
+        return np.maximum(acc, rows.max(axis=1))
+    if rop == "minimum":
+        return np.minimum(acc, rows.min(axis=1))
+    if rop == "abs_max":
+        return np.maximum(np.abs(acc), np.abs(rows).max(axis=1))
+    if rop == "abs_min":
+        return np.minimum(np.abs(acc), np.abs(rows).min(axis=1))
+    raise ValueError(f"reduce_op={rop} has no accumulator rule")
+
+
+def accumulate(acc: np.ndarray, cmd: str, rop: str, values, init=None) -> None:
+    """Apply ``reduce_cmd`` ``cmd`` to the first ``P`` lanes of the fp32 accumulators ``acc``.
+
+    ``values`` is ``[P, ...]`` (the instruction's fp32 results, reduced over the free dims);
+    ``init`` (``[P]``) is what ``load_reduce`` loads.  ``idle`` leaves ``acc`` alone,
+    ``reset`` sets the lanes to the identity of ``rop``, ``reset_reduce`` resets then folds
+    ``values`` in, ``reduce`` folds them into the current lanes, ``load_reduce`` loads
+    ``init`` then folds.  The fold is computed in float64 and rounded once to float32.
+    """
+    if cmd == "idle":
+        return
+    P = values.shape[0]
+    if cmd in ("reset", "reset_reduce"):
+        acc[:P] = ACC_IDENTITY[rop]
+    elif cmd == "load_reduce":
+        acc[:P] = init
+    if cmd == "reset":
+        return
+    rows = np.asarray(values, np.float64).reshape(P, -1)
+    acc[:P] = _fold(rop, acc[:P].astype(np.float64), rows)
 
 
 def activation(dec: Decoder, op: nisa.ActivationOp):
@@ -48,7 +94,8 @@ def activation(dec: Decoder, op: nisa.ActivationOp):
                        NKIRuntimeError)
     if cmd == "load_reduce":
         raise error_at(op, "nisa.activation: reduce_cmd=load_reduce is not supported by the "
-                           "interpreter", NKIRuntimeError)
+                           "ScalarE accumulators (use reset, reduce or reset_reduce)",
+                       NKIRuntimeError)
     if rr is not None and (rr.parts != P or rr.free != 1):
         raise error_at(op, f"nisa.activation: 'reduce_res' must be [{P}, 1], got "
                            f"{list(rr.shape)}", NKIRuntimeError)
@@ -57,6 +104,7 @@ def activation(dec: Decoder, op: nisa.ActivationOp):
     rr_slot = rr.slot if rr is not None else None
     rr_shape = rr.shape if rr is not None else None
     rr_store = nm.make_store(rr.dtype) if rr is not None else None
+    check = range_checker(dec, op, name)  # documented input range (act_range.py)
 
     def run(env):
         x = read(env)
@@ -64,18 +112,12 @@ def activation(dec: Decoder, op: nisa.ActivationOp):
             x = x * gs(env)
         if gb is not None:
             x = x + gb(env)
+        if check is not None:
+            check(env, x)
         y = fn(x)
         store(env[d], y)
-        if cmd != "idle":
-            acc = env[STATE].act_acc
-            if cmd == "reset":
-                acc[:P] = 0
-            else:
-                total = np.add.reduce(np.asarray(y, np.float64).reshape(P, -1), axis=1)
-                if cmd == "reduce":
-                    acc[:P] += total.astype(np.float32)
-                else:  # reset_reduce
-                    acc[:P] = total
+        acc = env[STATE].act_acc
+        accumulate(acc, cmd, "add", y)
         if rr_slot is not None:
-            rr_store(env[rr_slot], env[STATE].act_acc[:P].reshape(rr_shape))
+            rr_store(env[rr_slot], acc[:P].reshape(rr_shape))
     return finish(op, run, dst, rr)

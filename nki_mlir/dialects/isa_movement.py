@@ -1,11 +1,454 @@
 """Data-movement instructions beyond dma_copy/tensor_copy: dma_transpose, dma_compute, nc_n_gather, local_gather, nc_stream_shuffle.
 
 Each instruction is declared once as a mixin and instantiated as an nki op and its
-nisa twin (see :mod:`.instruction`).  Semantics: nki_spec.md section 5.4.
+nisa twin (see :mod:`.instruction`).  Semantics: nki_spec.md section 5.4 (NKI
+``nki.isa`` API pages of these instructions):
+
+- ``dma_transpose(dst, src, axes)``: DMA ``dst = src.transpose(axes)`` with axes ``(1, 0)``,
+  ``(2, 1, 0)`` or ``(3, 1, 2, 0)`` by rank; 2-byte dtypes; ``dst`` in SBUF.
+- ``dma_compute(dst, srcs, reduce_op=add, scales)``: DMA ``dst = sum_i srcs[i] * scales[i]``
+  (fp32 math, <= 16 sources, scales all 1.0).
+- ``nc_n_gather(dst, data, indices)``: GpSimd ``dst[p, j] = data[p].flat[indices[p, j]]``.
+- ``local_gather(dst, src_buffer, index, num_elem_per_idx, num_valid_indices)``: GpSimd gather
+  inside 16-partition groups (one per GpSimd core).
+- ``nc_stream_shuffle(dst, src, shuffle_mask)``: VectorE ``dst[i] = src[mask[i]]`` inside
+  each 32-partition quadrant (mask value 255 keeps ``dst[i]``).
 """
 from __future__ import annotations
 
+import math
+
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, MemRefType, StringAttr
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, var_operand_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from .. import dtypes
+from . import rules
+from .common import HBM_SPACES, describe, dtype_of, free_size, shape_of, space_of
+from .instruction import NisaInstruction, NkiInstruction, direct_lowering
+from .syntax import KeywordOp, parse_value, print_value
+
+#: dma_transpose permutation by source rank (the only ones the DMA engine supports)
+TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
+#: dtypes dma_transpose accepts (2-byte elements only)
+TWO_BYTE = (dtypes.bfloat16, dtypes.float16, dtypes.int16, dtypes.uint16)
+DGE_MODES = ("unknown", "swdge", "hwdge", "none")
+OOB_MODES = ("error", "skip")
+#: at most this many dma_compute sources (nki_spec.md section 2.4)
+DMA_COMPUTE_MAX_SRCS = 16
+#: partitions served by one GpSimd core (local_gather groups)
+GPSIMD_GROUP = 16
+#: local_gather limits
+LOCAL_GATHER_ELEMS = (1, 2, 4, 8, 16, 32)
+LOCAL_GATHER_MAX_INDICES = 4096
+#: nc_stream_shuffle quadrant size and "keep dst" mask value
+QUADRANT = 32
+SHUFFLE_KEEP = 255
+
+
+def _int(op, name: str) -> int | None:
+    a = op.properties.get(name)
+    return None if a is None else int(a.value.data)  # type: ignore[attr-defined]
+
+
+def _ints(op, name: str) -> list[int] | None:
+    a = op.properties.get(name)
+    if a is None:
+        return None
+    out = []
+    for x in a.data:  # type: ignore[attr-defined]
+        if not isinstance(x, IntegerAttr):
+            raise VerifyException(f"{rules.api(op)}: {name} must be a list of integers, got {a}")
+        out.append(int(x.value.data))
+    return out
+
+
+def _priority(op) -> None:
+    p = _int(op, "priority")
+    if p is not None and not 0 <= p <= 3:
+        raise VerifyException(f"{rules.api(op)}: priority={p} is out of range (DMA QoS priority "
+                              f"levels are 0..3, lower is higher priority)")
+
+
+def _dma_endpoint(op, role: str, v: SSAValue, spaces: tuple[str, ...]) -> None:
+    """A DMA operand: an HBM or SBUF tensor (DMA cannot access PSUM)."""
+    if not isinstance(v.type, MemRefType):
+        raise VerifyException(f"{rules.api(op)}: operand '{role}' must be a tensor")
+    sp = space_of(v)
+    if sp not in spaces:
+        extra = " (DMA cannot access PSUM)" if sp == "psum" else ""
+        raise VerifyException(f"{rules.api(op)}: operand '{role}' is a tensor in {sp}, but this "
+                              f"instruction only accepts {'/'.join(spaces)} tensors{extra}")
+    if sp == "sbuf":
+        rules.on_chip_shape(op, role, v)
+
+
+def _same_dtype(op, a: tuple[str, SSAValue], b: tuple[str, SSAValue], why: str) -> None:
+    if dtype_of(a[1]) != dtype_of(b[1]):
+        raise VerifyException(f"{rules.api(op)}: '{a[0]}' dtype {dtypes.name_of(dtype_of(a[1]))} differs "
+                              f"from '{b[0]}' dtype {dtypes.name_of(dtype_of(b[1]))}; {why}")
+
+
+# ------------------------------------------------------------------ dma_transpose
+
+
+class _DmaTranspose(KeywordOp):
+    """``dst = src.transpose(axes)`` on a DMA queue (nisa.dma_transpose)."""
+
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    axes = opt_prop_def(ArrayAttr)
+    priority = opt_prop_def(IntegerAttr)
+    dge_mode = opt_prop_def(StringAttr)
+    oob_mode = opt_prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        api = rules.api(self)
+        _dma_endpoint(self, "dst", self.dst, ("sbuf",))
+        _dma_endpoint(self, "src", self.src, (*HBM_SPACES, "sbuf"))
+        rules.enum(self, "dge_mode", DGE_MODES)
+        rules.enum(self, "oob_mode", OOB_MODES)
+        rules.engine(self, ("dma",))
+        _priority(self)
+        shape = shape_of(self.src)
+        rank = len(shape)
+        if rank not in TRANSPOSE_AXES:
+            raise VerifyException(f"{api}: 'src' has rank {rank} ({describe(self.src)}); "
+                                  f"dma_transpose supports ranks 2, 3 and 4")
+        perm = TRANSPOSE_AXES[rank]
+        axes = _ints(self, "axes")
+        if axes is not None and tuple(axes) != perm:
+            raise VerifyException(f"{api}: axes={tuple(axes)} is not supported for a rank-{rank} "
+                                  f"'src'; the only permutation is {perm}")
+        want = tuple(shape[a] for a in perm)
+        if shape_of(self.dst) != want:
+            raise VerifyException(f"{api}: 'dst' must have the permuted shape {list(want)} "
+                                  f"(src {list(shape)} permuted by {perm}), got {describe(self.dst)}")
+        _same_dtype(self, ("dst", self.dst), ("src", self.src), "dma_transpose keeps the dtype")
+        if dtype_of(self.src) not in TWO_BYTE:
+            raise VerifyException(f"{api}: 'src' dtype {dtypes.name_of(dtype_of(self.src))} is not "
+                                  f"supported; dma_transpose moves 2-byte dtypes only "
+                                  f"(bfloat16, float16, int16, uint16)")
+        mode = self.properties.get("dge_mode")
+        mode = mode.data if isinstance(mode, StringAttr) else "unknown"
+        if mode in ("swdge", "none"):
+            raise VerifyException(f"{api}: dge_mode={mode} is not supported for a direct "
+                                  f"transpose (use unknown or hwdge; swdge is the indirect "
+                                  f"gather-transpose, which nki-mlir does not support yet)")
+        if mode == "hwdge":
+            rules.require_target(self, "trn2", "dge_mode=hwdge")
+            p0 = shape[0]
+            if rank == 2 and p0 != 16:
+                raise VerifyException(f"{api}: with dge_mode=hwdge a 2-D 'src' needs "
+                                      f"src.shape[0] == 16, got {p0}")
+            if rank > 2 and (p0 not in (1, 2, 4, 8, 16) or (p0 * shape[-2]) % 16 != 0):
+                raise VerifyException(f"{api}: with dge_mode=hwdge a {rank}-D 'src' needs "
+                                      f"src.shape[0] in (1, 2, 4, 8, 16) and "
+                                      f"src.shape[0] * src.shape[-2] a multiple of 16, got "
+                                      f"{list(shape)}")
+            if shape[-1] > 128:
+                raise VerifyException(f"{api}: with dge_mode=hwdge src.shape[-1] must be at "
+                                      f"most 128, got {shape[-1]}")
+
+
+@irdl_op_definition
+class DmaTransposeOp(_DmaTranspose, NkiInstruction):
+    name = "nki.dma_transpose"
+
+
+@irdl_op_definition
+class NisaDmaTransposeOp(_DmaTranspose, NisaInstruction):
+    name = "nisa.dma_transpose"
+
+
+direct_lowering(DmaTransposeOp, NisaDmaTransposeOp, "dma")
+
+
+# -------------------------------------------------------------------- dma_compute
+
+
+class _DmaCompute(KeywordOp):
+    """``dst = sum_i srcs[i] * scales[i]`` on a DMA queue (fp32 math).
+
+    ``srcs`` is variadic and printed as a list: ``srcs=[T %a, T %b]``.
+    """
+
+    dst = operand_def(MemRefType)
+    srcs = var_operand_def(MemRefType)
+    reduce_op = prop_def(StringAttr)
+    scales = opt_prop_def(ArrayAttr)
+    unique_indices = opt_prop_def(IntegerAttr)
+    oob_mode = opt_prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        api = rules.api(self)
+        n = len(self.srcs)
+        if not 1 <= n <= DMA_COMPUTE_MAX_SRCS:
+            raise VerifyException(f"{api}: 'srcs' has {n} tensors; dma_compute takes 1 to "
+                                  f"{DMA_COMPUTE_MAX_SRCS} sources")
+        rules.enum(self, "reduce_op", ("add",))
+        rules.enum(self, "oob_mode", OOB_MODES)
+        rules.engine(self, ("dma",))
+        spaces = (*HBM_SPACES, "sbuf")
+        _dma_endpoint(self, "dst", self.dst, spaces)
+        total = math.prod(shape_of(self.dst))
+        for i, s in enumerate(self.srcs):
+            _dma_endpoint(self, f"srcs[{i}]", s, spaces)
+            if math.prod(shape_of(s)) != total:
+                raise VerifyException(f"{api}: 'srcs[{i}]' has {math.prod(shape_of(s))} elements "
+                                      f"but 'dst' has {total} (srcs[{i}] is {describe(s)}, dst is "
+                                      f"{describe(self.dst)})")
+        scales = self.properties.get("scales")
+        if scales is not None:
+            vals = []
+            for x in scales.data:  # type: ignore[attr-defined]
+                if not isinstance(x, (FloatAttr, IntegerAttr)):
+                    raise VerifyException(f"{api}: scales must be a list of numbers, got {scales}")
+                vals.append(float(x.value.data))
+            if len(vals) != n:
+                raise VerifyException(f"{api}: scales has {len(vals)} entries but there are "
+                                      f"{n} sources")
+            bad = [v for v in vals if v != 1.0]
+            if bad:
+                raise VerifyException(f"{api}: scales must all be 1.0 (the DMA engine does not "
+                                      f"scale), got {vals}")
+
+    # The generic keyword syntax handles single operands; print ``srcs`` as a list.
+    def print(self, printer: Printer) -> None:
+        printer.print_string("(dst=")
+        printer.print_attribute(self.dst.type)
+        printer.print_string(" ")
+        printer.print_ssa_value(self.dst)
+        printer.print_string(", srcs=[")
+        for i, s in enumerate(self.srcs):
+            if i:
+                printer.print_string(", ")
+            printer.print_attribute(s.type)
+            printer.print_string(" ")
+            printer.print_ssa_value(s)
+        printer.print_string("]")
+        for p in ("reduce_op", "scales", "unique_indices", "oob_mode"):
+            if p in self.properties:
+                printer.print_string(f", {p}=")
+                print_value(printer, self.properties[p])
+        printer.print_string(")")
+        engine = self.properties.get("engine")
+        if isinstance(engine, StringAttr):
+            printer.print_string(f" engine={engine.data}")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        props: dict[str, Attribute] = {}
+        dst: SSAValue | None = None
+        srcs: list[SSAValue] = []
+        allowed = ("reduce_op", "scales", "unique_indices", "oob_mode")
+        parser.parse_punctuation("(")
+        while True:
+            pos = parser.pos
+            key = parser.parse_identifier(f"operand role or property of '{cls.name}'")
+            parser.parse_punctuation("=")
+            if key == "dst":
+                dst = parser.parse_operand(parser.parse_type())
+            elif key == "srcs":
+                parser.parse_punctuation("[")
+                if parser.parse_optional_punctuation("]") is None:
+                    while True:
+                        srcs.append(parser.parse_operand(parser.parse_type()))
+                        if parser.parse_optional_punctuation(",") is None:
+                            break
+                    parser.parse_punctuation("]")
+            elif key in allowed:
+                props[key] = parse_value(parser)
+            else:
+                parser.raise_error(f"'{cls.name}' has no operand or property '{key}' (expected "
+                                   f"one of: dst, srcs, {', '.join(allowed)})", pos, parser.pos)
+            if parser.parse_optional_punctuation(",") is None:
+                break
+        parser.parse_punctuation(")")
+        if parser.parse_optional_keyword("engine") is not None:
+            parser.parse_punctuation("=")
+            props["engine"] = StringAttr(parser.parse_identifier("engine name"))
+        attributes = parser.parse_optional_attr_dict()
+        if dst is None:
+            parser.raise_error(f"'{cls.name}' needs operand dst")
+        return cls.build(operands=[dst, srcs], properties=props, attributes=attributes)
+
+
+@irdl_op_definition
+class DmaComputeOp(_DmaCompute, NkiInstruction):
+    name = "nki.dma_compute"
+
+
+@irdl_op_definition
+class NisaDmaComputeOp(_DmaCompute, NisaInstruction):
+    name = "nisa.dma_compute"
+
+
+direct_lowering(DmaComputeOp, NisaDmaComputeOp, "dma")
+
+
+# -------------------------------------------------------------------- nc_n_gather
+
+
+class _NcNGather(KeywordOp):
+    """GpSimd ``dst[p, j] = data[p].flat[indices[p, j]]`` (indices uint32 in [0, F))."""
+
+    dst = operand_def(MemRefType)
+    data = operand_def(MemRefType)
+    indices = operand_def(MemRefType)
+
+    def verify_(self) -> None:
+        api = rules.api(self)
+        for role in ("dst", "data", "indices"):
+            rules.tile(self, role, getattr(self, role), spaces=("sbuf",))
+        rules.same_partitions(self, ("dst", self.dst), ("data", self.data), ("indices", self.indices))
+        rules.engine(self, ("gpsimd",))
+        _same_dtype(self, ("dst", self.dst), ("data", self.data), "nc_n_gather does not cast")
+        if dtype_of(self.indices) != dtypes.uint32:
+            raise VerifyException(f"{api}: 'indices' must be uint32, got "
+                                  f"{dtypes.name_of(dtype_of(self.indices))}")
+        if free_size(self.dst) != free_size(self.indices):
+            raise VerifyException(f"{api}: 'dst' must hold one element per index: 'indices' has "
+                                  f"{free_size(self.indices)} per partition, 'dst' is {describe(self.dst)}")
+
+
+@irdl_op_definition
+class NcNGatherOp(_NcNGather, NkiInstruction):
+    name = "nki.nc_n_gather"
+
+
+@irdl_op_definition
+class NisaNcNGatherOp(_NcNGather, NisaInstruction):
+    name = "nisa.nc_n_gather"
+
+
+direct_lowering(NcNGatherOp, NisaNcNGatherOp, "gpsimd")
+
+
+# ------------------------------------------------------------------- local_gather
+
+
+def local_gather_valid(op) -> int:
+    """``num_valid_indices`` of a local_gather (default: every index of a 16-partition slice)."""
+    n = _int(op, "num_valid_indices")
+    return GPSIMD_GROUP * free_size(op.index) if n is None else n
+
+
+class _LocalGather(KeywordOp):
+    """GpSimd gather inside each 16-partition group (one GpSimd core per group).
+
+    Core ``c`` flattens ``index[16c:16c+16]`` partition dim first into ``idx`` (uint16) and
+    keeps the first ``num_valid_indices``; every partition ``p`` of the group then gets
+    ``dst[p].flat[k*E + e] = src_buffer[p].flat[idx[k] + e]`` for ``e < E = num_elem_per_idx``.
+    """
+
+    dst = operand_def(MemRefType)
+    src_buffer = operand_def(MemRefType)
+    index = operand_def(MemRefType)
+    num_elem_per_idx = opt_prop_def(IntegerAttr)
+    num_valid_indices = opt_prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        api = rules.api(self)
+        for role in ("dst", "src_buffer", "index"):
+            rules.tile(self, role, getattr(self, role), spaces=("sbuf",))
+        rules.same_partitions(self, ("src_buffer", self.src_buffer), ("index", self.index),
+                              ("dst", self.dst))
+        rules.engine(self, ("gpsimd",))
+        parts = shape_of(self.src_buffer)[0]
+        if parts % GPSIMD_GROUP:
+            raise VerifyException(f"{api}: 'src_buffer' has {parts} partitions; local_gather needs "
+                                  f"a multiple of {GPSIMD_GROUP} (one GpSimd core per 16 partitions)")
+        if dtype_of(self.index) != dtypes.uint16:
+            raise VerifyException(f"{api}: 'index' must be uint16, got "
+                                  f"{dtypes.name_of(dtype_of(self.index))}")
+        _same_dtype(self, ("dst", self.dst), ("src_buffer", self.src_buffer),
+                    "local_gather does not cast")
+        elems = _int(self, "num_elem_per_idx") or 1
+        if elems not in LOCAL_GATHER_ELEMS:
+            raise VerifyException(f"{api}: num_elem_per_idx={elems} is not supported (expected "
+                                  f"one of {', '.join(map(str, LOCAL_GATHER_ELEMS))})")
+        slice_size = GPSIMD_GROUP * free_size(self.index)
+        valid = local_gather_valid(self)
+        if not 1 <= valid <= slice_size:
+            raise VerifyException(f"{api}: num_valid_indices={valid} must be between 1 and the "
+                                  f"{slice_size} indices of a 16-partition 'index' slice")
+        if valid > LOCAL_GATHER_MAX_INDICES:
+            raise VerifyException(f"{api}: 'index' gives {valid} indices per GpSimd core, more "
+                                  f"than the limit of {LOCAL_GATHER_MAX_INDICES}")
+        if free_size(self.dst) != valid * elems:
+            raise VerifyException(f"{api}: 'dst' must hold num_valid_indices * num_elem_per_idx = "
+                                  f"{valid} * {elems} = {valid * elems} elements per partition, "
+                                  f"got {describe(self.dst)}")
+
+
+@irdl_op_definition
+class LocalGatherOp(_LocalGather, NkiInstruction):
+    name = "nki.local_gather"
+
+
+@irdl_op_definition
+class NisaLocalGatherOp(_LocalGather, NisaInstruction):
+    name = "nisa.local_gather"
+
+
+direct_lowering(LocalGatherOp, NisaLocalGatherOp, "gpsimd")
+
+
+# -------------------------------------------------------------- nc_stream_shuffle
+
+
+class _NcStreamShuffle(KeywordOp):
+    """VectorE ``dst[q*32 + i] = src[q*32 + mask[i]]`` per 32-partition quadrant ``q``;
+    ``mask[i] == 255`` leaves ``dst[q*32 + i]`` unchanged."""
+
+    dst = operand_def(MemRefType)
+    src = operand_def(MemRefType)
+    shuffle_mask = prop_def(ArrayAttr)
+
+    def verify_(self) -> None:
+        api = rules.api(self)
+        rules.tile(self, "dst", self.dst)
+        rules.tile(self, "src", self.src)
+        rules.same_free_size(self, ("dst", self.dst), ("src", self.src))
+        rules.engine(self, ("vector",))
+        _same_dtype(self, ("dst", self.dst), ("src", self.src), "nc_stream_shuffle does not cast")
+        mask = _ints(self, "shuffle_mask") or []
+        if len(mask) != QUADRANT:
+            raise VerifyException(f"{api}: shuffle_mask has {len(mask)} entries; it must have "
+                                  f"exactly {QUADRANT} (one per partition of a quadrant)")
+        for i, m in enumerate(mask):
+            if m != SHUFFLE_KEEP and not 0 <= m < QUADRANT:
+                raise VerifyException(f"{api}: shuffle_mask[{i}]={m} is out of range (0..31, or "
+                                      f"255 to leave the dst partition unchanged)")
+        ps, pd = shape_of(self.src)[0], shape_of(self.dst)[0]
+        for q in range(math.ceil(max(ps, pd) / QUADRANT)):
+            for i, m in enumerate(mask):
+                if m != SHUFFLE_KEEP and q * QUADRANT + i < pd and q * QUADRANT + m >= ps:
+                    raise VerifyException(
+                        f"{api}: shuffle_mask[{i}]={m} makes dst partition {q * QUADRANT + i} read "
+                        f"src partition {q * QUADRANT + m}, but 'src' has {ps} partitions")
+
+
+@irdl_op_definition
+class NcStreamShuffleOp(_NcStreamShuffle, NkiInstruction):
+    name = "nki.nc_stream_shuffle"
+
+
+@irdl_op_definition
+class NisaNcStreamShuffleOp(_NcStreamShuffle, NisaInstruction):
+    name = "nisa.nc_stream_shuffle"
+
+
+direct_lowering(NcStreamShuffleOp, NisaNcStreamShuffleOp, "vector")
+
+
 #: ops this module adds to the nki dialect
-NKI_OPS: list = []
+NKI_OPS: list = [DmaTransposeOp, DmaComputeOp, NcNGatherOp, LocalGatherOp, NcStreamShuffleOp]
 #: ops this module adds to the nisa dialect
-NISA_OPS: list = []
+NISA_OPS: list = [NisaDmaTransposeOp, NisaDmaComputeOp, NisaNcNGatherOp, NisaLocalGatherOp,
+                  NisaNcStreamShuffleOp]

@@ -28,12 +28,30 @@ uint16 = np.dtype(np.uint16)
 uint32 = np.dtype(np.uint32)
 bool_ = np.dtype(np.bool_)
 
+# MX (OCP microscaling) types, trn3 only (nki_spec.md section 3; nki.isa.quantize_mx /
+# nc_matmul_mx).  float8_e8m0fnu is the unsigned exponent-only scale (2^(code-127), 0xFF = NaN).
+# A packed ``*_x4`` element is 32 bits holding 4 values: byte i is value i (for
+# float4_e2m1fn_x4 each byte holds one e2m1 code in its low nibble, the ml_dtypes layout).
+# NumPy: a one-field structured dtype named after the NKI type (distinct from uint32 and from
+# each other); MLIR: ``vector<4xVALUE>`` (e.g. ``memref<32x8xvector<4xf8E5M2>, ...>``), a
+# builtin type that nki-opt and upstream MLIR parse back; shapes count packed elements.
+float8_e8m0fnu = np.dtype(ml_dtypes.float8_e8m0fnu)
+float4_e2m1fn = np.dtype(ml_dtypes.float4_e2m1fn)  # one value of float4_e2m1fn_x4 only
+float8_e5m2_x4 = np.dtype([("float8_e5m2_x4", "<u4")])
+float8_e4m3fn_x4 = np.dtype([("float8_e4m3fn_x4", "<u4")])
+float4_e2m1fn_x4 = np.dtype([("float4_e2m1fn_x4", "<u4")])
+#: packed x4 dtype -> the dtype of each of its 4 values
+X4_VALUE: dict[np.dtype, np.dtype] = {float8_e5m2_x4: float8_e5m2, float8_e4m3fn_x4: float8_e4m3fn,
+                                      float4_e2m1fn_x4: float4_e2m1fn}
+
 # NKI name -> NumPy dtype, in the order of the NKI dtype table.
 BY_NAME: dict[str, np.dtype] = {
     "float32": float32, "bfloat16": bfloat16, "float16": float16,
     "float8_e4m3": float8_e4m3, "float8_e4m3fn": float8_e4m3fn, "float8_e5m2": float8_e5m2,
     "int8": int8, "int16": int16, "int32": int32,
     "uint8": uint8, "uint16": uint16, "uint32": uint32, "bool_": bool_,
+    "float8_e8m0fnu": float8_e8m0fnu, "float8_e5m2_x4": float8_e5m2_x4,
+    "float8_e4m3fn_x4": float8_e4m3fn_x4, "float4_e2m1fn_x4": float4_e2m1fn_x4,
 }
 
 _TO_MLIR: dict[np.dtype, Attribute] = {
@@ -50,6 +68,10 @@ _TO_MLIR: dict[np.dtype, Attribute] = {
     uint16: builtin.IntegerType(16, builtin.Signedness.UNSIGNED),
     uint32: builtin.IntegerType(32, builtin.Signedness.UNSIGNED),
     bool_: builtin.IntegerType(1),
+    float8_e8m0fnu: builtin.Float8E8M0FNUType(),
+    float8_e5m2_x4: builtin.VectorType(builtin.Float8E5M2Type(), [4]),
+    float8_e4m3fn_x4: builtin.VectorType(builtin.Float8E4M3FNType(), [4]),
+    float4_e2m1fn_x4: builtin.VectorType(builtin.Float4E2M1FNType(), [4]),
 }
 _FROM_MLIR: dict[Attribute, np.dtype] = {v: k for k, v in _TO_MLIR.items()}
 
@@ -94,7 +116,12 @@ def name_of(dt: np.dtype) -> str:
 
 
 def is_float(dt: np.dtype) -> bool:
-    return dt.kind == "f" or dt in (bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2)
+    return dt.kind == "f" or dt in (bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2, float8_e8m0fnu)
+
+
+def is_x4(dt: np.dtype) -> bool:
+    """Whether ``dt`` is a packed MX type (``float8_e5m2_x4``, ``float8_e4m3fn_x4``, ``float4_e2m1fn_x4``)."""
+    return dt in X4_VALUE
 
 
 def is_int(dt: np.dtype) -> bool:

@@ -4,77 +4,63 @@
 partition (contraction) dim.  ``dst`` must be a PSUM tensor from a ``nisa.alloc``: its
 matmul-written flags implement ``psum_accumulate_flags`` -- ``overwrite``, ``accumulate``,
 or ``auto``: per element, overwrite unless a matmul has written it since its allocation
-(other instructions writing PSUM clear the flags), else add.
-With ``is_transpose`` the result is the bit-exact transpose of ``stationary``.
+(other instructions writing PSUM clear the flags), else add.  ``accumulate`` adds onto
+whatever PSUM holds (a never-written tile holds the NaN sentinel, so the misuse shows).
+A bfloat16 ``dst`` (trn3) is read back as float32, added in float32 and rounded to
+nearest even when stored.
+
+- ``perf_opt=double_row``: ``stationary[K, 2, M]`` / ``moving[K, 2, N]``, the contraction runs
+  over the K*2 rows.
+- ``is_transpose``: ``dst[M, K]`` is the bit-exact transpose of ``stationary[K, M]``; ``moving``
+  must hold the ``[K, K]`` identity (checked at run time).  With an fp8 ``stationary`` and a
+  uint16/int16 ``dst``, each element is the fp8 code in the low byte, 0 in the high byte (the
+  16-bit PSUM element TensorE writes).
+- ``row_pos`` / ``col_pos`` / ``tile_size`` (tiling mode) only choose PE rows: no effect on values.
+
 ``nisa.nc_transpose``: ``dst[F, P]`` = the bit-exact transpose of ``data[P, F]``.
-Semantics: nki_spec.md section 5.4 (``nki.isa.nc_matmul`` / ``nc_transpose``).
+Semantics: nki_spec.md sections 3 and 5.4 (``nki.isa.nc_matmul`` / ``nc_transpose``).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import numerics as nm
-from .env import finish, guard
+from .env import Buf, Fault, finish, guard
 from .memory import flag_set_value
 
 if TYPE_CHECKING:
     from .decoder import Decoder
 
 
-def matmul(dec: Decoder, op: nisa.MatmulOp):
-    dst = dec.buf(op, op.dst, "dst")
-    sta, mov = dec.buf(op, op.stationary, "stationary"), dec.buf(op, op.moving, "moving")
-    K, M, N = sta.parts, sta.free, mov.free
-    if mov.parts != K:
-        raise error_at(op, f"nisa.matmul: contraction sizes differ: 'stationary' has {K} "
-                           f"partitions, 'moving' has {mov.parts}", NKIRuntimeError)
+def psum_writer(op, dst: Buf, mode: str) -> Callable[[list, np.ndarray], None]:
+    """``write(env, res)``: put the float32 result ``res`` (``dst``'s shape) into the PSUM
+    ``dst`` per ``mode`` (``overwrite`` / ``accumulate`` / ``auto``) and mark it matmul-written."""
     if dst.flags is None:
-        raise error_at(op, f"nisa.matmul: 'dst' must be a PSUM tensor from a nisa.alloc (it "
+        raise error_at(op, f"{op.name}: 'dst' must be a PSUM tensor from a nisa.alloc (it "
                            f"needs PSUM placement to accumulate), got a tensor in {dst.space}",
                        NKIRuntimeError)
-    d, fl, ss, ms, shape = dst.slot, dst.flags, sta.slot, mov.slot, dst.shape
-    ones = flag_set_value(dst.dtype)
-    if bool(op.is_transpose.value.data):
-        if dst.parts != M or dst.free != K:
-            raise error_at(op, f"nisa.matmul: with is_transpose, 'dst' must be [{M}, {K}], got "
-                               f"{list(shape)}", NKIRuntimeError)
-
-        def run(env):  # bit-exact transpose of stationary (moving is the identity)
-            env[d][...] = env[ss].reshape(K, M).T.reshape(shape)
-            env[fl][...] = ones
-        return guard(op, run)
-    if dst.parts != M or dst.free != N:
-        raise error_at(op, f"nisa.matmul: 'dst' must be [{M}, {N}] (stationary free x moving "
-                           f"free), got {list(shape)}", NKIRuntimeError)
-    mode = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
     if mode not in nisa.ACCUMULATE:
-        raise error_at(op, f"nisa.matmul: psum_accumulate_flags={mode} is not supported",
-                       NKIRuntimeError)
+        raise error_at(op, f"{op.name}: accumulate mode {mode} is not supported", NKIRuntimeError)
+    d, fl = dst.slot, dst.flags
+    ones = flag_set_value(dst.dtype)
     store = nm.make_store(dst.dtype)
-
-    def product(env):
-        # contiguous copies: BLAS is ~15x faster than NumPy's strided fallback
-        s = np.ascontiguousarray(nm.to_f32(env[ss])).reshape(K, M)
-        m = np.ascontiguousarray(nm.to_f32(env[ms])).reshape(K, N)
-        return np.matmul(s.T, m).reshape(shape)
-
     if mode == "overwrite":
-        def run(env):
-            store(env[d], product(env))
+        def write(env, res):
+            store(env[d], res)
             env[fl][...] = ones
     elif mode == "accumulate":
-        def run(env):
-            res = product(env)
+        def write(env, res):
             store(env[d], nm.to_f32(env[d]) + res)
             env[fl][...] = ones
     else:
-        def run(env):
-            res = product(env)
+        def write(env, res):
             dv, fv = env[d], env[fl]
             written = fv != 0
             if not written.any():
@@ -84,6 +70,63 @@ def matmul(dec: Decoder, op: nisa.MatmulOp):
             else:
                 store(dv, np.where(written, nm.to_f32(dv) + res, res))
             fv[...] = ones
+    return write
+
+
+def matmul(dec: Decoder, op: nisa.MatmulOp):
+    dst = dec.buf(op, op.dst, "dst")
+    sta, mov = dec.buf(op, op.stationary, "stationary"), dec.buf(op, op.moving, "moving")
+    perf = op.perf_opt.data if op.perf_opt is not None else "none_"
+    rows = 2 if perf == "double_row" else 1  # contraction rows per partition
+    if rows == 2 and (len(sta.shape) != 3 or sta.shape[1] != 2 or len(mov.shape) != 3 or mov.shape[1] != 2):
+        raise error_at(op, f"nisa.matmul: perf_opt=double_row needs [K, 2, F] operands, got "
+                           f"stationary {list(sta.shape)} and moving {list(mov.shape)}", NKIRuntimeError)
+    K, M, N = sta.parts * rows, sta.free // rows, mov.free // rows
+    if mov.parts != sta.parts:
+        raise error_at(op, f"nisa.matmul: contraction sizes differ: 'stationary' has {sta.parts} "
+                           f"partitions, 'moving' has {mov.parts}", NKIRuntimeError)
+    ss, ms, shape = sta.slot, mov.slot, dst.shape
+    if bool(op.is_transpose.value.data):
+        return _transpose(op, dst, sta, mov)
+    if dst.parts != M or dst.free != N:
+        raise error_at(op, f"nisa.matmul: 'dst' must be [{M}, {N}] (stationary free x moving "
+                           f"free), got {list(shape)}", NKIRuntimeError)
+    mode = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
+    write = psum_writer(op, dst, mode)
+
+    def run(env):
+        # contiguous copies: BLAS is ~15x faster than NumPy's strided fallback
+        s = np.ascontiguousarray(nm.to_f32(env[ss])).reshape(K, M)
+        m = np.ascontiguousarray(nm.to_f32(env[ms])).reshape(K, N)
+        write(env, np.matmul(s.T, m).reshape(shape))
+    return guard(op, run)
+
+
+def _transpose(op, dst: Buf, sta: Buf, mov: Buf):
+    """``is_transpose``: dst[M, K] = stationary[K, M]^T bit for bit (identity ``moving``)."""
+    K, M = sta.parts, sta.free
+    if dst.parts != M or dst.free != K or mov.free != K:
+        raise error_at(op, f"nisa.matmul: with is_transpose, 'moving' must be [{K}, {K}] and 'dst' "
+                           f"[{M}, {K}], got {list(mov.shape)} and {list(dst.shape)}", NKIRuntimeError)
+    if dst.flags is None:
+        raise error_at(op, "nisa.matmul: 'dst' must be a PSUM tensor from a nisa.alloc",
+                       NKIRuntimeError)
+    raw16 = dst.dtype != sta.dtype and dst.dtype.itemsize == 2 and sta.dtype.itemsize == 1
+    if dst.dtype != sta.dtype and not raw16:
+        raise error_at(op, f"nisa.matmul: with is_transpose, 'dst' must have the stationary dtype "
+                           f"{dtypes.name_of(sta.dtype)}, got {dtypes.name_of(dst.dtype)}", NKIRuntimeError)
+    d, fl, ss, ms, shape = dst.slot, dst.flags, sta.slot, mov.slot, dst.shape
+    ones = flag_set_value(dst.dtype)
+    eye = np.eye(K, dtype=np.float32)
+
+    def run(env):
+        if not np.array_equal(nm.to_f32(env[ms]).reshape(K, K), eye):
+            raise Fault(f"with is_transpose, 'moving' must hold the [{K}, {K}] identity matrix")
+        t = np.ascontiguousarray(env[ss]).reshape(K, M).T
+        if raw16:  # fp8 code zero-extended into the 16-bit PSUM element
+            t = t.view(np.uint8).astype(np.uint16).view(dst.dtype)
+        env[d][...] = t.reshape(shape)
+        env[fl][...] = ones
     return guard(op, run)
 
 

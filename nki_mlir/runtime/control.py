@@ -1,13 +1,23 @@
-"""Closure builders for the structural ops: ``func``, ``scf.for`` and ``arith`` index code.
+"""Closure builders for the structural ops: ``func``, ``scf.for``, ``scf.while`` and ``arith``
+index code.
 
-``func.return`` and ``scf.yield`` build nothing (the decoder reads the return operands
-itself; loop-carried values are rejected).  ``arith.constant`` and ``arith`` integer ops on
+``func.return``, ``scf.condition`` and ``scf.yield`` build nothing (the decoder reads the
+return operands itself; ``scf.while`` reads its condition and carried values; iter_args of
+``scf.for`` are rejected).  ``arith.constant`` and ``arith`` integer ops (and ``cmpi``) on
 constants fold at decode time into the env template; the rest run on Python ``int``\\ s
 (``divsi`` / ``remsi`` truncate toward zero, ``floordivsi`` / ``ceildivsi`` round as named,
 the unsigned forms divide the values as they are).  Division by zero is a runtime fault.
+
+Runaway guard: a runtime loop -- an ``scf.while``, or an ``scf.for`` whose bounds are not
+decode-time constants (``nl.dynamic_range`` / ``nl.fori_loop`` on registers) -- that would
+run more than :data:`MAX_LOOP_ITERATIONS` iterations stops with an NKIRuntimeError located
+at the loop.  The limit is read each time a loop starts; its initial value comes from the
+environment variable ``NKI_MLIR_MAX_LOOP_ITERATIONS`` at import (default 1000000), and it
+can be changed later by assigning this module's attribute.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -28,7 +38,26 @@ def func_return(dec: Decoder, op: func.ReturnOp):
     return None  # handled by function()
 
 
+def _max_iterations() -> int:
+    try:
+        return max(int(os.environ.get("NKI_MLIR_MAX_LOOP_ITERATIONS", "1000000")), 0)
+    except ValueError:
+        return 1_000_000
+
+
+#: iterations a runtime loop may run before it is reported as runaway (see module doc)
+MAX_LOOP_ITERATIONS = _max_iterations()
+
+
+def _runaway(n: int) -> Fault:
+    return Fault(f"runaway loop: more than {n} iterations (the interpreter's limit for runtime "
+                 f"loops; if the count is intended, raise it with NKI_MLIR_MAX_LOOP_ITERATIONS "
+                 f"before importing nki_mlir, or nki_mlir.runtime.control.MAX_LOOP_ITERATIONS)")
+
+
 def scf_yield(dec: Decoder, op: scf.YieldOp):
+    if isinstance(op.parent_op(), scf.WhileOp):
+        return None  # read by scf_while
     if op.operands:
         raise error_at(op, "scf.yield with values (loop-carried values) is not supported by "
                            "the interpreter", NKIRuntimeError)
@@ -136,13 +165,85 @@ def scf_for(dec: Decoder, op: scf.ForOp):
                   dec.use(op, op.step, "step"))
     iv = dec.define(op.body.block.args[0], op)
     body = tuple(dec.block(op.body.block))
+    dynamic = not all(v in dec.consts for v in (op.lb, op.ub, op.step))
 
     def run(env):
         lo, hi, step = env[lb], env[ub], env[st]
         if step <= 0:
             raise Fault(f"step must be positive, got {step}")
+        if dynamic and len(range(lo, hi, step)) > MAX_LOOP_ITERATIONS:
+            raise _runaway(MAX_LOOP_ITERATIONS)
         for i in range(lo, hi, step):
             env[iv] = i
             for f in body:
                 f(env)
     return guard(op, run)  # errors raised inside the body are already located
+
+
+def scf_condition(dec: Decoder, op: scf.ConditionOp):
+    return None  # read by scf_while
+
+
+def scf_while(dec: Decoder, op: scf.WhileOp):
+    """``scf.while``: run ``before`` (ending in ``scf.condition``); while the condition holds,
+    run ``after`` with the forwarded values (its ``scf.yield`` feeds ``before`` again)."""
+    init = [dec.use(op, v, "arguments") for v in op.arguments]
+    bargs = [dec.define(a, op) for a in op.before_region.block.args]
+    before = tuple(dec.block(op.before_region.block))
+    cond_op = op.before_region.block.last_op
+    if not isinstance(cond_op, scf.ConditionOp):
+        raise error_at(op, "scf.while: the before region must end with scf.condition",
+                       NKIRuntimeError)
+    cslot = dec.use(cond_op, cond_op.condition, "condition")
+    fwd = [dec.use(cond_op, v, "args") for v in cond_op.args]
+    aargs = [dec.define(a, op) for a in op.after_region.block.args]
+    after = tuple(dec.block(op.after_region.block))
+    yield_op = op.after_region.block.last_op
+    ys = [dec.use(yield_op, v, "results") for v in yield_op.operands] if yield_op else []
+    res = [dec.define(r, op) for r in op.res]
+
+    def run(env):
+        vals = [env[s] for s in init]
+        cap, n = MAX_LOOP_ITERATIONS, 0
+        while True:
+            for s, v in zip(bargs, vals):
+                env[s] = v
+            for f in before:
+                f(env)
+            out = [env[s] for s in fwd]
+            if not env[cslot]:
+                break
+            n += 1
+            if n > cap:
+                raise _runaway(cap)
+            for s, v in zip(aargs, out):
+                env[s] = v
+            for f in after:
+                f(env)
+            vals = [env[s] for s in ys]
+        for s, v in zip(res, out):
+            env[s] = v
+    return guard(op, run)
+
+
+#: ``arith.cmpi`` predicates by their attribute value (signed and unsigned alike: values
+#: are Python ints)
+CMPI = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b,
+        3: lambda a, b: a <= b, 4: lambda a, b: a > b, 5: lambda a, b: a >= b,
+        6: lambda a, b: a < b, 7: lambda a, b: a <= b, 8: lambda a, b: a > b,
+        9: lambda a, b: a >= b}
+
+
+def arith_cmpi(dec: Decoder, op: arith.CmpiOp):
+    fn = CMPI[op.predicate.value.data]
+    a, b = op.lhs, op.rhs
+    sa, sb = dec.use(op, a, "lhs"), dec.use(op, b, "rhs")
+    if a in dec.consts and b in dec.consts:
+        s = dec.define(op.result, op)
+        dec.template[s] = dec.consts[op.result] = bool(fn(int(dec.consts[a]), int(dec.consts[b])))
+        return None
+    r = dec.define(op.result, op)
+
+    def run(env):
+        env[r] = fn(env[sa], env[sb])
+    return run

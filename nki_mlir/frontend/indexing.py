@@ -1,5 +1,10 @@
 """Tensor subscripts (``t[i*128:(i+1)*128, nl.ds(j*512, 512)]``) as ``memref.subview``.
 
+A subscript by a tensor or register is ``t.select(dim, x)`` (tensor_methods.py): a
+``(1, 1)`` int tensor or a register is read at run time; on HBM dim 0 an SBUF ``[P, 1]``
+int tensor gathers rows (an indirect view for ``nisa.dma_copy``).  One such key per
+subscript.
+
 Rules (nki_spec.md section 2.5, NKI ``NkiTensor`` indexing): integers, slices with a
 static positive step, ``...`` and ``nl.ds(start, size)``; starts may depend on loop
 indices, sizes must be compile-time.  On-chip: an integer on dim 0 keeps a size-1
@@ -28,6 +33,9 @@ def index_tensor(cg, node: ast.AST, t: Tensor, key: Any) -> Tensor:
         raise cg.fail(node, f"too many indices: tensor has {t.ndim} dims, got {len(keys)}",
                       NKITypeError, code="err_tensor_access_out_of_bound")
     keys += [slice(None)] * (t.ndim - len(keys))
+    dyn = [d for d, k in enumerate(keys) if _is_runtime_index(k)]
+    if dyn:
+        return _runtime_index(cg, node, t, keys, dyn)
 
     offsets: list[Index | int] = []
     sizes: list[int] = []
@@ -108,3 +116,31 @@ def _slice(cg, node, k: slice, dim: int, d: int) -> tuple[Index | int, int, int]
         raise cg.fail(node, f"slice of size {size} is larger than dim {d} of size {dim}",
                       NKITypeError, code="err_tensor_access_out_of_bound")
     return start, size, step
+
+
+def _is_runtime_index(k: Any) -> bool:
+    if isinstance(k, Tensor):
+        return True
+    try:
+        from .isa_control import Register
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(k, Register)
+
+
+def _runtime_index(cg, node: ast.AST, t: Tensor, keys: list, dyn: list[int]) -> Tensor:
+    """``t[..., x, ...]`` with a tensor / register ``x``: the other keys first, then
+    ``select`` on the dim ``x`` indexes."""
+    from .tensor_methods import select
+    if len(dyn) > 1:
+        raise cg.fail(node, "at most one tensor or register index per subscript", NKITypeError)
+    d = dyn[0]
+    x = keys[d]
+    keys = list(keys)
+    keys[d] = slice(None)
+    v = index_tensor(cg, node, t, tuple(keys))
+    # dims before d that the other keys dropped (integer keys) shift d left
+    dropped = sum(1 for j, k in enumerate(keys[:d])
+                  if (is_int(k) or isinstance(k, Index)) and not (t.on_chip and j == 0))
+    cg.b.loc = cg.loc(node)
+    return select(cg, v, d - dropped, x)

@@ -32,6 +32,13 @@ class Tensor:
     block: Block | None
     name: str = ""
     is_base: bool = True
+    #: shape of the underlying storage in elements of ``dtype`` (None: this tensor's own
+    #: shape, i.e. a base buffer); ``ap()`` patterns and ``get_pattern()`` refer to it
+    storage: tuple[int, ...] | None = None
+    #: the element offset as an affine expression when ``offset`` is None (loop-dependent)
+    dyn_offset: "Index | None" = None
+    #: set on an indirect (gather / scatter) view, usable only by ``nisa.dma_copy``
+    indirect: "Indirect | None" = None
 
     @property
     def ndim(self) -> int:
@@ -45,9 +52,37 @@ class Tensor:
     def on_chip(self) -> bool:
         return self.buffer in ("sbuf", "psum")
 
+    @property
+    def storage_shape(self) -> tuple[int, ...]:
+        return self.storage if self.storage is not None else self.shape
+
+    @property
+    def offset_index(self) -> "Index | int":
+        """The element offset into the storage: an int, or an :class:`Index` if loop-dependent."""
+        if self.offset is not None:
+            return self.offset
+        assert self.dyn_offset is not None, "a dynamic-offset view without its offset expression"
+        return self.dyn_offset
+
     def describe(self) -> str:
         from ..dtypes import name_of
         return f"{self.name or 'tensor'} {list(self.shape)} {name_of(self.dtype)} in {self.buffer}"
+
+
+@dataclass(frozen=True)
+class Indirect:
+    """What makes a view indirect (nki_spec.md section 2.5, ``ap(vector_offset=...)`` /
+    ``vector_select``): row ``i`` of the view is row ``index[i]`` of ``table``.
+
+    Attributes:
+        index: the ``[P, 1]`` int32/uint32 SBUF tensor of row numbers.
+        table: the indexed tensor, ``[rows, *rest]``; dim 0 is the indirect dim, ``rows``
+            the number of valid row numbers (``index`` values outside ``[0, rows)`` are out
+            of bounds and follow ``oob_mode``).
+    """
+
+    index: "Tensor"
+    table: "Tensor"
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,19 @@
-"""Closure builder for ``memref.subview``: a tensor view is a NumPy basic-indexing view.
+"""Closure builders for the view ops: every tensor view is a NumPy view sharing memory.
+
+- ``memref.subview``: a NumPy basic-indexing view of its source (below).
+- ``memref.reinterpret_cast``: offset / sizes / strides count elements from the start of
+  the *underlying buffer* (the alloc or argument the source is a view of, found through
+  the view chain), so the result is ``np.lib.stride_tricks.as_strided`` over that buffer's
+  memory.  For an SBUF/PSUM buffer the storage is ``[P, F]`` (``F`` = free size): the
+  partition stride must be a multiple of ``F`` and the free part of every access must stay
+  inside one partition.  Static offsets are bounds-checked at decode time (the fault is
+  raised when the op executes), dynamic ones on every execution.
+- ``nisa.view_dtype``: ``ndarray.view(dtype)`` (the last axis is contiguous).  A
+  ``reinterpret_cast`` below it views the buffer's bytes in its own element type.
+
+A view of a PSUM tensor also views its matmul-written flags.
+
+``memref.subview`` details:
 
 Static sizes and strides (positive), static or dynamic (``index``) offsets.  Each source
 dimension becomes a slice ``off : off + (size-1)*stride + 1 : stride`` when the result keeps
@@ -11,11 +26,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 from xdsl.dialects import memref
+from xdsl.ir import OpResult
 
 from ..diagnostics import error_at
 from ..errors import NKIRuntimeError
 from .env import Fault, guard
+from .memory import flag_dtype
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -112,3 +130,138 @@ def subview(dec: Decoder, op: memref.SubviewOp):
         if fres is not None:
             env[fres] = env[fsrc][t]
     return guard(op, run)
+
+
+#: ops whose result views the memory of their first operand (cf. passes/effects.py VIEW_OPS)
+_VIEWS = ("memref.subview", "memref.reinterpret_cast", "memref.cast", "nisa.view_dtype",
+          "nki.view_dtype")
+_ON_CHIP = ("sbuf", "psum")
+
+
+def _base(v):
+    while isinstance(v, OpResult) and v.op.name in _VIEWS:
+        v = v.op.operands[0]
+    return v
+
+
+def _last_contiguous(a: np.ndarray) -> np.ndarray:
+    """``a`` with a size-1 last axis given the itemsize stride (so ``.view`` may rescale it)."""
+    if a.ndim and a.shape[-1] == 1 and a.strides[-1] != a.itemsize:
+        return np.lib.stride_tricks.as_strided(a, a.shape, a.strides[:-1] + (a.itemsize,))
+    return a
+
+
+def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
+    src = dec.buf(op, op.source, "source")
+    base = dec.buf(op, _base(op.source), "source")
+    name = "memref.reinterpret_cast"
+    offsets = list(op.static_offsets.get_values())
+    sizes = [int(x) for x in op.static_sizes.get_values()]
+    strides = [int(x) for x in op.static_strides.get_values()]
+    if _DYNAMIC in sizes or _DYNAMIC in strides or len(offsets) != 1:
+        raise error_at(op, f"{name}: dynamic sizes or strides are not supported by the "
+                           f"interpreter", NKIRuntimeError)
+    dt = np.dtype(src.dtype)
+    a0, a = np.dtype(base.dtype).itemsize, dt.itemsize
+    on_chip = base.space in _ON_CHIP
+    if on_chip:
+        parts = base.shape[0]
+        nbytes = int(np.prod(base.shape[1:], dtype=np.int64)) * a0
+        if nbytes % a:
+            raise error_at(op, f"{name}: a partition of the buffer ({nbytes} bytes) is not a whole "
+                               f"number of {a}-byte elements", NKIRuntimeError)
+        free = nbytes // a
+        if strides and strides[0] % free:
+            raise error_at(op, f"{name}: the partition stride {strides[0]} is not a multiple of "
+                               f"the buffer's free size {free}", NKIRuntimeError)
+        pstep = strides[0] // free if strides else 0
+        flo = sum(min(0, s * (n - 1)) for s, n in zip(strides[1:], sizes[1:]))
+        fhi = sum(max(0, s * (n - 1)) for s, n in zip(strides[1:], sizes[1:]))
+    else:
+        nbytes = int(np.prod(base.shape, dtype=np.int64)) * a0
+        total = nbytes // a
+        lo = sum(min(0, s * (n - 1)) for s, n in zip(strides, sizes))
+        hi = sum(max(0, s * (n - 1)) for s, n in zip(strides, sizes))
+    src_type = str(op.source.type)
+    shape = tuple(sizes)
+
+    def check(off: int) -> None:
+        if on_chip:
+            p0, f0 = divmod(off, free)
+            plast = p0 + pstep * (sizes[0] - 1) if sizes else p0
+            if off < 0 or plast >= parts or f0 + flo < 0 or f0 + fhi >= free:
+                raise Fault(f"out-of-bounds access of 'source' ({src_type}): the pattern (offset "
+                            f"{off}, sizes {sizes}, strides {strides}) covers partitions "
+                            f"[{p0}, {plast + 1}) and free elements [{f0 + flo}, {f0 + fhi + 1}) "
+                            f"of a buffer of {parts} partitions x {free} elements")
+        elif off + lo < 0 or off + hi >= total:
+            raise Fault(f"out-of-bounds access of 'source' ({src_type}): the pattern (offset "
+                        f"{off}, sizes {sizes}, strides {strides}) covers elements "
+                        f"[{off + lo}, {off + hi + 1}) of a buffer of {total} elements")
+
+    def make(arr: np.ndarray, t: np.dtype, off: int) -> np.ndarray:
+        if on_chip:
+            rows = np.reshape(arr, (parts, -1), copy=False).view(t)
+            p0, f0 = divmod(off, free)
+            start = rows[p0:, f0:]
+            bstrides = [pstep * rows.strides[0]] + [s * t.itemsize for s in strides[1:]]
+        else:
+            if not arr.flags.c_contiguous:
+                raise Fault("a reinterpret_cast view of a non-contiguous argument array is not "
+                            "supported; pass np.ascontiguousarray(...)")
+            start = arr.reshape(-1).view(t)[off:]
+            bstrides = [s * t.itemsize for s in strides]
+        return np.lib.stride_tricks.as_strided(start, shape, bstrides)
+
+    dyn = [dec.use(op, v, "offset") for v in op.offsets]
+    res = dec.define(op.result, op)
+    rb = dec.bufs[op.result]
+    bs, bf, fres = base.slot, base.flags, rb.flags
+    ft = flag_dtype(dt) if fres is not None else None
+    if not dyn:
+        off0 = int(offsets[0])
+        try:
+            check(off0)
+        except Fault as e:
+            msg = str(e)
+
+            def fail(env):
+                raise Fault(msg)
+            return guard(op, fail)
+
+        def run(env):
+            env[res] = make(env[bs], dt, off0)
+            if fres is not None:
+                env[fres] = make(env[bf], ft, off0)
+        return guard(op, run)
+    ds = dyn[0]
+
+    def run_dyn(env):
+        off = int(env[ds])
+        check(off)
+        env[res] = make(env[bs], dt, off)
+        if fres is not None:
+            env[fres] = make(env[bf], ft, off)
+    return guard(op, run_dyn)
+
+
+def view_dtype(dec: Decoder, op):
+    src = dec.buf(op, op.source, "source")
+    res = dec.define(op.result, op)
+    rb = dec.bufs[op.result]
+    dt, ss, sf, fres = np.dtype(rb.dtype), src.slot, src.flags, rb.flags
+    ft = flag_dtype(dt) if fres is not None else None
+
+    def run(env):
+        env[res] = _last_contiguous(env[ss]).view(dt)
+        if fres is not None:
+            env[fres] = _last_contiguous(env[sf]).view(ft)
+    return guard(op, run)
+
+
+#: closure builders of this module (merged into runtime/decoder.py HANDLERS)
+HANDLERS = {
+    "memref.subview": subview,
+    "memref.reinterpret_cast": reinterpret_cast,
+    "nisa.view_dtype": view_dtype,
+}

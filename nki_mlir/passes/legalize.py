@@ -5,7 +5,9 @@ docs say it lowers to (nki_spec.md section 5.6): ``nl.load`` -> ``dma_copy``; ``
 -> ``dma_copy`` (via an SBUF copy when the value is in PSUM); ``nl.add`` / ``nl.multiply``
 -> ``tensor_tensor`` (or ``tensor_scalar`` for a scalar / ``[P,1]`` operand);
 ``nl.exp`` -> ``activation``; ``nl.matmul`` -> ``nc_matmul`` (after a TensorE transpose
-of ``x`` unless ``transpose_x``); ``nl.zeros`` -> ``ndarray`` + ``memset``.
+of ``x`` unless ``transpose_x``); ``nl.zeros`` -> ``ndarray`` + ``memset``.  The generic
+``nl.*`` sugar ops (``nki.unary`` / ``nki.binary`` / ``nki.reduce`` / ...) are lowered by
+:class:`.legalize_math.LegalizeMath`.  Afterwards no op of ``nki.SUGAR_OPS`` remains.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from xdsl.pattern_rewriter import (
 from .. import dtypes
 from ..dialects import nki
 from ..dialects.common import dtype_of, free_size, memref, shape_of, space_of
+from .legalize_math import LegalizeMath
 
 
 def _with_loc(src: Operation, ops: list[Operation]) -> list[Operation]:
@@ -155,7 +158,8 @@ class NkiLegalize(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier([LegalizeZeros(), LegalizeLoad(), LegalizeStore(),
-                                         LegalizeBinary(), LegalizeExp(), LegalizeMatmul()]),
+                                         LegalizeBinary(), LegalizeExp(), LegalizeMatmul(),
+                                         LegalizeMath()]),
             apply_recursively=False,
         ).rewrite_module(op)
 

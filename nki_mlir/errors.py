@@ -100,6 +100,23 @@ class NKIRuntimeError(NKIError):
     category = "runtime error"
 
 
+class NKIRangeWarning(UserWarning):
+    """A run-time value outside an instruction's documented valid input range.
+
+    Raised (as a warning) by the ISA interpreter, e.g. when ``nisa.activation`` with
+    ``op=nl.log`` sees an input outside ``[2^-64, 2^64]`` (nki_spec.md section 5.3: the
+    ScalarE piecewise polynomials give invalid output there, while the interpreter computes
+    the exact function).  The warning is reported at the instruction's kernel source line
+    (``warning.filename`` / ``warning.lineno``) and its message names the instruction, the
+    function, the offending value and the range.  At most one warning per instruction per run.
+
+    To make it fatal: ``warnings.simplefilter("error", NKIRangeWarning)`` or the environment
+    variable ``NKI_MLIR_RANGE_CHECK=error``; the run then stops with a located
+    :class:`NKIRuntimeError` carrying the same message (``NKI_MLIR_RANGE_CHECK=off``
+    disables the check).
+    """
+
+
 class ArtifactError(Exception):
     """A kernel artifact is damaged, foreign or of an unsupported format version."""
 

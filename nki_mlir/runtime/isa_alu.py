@@ -5,7 +5,8 @@ elementwise on tiles ``[P, free...]`` whose partition and per-partition element 
 ``dst``; ``nisa.tensor_reduce_arith`` reduces the last ``num_r_dim`` free dims.  They
 compute in float32 and cast to the ``dst`` dtype, except on the exact integer path (int64,
 wrapped to the ``dst`` width): bitvec operators, integer-only reductions, and
-``tensor_tensor_arith`` on int32/uint32 operands on GpSimd or into an int32/uint32 ``dst``.
+``tensor_tensor_arith`` on int32/uint32 operands on **GpSimd** (on Vector, int32/uint32
+go through float32 and lose precision above 2^24, nki_spec.md section 3).
 Operator tables and casting rules: :mod:`.numerics` (nki_spec.md section 3);
 semantics: nki_spec.md section 5.4.
 """
@@ -45,8 +46,7 @@ def tensor_tensor(dec: Decoder, op: nisa.TensorTensorArithOp):
     if bitvec:
         _require_int(op, f"op={name}", ("lhs", lhs), ("rhs", rhs))
     exact = bitvec or (lhs.dtype in nm.INT32_TYPES and rhs.dtype in nm.INT32_TYPES and
-                       (engine(op) == "gpsimd" or dst.dtype in nm.INT32_TYPES)
-                       and name in nm.ALU_INT)
+                       engine(op) == "gpsimd" and name in nm.ALU_INT)
     if exact:
         fn, store = nm.ALU_INT[name], nm.make_int_store(dst.dtype)
         lsh, rsh = lhs.shape != shape, rhs.shape != shape
@@ -77,7 +77,9 @@ def tensor_scalar(dec: Decoder, op: nisa.TensorScalarArithOp):
         raise error_at(op, "nisa.tensor_scalar_arith: op1 and operand1 must be given together",
                        NKIRuntimeError)
     rev = op.reverse_operands.data if op.reverse_operands is not None else "none_"
-    rev0, rev1 = rev in ("first", "both"), rev in ("second", "both")
+    # a unary operator (abs, rsqrt, reciprocal) applies to the data whatever the order
+    rev0 = rev in ("first", "both") and op0 not in nm.UNARY
+    rev1 = rev in ("second", "both") and op1 not in nm.UNARY
     bitvec = op0 in nm.BITVEC
     if op1 is not None and (op1 in nm.BITVEC) != bitvec:
         raise error_at(op, f"nisa.tensor_scalar_arith: op0={op0} and op1={op1} must be of the "

@@ -7,8 +7,20 @@ Hardware model (nki_spec.md section 3, from the NKI docs "Supported data types")
   (``ml_dtypes`` casts for bf16/fp8).  Integer ``dst``: truncation toward zero, saturated to
   the dtype's range, NaN -> 0 (the hardware rounding mode for float->int is not documented;
   this is our choice).  ``bool`` ``dst``: ``value != 0``.
-- The exact integer path (GpSimd, ``tensor_tensor`` on int32/uint32 operands) computes in
-  int64 and wraps to the ``dst`` integer width.
+- Reading converts exactly to float32, except int32/uint32 magnitudes above 2^24, which
+  round to nearest even (so Vector/Scalar arithmetic on int32 loses precision there, as
+  nki_spec.md section 3 says).
+- Narrow float ``dst`` (``make_store``): one RNE rounding float32 -> ``dst`` by ``ml_dtypes``
+  (NumPy for float16).  These casts do **not saturate**: a finite value beyond the largest
+  finite number of the format (after rounding) becomes +-inf for bfloat16, float16,
+  float8_e4m3 (max 240) and float8_e5m2 (max 57344), and **NaN** for float8_e4m3fn (max 448,
+  no infinity).  +-inf stays +-inf (NaN for float8_e4m3fn); NaN stays NaN; subnormals of the
+  format are produced.  Whether the hardware saturates instead is not documented; we keep the
+  IEEE-like (OCP "non-saturating") behaviour of ``ml_dtypes``.
+- The exact integer path computes in int64 and wraps to the ``dst`` integer width.  It is
+  taken by bitvec operators (any engine; integer operands only) and by ``tensor_tensor`` on
+  **GpSimd** when both inputs are int32/uint32 (the only exact integer ALU, nki_spec.md
+  section 3).  int32 ``tensor_tensor`` on Vector goes through float32.
 - Bitvec operators (``bitwise_*``, ``left_shift``, ``right_shift``) work on the integer values
   as a 32-bit ALU: ``right_shift`` is logical on the 32-bit two's-complement pattern.
 - Activation functions are evaluated exactly (float64, then rounded once to float32), as
@@ -47,10 +59,9 @@ def to_f32(a) -> np.ndarray:
 def f32_to_int(x: np.ndarray, dt: np.dtype) -> np.ndarray:
     """Float -> integer ``dt``: truncate toward zero, saturate to ``dt``'s range, NaN -> 0."""
     info = np.iinfo(dt)
-    y = np.trunc(np.asarray(x, dtype=F64))
-    y = np.nan_to_num(y, nan=0.0, posinf=float(info.max), neginf=float(info.min))
-    np.clip(y, float(info.min), float(info.max), out=y)
-    return y.astype(dt)
+    y = np.nan_to_num(np.trunc(np.asarray(x, dtype=F64)), nan=0.0, posinf=float(info.max),
+                      neginf=float(info.min))
+    return np.clip(y, float(info.min), float(info.max)).astype(dt)  # 0-d input: a NumPy scalar
 
 
 def make_store(dt: np.dtype) -> Callable[[np.ndarray, np.ndarray], None]:
@@ -135,6 +146,8 @@ ALU: dict[str, Callable] = {
     "abs_min": lambda a, b: np.minimum(np.abs(a), np.abs(b)),
     "bypass": lambda a, b: a,
     "abs": lambda a, b: np.abs(a),
+    "mod": np.mod,  # floored: the sign of the divisor (NumPy / Python %)
+    "fmod": np.fmod,  # truncated: the sign of the dividend (C fmod)
     "rsqrt": lambda a, b: (1.0 / np.sqrt(np.asarray(a, dtype=F64))).astype(F32),
     "reciprocal": lambda a, b: np.divide(np.float32(1.0), a),
 }
@@ -155,6 +168,15 @@ def _int_div(a, b):
     q = np.abs(a) // np.abs(safe)
     q = np.where((a < 0) != (safe < 0), -q, q)
     return np.where(b == 0, 0, q)
+
+
+def _int_mod(a, b, floored: bool):
+    """Integer remainder: floored (sign of ``b``) or truncated (sign of ``a``); x % 0 -> 0."""
+    a = np.asarray(a, dtype=I64)
+    b = np.asarray(b, dtype=I64)
+    safe = np.where(b == 0, 1, b)
+    r = np.mod(a, safe) if floored else np.fmod(a, safe)
+    return np.where(b == 0, 0, r)
 
 
 def _int_pow(a, b):
@@ -196,6 +218,8 @@ ALU_INT: dict[str, Callable] = {
     "abs_min": lambda a, b: np.minimum(np.abs(a), np.abs(b)),
     "bypass": lambda a, b: a,
     "abs": lambda a, b: np.abs(a),
+    "mod": lambda a, b: _int_mod(a, b, floored=True),
+    "fmod": lambda a, b: _int_mod(a, b, floored=False),
     "bitwise_and": np.bitwise_and,
     "bitwise_or": np.bitwise_or,
     "bitwise_xor": np.bitwise_xor,
@@ -333,6 +357,46 @@ def _wrap64(f):
 
 _SQRT_HALF = math.sqrt(0.5)
 _GELU_C = math.sqrt(2.0 / math.pi)
+_GELU_SIG = 1.702
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+#: documented valid input ranges of the ScalarE functions (nki_spec.md section 5.3, NKI
+#: ``nki.api.shared`` "Supported Activation Functions"): name -> (lo, hi, text, on_abs).
+#: ``on_abs``: the range applies to ``|x|`` (reciprocal: +-[2^-42, 2^42]).  Bounds are
+#: float32 and inclusive (float32(pi) is slightly above pi, so x = float32(pi) is in range).
+ACT_RANGES: dict[str, tuple[np.float32, np.float32, str, bool]] = {
+    "log": (np.float32(2.0 ** -64), np.float32(2.0 ** 64), "[2^-64, 2^64]", False),
+    "sin": (np.float32(-math.pi), np.float32(math.pi), "[-pi, pi]", False),
+    "arctan": (np.float32(-math.pi / 2), np.float32(math.pi / 2), "[-pi/2, pi/2]", False),
+    "sqrt": (np.float32(2.0 ** -116), np.float32(2.0 ** 118), "[2^-116, 2^118]", False),
+    "rsqrt": (np.float32(2.0 ** -87), np.float32(2.0 ** 97), "[2^-87, 2^97]", False),
+    "reciprocal": (np.float32(2.0 ** -42), np.float32(2.0 ** 42), "+-[2^-42, 2^42]", True),
+}
+
+
+def act_range_violation(name: str, x: np.ndarray) -> float | None:
+    """An input value of activation ``name`` outside :data:`ACT_RANGES`, or None.
+
+    One min and one max reduction over ``x`` (NaNs ignored: ``np.fmin`` / ``np.fmax``);
+    the offending element is located only when there is one.
+    """
+    r = ACT_RANGES.get(name)
+    x = np.asarray(x)
+    if r is None or x.size == 0:
+        return None
+    lo, hi, _, on_abs = r
+    v = np.abs(x) if on_abs else x
+    mn, mx = np.fmin.reduce(v, axis=None), np.fmax.reduce(v, axis=None)
+    if mn < lo:
+        bad = mn
+    elif mx > hi:
+        bad = mx
+    else:
+        return None
+    if on_abs:  # report the signed element
+        bad = x.flat[int(np.nanargmin(v) if bad == mn else np.nanargmax(v))]
+    return float(bad)
+
 
 #: ScalarE activation functions: float32 array -> float32 array (``nisa.ACTIVATIONS``)
 ACTIVATION: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -357,4 +421,11 @@ ACTIVATION: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "sin": _wrap64(np.sin),
     "arctan": _wrap64(np.arctan),
     "mish": _wrap64(lambda x: x * np.tanh(_softplus64(x))),
+    # derivatives and the sigmoid GELU approximation (x * sigmoid(1.702 x), nki_spec.md 5.3)
+    "silu_dx": _wrap64(lambda x: _sigmoid64(x) * (1.0 + x * (1.0 - _sigmoid64(x)))),
+    "gelu_dx": _wrap64(lambda x: 0.5 * erfc(-x * _SQRT_HALF) + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI),
+    "gelu_apprx_sigmoid": _wrap64(lambda x: x * _sigmoid64(_GELU_SIG * x)),
+    "gelu_apprx_sigmoid_dx": _wrap64(lambda x: _sigmoid64(_GELU_SIG * x) * (
+        1.0 + _GELU_SIG * x * (1.0 - _sigmoid64(_GELU_SIG * x)))),
+    "erf_dx": _wrap64(lambda x: 2.0 * _INV_SQRT_PI * np.exp(-x * x)),
 }

@@ -27,7 +27,7 @@ from .dialects.common import ON_CHIP, space_of
 from .dialects.nki import SUGAR_OPS
 from .errors import ArtifactError, NKIError, NKITypeError, NKIVerifyError
 from .frontend import ArgSpec, KernelSpec, OutputSpec, arg_specs, build_module
-from .frontend.source import FunctionSource, file_hash
+from .frontend.source import FunctionSource, file_hash, referenced_values_digest
 from .runtime import artifact as art
 from .runtime import cache
 
@@ -159,6 +159,7 @@ def _key_parts(fn, specs: tuple[ArgSpec, ...], target: str, options: dict) -> di
     src = FunctionSource.of(fn)
     return {
         "source": file_hash(src.file) if src else "", "qualname": getattr(fn, "__qualname__", ""),
+        "referenced_values": referenced_values_digest(fn),
         "module": getattr(fn, "__module__", ""),
         "compiler": __version__, "xdsl": getattr(xdsl, "__version__", "0.74.0"),
         "args": [(s.name, s.kind, s.shape, s.dtype, repr(s.value)) for s in specs],

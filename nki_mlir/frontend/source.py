@@ -113,3 +113,61 @@ def file_hash(path: str) -> str:
         return _HASHES[key]
     except OSError:
         return ""
+
+
+def referenced_values_digest(fn: Any) -> str:
+    """SHA-256 over the data the kernel reads from its globals and closure at compile time.
+
+    The source hash alone misses values computed at import or run time (a NumPy array
+    passed to ``nl.shared_constant``, a tile size read from a config dict): the kernel's
+    names (``co_names`` / ``co_freevars``, also those of user helper functions it calls)
+    that hold arrays, numbers, strings, dtypes or containers of them are hashed by value.
+    Modules, functions and NKI builtins are identified by the source hash already.
+    """
+    h = hashlib.sha256()
+    seen: set[int] = set()
+
+    def visit_fn(f: Any) -> None:
+        code = getattr(f, "__code__", None)
+        if code is None or id(code) in seen:
+            return
+        seen.add(id(code))
+        src = FunctionSource.of(f)
+        if src is None or not src.is_user_code:
+            return
+        env = {**getattr(f, "__globals__", {}), **_closure_vars(f)}
+        for name in (*code.co_names, *code.co_freevars):
+            if name in env:
+                value = env[name]
+                if callable(value) and hasattr(value, "__code__"):
+                    visit_fn(value)
+                else:
+                    h.update(name.encode() + b"=")
+                    _feed(h, value, 0)
+
+    visit_fn(getattr(fn, "__wrapped__", fn))
+    return h.hexdigest()
+
+
+def _feed(h: "hashlib._Hash", value: Any, depth: int) -> None:
+    import numpy as np
+    if depth > 4:
+        h.update(b"<deep>")
+    elif isinstance(value, np.ndarray):
+        h.update(f"nd{value.dtype.str}{value.shape}".encode())
+        h.update(np.ascontiguousarray(value).tobytes())
+    elif isinstance(value, (bool, int, float, complex, str, bytes, np.generic, np.dtype, type(None))):
+        h.update(repr(value).encode())
+    elif isinstance(value, (tuple, list)):
+        h.update(b"(")
+        for v in value:
+            _feed(h, v, depth + 1)
+        h.update(b")")
+    elif isinstance(value, dict):
+        h.update(b"{")
+        for k in sorted(value, key=repr):
+            h.update(repr(k).encode())
+            _feed(h, value[k], depth + 1)
+        h.update(b"}")
+    else:
+        h.update(type(value).__qualname__.encode())

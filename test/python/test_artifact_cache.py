@@ -95,3 +95,14 @@ def test_cache_key_depends_on_constants_and_target(xy):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert nki.compile(K.scaled_rows, np.zeros((128, 512), np.float32), 2.0, 1) is a
+
+
+def test_cache_key_follows_global_data_the_kernel_reads(monkeypatch):
+    import cache_kernels as C
+    x = np.ones((4, 3), np.float32)
+    first = C.add_table(x)
+    np.testing.assert_array_equal(first, x + C.TABLE)
+    monkeypatch.setattr(C, "TABLE", C.TABLE * 10)  # same source file, different data
+    second = C.add_table(x)
+    np.testing.assert_array_equal(second, x + C.TABLE)
+    assert not np.array_equal(first, second)

@@ -26,6 +26,10 @@ uint8 = _dt.uint8
 uint16 = _dt.uint16
 uint32 = _dt.uint32
 bool_ = _dt.bool_
+float8_e8m0fnu = _dt.float8_e8m0fnu
+float8_e5m2_x4 = _dt.float8_e5m2_x4
+float8_e4m3fn_x4 = _dt.float8_e4m3fn_x4
+float4_e2m1fn_x4 = _dt.float4_e2m1fn_x4
 
 
 # ---------------------------------------------------------------------------- buffers
@@ -74,7 +78,8 @@ _ALU = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", 
         "logical_xor", "logical_not", "power", "abs_max", "abs_min", "bitwise_and", "bitwise_or",
         "bitwise_xor", "invert", "left_shift", "right_shift", "bypass", "average", "mod", "fmod"]
 _ACT = ["copy", "identity", "exp", "relu", "gelu", "gelu_dx", "gelu_apprx_tanh",
-        "gelu_apprx_sigmoid", "sigmoid", "tanh", "square", "sqrt", "rsqrt", "reciprocal", "log",
+        "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "sigmoid", "tanh", "square", "sqrt",
+        "rsqrt", "reciprocal", "log",
         "silu", "silu_dx", "abs", "sign", "softplus", "mish", "erf", "erf_dx", "sin", "arctan",
         "prelu"]
 

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from xdsl.context import Context
 from xdsl.ir import Dialect
 
+from . import xdsl_fixes  # noqa: F401  (upstream printer fixes, applied on import)
+
 
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     """Our dialects by name, as lazy factories (``{"nki": ..., "nisa": ...}``)."""

@@ -4,6 +4,8 @@ Buffers are builtin ``memref`` types whose memory space is AWS's attribute
 ``#nisa.mem<hbm|private_hbm|shared_hbm|sbuf|psum>`` (see ``aws_nisa.md`` section 2),
 e.g. ``memref<128x512xbf16, #nisa.mem<sbuf>>``.  Dim 0 of an SBUF/PSUM buffer is the
 partition dimension; the rest are free dimensions laid out row-major in each partition.
+An engine register (``nisa.register_alloc``) is ``memref<1xi32, #nisa.mem<reg>>``:
+one 32-bit word, never placed by ``nisa-allocate`` (see ``dialects/isa_control.py``).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
 
-MEM_SPACES = ("hbm", "private_hbm", "shared_hbm", "sbuf", "psum")
+MEM_SPACES = ("hbm", "private_hbm", "shared_hbm", "sbuf", "psum", "reg")
 ON_CHIP = ("sbuf", "psum")
 HBM_SPACES = ("hbm", "private_hbm", "shared_hbm")
 TARGETS = ("trn1", "trn2", "trn3")

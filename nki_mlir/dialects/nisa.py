@@ -35,7 +35,6 @@ from xdsl.utils.exceptions import VerifyException
 from . import rules
 from .common import ON_CHIP, MemSpaceAttr, TargetAttr, space_of
 from .instruction import NisaInstruction
-from .syntax import KeywordOp
 
 #: NKI ALU token (``nl.maximum``) -> AWS ``ArithOp`` spelling (``max``).
 ARITH_OPS = {
@@ -46,12 +45,13 @@ ARITH_OPS = {
     "power": "pow", "abs_max": "abs_max", "abs_min": "abs_min", "bitwise_and": "bitwise_and",
     "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor", "left_shift": "left_shift",
     "right_shift": "right_shift", "bypass": "bypass", "abs": "abs", "rsqrt": "rsqrt",
-    "reciprocal": "reciprocal",
+    "reciprocal": "reciprocal", "mod": "mod", "fmod": "fmod",
 }
 ARITH_NAMES = tuple(ARITH_OPS.values())
 ACTIVATIONS = ("copy", "identity", "exp", "relu", "gelu", "gelu_apprx_tanh", "sigmoid", "tanh",
                "square", "sqrt", "rsqrt", "reciprocal", "log", "silu", "abs", "sign", "softplus",
-               "erf", "sin", "arctan", "mish")
+               "erf", "sin", "arctan", "mish", "silu_dx", "gelu_dx", "gelu_apprx_sigmoid",
+               "gelu_apprx_sigmoid_dx", "erf_dx")
 REVERSE = ("none_", "first", "second", "both")
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
 ACCUMULATE = ("auto", "accumulate", "overwrite")
@@ -130,6 +130,8 @@ class TensorCopyOp(NisaInstruction):
 
     def verify_(self) -> None:
         rules.elementwise(self, ("dst", "src"), COMPUTE)
+        rules.core(self, ("dst", "src"), "vector")
+        rules.tensor_copy_engine(self)
 
 
 @irdl_op_definition
@@ -143,6 +145,8 @@ class MemsetOp(NisaInstruction):
     def verify_(self) -> None:
         rules.tile(self, "dst", self.dst)
         rules.engine(self, ("vector", "gpsimd"))
+        rules.core(self, ("dst",), "vector")
+        rules.memset_value(self, self.dst, self.value)
 
 
 @irdl_op_definition
@@ -160,6 +164,8 @@ class TensorTensorArithOp(NisaInstruction):
         rules.not_both_psum(self, ("lhs", self.lhs), ("rhs", self.rhs))
         rules.enum(self, "op", ARITH_NAMES)
         rules.engine(self, COMPUTE)
+        rules.core(self, ("dst", "lhs", "rhs"), "vector")
+        rules.bitvec_operands(self, "op", self.op.data, ("lhs", self.lhs), ("rhs", self.rhs))
 
 
 @irdl_op_definition
@@ -192,6 +198,9 @@ class TensorScalarArithOp(NisaInstruction):
         if (self.op1 is None) != (self.operand1 is None):
             raise VerifyException("nisa.tensor_scalar_arith: op1 and operand1 must be given together")
         rules.engine(self, COMPUTE)
+        rules.core(self, ("dst", "src", "operand0", "operand1"), "vector")
+        rules.tensor_scalar_operands(self, self.op0.data, None if self.op1 is None else self.op1.data,
+                                     self.src, self.operand0, self.operand1)
 
 
 @irdl_op_definition
@@ -219,6 +228,8 @@ class ActivationOp(NisaInstruction):
         rules.enum(self, "reduce_op", ("add",))
         rules.enum(self, "reduce_cmd", REDUCE_CMDS)
         rules.engine(self, ("scalar",))
+        rules.core(self, ("dst", "reduce_res", "src", "bias", "scale"), "scalar")
+        rules.activation_operands(self, self.scale, self.bias)
 
 
 @irdl_op_definition
@@ -231,6 +242,7 @@ class ReciprocalOp(NisaInstruction):
 
     def verify_(self) -> None:
         rules.elementwise(self, ("dst", "src"), COMPUTE)
+        rules.core(self, ("dst", "src"), "vector")
 
 
 @irdl_op_definition
@@ -262,30 +274,58 @@ class TensorReduceArithOp(NisaInstruction):
             raise VerifyException(f"nisa.tensor_reduce_arith: dst must hold {kept} element(s) per "
                                   f"partition, got {list(shape_of(self.dst))}")
         rules.engine(self, COMPUTE)
+        rules.core(self, ("dst", "src"), "vector")
+        rules.bitvec_operands(self, "op", self.op.data, ("src", self.src))
 
 
 @irdl_op_definition
 class MatmulOp(NisaInstruction):
-    """TensorE ``dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]`` into fp32 PSUM.
+    """TensorE ``dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]``, accumulating in fp32 (rules:
+    ``rules.matmul``).
 
-    ``psum_accumulate_flags``: ``auto`` (NKI ``accumulate=None``: the first write to a PSUM
-    location overwrites, later writes add), ``accumulate`` or ``overwrite``.
+    AWS names: ``is_transpose`` (bit-exact transpose of stationary, trn2+), ``perf_opt``
+    (``none_`` or ``double_row``; the latter's spelling is provisional), ``psum_zero_region``,
+    ``psum_accumulate_flags`` (``auto`` = NKI ``accumulate=None``: the first write to a PSUM
+    location overwrites, later writes add; ``accumulate``; ``overwrite``) and the scalar
+    operands ``row_pos`` / ``col_pos`` (``index``; the Tensor Engine tile position, present in
+    tiling mode).  Ours: ``tile_size = [rows, cols]`` (tiling mode; row tiling only).
     """
 
     name = "nisa.matmul"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     dst = operand_def(MemRefType)
     stationary = operand_def(MemRefType)
     moving = operand_def(MemRefType)
+    row_pos = opt_operand_def()
+    col_pos = opt_operand_def()
     is_transpose = prop_def(IntegerAttr)
     perf_opt = opt_prop_def(StringAttr)
     psum_zero_region = opt_prop_def(StringAttr)
     psum_accumulate_flags = opt_prop_def(StringAttr)
+    tile_size = opt_prop_def(ArrayAttr)
 
     def verify_(self) -> None:
+        perf = self.perf_opt.data if self.perf_opt is not None else "none_"
+        rules.enum(self, "perf_opt", PERF_OPTS)
+        size = tuple(int(x.value.data) for x in self.tile_size.data) if self.tile_size is not None else ()
+        pos = tuple(_const_int(v) for v in (self.row_pos, self.col_pos) if v is not None)
         rules.matmul(self, self.dst, self.stationary, self.moving,
-                     transpose=bool(self.is_transpose.value.data))
+                     transpose=bool(self.is_transpose.value.data),
+                     perf_mode="none" if perf == "none_" else perf,
+                     tile_position=pos, tile_size=size)
         rules.enum(self, "psum_accumulate_flags", ACCUMULATE)
         rules.engine(self, ("tensor",))
+
+
+#: ``perf_opt`` spellings: AWS ``PerfOptMode`` ``none_`` (observed) and ``double_row`` (ours)
+PERF_OPTS = ("none_", "double_row")
+
+
+def _const_int(v) -> int | None:
+    """The value of an ``arith.constant`` integer/index operand, else None (not checkable)."""
+    owner = getattr(v, "owner", None)
+    val = getattr(owner, "value", None) if getattr(owner, "name", "") == "arith.constant" else None
+    return int(val.value.data) if isinstance(val, IntegerAttr) else None
 
 
 @irdl_op_definition
@@ -313,6 +353,7 @@ class IotaOp(NisaInstruction):
 
     def verify_(self) -> None:
         from .nki import _verify_pattern
+        rules.core(self, ("dst",), "gpsimd", why=" (iota is a GpSimd instruction)")
         rules.tile(self, "dst", self.dst, spaces=("sbuf",))
         _verify_pattern(self, self.dst)
         rules.engine(self, ("gpsimd",))
@@ -333,6 +374,8 @@ class AffineSelectOp(NisaInstruction):
 
     def verify_(self) -> None:
         from .nki import _verify_pattern
+        rules.core(self, ("dst", "on_true_tile"), "gpsimd",
+                   why=" (affine_select is a GpSimd instruction)")
         rules.tile(self, "dst", self.dst, spaces=("sbuf",))
         rules.tile(self, "on_true_tile", self.on_true_tile, spaces=("sbuf",))
         rules.same_partitions(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))

@@ -4,7 +4,9 @@ One op per ``nki.isa`` / ``nki.language`` API call, in destination-passing style
 operand roles named as in the NKI API (``dst``, ``src``, ``data``, ``data1``,
 ``stationary``, ``moving``, ...).  Buffers are ``memref``s in ``#nisa.mem<...>`` memory
 spaces and are *unplaced*.  Views are upstream ``memref.subview``; loops are ``scf.for``
-carrying ``nki.range = "affine" | "sequential"``; index math is ``arith``.
+carrying ``nki.range = "affine" | "sequential"``, runtime loops ``scf.for`` / ``scf.while``
+with ``nki.range = "dynamic"`` (registers and ``no_reorder``: ``isa_control.py``); index
+math is ``arith``.
 
 Sugar ops (``nki.load``, ``nki.store``, ``nki.add``, ``nki.multiply``, ``nki.exp``,
 ``nki.matmul``, ``nki.zeros``) mirror the NKI 0.3 value-returning wrappers and exist only
@@ -34,12 +36,14 @@ from .syntax import KeywordOp
 ALU_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "not_equal",
            "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
            "logical_xor", "power", "abs_max", "abs_min", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "left_shift", "right_shift", "bypass", "abs", "rsqrt", "reciprocal")
+           "bitwise_xor", "left_shift", "right_shift", "bypass", "abs", "rsqrt", "reciprocal",
+           "mod", "fmod")
 REDUCE_OPS = ("add", "subtract", "multiply", "maximum", "minimum", "logical_and", "logical_or",
               "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor")
 ACTIVATIONS = ("copy", "identity", "exp", "relu", "gelu", "gelu_apprx_tanh", "sigmoid", "tanh",
                "square", "sqrt", "rsqrt", "reciprocal", "log", "silu", "abs", "sign", "softplus",
-               "erf", "sin", "arctan", "mish")
+               "erf", "sin", "arctan", "mish", "silu_dx", "gelu_dx", "gelu_apprx_sigmoid",
+               "gelu_apprx_sigmoid_dx", "erf_dx")
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
 COMPUTE_ENGINES = ("vector", "scalar", "gpsimd")
 
@@ -108,6 +112,8 @@ class TensorCopyOp(NkiInstruction):
 
     def verify_(self) -> None:
         rules.elementwise(self, ("dst", "src"), COMPUTE_ENGINES)
+        rules.core(self, ("dst", "src"), "vector")
+        rules.tensor_copy_engine(self)
 
 
 # ------------------------------------------------------------------- vector / scalar
@@ -128,6 +134,10 @@ class TensorTensorOp(NkiInstruction):
         rules.not_both_psum(self, ("data1", self.data1), ("data2", self.data2))
         rules.enum(self, "op", ALU_OPS)
         rules.engine(self, COMPUTE_ENGINES)
+        power = self.op.data == "power"
+        rules.core(self, ("dst", "data1", "data2"), "gpsimd" if power else "vector",
+                   why=" (op=power runs on GpSimd)" if power and rules.engine_of(self) == "unknown" else "")
+        rules.bitvec_operands(self, "op", self.op.data, ("data1", self.data1), ("data2", self.data2))
 
 
 @irdl_op_definition
@@ -159,6 +169,9 @@ class TensorScalarOp(NkiInstruction):
         if (self.op1 is None) != (self.operand1 is None):
             raise VerifyException("nki.tensor_scalar: op1 and operand1 must be given together")
         rules.engine(self, COMPUTE_ENGINES)
+        rules.core(self, ("dst", "data", "operand0", "operand1"), "vector")
+        rules.tensor_scalar_operands(self, self.op0.data, None if self.op1 is None else self.op1.data,
+                                     self.data, self.operand0, self.operand1)
 
 
 @irdl_op_definition
@@ -196,6 +209,9 @@ def _verify_activation(op) -> None:
     rules.enum(op, "reduce_cmd", REDUCE_CMDS)
     if op.reduce_res is not None and op.properties.get("reduce_op") is None:
         raise VerifyException(f"{op.name}: reduce_res needs reduce_op=add")
+    rules.core(op, ("dst", "data", "bias", "scale", "reduce_res"), "scalar")
+    rules.activation_operands(op, op.scale, op.bias)
+    rules.reduce_cmd_needs_op(op)
 
 
 @irdl_op_definition
@@ -237,16 +253,18 @@ class TensorReduceOp(NkiInstruction):
         axes = sorted(a.value.data for a in self.axis.data)  # type: ignore[attr-defined]
         if not axes or axes[0] <= 0 or axes != list(range(axes[0], rank)):
             raise VerifyException(
-                f"nki.tensor_reduce: axis={axes} is illegal for a rank-{rank} tensor; the reduced "
+                f"{rules.api(self)}: axis={axes} is illegal for a rank-{rank} tensor; the reduced "
                 f"axes must be the trailing free axes (1..{rank - 1}), never the partition axis 0")
         kept = 1
         for d in shape_of(self.data)[1:axes[0]]:
             kept *= d
         from .common import free_size
         if free_size(self.dst) != kept:
-            raise VerifyException(f"nki.tensor_reduce: dst must hold {kept} element(s) per partition "
+            raise VerifyException(f"{rules.api(self)}: dst must hold {kept} element(s) per partition "
                                   f"after reducing axes {axes}, got shape {list(shape_of(self.dst))}")
         rules.engine(self, COMPUTE_ENGINES)
+        rules.core(self, ("dst", "data"), "vector")
+        rules.bitvec_operands(self, "op", self.op.data, ("data", self.data))
 
 
 @irdl_op_definition
@@ -259,6 +277,7 @@ class ReciprocalOp(NkiInstruction):
 
     def verify_(self) -> None:
         rules.elementwise(self, ("dst", "data"), COMPUTE_ENGINES)
+        rules.core(self, ("dst", "data"), "vector")
 
 
 @irdl_op_definition
@@ -272,6 +291,8 @@ class MemsetOp(NkiInstruction):
     def verify_(self) -> None:
         rules.tile(self, "dst", self.dst)
         rules.engine(self, ("vector", "gpsimd"))
+        rules.core(self, ("dst",), "vector")
+        rules.memset_value(self, self.dst, self.value)
 
 
 @irdl_op_definition
@@ -289,6 +310,7 @@ class IotaOp(NkiInstruction):
     channel_multiplier = prop_def(IntegerAttr)
 
     def verify_(self) -> None:
+        rules.core(self, ("dst",), "gpsimd", why=" (iota is a GpSimd instruction)")
         rules.tile(self, "dst", self.dst, spaces=("sbuf",))
         _verify_pattern(self, self.dst)
 
@@ -322,6 +344,8 @@ class AffineSelectOp(NkiInstruction):
     cmp_op = prop_def(StringAttr)
 
     def verify_(self) -> None:
+        rules.core(self, ("dst", "on_true_tile"), "gpsimd",
+                   why=" (affine_select is a GpSimd instruction)")
         rules.tile(self, "dst", self.dst, spaces=("sbuf",))
         rules.tile(self, "on_true_tile", self.on_true_tile, spaces=("sbuf",))
         rules.same_partitions(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))
@@ -334,10 +358,14 @@ class AffineSelectOp(NkiInstruction):
 
 @irdl_op_definition
 class NcMatmulOp(NkiInstruction):
-    """``nisa.nc_matmul(dst, stationary, moving, accumulate)``: dst[M,N] (+)= stationary[K,M]^T @ moving[K,N].
+    """``nisa.nc_matmul``: dst[M,N] (+)= stationary[K,M]^T @ moving[K,N] (rules: ``rules.matmul``).
 
-    ``accumulate`` absent means NKI's ``None``: the first write to a PSUM location
-    overwrites, later writes accumulate.
+    Properties (all optional, NKI parameter names): ``accumulate`` (absent = NKI ``None``: the
+    first write to a PSUM location overwrites, later writes accumulate), ``is_transpose``,
+    ``tile_position`` / ``tile_size`` (``[row, col]``, row tiling only), ``perf_mode``
+    (``double_row``), and the hints ``is_stationary_onezero`` / ``is_moving_onezero`` (a
+    performance hint for fp32 operands holding only 0/1; no effect on results, dropped when
+    lowering).
     """
 
     name = "nki.nc_matmul"
@@ -345,9 +373,30 @@ class NcMatmulOp(NkiInstruction):
     stationary = operand_def(MemRefType)
     moving = operand_def(MemRefType)
     accumulate = opt_prop_def(IntegerAttr)
+    is_transpose = opt_prop_def(IntegerAttr)
+    tile_position = opt_prop_def(ArrayAttr)
+    tile_size = opt_prop_def(ArrayAttr)
+    perf_mode = opt_prop_def(StringAttr)
+    is_stationary_onezero = opt_prop_def(IntegerAttr)
+    is_moving_onezero = opt_prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        rules.matmul(self, self.dst, self.stationary, self.moving)
+        rules.matmul(self, self.dst, self.stationary, self.moving,
+                     transpose=self.is_transpose is not None and bool(self.is_transpose.value.data),
+                     perf_mode=self.perf_mode.data if self.perf_mode is not None else "none",
+                     tile_position=_int_pair(self.tile_position), tile_size=_int_pair(self.tile_size))
+
+
+def _int_pair(a: ArrayAttr | None) -> tuple[int, ...]:
+    """``[64, 0]`` -> ``(64, 0)``; absent -> ``()``."""
+    if a is None:
+        return ()
+    out = []
+    for x in a.data:
+        if not isinstance(x, IntegerAttr):
+            raise VerifyException(f"expected a list of integers, got {a}")
+        out.append(int(x.value.data))
+    return tuple(out)
 
 
 @irdl_op_definition
@@ -445,11 +494,14 @@ class MatmulOp(KeywordOp):
         rules.tile(self, "result", self.result, spaces=("psum",))
 
 
+from . import nki_sugar as _nki_sugar  # noqa: E402  (generic nl.* sugar ops)
+
 #: value-returning NKI 0.3 wrappers; none may remain after ``nki-legalize``
-SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp)
+SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp, *_nki_sugar.SUGAR)
 
 #: the instruction-family modules that add ops to both dialects
-FAMILIES = ("isa_vector", "isa_select", "isa_movement", "isa_tensor", "isa_random", "isa_control")
+FAMILIES = ("isa_vector", "isa_select", "isa_movement", "isa_tensor", "isa_random", "isa_control",
+            "nki_sugar", "lang_ops", "views")
 
 
 def family_ops(attr: str) -> list:

@@ -43,6 +43,21 @@ def target_of(op: Operation) -> str:
     return "trn2"
 
 
+#: NeuronCore generation of each target (trn1 = NC-v2, trn2 = NC-v3, trn3 = NC-v4)
+GENERATION = {"trn1": 2, "trn2": 3, "trn3": 4}
+
+
+def require_target(op: Operation, minimum: str, feature: str) -> None:
+    """Architecture gating (nki_spec.md section 6, item 31): ``feature`` of ``op`` needs
+    ``minimum`` (``"trn2"`` / ``"trn3"``) or newer."""
+    t = target_of(op)
+    if GENERATION[t] < GENERATION[minimum]:
+        raise VerifyException(
+            f"{api(op)}: {feature} needs {minimum} (NeuronCore-v{GENERATION[minimum]}) or newer, "
+            f"but the target is {t}; compile with target=\"{minimum}\" or set "
+            f"NEURON_PLATFORM_TARGET_OVERRIDE={minimum}")
+
+
 def tile(op: Operation, role: str, v: SSAValue | None, *, spaces=ON_CHIP) -> None:
     """``v`` is a buffer in one of ``spaces``; on-chip it has rank >= 2 and P <= 128."""
     if v is None:
@@ -152,42 +167,181 @@ def enum(op: Operation, prop: str, allowed) -> None:
                               f"(expected one of: {', '.join(allowed)})")
 
 
-def matmul(op: Operation, dst: SSAValue, stationary: SSAValue, moving: SSAValue, transpose: bool = False) -> None:
-    """nc_matmul: dst[M,N] (+)= stationary[K,M]^T @ moving[K,N] (nki.isa.nc_matmul)."""
+#: TensorE input dtypes (nki_spec.md section 3).  tfloat32 is stored as float32 here, so the
+#: fp32/tf32 pairing rule is one rule; float8_e4m3fn is added on trn3 (never mixed with float8_e4m3).
+MATMUL_INPUTS = (dtypes.float8_e4m3, dtypes.float8_e5m2, dtypes.bfloat16, dtypes.float16, dtypes.float32)
+FP8_INPUTS = (dtypes.float8_e4m3, dtypes.float8_e5m2, dtypes.float8_e4m3fn)
+#: Tensor Engine row-tile sizes (tile_size[0]) -> the oldest target that has them
+ROW_TILE_SIZES = {128: "trn1", 64: "trn1", 32: "trn2"}
+#: PE columns; nki-mlir supports row tiling only, so tile_size[1] must be this
+PE_COLUMNS = 128
+
+
+def moving_fmax(target: str, dst_dtype) -> int:
+    """gemm_moving_fmax: 512 fp32 (one PSUM bank) on trn1/trn2; on trn3 all 8 banks:
+    4096 for a float32 ``dst``, 8192 for a bfloat16 ``dst`` (nki_spec.md section 2.3)."""
+    if target == "trn3":
+        return 8192 if dst_dtype == dtypes.bfloat16 else 4096
+    return MOVING_FMAX[target]
+
+
+def _dt(v: SSAValue) -> str:
+    return dtypes.name_of(dtype_of(v))
+
+
+def matmul_input_dtypes(op: Operation, stationary: SSAValue, moving: SSAValue, *,
+                        fp8_only: bool = False) -> None:
+    """TensorE input dtypes: fp8_e4m3, fp8_e5m2, bf16, fp16, tf32/fp32 (+ fp8_e4m3fn on trn3,
+    not mixed with fp8_e4m3); fp32/tf32 pairs only with fp32/tf32; ``fp8_only`` for double_row."""
+    trn3 = target_of(op) == "trn3"
+    allowed = MATMUL_INPUTS + ((dtypes.float8_e4m3fn,) if trn3 else ())
+    for role, v in (("stationary", stationary), ("moving", moving)):
+        dt = dtype_of(v)
+        if dt == dtypes.float8_e4m3fn and not trn3:
+            raise VerifyException(f"{api(op)}: '{role}' dtype float8_e4m3fn (OCP fp8) is a TensorE "
+                                  f"input on trn3 only, but the target is {target_of(op)}; use "
+                                  f"float8_e4m3 or compile with target=\"trn3\"")
+        if dt not in allowed:
+            names = "float8_e4m3, float8_e5m2, bfloat16, float16, tfloat32, float32" + (
+                ", float8_e4m3fn" if trn3 else "")
+            raise VerifyException(f"{api(op)}: '{role}' dtype {_dt(v)} is not a TensorE input type "
+                                  f"(allowed: {names})")
+        if fp8_only and dt not in FP8_INPUTS:
+            raise VerifyException(f"{api(op)}: perf_mode=double_row needs fp8 inputs "
+                                  f"(float8_e4m3, float8_e5m2{', float8_e4m3fn' if trn3 else ''}), "
+                                  f"but '{role}' is {_dt(v)}")
+    s, m = dtype_of(stationary), dtype_of(moving)
+    if (s == dtypes.float32) != (m == dtypes.float32):
+        raise VerifyException(f"{api(op)}: fp32/tf32 inputs must pair with fp32/tf32 (stationary is "
+                              f"{_dt(stationary)}, moving is {_dt(moving)})")
+    if {s, m} == {dtypes.float8_e4m3, dtypes.float8_e4m3fn}:
+        raise VerifyException(f"{api(op)}: legacy float8_e4m3 and OCP float8_e4m3fn cannot be mixed "
+                              f"in one matmul (stationary is {_dt(stationary)}, moving is {_dt(moving)})")
+
+
+def tiling(op: Operation, tile_position, tile_size, k: int) -> None:
+    """Tensor Engine tiling mode (nc_matmul / nc_matmul_mx ``tile_position``/``tile_size``).
+
+    Both are ``(row, column)`` pairs and must be given together.  nki-mlir supports row tiling:
+    ``tile_size = (rows, 128)`` with rows in {128, 64, 32 (trn2+)}, ``tile_position = (row, 0)``
+    with ``row`` a multiple of ``rows`` below 128 -- the start-partition rule of nki_spec.md
+    section 2.2 for ``rows`` partitions (0; 0/64; 0/32/64/96).  The contraction size ``k``
+    (operand partitions) must fit in the row tile.  An entry of ``tile_position`` may be None
+    (a non-constant ``row_pos``/``col_pos`` operand at the nisa level): it is not checked.
+    """
+    if not tile_position and not tile_size:
+        return
+    if not tile_position or not tile_size:
+        missing = "tile_position" if not tile_position else "tile_size"
+        raise VerifyException(f"{api(op)}: tile_position and tile_size must be set together "
+                              f"(tiling mode), but {missing} is missing")
+    if len(tile_position) != 2 or len(tile_size) != 2:
+        raise VerifyException(f"{api(op)}: tile_position and tile_size are (row, column) pairs, got "
+                              f"tile_position={list(tile_position)}, tile_size={list(tile_size)}")
+    rows, cols = tile_size
+    row, col = tile_position
+    if rows not in ROW_TILE_SIZES:
+        raise VerifyException(f"{api(op)}: tile_size row size {rows} is not supported (allowed: "
+                              f"128, 64, 32 (trn2+))")
+    require_target(op, ROW_TILE_SIZES[rows], f"a row tile size of {rows}")
+    if cols != PE_COLUMNS or (col is not None and col != 0):
+        raise VerifyException(f"{api(op)}: column tiling (tile_size[1]={cols}, tile_position[1]={col}) "
+                              f"is not supported by nki-mlir; use row tiling only: tile_size=(rows, "
+                              f"{PE_COLUMNS}) and tile_position=(row, 0)")
+    if row is not None and (row < 0 or row % rows != 0 or row + rows > PMAX):
+        starts = ", ".join(str(r) for r in range(0, PMAX, rows))
+        raise VerifyException(f"{api(op)}: tile_position row {row} is not a valid start for a "
+                              f"{rows}-row tile (allowed: {starts}; a multiple of the row size below "
+                              f"{PMAX})")
+    if k > rows:
+        raise VerifyException(f"{api(op)}: contraction (partition) size {k} exceeds the row tile "
+                              f"size {rows} (tile_size[0])")
+
+
+def matmul(op: Operation, dst: SSAValue, stationary: SSAValue, moving: SSAValue, transpose: bool = False,
+           *, perf_mode: str = "none", tile_position=(), tile_size=()) -> None:
+    """nc_matmul: ``dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]`` (nki_spec.md sections 2.3,
+    3 and 5.4; NKI ``nki.isa.nc_matmul``).
+
+    - stationary/moving in SBUF, dst in PSUM; K <= 128 equal in both; M <= 128;
+      N <= 512 (trn1/trn2) or 4096 fp32 / 8192 bf16 dst (trn3).
+    - dtypes: :func:`matmul_input_dtypes`; dst float32 (trn1/trn2) or float32/bfloat16 (trn3).
+    - ``transpose`` (trn2+): dst[M, K] is the bit-exact transpose of stationary; moving is the
+      [K, K] identity; dst has the stationary dtype, or for fp8 a 16-bit integer dtype
+      (uint16/int16) receiving the raw code in the low byte with a zero high byte.
+    - ``perf_mode="double_row"`` (trn2+): fp8 inputs shaped [K, 2, M] / [K, 2, N], the
+      contraction runs over K*2; no transpose.
+    - tiling: :func:`tiling` (row tiling only).
+    """
     tile(op, "stationary", stationary, spaces=("sbuf",))
     tile(op, "moving", moving, spaces=("sbuf",))
     tile(op, "dst", dst, spaces=("psum",))
-    k, m = shape_of(stationary)[0], free_size(stationary)
-    k2, n = shape_of(moving)[0], free_size(moving)
+    target = target_of(op)
+    double = perf_mode == "double_row"
+    if perf_mode not in ("none", "double_row"):
+        raise VerifyException(f"{api(op)}: perf_mode={perf_mode} is not supported (expected none "
+                              f"or double_row)")
+    if double:
+        require_target(op, "trn2", "perf_mode=double_row")
+        if transpose:
+            raise VerifyException(f"{api(op)}: perf_mode=double_row cannot be combined with "
+                                  f"is_transpose")
+        for role, v in (("stationary", stationary), ("moving", moving)):
+            sh = shape_of(v)
+            if len(sh) != 3 or sh[1] != 2:
+                raise VerifyException(f"{api(op)}: with perf_mode=double_row '{role}' must be "
+                                      f"[K, 2, F] (contraction over K*2), got {describe(v)}")
+        k, m = shape_of(stationary)[0], shape_of(stationary)[2]
+        k2, n = shape_of(moving)[0], shape_of(moving)[2]
+    else:
+        k, m = shape_of(stationary)[0], free_size(stationary)
+        k2, n = shape_of(moving)[0], free_size(moving)
+    if transpose:
+        require_target(op, "trn2", "is_transpose=True (bit-exact TensorE transpose)")
     if k != k2:
         raise VerifyException(f"{api(op)}: contraction (partition) sizes differ: stationary has "
                               f"{k}, moving has {k2}")
+    tiling(op, tile_position, tile_size, k)
     if m > STATIONARY_FMAX:
         raise VerifyException(f"{api(op)}: stationary free size {m} exceeds the limit of "
                               f"{STATIONARY_FMAX} (gemm_stationary_fmax)")
-    fmax = MOVING_FMAX[target_of(op)]
+    matmul_input_dtypes(op, stationary, moving, fp8_only=double)
+    if transpose:
+        if n != k:
+            raise VerifyException(f"{api(op)}: with is_transpose, 'moving' must be the [{k}, {k}] "
+                                  f"identity, got {describe(moving)}")
+        if shape_of(dst)[0] != m or free_size(dst) != k:
+            raise VerifyException(f"{api(op)}: with is_transpose, dst must be [{m}, {k}] (the "
+                                  f"transpose of stationary), got {describe(dst)}")
+        sd, dd = dtype_of(stationary), dtype_of(dst)
+        raw16 = sd in FP8_INPUTS and dd in (dtypes.uint16, dtypes.int16)
+        if dd != sd and not raw16:
+            also = " or uint16/int16 (fp8 codes in the low byte)" if sd in FP8_INPUTS else ""
+            raise VerifyException(f"{api(op)}: with is_transpose, dst dtype must be the stationary "
+                                  f"dtype {_dt(stationary)}{also}, got {_dt(dst)}")
+        return
+    fmax = moving_fmax(target, dtype_of(dst))
     if n > fmax:
+        why = ("one PSUM bank of fp32" if target != "trn3" else
+               f"8 PSUM banks of {_dt(dst) if dtype_of(dst) == dtypes.bfloat16 else 'float32'}")
         raise VerifyException(f"{api(op)}: moving free size {n} exceeds the limit of {fmax} "
-                              f"(gemm_moving_fmax on {target_of(op)}: one PSUM bank of fp32)")
+                              f"(gemm_moving_fmax on {target}: {why})")
     if shape_of(dst)[0] != m or free_size(dst) != n:
         raise VerifyException(f"{api(op)}: dst must be [{m}, {n}] (stationary free x moving free), "
                               f"got {describe(dst)}")
-    allowed = (dtypes.float32, dtypes.bfloat16, dtypes.float16, dtypes.float8_e4m3, dtypes.float8_e5m2)
-    for role, v in (("stationary", stationary), ("moving", moving)):
-        if dtype_of(v) not in allowed:
-            raise VerifyException(f"{api(op)}: '{role}' dtype {dtypes.name_of(dtype_of(v))} is not a "
-                                  f"TensorE input type (fp8_e4m3, fp8_e5m2, bf16, fp16, fp32)")
-    if (dtype_of(stationary) == dtypes.float32) != (dtype_of(moving) == dtypes.float32):
-        raise VerifyException(f"{api(op)}: fp32 inputs must pair with fp32 (stationary is "
-                              f"{dtypes.name_of(dtype_of(stationary))}, moving is "
-                              f"{dtypes.name_of(dtype_of(moving))})")
-    if not transpose and target_of(op) != "trn3" and dtype_of(dst) != dtypes.float32:
-        raise VerifyException(f"{api(op)}: PSUM dst must be float32 on {target_of(op)}, "
-                              f"got {dtypes.name_of(dtype_of(dst))}")
+    dd = dtype_of(dst)
+    if target == "trn3":
+        if dd not in (dtypes.float32, dtypes.bfloat16):
+            raise VerifyException(f"{api(op)}: PSUM dst must be float32 or bfloat16 on trn3, got {_dt(dst)}")
+    elif dd != dtypes.float32:
+        what = ("bfloat16 PSUM dst needs trn3 (NeuronCore-v4); " if dd == dtypes.bfloat16 else "")
+        raise VerifyException(f"{api(op)}: PSUM dst must be float32 on {target}, got {_dt(dst)} "
+                              f"({what}matmul accumulates in fp32)")
 
 
 def transpose(op: Operation, dst: SSAValue, data: SSAValue, eng: str) -> None:
-    """nc_transpose: dst[f, p] = data[p, f]; TensorE <= 128x128 (SBUF->PSUM), VectorE <= 32x32."""
+    """nc_transpose: dst[f, p] = data[p, f]; TensorE <= 128x128 (SBUF->PSUM, an identity matmul,
+    so data must be a TensorE input dtype), VectorE <= 32x32 (any dtype); dtype kept."""
     limit = 32 if eng == "vector" else PMAX
     tile(op, "data", data, spaces=("sbuf",) if eng != "vector" else ON_CHIP)
     tile(op, "dst", dst, spaces=("psum",) if eng == "tensor" else ON_CHIP)
@@ -200,6 +354,12 @@ def transpose(op: Operation, dst: SSAValue, data: SSAValue, eng: str) -> None:
     if dtype_of(dst) != dtype_of(data):
         raise VerifyException(f"{api(op)}: dst dtype {dtypes.name_of(dtype_of(dst))} differs from data dtype "
                               f"{dtypes.name_of(dtype_of(data))}; nc_transpose keeps the dtype")
+    if eng == "tensor":
+        allowed = MATMUL_INPUTS + ((dtypes.float8_e4m3fn,) if target_of(op) == "trn3" else ())
+        if dtype_of(data) not in allowed:
+            raise VerifyException(f"{api(op)}: data dtype {_dt(data)} cannot go through the Tensor "
+                                  f"engine (an identity matmul needs a TensorE input dtype); use "
+                                  f"engine=nisa.engine.vector (<= 32x32) or nisa.dma_transpose")
 
 
 def dma(op: Operation, dst: SSAValue, src: SSAValue) -> None:
@@ -221,3 +381,207 @@ def dma(op: Operation, dst: SSAValue, src: SSAValue) -> None:
     if n_dst != n_src:
         raise VerifyException(f"{api(op)}: dst has {n_dst} elements but src has {n_src} "
                               f"(dst is {describe(dst)}, src is {describe(src)})")
+    mode = getattr(op.properties.get("dge_mode"), "data", "unknown")
+    if mode == "hwdge":
+        require_target(op, "trn2", "dge_mode=hwdge")
+        if dtype_of(dst) != dtype_of(src):
+            raise VerifyException(
+                f"{api(op)}: dge_mode=hwdge needs equal dtypes, but 'dst' is "
+                f"{dtypes.name_of(dtype_of(dst))} and 'src' is {dtypes.name_of(dtype_of(src))} "
+                f"(hardware DGE does not convert; use .view() or another dge_mode)")
+    eng = getattr(op.properties.get("engine"), "data", "unknown")
+    if op.name.startswith("nki.") and eng not in ("unknown", "sync", "scalar"):
+        raise VerifyException(f"{api(op)}: engine={eng} is not supported (a DMA's engine picks "
+                              f"the hwdge descriptor queue: sync or scalar)")
+
+
+# ----------------------------------------------------------- core-instruction checks
+# nki_spec.md section 6 items 9, 14, 23-26, 40 and section 5.4 (the core nki.isa pages).
+
+#: ALU operators that work on raw integer bits (nki_spec.md section 5.2; same spelling in
+#: ``nki`` and ``nisa``)
+BITVEC_OPS = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert")
+
+
+def allowed_starts(n: int) -> tuple[int, ...]:
+    """Start partitions an operand of ``n`` partitions may use (nki_spec.md section 2.2)."""
+    return (0,) if n > 64 else (0, 64) if n > 32 else (0, 32, 64, 96)
+
+
+def partition_start(v: SSAValue) -> int | None:
+    """The static start partition of an on-chip operand, or None when it is not static.
+
+    Follows ``memref.subview`` sources (adding their dim-0 offsets) down to the tensor's
+    creation: ``nki.ndarray(address=[p, off])`` / ``nisa.alloc {nkim.partition | nkim.address}``
+    start at ``p``; other creations (unplaced tensors, block arguments) at 0, where the
+    allocator places them.
+    """
+    from xdsl.dialects import memref
+    from xdsl.dialects.builtin import ArrayAttr, IntegerAttr
+    start = 0
+    while True:
+        owner = v.owner
+        if isinstance(owner, memref.SubviewOp):
+            offs = list(owner.static_offsets.get_values())
+            sizes = list(owner.static_sizes.get_values())
+            res = owner.result.type.get_shape()
+            if not offs or offs[0] == memref.DYNAMIC_INDEX or not res or sizes[0] != res[0]:
+                return None
+            start += offs[0]
+            v = owner.source
+            continue
+        if not isinstance(owner, Operation):
+            return start  # a block argument
+        if owner.name not in ("nki.ndarray", "nisa.alloc", "nki.zeros", "nki.load"):
+            return None
+        p = owner.attributes.get("nkim.partition")
+        if isinstance(p, IntegerAttr):
+            return start + p.value.data
+        addr = owner.attributes.get("nkim.address") or owner.properties.get("address")
+        if isinstance(addr, ArrayAttr) and addr.data and isinstance(addr.data[0], IntegerAttr):
+            return start + addr.data[0].value.data
+        return start
+
+
+def start_partition(op: Operation, *pairs: tuple[str, SSAValue | None]) -> None:
+    """Start-partition rule (item 9) for each on-chip ``(role, operand)`` with a static start:
+    64 < n <= 128 -> 0; 32 < n <= 64 -> 0 or 64; n <= 32 -> 0, 32, 64 or 96."""
+    for role, v in pairs:
+        if v is None or space_of(v) not in ON_CHIP:
+            continue
+        n = shape_of(v)[0]
+        s = partition_start(v)
+        ok = allowed_starts(n)
+        if s is not None and s not in ok:
+            raise VerifyException(
+                f"{api(op)}: operand '{role}' covers partitions [{s}, {s + n}), but an operand "
+                f"of {n} partitions must start at partition {' or '.join(map(str, ok))} "
+                f"(start-partition rule: n <= 32 -> 0/32/64/96, n <= 64 -> 0/64, else 0)")
+
+
+def engine_of(op: Operation, default: str = "unknown") -> str:
+    """The op's ``engine`` property, or ``default`` when absent or ``unknown``."""
+    e = op.properties.get("engine")
+    name = getattr(e, "data", None)
+    return default if name in (None, "unknown") else name
+
+
+def gpsimd_no_psum(op: Operation, eng: str, *pairs: tuple[str, SSAValue | None], why: str = "") -> None:
+    """Item 14: an instruction running on GpSimd (``eng``) touches no PSUM operand."""
+    if eng != "gpsimd":
+        return
+    for role, v in pairs:
+        if v is not None and space_of(v) == "psum":
+            raise VerifyException(
+                f"{api(op)}: operand '{role}' is in psum, but this instruction runs on the GpSimd "
+                f"engine{why}, which cannot access PSUM (copy the data to SBUF first"
+                + (")" if why else ", or use engine=nisa.engine.vector)"))
+
+
+def bitvec_operands(op: Operation, op_role: str, token: str | None,
+                    *pairs: tuple[str, SSAValue | None]) -> None:
+    """Item 23: a bitvec operator reads integer tensors only."""
+    if token not in BITVEC_OPS:
+        return
+    for role, v in pairs:
+        if v is not None and isinstance(v.type, MemRefType) and not dtypes.is_int(dtype_of(v)):
+            raise VerifyException(
+                f"{api(op)}: {op_role}={token} is a bitvec operator working on integer bits, but "
+                f"operand '{role}' is {dtypes.name_of(dtype_of(v))} (bitvec operators need "
+                f"integer dtypes)")
+
+
+def tensor_scalar_operands(op: Operation, op0: str, op1: str | None, data: SSAValue,
+                           operand0: SSAValue | None, operand1: SSAValue | None) -> None:
+    """Items 25, 40, 23 for ``tensor_scalar``: op0/op1 of one class; arithmetic tensor
+    operands are float32; bitvec data and tensor operands are integers."""
+    bit0 = op0 in BITVEC_OPS
+    if op1 is not None and (op1 in BITVEC_OPS) != bit0:
+        kinds = {True: "bitvec", False: "arithmetic"}
+        raise VerifyException(
+            f"{api(op)}: op0={op0} is {kinds[bit0]} but op1={op1} is {kinds[not bit0]}; op0 and "
+            f"op1 must be of the same class (both bitvec or both arithmetic)")
+    for role, tok, v in (("operand0", op0, operand0), ("operand1", op1, operand1)):
+        if tok is None or v is None or not isinstance(v.type, MemRefType):
+            continue
+        if tok not in BITVEC_OPS and dtype_of(v) != dtypes.float32:
+            raise VerifyException(
+                f"{api(op)}: operand '{role}' of the arithmetic operator {tok} must be float32 "
+                f"(a scalar or a [P, 1] float32 tensor), got {describe(v)}")
+    bitvec_operands(op, "op0", op0, ("data", data), ("operand0", operand0), ("operand1", operand1))
+
+
+def activation_operands(op: Operation, scale: SSAValue, bias: SSAValue | None) -> None:
+    """Item 24: ``activation`` scale is float32 (scalar or ``[P, 1]``); a bias tensor is
+    float32, bfloat16 or float16 (the NKI Beta 1 rule)."""
+    if isinstance(scale.type, MemRefType):
+        if dtype_of(scale) != dtypes.float32:
+            raise VerifyException(
+                f"{api(op)}: operand 'scale' must be float32 (a scalar or a [P, 1] float32 "
+                f"tensor), got {describe(scale)} [err_activation_scale_invalid_type]")
+    elif not is_f32_scalar(scale):
+        raise VerifyException(f"{api(op)}: operand 'scale' must be a float32 scalar or a [P, 1] "
+                              f"float32 tensor, got {scale.type} [err_activation_scale_invalid_type]")
+    if bias is not None and isinstance(bias.type, MemRefType) and dtype_of(bias) not in (
+            dtypes.float32, dtypes.bfloat16, dtypes.float16):
+        raise VerifyException(
+            f"{api(op)}: operand 'bias' must be float32, bfloat16 or float16, got {describe(bias)} "
+            f"[err_activation_bias_invalid_type]")
+
+
+def is_f32_scalar(v: SSAValue) -> bool:
+    from xdsl.dialects.builtin import Float32Type
+    return isinstance(v.type, Float32Type)
+
+
+def reduce_cmd_needs_op(op: Operation) -> None:
+    """Item 40: an accumulating ``reduce_cmd`` needs a ``reduce_op``."""
+    cmd = getattr(op.properties.get("reduce_cmd"), "data", "idle")
+    if cmd in ("reduce", "reset_reduce", "load_reduce") and op.properties.get("reduce_op") is None:
+        raise VerifyException(f"{api(op)}: reduce_cmd={cmd} accumulates the results, but no "
+                              f"reduce_op is given (use reduce_op=nl.add)")
+
+
+def memset_value(op: Operation, dst: SSAValue, value: SSAValue) -> None:
+    """Item 26: the ``memset`` value matches ``dst``'s dtype kind (an integer for integer
+    tensors, in range) when it is a constant."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+    if isinstance(value.type, MemRefType):
+        raise VerifyException(f"{api(op)}: 'value' must be a compile-time number, got a tensor")
+    owner = value.owner
+    if not isinstance(owner, arith.ConstantOp):
+        return
+    dt, c = dtype_of(dst), owner.value
+    if dtypes.is_int(dt) and dt != dtypes.bool_:
+        if isinstance(c, FloatAttr):
+            raise VerifyException(
+                f"{api(op)}: value {c.value.data!r} is a float, but 'dst' is {dtypes.name_of(dt)}; "
+                f"the value must match the dtype kind (an integer for integer tensors)")
+        if isinstance(c, IntegerAttr):
+            import numpy as np
+            info, x = np.iinfo(dt), c.value.data
+            width = dt.itemsize * 8
+            if info.min == 0 and -(1 << (width - 1)) <= x < 0:
+                x += 1 << width  # a signless constant holds an unsigned value's bits
+            if not info.min <= x <= info.max:
+                raise VerifyException(
+                    f"{api(op)}: value {x} does not fit 'dst' dtype {dtypes.name_of(dt)} "
+                    f"(range [{info.min}, {info.max}])")
+
+
+def tensor_copy_engine(op: Operation) -> None:
+    """``tensor_copy`` on ScalarE (ACT) needs NeuronCore-v3: on trn1 use
+    ``activation(op=nl.copy)`` (nki_spec.md section 5.4)."""
+    if engine_of(op) == "scalar" and GENERATION[target_of(op)] < 3:
+        raise VerifyException(
+            f"{api(op)}: the scalar engine (ACT) cannot run tensor_copy on {target_of(op)} "
+            f"(NeuronCore-v2); use nisa.activation(op=nl.copy, ...) or engine=nisa.engine.vector")
+
+
+def core(op: Operation, roles: tuple[str, ...], default_engine: str, why: str = "") -> None:
+    """The start-partition rule and GpSimd's no-PSUM rule for the tensor ``roles`` of a core
+    instruction whose engine, when not chosen, is ``default_engine``."""
+    pairs = tuple((r, getattr(op, r)) for r in roles)
+    start_partition(op, *pairs)
+    gpsimd_no_psum(op, engine_of(op, default_engine), *pairs, why=why)

@@ -19,7 +19,7 @@ from ..dialects.common import TargetAttr, contiguous_strides, memref
 from ..errors import NKIError, NKISyntaxError, NKITypeError, NKIVerifyError
 from . import (  # noqa: F401  (register the API handlers)
     isa_calls, isa_control, isa_movement, isa_random, isa_select, isa_tensor, isa_vector,
-    lang_calls, tensor_methods,
+    lang_calls, lang_math, tensor_methods,
 )
 from .builder import IRBuilder
 from .codegen import FunctionCodegen, _Break, _Continue, _Return
@@ -114,6 +114,11 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2") -> tuple[
                                f"(use float32/bfloat16 or int32)", src.loc(src.node))
     arg_types = [memref(s.shape, dtypes.BY_NAME[s.dtype], "shared_hbm") for s in specs if s.kind == "tensor"]
     block = Block(arg_types=arg_types)
+    # The function sits in its module from the start, so op verifiers run at emit time
+    # see the module's nisa.target (rules.target_of); its type is completed at the end.
+    fop = func.FuncOp(fn.__name__, func.FunctionType.from_lists(arg_types, []), Region([block]))
+    module = ModuleOp([fop])
+    module.attributes["nisa.target"] = TargetAttr(target)
     b = IRBuilder(block)
     b.target = target
     scope: dict[str, Any] = {}
@@ -148,11 +153,8 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2") -> tuple[
         cg.check_visible(_last_return(src.node) or src.node, o)
         out_specs.append(OutputSpec(o.name or f"output_{i}", o.shape, dtypes.name_of(o.dtype)))
     b.emit(func.ReturnOp(*[o.value for o in outs]), verify=False)
-    ftype = func.FunctionType.from_lists(arg_types, [o.value.type for o in outs])
-    fop = func.FuncOp(fn.__name__, ftype, Region([block]))
+    fop.properties["function_type"] = func.FunctionType.from_lists(arg_types, [o.value.type for o in outs])
     fop.attributes["nki.output_names"] = ArrayAttr([StringAttr(s.name) for s in out_specs])
-    module = ModuleOp([fop])
-    module.attributes["nisa.target"] = TargetAttr(target)
     try:
         module.verify()
     except VerifyException as exc:

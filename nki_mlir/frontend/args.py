@@ -31,6 +31,10 @@ def tensor(cg, api: str, role: str, v: Any, *, optional: bool = False) -> Tensor
         return None
     if not isinstance(v, Tensor):
         raise cg.b.error(f"{api}: '{role}' must be a tensor, got {_show(v)}", NKITypeError)
+    if v.indirect is not None and api != "nisa.dma_copy":
+        raise cg.b.error(f"{api}: '{role}' is an indirect view (ap(vector_offset=...) / "
+                         f"vector_select); only nisa.dma_copy can read or write through it",
+                         NKITypeError)
     return v
 
 

@@ -68,8 +68,12 @@ class IRBuilder:
     def const_scalar(self, v: float | int, dtype=None) -> SSAValue:
         """A scalar immediate: f32 for floats (NKI's arithmetic scalars), else the int dtype."""
         if dtype is not None and dtypes.is_int(dtypes.as_dtype(dtype)) and dtypes.as_dtype(dtype) != dtypes.bool_:
-            t: Attribute = dtypes.to_mlir(dtypes.as_dtype(dtype))
-            attr: Attribute = IntegerAttr(int(v), t)
+            # arith.constant takes signless integers: an unsigned dtype uses the signless
+            # type of its width, and the value keeps its bits (200 : i8 is uint8 200)
+            width = dtypes.as_dtype(dtype).itemsize * 8
+            t: Attribute = IntegerType(width)
+            iv = int(v) % (1 << width)
+            attr: Attribute = IntegerAttr(iv - (1 << width) if iv >= 1 << (width - 1) else iv, t)
         else:
             t, attr = f32, FloatAttr(float(v), f32)
         key = (id(self.block), (str(t), repr(float(v)) if t == f32 else int(v)))
@@ -107,17 +111,16 @@ class IRBuilder:
         """``memref.subview`` of ``t``; dims with ``keep[d] == False`` are dropped (rank-reducing)."""
         static_offsets: list[int] = []
         dyn: list[SSAValue] = []
-        offset = t.offset
+        total = as_index(t.offset_index)
         for d, off in enumerate(offsets):
             off = simplify(off)
             if isinstance(off, Index):
                 static_offsets.append(DYNAMIC_INDEX)
                 dyn.append(self.materialize(off))
-                offset = None
             else:
                 static_offsets.append(int(off))
-                if offset is not None:
-                    offset += int(off) * t.strides[d]
+            total = total.add(as_index(off).scale(t.strides[d]))
+        offset = None if dyn or t.offset is None else simplify(total)
         strides = [t.strides[d] * steps[d] for d in range(t.ndim)]
         new_shape = tuple(sizes[d] for d in range(t.ndim) if keep[d])
         new_strides = tuple(strides[d] for d in range(t.ndim) if keep[d])
@@ -125,4 +128,34 @@ class IRBuilder:
         op = memref_d.SubviewOp(t.value, dyn, [], [], static_offsets, list(sizes), list(steps), rtype)
         self.emit(op)
         return Tensor(op.results[0], new_shape, t.dtype, t.buffer, new_strides, offset, self.block,
-                      t.name, is_base=False)
+                      t.name, is_base=False, storage=t.storage_shape,
+                      dyn_offset=None if offset is not None else total)
+
+    def reinterpret(self, t: Tensor, shape: Sequence[int], strides: Sequence[int],
+                    offset: Index | int) -> Tensor:
+        """``memref.reinterpret_cast`` of ``t``'s storage: ``shape`` / ``strides`` / ``offset``
+        in elements from the start of the underlying buffer (not of ``t``'s view), so any
+        strided pattern over the same storage (permute, stride-0 broadcast, reshape, ap)."""
+        offset = simplify(offset)
+        dyn = [self.materialize(offset)] if isinstance(offset, Index) else []
+        static = None if dyn else int(offset)
+        rtype = memref(tuple(shape), t.dtype, t.buffer, strides=tuple(strides), offset=static)
+        op = memref_d.ReinterpretCastOp(t.value, dyn, [], [],
+                                        [DYNAMIC_INDEX if dyn else static], list(shape),
+                                        list(strides), rtype)
+        self.emit(op)
+        return Tensor(op.results[0], tuple(shape), t.dtype, t.buffer, tuple(strides), static,
+                      self.block, t.name, is_base=False, storage=t.storage_shape,
+                      dyn_offset=offset if dyn else None)
+
+    def view_dtype(self, t: Tensor, dtype, shape: Sequence[int], strides: Sequence[int],
+                   offset: Index | int, storage: Sequence[int]) -> Tensor:
+        """``nki.view_dtype``: ``t``'s bytes as ``dtype`` (layout already rescaled by the caller)."""
+        from ..dialects.views import NkiViewDtypeOp
+        offset = simplify(offset)
+        static = None if isinstance(offset, Index) else int(offset)
+        rtype = memref(tuple(shape), dtype, t.buffer, strides=tuple(strides), offset=static)
+        op = self.emit(NkiViewDtypeOp.create(operands=[t.value], result_types=[rtype]))
+        return Tensor(op.results[0], tuple(shape), dtype, t.buffer, tuple(strides), static,
+                      self.block, t.name, is_base=False, storage=tuple(storage),
+                      dyn_offset=offset if static is None else None)

@@ -24,6 +24,8 @@ from xdsl.ir import Block, Region
 from ..errors import NKIError, NKISyntaxError, NKITypeError, SourceLoc
 from .builder import IRBuilder
 from .builtins import HANDLERS, Builtin
+from .isa_control import (DynamicRange, NoReorder, Register, emit_dynamic_for, emit_no_reorder,
+                          emit_register_while, register_operator_error, register_truth_error)
 from .source import FunctionSource
 from .values import DynSlice, Index, LoopRange, Tensor, TensorMethod, as_index, is_int, simplify
 
@@ -170,6 +172,10 @@ class FunctionCodegen(ast.NodeVisitor):
 
     def _name_tensor(self, value: Any, name: str) -> None:
         """Give an unnamed allocation the variable name it is first bound to (for diagnostics)."""
+        if isinstance(value, Register) and not value.readonly and not value.name:
+            value.value.name_hint = name if name.isidentifier() else None
+            object.__setattr__(value, "name", name)
+            return
         if isinstance(value, Tensor) and value.is_base and not value.name:
             op = value.value.owner
             defn = getattr(type(op), "get_irdl_definition", None)
@@ -200,6 +206,8 @@ class FunctionCodegen(ast.NodeVisitor):
             raise self.fail(node, "a tensor's value is not known at compile time, so it cannot be "
                                   "used as a condition; if/while conditions must be compile-time "
                                   "values", code="err_dynamic_control_flow_not_supported")
+        if isinstance(value, Register):
+            raise register_truth_error(self, node)
         if isinstance(value, Index):
             raise self.fail(node, "a loop index's value is not known at compile time, so it cannot "
                                   "be used as a condition; use nl.static_range or range() to unroll "
@@ -209,8 +217,10 @@ class FunctionCodegen(ast.NodeVisitor):
     def stmt_While(self, node: ast.While) -> None:
         if node.orelse:
             raise self.fail(node, "while ... else is not supported")
-        for _ in range(_UNROLL_LIMIT):
+        for count in range(_UNROLL_LIMIT):
             cond = self.eval(node.test)
+            if isinstance(cond, Register) and count == 0:  # runtime while (nki_spec.md 4.1)
+                return emit_register_while(self, node, cond)
             if not self.truth(node.test, cond):
                 return
             try:
@@ -223,12 +233,14 @@ class FunctionCodegen(ast.NodeVisitor):
 
     def stmt_Break(self, node: ast.Break) -> None:
         if self.ir_loop_depth:
-            raise self.fail(node, "break is not allowed in nl.affine_range/nl.sequential_range loops")
+            raise self.fail(node, "break is not allowed in device loops (nl.affine_range, "
+                                  "nl.sequential_range, nl.dynamic_range, fori_loop, while_loop)")
         raise _Break()
 
     def stmt_Continue(self, node: ast.Continue) -> None:
         if self.ir_loop_depth:
-            raise self.fail(node, "continue is not allowed in nl.affine_range/nl.sequential_range loops")
+            raise self.fail(node, "continue is not allowed in device loops (nl.affine_range, "
+                                  "nl.sequential_range, nl.dynamic_range, fori_loop, while_loop)")
         raise _Continue()
 
     def stmt_For(self, node: ast.For) -> None:
@@ -237,6 +249,8 @@ class FunctionCodegen(ast.NodeVisitor):
         it = self.eval(node.iter)
         if isinstance(it, LoopRange):
             return self.ir_loop(node, it)
+        if isinstance(it, DynamicRange):
+            return emit_dynamic_for(self, node, it)
         if isinstance(it, Tensor):
             raise self.fail(node.iter, "cannot iterate over a tensor; loop over "
                                        "nl.affine_range(n) and index the tensor instead")
@@ -276,6 +290,14 @@ class FunctionCodegen(ast.NodeVisitor):
         finally:
             self.ir_loop_depth -= 1
         loop.verify_()
+
+    def stmt_With(self, node: ast.With) -> None:
+        """Only ``with nl.no_reorder():`` (nki_spec.md 4.1)."""
+        if len(node.items) != 1 or node.items[0].optional_vars is not None or \
+                not isinstance(self.eval(node.items[0].context_expr), NoReorder):
+            raise self.fail(node, "the only 'with' statement allowed in a kernel is "
+                                  "'with nl.no_reorder():'")
+        emit_no_reorder(self, node)
 
     def stmt_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.decorator_list:
@@ -396,6 +418,8 @@ class FunctionCodegen(ast.NodeVisitor):
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
         v = self.eval(node.operand)
+        if isinstance(v, Register):
+            raise (register_truth_error if isinstance(node.op, ast.Not) else register_operator_error)(self, node)
         if isinstance(v, Index):
             if isinstance(node.op, ast.USub):
                 return v.scale(-1)
@@ -419,6 +443,8 @@ class FunctionCodegen(ast.NodeVisitor):
     def binop(self, node: ast.AST, op: type, a: Any, b: Any) -> Any:
         if isinstance(a, Tensor) or isinstance(b, Tensor):
             raise self._tensor_operator(node)
+        if isinstance(a, Register) or isinstance(b, Register):
+            raise register_operator_error(self, node)
         if isinstance(a, Index) or isinstance(b, Index):
             return self.index_binop(node, op, a, b)
         return _BINOPS[op](a, b)
@@ -453,6 +479,8 @@ class FunctionCodegen(ast.NodeVisitor):
                 raise self.fail(node, "'is' / 'is not' are not supported in NKI kernels; use == or !=")
             right = self.eval(comp)
             for v in (left, right):
+                if isinstance(v, Register):
+                    raise register_operator_error(self, node)
                 if isinstance(v, (Tensor, Index)):
                     self.truth(node, v)
             if not _CMPOPS[type(op)](left, right):
@@ -551,6 +579,8 @@ class FunctionCodegen(ast.NodeVisitor):
             src = FunctionSource.of(callee)
             if src is not None and src.is_user_code:
                 return self.inline(node, src.node, src, args, kwargs, None)
+        if any(isinstance(v, Register) for v in list(args) + list(kwargs.values())):
+            raise register_truth_error(self, node)
         if any(isinstance(v, (Tensor, Index)) for v in list(args) + list(kwargs.values())):
             raise self.fail(node, f"{getattr(callee, '__name__', callee)!s}() cannot take tensors or "
                                   f"loop indices; it runs at compile time", NKITypeError)

@@ -6,11 +6,14 @@ leaves shape, memory and dtype rules to the op verifiers, which report at the ca
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..dialects import nki
 from ..dialects.nki import ACTIVATIONS, ALU_OPS, REDUCE_OPS
 from ..errors import NKITypeError
 from . import args as A
 from .builtins import handles
+from .isa_tensor import tile_pair
 from .values import Tensor
 
 
@@ -26,10 +29,21 @@ def dma_copy(cg, dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, engine
     api = "nisa.dma_copy"
     if dst_rmw_op is not None:
         raise cg.b.error(f"{api}: dst_rmw_op was removed in NKI 0.3; use nisa.dma_compute", NKITypeError)
+    if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)
+                                 or not 0 <= priority <= 3):
+        raise cg.b.error(f"{api}: priority must be a DMA QoS level 0..3, got {priority!r}", NKITypeError)
     d, s = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "src", src)
+    if d.indirect is not None or s.indirect is not None:  # gather / scatter (tensor_methods.py)
+        from .tensor_methods import emit_indirect_dma
+        return emit_indirect_dma(cg, api, d, s, A.enum_name(cg, api, "oob_mode", oob_mode, "oob_mode"),
+                                 A.enum_name(cg, api, "dge_mode", dge_mode, "dge_mode"))
+    mode, eng = A.enum_name(cg, api, "dge_mode", dge_mode, "dge_mode"), A.engine(cg, api, engine)
+    if eng is not None and mode != "hwdge":
+        raise cg.b.error(f"{api}: engine={eng} is only valid with dge_mode=hwdge (it picks the "
+                         f"sync or scalar queue that drives the hardware DGE)", NKITypeError)
     A.emit(cg, nki.DmaCopyOp, {"dst": d.value, "src": s.value},
            {"oob_mode": A.enum_name(cg, api, "oob_mode", oob_mode, "oob_mode"),
-            "dge_mode": A.enum_name(cg, api, "dge_mode", dge_mode, "dge_mode")})
+            "dge_mode": mode, "engine": eng})
 
 
 @handles("nisa.tensor_copy")
@@ -114,12 +128,37 @@ def reciprocal(cg, dst, data, engine=None, name=None):
     _dst_data(cg, "nisa.reciprocal", nki.ReciprocalOp, dst, data, engine)
 
 
+def _check_memset_value(cg, api: str, d: Tensor, value) -> None:
+    """nki_spec.md sections 3 and 6 (item 26): the value's kind must match ``dst``'s dtype
+    (an int literal in range for int tensors) and packed x4 tensors accept only 0."""
+    import numpy as np
+
+    from .. import dtypes
+    if not isinstance(value, (bool, int, float, np.integer, np.floating, np.bool_)):
+        return  # tile_or_scalar reports the wrong kind
+    dt = d.dtype
+    if dt in dtypes.X4_VALUE:
+        if value != 0:
+            raise cg.b.error(f"{api}: dst is {dtypes.name_of(dt)}, a packed x4 type; memset accepts "
+                             f"only the value 0 for it, got {value!r}", NKITypeError)
+        return
+    if dtypes.is_int(dt) and dt != dtypes.bool_:
+        if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+            raise cg.b.error(f"{api}: dst is {dtypes.name_of(dt)}, so value must be an integer, got "
+                             f"{value!r}", NKITypeError)
+        info = np.iinfo(dt)
+        if not info.min <= int(value) <= info.max:
+            raise cg.b.error(f"{api}: value {value!r} is out of range for dst dtype "
+                             f"{dtypes.name_of(dt)} [{info.min}, {info.max}]", NKITypeError)
+
+
 @handles("nisa.memset")
 def memset(cg, dst, value, engine=None, name=None):
     api = "nisa.memset"
     d = A.tensor(cg, api, "dst", dst)
     if isinstance(value, Tensor):
         raise cg.b.error(f"{api}: value must be a compile-time number", NKITypeError)
+    _check_memset_value(cg, api, d, value)
     A.emit(cg, nki.MemsetOp, {"dst": d.value, "value": A.tile_or_scalar(cg, api, "value", value, dtype=d.dtype)},
            {"engine": A.engine(cg, api, engine)})
 
@@ -161,13 +200,28 @@ def affine_select(cg, dst, pattern, channel_multiplier, on_true_tile, on_false_v
 def nc_matmul(cg, dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
               is_transpose=False, accumulate=None, tile_position=(), tile_size=(), perf_mode=None,
               name=None):
+    """``dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]``.  ``is_stationary_onezero`` /
+    ``is_moving_onezero`` are performance hints only (kept on the nki op, no effect on results);
+    shape, dtype, tiling and target rules are checked by the op verifier (``rules.matmul``)."""
     api = "nisa.nc_matmul"
-    if is_transpose or tile_position or tile_size or (perf_mode is not None and getattr(perf_mode, "name", "none") != "none"):
-        raise cg.b.error(f"{api}: is_transpose, tile_position/tile_size and perf_mode are not "
-                         f"supported by nki-mlir yet", NKITypeError)
     ops = {r: A.tensor(cg, api, r, v).value
            for r, v in (("dst", dst), ("stationary", stationary), ("moving", moving))}
-    A.emit(cg, nki.NcMatmulOp, ops, {"accumulate": None if accumulate is None else bool(accumulate)})
+    perf = A.enum_name(cg, api, "perf_mode", perf_mode, "matmul_perf_mode", "none")
+    A.emit(cg, nki.NcMatmulOp, ops,
+           {"accumulate": None if accumulate is None else _flag(cg, api, "accumulate", accumulate),
+            "is_transpose": _flag(cg, api, "is_transpose", is_transpose) or None,
+            "tile_position": tile_pair(cg, api, "tile_position", tile_position),
+            "tile_size": tile_pair(cg, api, "tile_size", tile_size),
+            "perf_mode": None if perf == "none" else perf,
+            "is_stationary_onezero": _flag(cg, api, "is_stationary_onezero", is_stationary_onezero) or None,
+            "is_moving_onezero": _flag(cg, api, "is_moving_onezero", is_moving_onezero) or None})
+
+
+def _flag(cg, api: str, role: str, v) -> bool:
+    """A compile-time bool argument."""
+    if isinstance(v, (bool, np.bool_)) or (isinstance(v, (int, np.integer)) and v in (0, 1)):
+        return bool(v)
+    raise cg.b.error(f"{api}: {role} must be a compile-time bool, got {v!r}", NKITypeError)
 
 
 @handles("nisa.nc_transpose")

@@ -6,8 +6,11 @@ instructions conflict).  Conventions of the ``nisa`` dialect (``nki_mlir/dialect
 - an instruction WRITES the memref operands in the roles of ``instruction.WRITE_ROLES``
   (``dst``, ``reduce_res``, ...) and READS every other memref operand; scalar operands (f32 SSA values) are not memory;
 - a tensor operand is a ``nisa.alloc`` result, a function argument, or a view of one
-  (``memref.subview`` chains and the other memref view ops); :func:`base_buffer`
-  follows the chain back to that buffer.
+  (``memref.subview`` chains and the other memref view ops, ``memref.reinterpret_cast``
+  included, and ``nki/nisa.view_dtype``, all with the viewed buffer as operand 0);
+  :func:`base_buffer` follows the chain back to that buffer.  An indirect DMA
+  (``nisa.dma_copy_indirect``) reads its index tiles and writes ``dst``, conservatively the
+  whole base buffer.
 
 After ``nisa-allocate`` an on-chip alloc carries ``nkim.partition`` and ``nkim.offset``
 (bytes per partition); :func:`region_of` turns that into the rectangle
@@ -31,7 +34,8 @@ from .. import dtypes
 
 #: ops whose result is a view of their first operand (same memory, other shape/offset)
 VIEW_OPS = ("memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape",
-            "memref.expand_shape", "memref.transpose", "memref.reshape")
+            "memref.expand_shape", "memref.transpose", "memref.reshape",
+            "nki.view_dtype", "nisa.view_dtype")
 
 #: ops whose regions execute repeatedly (their bodies are loop bodies)
 LOOP_OPS = ("scf.for", "scf.while", "scf.parallel", "scf.forall", "affine.for")
@@ -117,9 +121,10 @@ def accesses(op: IRDLOperation) -> Iterator[Access]:
     """The memref operands of a ``nisa`` instruction, with their role and direction."""
     defn = op.get_irdl_definition()
     for (role, _), value in zip(defn.operands, _operands_by_def(op)):
-        if value is None or not isinstance(value.type, MemRefType):
-            continue
-        yield Access(role, value, base_buffer(value), role in WRITE_ROLES)
+        for v in (value if isinstance(value, tuple) else (value,)):  # variadic: every value
+            if v is None or not isinstance(v.type, MemRefType):
+                continue
+            yield Access(role, v, base_buffer(v), role in WRITE_ROLES)
 
 
 def _operands_by_def(op: IRDLOperation) -> list[SSAValue | None]:

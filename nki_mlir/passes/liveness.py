@@ -10,6 +10,12 @@ regions).  A buffer is live from its ``nisa.alloc`` to its last use, where
 - a buffer allocated inside a loop body is live only within the body: every iteration
   reuses the same placement, which is correct under in-order execution.
 
+Runtime loops (``scf.for`` with ``nki.range = "dynamic"``, ``scf.while``) need nothing
+special: they are in :data:`~.effects.LOOP_OPS`, both regions of an ``scf.while`` (the
+condition and the body) are numbered inside it, so a buffer used in either is live over the
+whole loop, and a loop that runs zero times only makes a range longer than needed.
+Registers (``#nisa.mem<reg>``) are not ``nisa.alloc`` results and are never placed.
+
 Multi-buffering hook: :attr:`LiveRange.copies` is the number of rotating copies a
 placement needs (always 1 here).  Giving a body-allocated buffer ``copies = 2`` would
 let iteration ``i+1`` fill one copy while iteration ``i`` still reads the other; the

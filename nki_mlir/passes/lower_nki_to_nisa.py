@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ArrayAttr, BoolAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr, f32, i64
+from xdsl.dialects.builtin import (ArrayAttr, BoolAttr, FloatAttr, IndexType, IntegerAttr, ModuleOp,
+                                     StringAttr, f32, i64)
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -29,7 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
 from ..dialects import nisa, nki
-from ..dialects.common import dtype_of
+from ..dialects.common import dtype_of, space_of
 from ..dialects.instruction import DIRECT_LOWERINGS
 from ..dialects.nisa import ARITH_OPS
 
@@ -77,7 +78,7 @@ class LowerDmaCopy(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nki.DmaCopyOp, rewriter: PatternRewriter) -> None:
         oob = op.oob_mode is None or op.oob_mode.data != "skip"
-        props = {"engine": StringAttr("dma"), "oob_is_err": BoolAttr.from_bool(oob)}
+        props = {"engine": _engine(op, "dma"), "oob_is_err": BoolAttr.from_bool(oob)}  # hwdge: sync/scalar
         if op.dge_mode is not None and op.dge_mode.data not in ("unknown",):
             props["dge_mode"] = op.dge_mode
         _replace(rewriter, op, [nisa.DmaCopyOp.build(operands=[op.dst, op.src], properties=props)])
@@ -96,7 +97,8 @@ class LowerTensorTensor(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nki.TensorTensorOp, rewriter: PatternRewriter) -> None:
         ints = all(dtype_of(v) in (dtypes.int32, dtypes.uint32) for v in (op.dst, op.data1, op.data2))
-        default = "gpsimd" if op.op.data == "power" or ints else "vector"
+        psum = any(space_of(v) == "psum" for v in (op.dst, op.data1, op.data2))  # GpSimd cannot
+        default = "gpsimd" if op.op.data == "power" or (ints and not psum) else "vector"
         _replace(rewriter, op, [nisa.TensorTensorArithOp.build(
             operands=[op.dst, op.data1, op.data2],
             properties={"op": _arith(op.op), "engine": _engine(op, default)})])
@@ -188,16 +190,39 @@ class LowerAffineSelect(RewritePattern):
 
 
 class LowerNcMatmul(RewritePattern):
-    """``nki.nc_matmul(accumulate=None|true|false)`` -> ``nisa.matmul(psum_accumulate_flags=auto|accumulate|overwrite)``."""
+    """``nki.nc_matmul`` -> ``nisa.matmul``: ``accumulate=None|true|false`` ->
+    ``psum_accumulate_flags=auto|accumulate|overwrite``, ``is_transpose`` kept,
+    ``perf_mode=double_row`` -> ``perf_opt=double_row``, ``tile_position=[r, c]`` -> index
+    constants ``row_pos=%r, col_pos=%c`` plus ``tile_size``; the onezero hints are dropped::
+
+        nki.nc_matmul(dst=T %d, stationary=T %s, moving=T %m, tile_position=[64, 0], tile_size=[64, 128])
+        ->  %r = arith.constant 64 : index   %c = arith.constant 0 : index
+            nisa.matmul(dst=T %d, stationary=T %s, moving=T %m, row_pos=index %r, col_pos=index %c,
+                        is_transpose=false, ..., tile_size=[64, 128]) engine=tensor
+    """
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nki.NcMatmulOp, rewriter: PatternRewriter) -> None:
         acc = "auto" if op.accumulate is None else ("accumulate" if op.accumulate.value.data else "overwrite")
-        props = {"is_transpose": BoolAttr.from_bool(False), "perf_opt": StringAttr("none_"),
+        transpose = op.is_transpose is not None and bool(op.is_transpose.value.data)
+        perf = op.perf_mode.data if op.perf_mode is not None else "none"
+        props = {"is_transpose": BoolAttr.from_bool(transpose),
+                 "perf_opt": StringAttr("none_" if perf == "none" else perf),
                  "psum_zero_region": StringAttr("size2048"), "psum_accumulate_flags": StringAttr(acc),
                  "engine": StringAttr("tensor")}
-        _replace(rewriter, op, [nisa.MatmulOp.build(operands=[op.dst, op.stationary, op.moving],
-                                                    properties=props)])
+        new_ops: list[Operation] = []
+        pos: list[SSAValue | None] = [None, None]
+        if op.tile_position is not None:
+            for i, a in enumerate(op.tile_position.data[:2]):
+                c = arith.ConstantOp(IntegerAttr(int(a.value.data), IndexType()))
+                new_ops.append(c)
+                pos[i] = c.result
+        if op.tile_size is not None:
+            props["tile_size"] = op.tile_size
+        new_ops.append(nisa.MatmulOp.build(
+            operands=[op.dst, op.stationary, op.moving, [pos[0]] if pos[0] else [], [pos[1]] if pos[1] else []],
+            properties=props))
+        _replace(rewriter, op, new_ops)
 
 
 class LowerNcTranspose(RewritePattern):
@@ -226,7 +251,28 @@ class LowerDirect(RewritePattern):
         _replace(rewriter, op, [new], list(new.results))
 
 
-PATTERNS = (LowerDirect, LowerNdarray, LowerDmaCopy, LowerTensorCopy, LowerTensorTensor, LowerTensorScalar,
+class LowerViewDtype(RewritePattern):
+    """``nki.view_dtype(source=%t) : T`` -> ``nisa.view_dtype(source=%t) : T`` (a view, kept)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        from ..dialects.views import NisaViewDtypeOp, NkiViewDtypeOp
+        if isinstance(op, NkiViewDtypeOp):
+            new = NisaViewDtypeOp.create(operands=[op.source], result_types=[op.result.type])
+            _replace(rewriter, op, [new], [new.result])
+
+
+class LowerSharedConstant(RewritePattern):
+    """``nki.shared_constant(value=dense<...>)`` -> ``nisa.shared_constant`` (same value and type)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        from ..dialects.lang_ops import NisaSharedConstantOp, SharedConstantOp
+        if isinstance(op, SharedConstantOp):
+            new = NisaSharedConstantOp.build(result_types=[op.result.type],
+                                             properties={"value": op.value})
+            _replace(rewriter, op, [new], [new.result])
+
+
+PATTERNS = (LowerViewDtype, LowerDirect, LowerSharedConstant, LowerNdarray, LowerDmaCopy, LowerTensorCopy, LowerTensorTensor, LowerTensorScalar,
             LowerActivation, LowerTensorReduce, LowerReciprocal, LowerMemset, LowerIota,
             LowerAffineSelect, LowerNcMatmul, LowerNcTranspose)
 

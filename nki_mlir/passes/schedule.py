@@ -22,6 +22,19 @@ loop anyway (it then runs after the previous iteration's).  Semantics of an edge
 instruction in a loop: wait for the *most recent* execution of that instruction, if
 any.  Loops are assumed to run at least once.
 
+``with nl.no_reorder():`` (the ``nisa.no_reorder_begin`` / ``nisa.no_reorder_end`` markers,
+``dialects/isa_control.py``): the instructions between the markers keep program order
+across queues too -- each one also waits for the instruction before it in the span when
+that one runs on another queue (an ordering edge, no data needed).  Any future reordering
+mode must not move instructions into, out of or within a span.
+
+Registers (``memref<1xi32, #nisa.mem<reg>>``) are memory like any other buffer here:
+``register_move`` / ``register_load`` write them, ``register_read`` / ``register_store``
+read them, so runtime-loop bounds read from registers are ordered after the writes.
+Runtime loops (``scf.for`` with ``nki.range = "dynamic"``, ``scf.while``) are loops like the
+others; a loop that runs zero times leaves its instructions unexecuted, and an edge on
+one of them waits for its most recent execution, if any.
+
 The module gets ``nkim.schedule = "program-order"``.
 """
 from __future__ import annotations
@@ -36,6 +49,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ..dialects import nisa
+from ..dialects.isa_control import no_reorder_groups
 from .effects import Access, accesses, enclosing_loops, is_instruction, may_alias
 
 MODES = ("program-order",)
@@ -75,13 +89,22 @@ class Program:
     touches: dict[SSAValue, list[tuple[Instr, bool]]] = field(default_factory=lambda: defaultdict(list))
     span: dict[Operation, tuple[int, int]] = field(default_factory=dict)   # loop -> (first, last) id
     aliases: dict[SSAValue, list[SSAValue]] = field(default_factory=dict)
+    groups: dict[Operation, Operation] = field(default_factory=dict)    # op -> no_reorder span
+    previous: dict[int, Instr] = field(default_factory=dict)            # id -> previous in span
 
     @classmethod
     def of(cls, func: FuncOp) -> Program:
         prog = cls()
+        prog.groups = no_reorder_groups(func)
+        last: dict[Operation, Instr] = {}
         for op in func.walk():
             if is_instruction(op):
                 prog._add(op)
+                group = prog.groups.get(op)
+                if group is not None:
+                    if group in last:
+                        prog.previous[prog.instrs[-1].id] = last[group]
+                    last[group] = prog.instrs[-1]
         bases = list(prog.touches)
         prog.aliases = {a: [b for b in bases if may_alias(a, b)] for a in bases}
         return prog
@@ -121,6 +144,9 @@ def dependencies(prog: Program, instr: Instr) -> list[int]:
             key = (other.queue, level)
             after[key] = max(after.get(key, -1), other.id)
     deps = set(before.values())
+    prev = prog.previous.get(instr.id)  # no_reorder: program order across queues
+    if prev is not None and prev.queue != instr.queue:
+        deps.add(prev.id)
     for (queue, level), jid in after.items():
         first, _ = prog.span[instr.loops[level]]
         if before.get(queue, -1) < first:

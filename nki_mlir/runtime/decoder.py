@@ -21,7 +21,7 @@ from ..dialects import nisa
 from ..dialects.common import MemSpaceAttr
 from ..errors import NKIRuntimeError
 from . import (
-    control, isa_activation, isa_alu, isa_control, isa_iota, isa_matmul, isa_memory,
+    control, isa_activation, isa_alu, isa_control, isa_iota, isa_matmul, isa_memory, lang_ops,
     isa_movement, isa_random, isa_select, isa_tensor, isa_vector, views,
 )
 from . import numerics as nm
@@ -209,7 +209,8 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "arith.index_cast": control.index_cast,
     "arith.index_castui": control.index_cast,
     **{name: control.int_binary for name in control.INT_BINARY},
-    "memref.subview": views.subview,
+    **views.HANDLERS,
+    "nisa.dma_copy_indirect": isa_memory.dma_copy_indirect,
     "nisa.alloc": isa_memory.alloc,
     "nisa.release": isa_memory.release,
     "nisa.dma_copy": isa_memory.dma_copy,
@@ -230,4 +231,5 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     **isa_tensor.HANDLERS,
     **isa_random.HANDLERS,
     **isa_control.HANDLERS,
+    **lang_ops.HANDLERS,
 }

@@ -6,8 +6,13 @@
   sentinels and clears its PSUM flags.  ``nisa.release`` does nothing.
 - ``nisa.dma_copy``: element-count-preserving copy (any shapes); a dtype change casts
   through float32.
-- ``nisa.tensor_copy``: bit-exact when the dtypes match (or int32 <-> uint32) on a non-Scalar
-  engine, else through float32 (nki_spec.md section 3).
+- ``nisa.dma_copy_indirect``: gather ``dst[i] = src[src_index[i]]`` / scatter
+  ``dst[dst_index[i]] = src[i]`` by rows (dim 0); an index outside the indexed tensor's
+  rows is a runtime error naming the index, its partition and the bound
+  (``oob_is_err=true``, the default) or that row is not transferred (``false``).
+- ``nisa.tensor_copy``: bit-exact when the dtypes match on Vector/GpSimd, else through
+  float32 (nki_spec.md section 3); on ScalarE always through float32 (lossy for int32 above
+  2^24, and NaN payloads of equal float dtypes are not kept).
 - ``nisa.memset``: an integer value into a non-bool integer tensor is stored exactly (wrapping),
   anything else through float32.
 
@@ -26,7 +31,7 @@ from ..dialects import nisa
 from ..dialects.common import HBM_SPACES
 from ..errors import NKIRuntimeError
 from . import numerics as nm
-from .env import STATE, Buf, Closure, check_elems, engine, finish, guard, reader
+from .env import STATE, Buf, Closure, Fault, check_elems, engine, finish, guard, reader
 from .memory import Memory, MemoryFault, fill_sentinel, resolve_psum_offset
 
 if TYPE_CHECKING:
@@ -84,8 +89,7 @@ def release(dec: Decoder, op: nisa.ReleaseOp):
 def _copy(dst: Buf, src: Buf, exact: bool) -> Closure:
     """A closure copying ``src`` into ``dst`` (same element count, any shapes).
 
-    Bit-exact if ``exact`` (int32 <-> uint32 wraps), else read as float32 and cast to
-    ``dst``'s dtype.
+    Bit-exact if ``exact`` (equal dtypes), else read as float32 and cast to ``dst``'s dtype.
     """
     d, s, shape = dst.slot, src.slot, dst.shape
     if exact:
@@ -111,11 +115,54 @@ def dma_copy(dec: Decoder, op: nisa.DmaCopyOp):
     return finish(op, _copy(dst, src, exact=dst.dtype == src.dtype), dst)
 
 
+def dma_copy_indirect(dec: Decoder, op):
+    dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
+    si = dec.buf(op, op.src_index, "src_index") if op.src_index is not None else None
+    di = dec.buf(op, op.dst_index, "dst_index") if op.dst_index is not None else None
+    if si is None and di is None:
+        raise error_at(op, "nisa.dma_copy_indirect: needs 'src_index' or 'dst_index'", NKIRuntimeError)
+    flag = op.properties.get("oob_is_err")
+    oob_err = not isinstance(flag, IntegerAttr) or bool(flag.value.data)
+    n = (si or di).shape[0]
+    ds, ss = dst.slot, src.slot
+    dshape, sshape = dst.shape, src.shape
+    rest = tuple(dshape[1:])
+    exact = dst.dtype == src.dtype
+    store = nm.make_store(dst.dtype)
+    ddt = dst.dtype
+    sis = si.slot if si is not None else None
+    dis = di.slot if di is not None else None
+    ident = np.arange(n, dtype=np.int64)
+
+    def rows(env, slot, role, table_role, bound):
+        if slot is None:
+            return ident, np.ones(n, bool)
+        idx = nm.to_int64(env[slot]).reshape(-1)
+        ok = (idx >= 0) & (idx < bound)
+        if oob_err and not ok.all():
+            i = int(np.argmin(ok))
+            raise Fault(f"'{role}' value {int(idx[i])} at partition {i} is out of bounds: "
+                        f"'{table_role}' has {bound} rows (valid indices 0..{bound - 1}); "
+                        f"use oob_mode=nisa.oob_mode.skip to skip such rows")
+        return idx, ok
+
+    def run(env):
+        s_rows, s_ok = rows(env, sis, "src_index", "src", sshape[0])
+        d_rows, d_ok = rows(env, dis, "dst_index", "dst", dshape[0])
+        ok = s_ok & d_ok
+        vals = env[ss][s_rows[ok]].reshape((-1,) + rest)
+        if not exact:
+            tmp = np.empty(vals.shape, ddt)
+            store(tmp, nm.to_f32(vals))
+            vals = tmp
+        env[ds][d_rows[ok]] = vals
+    return finish(op, run, dst)
+
+
 def tensor_copy(dec: Decoder, op: nisa.TensorCopyOp):
     dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
     check_elems(op, dst, ("src", src))
-    exact = engine(op) != "scalar" and (
-        dst.dtype == src.dtype or (dst.dtype in nm.INT32_TYPES and src.dtype in nm.INT32_TYPES))
+    exact = engine(op) != "scalar" and dst.dtype == src.dtype
     return finish(op, _copy(dst, src, exact), dst)
 
 

@@ -86,6 +86,6 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 // GENERIC:      "nisa.activation"(%b, %a, %f0, %f1) <{op = "exp", engine = "scalar", operandSegmentSizes = array<i32: 1, 0, 1, 1, 1>}>
 // GENERIC:      "nisa.activation"(%b, %v, %p, %v, %f1) <{op = "square", reduce_op = "add", reduce_cmd = "reset_reduce", engine = "scalar", operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}>
 // GENERIC:      "nisa.tensor_reduce_arith"(%v, %w) <{op = "max", negated = false, num_r_dim = 2 : i64, engine = "vector"}>
-// GENERIC:      "nisa.matmul"(%p, %t, %a) <{is_transpose = false, engine = "tensor"}>
+// GENERIC:      "nisa.matmul"(%p, %t, %a) <{is_transpose = false, engine = "tensor", operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
 // GENERIC:      "nisa.iota"(%w) <{pattern = {{\[\[}}64 : i64, 8 : i64], [1 : i64, 64 : i64]], offset = 0 : i64, channel_multiplier = 512 : i64, engine = "gpsimd"}>
 // GENERIC:      "nisa.release"(%qt) : (memref<32x32xf32, #nisa.mem<sbuf>>) -> ()

@@ -76,3 +76,11 @@ def direct_lowering(nki_op: type[Operation], nisa_op: type[Operation],
                     properties: Callable[[Operation], dict[str, Attribute]] | None = None) -> None:
     """Register ``nki_op`` -> ``nisa_op`` as a 1:1 lowering (see module docstring)."""
     DIRECT_LOWERINGS[nki_op.name] = DirectLowering(nisa_op, engine, properties)
+
+
+def register_twins(pairs) -> tuple[list, list]:
+    """Register ``(nki_op, nisa_op, engine)`` triples as direct lowerings; return the
+    family's ``(NKI_OPS, NISA_OPS)`` lists for its dialect registration."""
+    for nki_op, nisa_op, engine in pairs:
+        direct_lowering(nki_op, nisa_op, engine)
+    return [p[0] for p in pairs], [p[1] for p in pairs]

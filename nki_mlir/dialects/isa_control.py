@@ -50,7 +50,7 @@ from xdsl.utils.exceptions import VerifyException
 from .. import dtypes
 from . import rules
 from .common import HBM_SPACES, dtype_of, memref, shape_of, space_of
-from .instruction import NisaInstruction, NkiInstruction, direct_lowering
+from .instruction import NisaInstruction, NkiInstruction, register_twins
 from .syntax import KeywordOp
 
 #: the memory space of engine registers
@@ -313,13 +313,13 @@ def no_reorder_groups(root: Operation) -> dict[Operation, Operation]:
     return groups
 
 
-for _nki, _nisa in ((RegisterAllocOp, NisaRegisterAllocOp), (RegisterMoveOp, NisaRegisterMoveOp),
-                    (RegisterLoadOp, NisaRegisterLoadOp), (RegisterStoreOp, NisaRegisterStoreOp),
-                    (RegisterReadOp, NisaRegisterReadOp)):
-    direct_lowering(_nki, _nisa, REGISTER_ENGINE)
+_NKI_REGISTER_OPS, _NISA_REGISTER_OPS = register_twins(tuple(
+    (nki_op, nisa_op, REGISTER_ENGINE) for nki_op, nisa_op in (
+        (RegisterAllocOp, NisaRegisterAllocOp), (RegisterMoveOp, NisaRegisterMoveOp),
+        (RegisterLoadOp, NisaRegisterLoadOp), (RegisterStoreOp, NisaRegisterStoreOp),
+        (RegisterReadOp, NisaRegisterReadOp))))
 
 #: ops this module adds to the nki dialect
-NKI_OPS: list = [RegisterAllocOp, RegisterMoveOp, RegisterLoadOp, RegisterStoreOp, RegisterReadOp]
+NKI_OPS: list = _NKI_REGISTER_OPS
 #: ops this module adds to the nisa dialect
-NISA_OPS: list = [NisaRegisterAllocOp, NisaRegisterMoveOp, NisaRegisterLoadOp,
-                  NisaRegisterStoreOp, NisaRegisterReadOp, NoReorderBeginOp, NoReorderEndOp]
+NISA_OPS: list = [*_NISA_REGISTER_OPS, NoReorderBeginOp, NoReorderEndOp]

@@ -29,7 +29,7 @@ from xdsl.utils.exceptions import VerifyException
 from .. import dtypes
 from . import rules
 from .common import describe, dtype_of, free_size, shape_of
-from .instruction import NisaInstruction, NkiInstruction, direct_lowering
+from .instruction import NisaInstruction, NkiInstruction, register_twins
 from .syntax import KeywordOp
 
 #: reduce_cmd values the VectorE select instructions accept (no ``load_reduce``: they have
@@ -490,12 +490,8 @@ _PAIRS = (
     (NonzeroWithCountOp, NisaNonzeroWithCountOp, "gpsimd"),
     (TopkOp, NisaTopkOp, "gpsimd"),
 )
-for _nki, _nisa, _engine in _PAIRS:
-    direct_lowering(_nki, _nisa, _engine)
 
-#: ops this module adds to the nki dialect
-NKI_OPS: list = [p[0] for p in _PAIRS]
-#: ops this module adds to the nisa dialect
-NISA_OPS: list = [p[1] for p in _PAIRS]
+#: ops this module adds to the nki and nisa dialects
+NKI_OPS, NISA_OPS = register_twins(_PAIRS)
 
 __all__ = ["NKI_OPS", "NISA_OPS", "FP32_MIN", "RANGE_CMPS", "SELECT_REDUCE_CMDS"]

@@ -14,12 +14,13 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    IntegerAttr,
     MemRefType,
     NoneAttr,
     StridedLayoutAttr,
     StringAttr,
 )
-from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import irdl_attr_definition, param_def
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -143,3 +144,23 @@ def free_size(t: Attribute | SSAValue) -> int:
 def describe(v: SSAValue) -> str:
     """``[128, 512] float32 in sbuf`` -- for diagnostics."""
     return f"{list(shape_of(v))} {dtypes.name_of(dtype_of(v))} in {space_of(v)}"
+
+
+# ------------------------------------------------------------------ property readers
+
+
+def prop_str(op: Operation, name: str, default: str | None = None) -> str | None:
+    """The string value of ``op``'s property ``name`` (an enum / op token), else ``default``."""
+    a = op.properties.get(name)
+    return a.data if isinstance(a, StringAttr) else default
+
+
+def prop_int(op: Operation, name: str, default: int | None = None) -> int | None:
+    """The integer value of ``op``'s property ``name``, else ``default``."""
+    a = op.properties.get(name)
+    return int(a.value.data) if isinstance(a, IntegerAttr) else default
+
+
+def prop_flag(op: Operation, name: str) -> bool:
+    """Whether ``op``'s boolean property ``name`` is present and true."""
+    return bool(prop_int(op, name, 0))

@@ -27,7 +27,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
 from . import rules
-from .common import HBM_SPACES, describe, dtype_of, free_size, shape_of, space_of
+from .common import describe, dtype_of, free_size, HBM_SPACES, prop_int, shape_of, space_of
 from .instruction import NisaInstruction, NkiInstruction, direct_lowering
 from .syntax import KeywordOp, parse_value, print_value
 
@@ -49,11 +49,6 @@ QUADRANT = 32
 SHUFFLE_KEEP = 255
 
 
-def _int(op, name: str) -> int | None:
-    a = op.properties.get(name)
-    return None if a is None else int(a.value.data)  # type: ignore[attr-defined]
-
-
 def _ints(op, name: str) -> list[int] | None:
     a = op.properties.get(name)
     if a is None:
@@ -67,7 +62,7 @@ def _ints(op, name: str) -> list[int] | None:
 
 
 def _priority(op) -> None:
-    p = _int(op, "priority")
+    p = prop_int(op, "priority")
     if p is not None and not 0 <= p <= 3:
         raise VerifyException(f"{rules.api(op)}: priority={p} is out of range (DMA QoS priority "
                               f"levels are 0..3, lower is higher priority)")
@@ -334,7 +329,7 @@ direct_lowering(NcNGatherOp, NisaNcNGatherOp, "gpsimd")
 
 def local_gather_valid(op) -> int:
     """``num_valid_indices`` of a local_gather (default: every index of a 16-partition slice)."""
-    n = _int(op, "num_valid_indices")
+    n = prop_int(op, "num_valid_indices")
     return GPSIMD_GROUP * free_size(op.index) if n is None else n
 
 
@@ -368,7 +363,7 @@ class _LocalGather(KeywordOp):
                                   f"{dtypes.name_of(dtype_of(self.index))}")
         _same_dtype(self, ("dst", self.dst), ("src_buffer", self.src_buffer),
                     "local_gather does not cast")
-        elems = _int(self, "num_elem_per_idx") or 1
+        elems = prop_int(self, "num_elem_per_idx") or 1
         if elems not in LOCAL_GATHER_ELEMS:
             raise VerifyException(f"{api}: num_elem_per_idx={elems} is not supported (expected "
                                   f"one of {', '.join(map(str, LOCAL_GATHER_ELEMS))})")

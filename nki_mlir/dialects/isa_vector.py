@@ -22,7 +22,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
 from . import rules
-from .common import describe, dtype_of, free_size, shape_of
+from .common import describe, dtype_of, free_size, prop_flag, prop_str, shape_of
 from .instruction import NisaInstruction, NkiInstruction, register_twins
 from .syntax import KeywordOp
 
@@ -68,19 +68,9 @@ BN_AGGR_DIM = 2
 # ------------------------------------------------------------------------------ helpers
 
 
-def _tok(op: Operation, prop: str) -> str | None:
-    a = op.properties.get(prop)
-    return a.data if isinstance(a, StringAttr) else None
-
-
-def _flag(op: Operation, prop: str) -> bool:
-    a = op.properties.get(prop)
-    return isinstance(a, IntegerAttr) and bool(a.value.data)
-
-
 def _arith_only(op: Operation, prop: str, allowed: tuple[str, ...] = ARITH) -> None:
     """``prop`` is an arithmetic (not bitvec) ALU token from ``allowed``."""
-    t = _tok(op, prop)
+    t = prop_str(op, prop)
     if t is None:
         return
     if t in BITVEC:
@@ -129,7 +119,7 @@ def _f32(op: Operation, *roles: str) -> None:
 
 def _cmd(op: Operation, allowed: tuple[str, ...], default: str) -> str:
     rules.enum(op, "reduce_cmd", allowed)
-    return _tok(op, "reduce_cmd") or default
+    return prop_str(op, "reduce_cmd") or default
 
 
 # ===================================================================== scalar_tensor_tensor
@@ -200,11 +190,11 @@ class _TensorPartitionReduce(KeywordOp):
             raise VerifyException(f"{rules.api(self)}: 'dst' must hold {free_size(self.data)} "
                                   f"element(s) in its partition (one per element of a 'data' "
                                   f"partition), got {describe(self.dst)}")
-        if _tok(self, "op") in BITVEC:
+        if prop_str(self, "op") in BITVEC:
             for r in ("data", "dst"):
                 if not dtypes.is_int(dtype_of(getattr(self, r))):
                     raise VerifyException(
-                        f"{rules.api(self)}: op={_tok(self, 'op')} works on integer bits, but "
+                        f"{rules.api(self)}: op={prop_str(self, 'op')} works on integer bits, but "
                         f"'{r}' is {dtypes.name_of(dtype_of(getattr(self, r)))}")
         _starts(self, "dst", "data")
         rules.engine(self, ("gpsimd",))
@@ -528,14 +518,14 @@ class _Activate2(KeywordOp):
             rules.per_partition_vector(self, role, getattr(self, role), p)
         _reduce_res(self, p)
         rules.enum(self, "op", ACT2_FUNCS)
-        pair = (_tok(self, "op0"), _tok(self, "op1"))
+        pair = (prop_str(self, "op0"), prop_str(self, "op1"))
         if pair not in ACT2_PAIRS:
             shown = ", ".join(f"({a}, {b})" for a, b in ACT2_PAIRS)
             raise VerifyException(f"{rules.api(self)}: (op0, op1) = ({pair[0]}, {pair[1]}) is not "
                                   f"supported; the allowed pairs are {shown}")
-        if _flag(self, "reverse0") and pair[0] == "bypass":
+        if prop_flag(self, "reverse0") and pair[0] == "bypass":
             raise VerifyException(f"{rules.api(self)}: reverse0 needs op0 to be set (op0=bypass)")
-        if _flag(self, "reverse1") and pair[1] == "bypass":
+        if prop_flag(self, "reverse1") and pair[1] == "bypass":
             raise VerifyException(f"{rules.api(self)}: reverse1 needs op1 to be set (op1=bypass)")
         rules.enum(self, "reduce_op", ACT2_REDUCE_OPS)
         cmd = _cmd(self, ACT_CMDS, "idle")

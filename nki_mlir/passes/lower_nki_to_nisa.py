@@ -30,7 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
 from ..dialects import nisa, nki
-from ..dialects.common import dtype_of, space_of
+from ..dialects.common import dtype_of, prop_flag, space_of
 from ..dialects.instruction import DIRECT_LOWERINGS
 from ..dialects.nisa import ARITH_OPS
 
@@ -38,11 +38,6 @@ from ..dialects.nisa import ARITH_OPS
 def _engine(op: Operation, default: str) -> StringAttr:
     e = op.properties.get("engine")
     return e if isinstance(e, StringAttr) and e.data != "unknown" else StringAttr(default)
-
-
-def _flag(op: Operation, name: str) -> bool:
-    a = op.properties.get(name)
-    return isinstance(a, IntegerAttr) and bool(a.value.data)
 
 
 def _arith(token: StringAttr) -> StringAttr:
@@ -109,7 +104,7 @@ class LowerTensorScalar(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nki.TensorScalarOp, rewriter: PatternRewriter) -> None:
-        r0, r1 = _flag(op, "reverse0"), _flag(op, "reverse1")
+        r0, r1 = prop_flag(op, "reverse0"), prop_flag(op, "reverse1")
         rev = {(False, False): "none_", (True, False): "first", (False, True): "second",
                (True, True): "both"}[(r0, r1)]
         props = {"op0": _arith(op.op0), "reverse_operands": StringAttr(rev),
@@ -151,7 +146,7 @@ class LowerTensorReduce(RewritePattern):
     def match_and_rewrite(self, op: nki.TensorReduceOp, rewriter: PatternRewriter) -> None:
         rank = len(op.data.type.get_shape())
         first = min(a.value.data for a in op.axis.data)
-        props = {"op": _arith(op.op), "negated": BoolAttr.from_bool(_flag(op, "negate")),
+        props = {"op": _arith(op.op), "negated": BoolAttr.from_bool(prop_flag(op, "negate")),
                  "num_r_dim": IntegerAttr(rank - first, i64), "engine": _engine(op, "vector")}
         _replace(rewriter, op, [nisa.TensorReduceArithOp.build(operands=[op.dst, op.data], properties=props)])
 

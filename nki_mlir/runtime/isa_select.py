@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import MemRefType
 
 from .. import dtypes
 from ..diagnostics import error_at
+from ..dialects.common import prop_flag, prop_int, prop_str
 from ..errors import NKIRuntimeError
 from . import numerics as nm
 from .env import STATE, Buf, check_elems, finish, reader
@@ -50,20 +51,6 @@ if TYPE_CHECKING:
 _CMP = {"equal": np.equal, "less": np.less, "less_equal": np.less_equal,
         "greater": np.greater, "greater_equal": np.greater_equal}
 _FP32_MIN = np.float32(-3.4028235e38)
-
-
-def _str(op, name: str, default: str) -> str:
-    a = op.properties.get(name)
-    return a.data if a is not None else default
-
-
-def _int(op, name: str, default: int = 0) -> int:
-    a = op.properties.get(name)
-    return int(a.value.data) if a is not None else default
-
-
-def _flag(op, name: str) -> bool:
-    return bool(_int(op, name, 0))
 
 
 def _flat(b: Buf):
@@ -81,8 +68,8 @@ def _all_ones(dt: np.dtype) -> int:
 
 def _accumulator(dec: Decoder, op, parts: int, default_cmd: str):
     """``update(env, values[P, F] float32)``: the VectorE max-accumulator and reduce_res readout."""
-    cmd = _str(op, "reduce_cmd", default_cmd)
-    rop = _str(op, "reduce_op", "maximum")
+    cmd = prop_str(op, "reduce_cmd", default_cmd)
+    rop = prop_str(op, "reduce_op", "maximum")
     if rop != "maximum":
         raise error_at(op, f"{op.name}: reduce_op={rop} is not supported (only maximum)", NKIRuntimeError)
     if cmd not in ("idle", "reset", "reduce", "reset_reduce"):
@@ -116,7 +103,7 @@ def select_reduce(dec: Decoder, op):
     P, F = dst.parts, dst.free
     rp, rt = _flat(pred), reader(tru, (P, F))
     gf = dec.scalar(op, op.on_false, "on_false", (P, F))
-    rev, d, store = _flag(op, "reverse_pred"), dst.slot, nm.make_store(dst.dtype)
+    rev, d, store = prop_flag(op, "reverse_pred"), dst.slot, nm.make_store(dst.dtype)
     update, rr = _accumulator(dec, op, P, "idle")
 
     def run(env):
@@ -133,7 +120,7 @@ def range_select(dec: Decoder, op):
     dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.on_true_tile, "on_true_tile")
     check_elems(op, dst, ("on_true_tile", src))
     P, F = dst.parts, dst.free
-    c0, c1 = _str(op, "comp_op0", ""), _str(op, "comp_op1", "")
+    c0, c1 = prop_str(op, "comp_op0", ""), prop_str(op, "comp_op1", "")
     for name in (c0, c1):
         if name not in _CMP:
             raise error_at(op, f"{op.name}: comparison {name!r} is not supported (expected one of "
@@ -142,7 +129,7 @@ def range_select(dec: Decoder, op):
     g0 = dec.scalar(op, op.bound0, "bound0", (P, F))
     g1 = dec.scalar(op, op.bound1, "bound1", (P, F))
     fill = dec.scalar(op, op.on_false_value, "on_false_value", (P, F))
-    idx = (np.float32(_int(op, "range_start")) + np.arange(F, dtype=np.float32)).reshape(1, F)
+    idx = (np.float32(prop_int(op, "range_start", 0)) + np.arange(F, dtype=np.float32)).reshape(1, F)
     read, d, store = reader(src, (P, F)), dst.slot, nm.make_store(dst.dtype)
     update, rr = _accumulator(dec, op, P, "reset_reduce")
 
@@ -237,7 +224,7 @@ def nc_match_replace8(dec: Decoder, op):
 def tensor_copy_predicated(dec: Decoder, op):
     dst, pred = dec.buf(op, op.dst, "dst"), dec.buf(op, op.predicate, "predicate")
     check_elems(op, dst, ("predicate", pred))
-    shape, d, rp, rev = dst.shape, dst.slot, _flat(pred), _flag(op, "reverse_pred")
+    shape, d, rp, rev = dst.shape, dst.slot, _flat(pred), prop_flag(op, "reverse_pred")
     if isinstance(op.src.type, MemRefType):
         src = dec.buf(op, op.src, "src")
         check_elems(op, dst, ("src", src))
@@ -295,7 +282,7 @@ def nonzero_with_count(dec: Decoder, op):
     if dst.parts != src.parts or dst.free != F + 1:
         raise error_at(op, f"{op.name}: 'dst' must be [{src.parts}, {F + 1}], got "
                            f"{list(dst.shape)}", NKIRuntimeError)
-    offset, padding = _int(op, "index_offset", 0), _int(op, "padding_val", -1)
+    offset, padding = prop_int(op, "index_offset", 0), prop_int(op, "padding_val", -1)
     lanes = range(0, src.parts, 16)
     s, d, row_shape = src.slot, dst.slot, dst.shape[1:]
 
@@ -312,7 +299,7 @@ def nonzero_with_count(dec: Decoder, op):
 def topk(dec: Decoder, op):
     vd, xd = dec.buf(op, op.val_dst, "val_dst"), dec.buf(op, op.idx_dst, "idx_dst")
     src = dec.buf(op, op.src, "src")
-    P, K, n = src.parts, vd.free, _int(op, "n")
+    P, K, n = src.parts, vd.free, prop_int(op, "n", 0)
     if P % 16 or vd.parts != P or xd.parts != P or xd.free != K or not 1 <= K <= n \
             or src.free * 16 < n:
         raise error_at(op, f"{op.name}: inconsistent shapes (src {list(src.shape)}, val_dst "

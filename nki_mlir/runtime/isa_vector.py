@@ -14,12 +14,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, StringAttr
 from xdsl.ir import Operation
 
 from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import isa_vector as V
+from ..dialects.common import prop_flag, prop_str
 from ..dialects.nisa import ARITH_OPS
 from ..errors import NKIRuntimeError
 from . import numerics as nm
@@ -35,19 +35,9 @@ F32 = np.float32
 # ------------------------------------------------------------------------------ helpers
 
 
-def _prop(op: Operation, name: str, default: str | None = None) -> str | None:
-    a = op.properties.get(name)
-    return a.data if isinstance(a, StringAttr) else default
-
-
-def _flag(op: Operation, name: str) -> bool:
-    a = op.properties.get(name)
-    return isinstance(a, IntegerAttr) and bool(a.value.data)
-
-
 def _alu(op: Operation, prop: str):
     """The float32 ALU function of the NKI token in ``prop``."""
-    tok = _prop(op, prop)
+    tok = prop_str(op, prop)
     fn = nm.ALU.get(ARITH_OPS.get(tok, tok))  # type: ignore[arg-type]
     if fn is None:
         raise error_at(op, f"{op.name}: {prop}={tok} is not supported by the interpreter",
@@ -97,7 +87,7 @@ def scalar_tensor_tensor(dec: Decoder, op: V.NisaScalarTensorTensorOp):
     rx, r1, store = reader(data, shape), reader(opd1, shape), nm.make_store(dst.dtype)
     g0 = dec.scalar(op, op.operand0, "operand0", shape)
     f0, f1 = _alu(op, "op0"), _alu(op, "op1")
-    rev0, rev1 = _flag(op, "reverse0"), _flag(op, "reverse1")
+    rev0, rev1 = prop_flag(op, "reverse0"), prop_flag(op, "reverse1")
 
     def run(env):
         t = _apply(f0, rev0, rx(env), g0(env))
@@ -152,11 +142,11 @@ def tensor_scalar_reduce(dec: Decoder, op: V.NisaTensorScalarReduceOp):
     g0 = dec.scalar(op, op.operand0, "operand0", shape)
     f0 = _alu(op, "op0")
     rop = op.reduce_op.data
-    cmd = _prop(op, "reduce_cmd", "reset_reduce")
+    cmd = prop_str(op, "reduce_cmd", "reset_reduce")
     gi = dec.scalar(op, op.reduce_init, "reduce_init", (P, 1)) if op.reduce_init is not None else None
     if cmd == "load_reduce" and gi is None:
         raise error_at(op, f"{op.name}: reduce_cmd=load_reduce needs 'reduce_init'", NKIRuntimeError)
-    negate = _flag(op, "reduce_res_negate")
+    negate = prop_flag(op, "reduce_res_negate")
     rr, readout = _readout(dec, op, P)
 
     def run(env):
@@ -188,7 +178,7 @@ def tensor_scalar_cumulative(dec: Decoder, op: V.NisaTensorScalarCumulativeOp):
     g1 = dec.scalar(op, op.imm1, "imm1", (P, 1)) if op.imm1 is not None else None
     f0 = _alu(op, "op0")
     op1 = op.op1.data
-    cmd = _prop(op, "reduce_cmd", "reset_reduce")
+    cmd = prop_str(op, "reduce_cmd", "reset_reduce")
     if cmd == "load_reduce" and g1 is None:
         raise error_at(op, f"{op.name}: reduce_cmd=load_reduce needs 'imm1'", NKIRuntimeError)
     ufunc = _ACCUMULATE.get(op1)
@@ -225,7 +215,7 @@ def tensor_tensor_scan(dec: Decoder, op: V.NisaTensorTensorScanOp):
     r0, r1, store = _flat(d0), _flat(d1), nm.make_store(dst.dtype)
     gi = dec.scalar(op, op.initial, "initial", (P, 1))
     f0, f1 = _alu(op, "op0"), _alu(op, "op1")
-    rev0, rev1 = _flag(op, "reverse0"), _flag(op, "reverse1")
+    rev0, rev1 = prop_flag(op, "reverse0"), prop_flag(op, "reverse1")
 
     def run(env):
         a, b = r0(env), r1(env)
@@ -300,7 +290,7 @@ def exponential(dec: Decoder, op: V.NisaExponentialOp):
     rx, store, exp = reader(src, shape), nm.make_store(dst.dtype), nm.ACTIVATION["exp"]
     gm = dec.scalar(op, op.max_value, "max_value", shape)
     gi = dec.scalar(op, op.reduce_init, "reduce_init", (P, 1)) if op.reduce_init is not None else None
-    cmd = _prop(op, "reduce_cmd", "idle")
+    cmd = prop_str(op, "reduce_cmd", "idle")
     if cmd == "load_reduce" and gi is None:
         raise error_at(op, f"{op.name}: reduce_cmd=load_reduce needs 'reduce_init'", NKIRuntimeError)
     rr, readout = _readout(dec, op, P)
@@ -335,9 +325,9 @@ def activate2(dec: Decoder, op: V.NisaActivate2Op):
     g0 = dec.scalar(op, op.imm0, "imm0", shape)
     g1 = dec.scalar(op, op.imm1, "imm1", shape)
     gr = dec.scalar(op, op.relu_param, "relu_param", shape) if op.relu_param is not None else None
-    rev0, rev1 = _flag(op, "reverse0"), _flag(op, "reverse1")
-    cmd = _prop(op, "reduce_cmd", "idle")
-    rop = _prop(op, "reduce_op", "add")
+    rev0, rev1 = prop_flag(op, "reverse0"), prop_flag(op, "reverse1")
+    cmd = prop_str(op, "reduce_cmd", "idle")
+    rop = prop_str(op, "reduce_op", "add")
     rr, readout = _readout(dec, op, P)
 
     def run(env):

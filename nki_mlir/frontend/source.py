@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import inspect
 import os
@@ -68,7 +69,7 @@ class FunctionSource:
         col = getattr(node, "col_offset", 0) + self.col_offset + 1
         return SourceLoc(self.file, line, col)
 
-    @property
+    @functools.cached_property
     def is_user_code(self) -> bool:
         """True for functions outside nki-mlir and the standard library / site-packages."""
         f = os.path.abspath(self.file)
@@ -89,10 +90,11 @@ def _closure_vars(fn: Any) -> dict[str, Any]:
     return out
 
 
-def _std_prefixes() -> list[str]:
+@functools.lru_cache(maxsize=1)
+def _std_prefixes() -> tuple[str, ...]:
     import sysconfig
     paths = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    return [os.path.abspath(p) for p in paths if p] + [os.path.abspath(sys.prefix) + os.sep + "lib"]
+    return tuple(os.path.abspath(p) for p in paths if p) + (os.path.abspath(sys.prefix) + os.sep + "lib",)
 
 
 _HASHES: dict[tuple[str, int, int], str] = {}

@@ -508,6 +508,8 @@ def rearrange(cg, t: Tensor, src, dst=None, sizes=None, **axis_sizes):
         src, dst = (s.strip() for s in src.split("->", 1))
     if not isinstance(src, str) or not isinstance(dst, str):
         raise _err(cg, m, f"patterns must be strings, got {src!r} and {dst!r}")
+    if sizes is not None and not isinstance(sizes, dict):
+        raise _err(cg, m, f"sizes must be a dict of axis name -> size, got {sizes!r}")
     known: dict[str, int] = {}
     for k, v in list((sizes or {}).items()) + list(axis_sizes.items()):
         known[str(k)] = _int(cg, m, f"sizes[{k!r}]", v)

@@ -207,6 +207,7 @@ ERRORS = [
     ("select_dynamic_partition", "dynamic selection on dim 0", "t.select(0, i)"),
     ("rearrange_axes", "must name the same axes", "\"p a c\""),
     ("rearrange_partition", "must stay the first (partition) axis", "\"a p b\""),
+    ("rearrange_sizes", "sizes must be a dict of axis name -> size, got 4", "\"p b a\", 4)"),
     ("view_noncontig", "has stride 2; a dtype view needs it contiguous", "x.slice(1, 0, 64, 2).view(nl.bfloat16)"),
     ("view_size", "is not a whole number of 4-byte elements", "[:, 0:5].view(nl.float32)"),
     ("ap_partition_step", "pattern[0] must be [64, nparts]", "t.ap([[128, 64], [1, 64]])"),

@@ -352,6 +352,8 @@ def bad_view(x, case):
         v = x.rearrange("p (a b)", "p a c", {"a": 4})
     elif case == "rearrange_partition":
         v = t.rearrange("p (a b)", "a p b", {"a": 4})
+    elif case == "rearrange_sizes":
+        v = t.rearrange("p (a b)", "p b a", 4)
     elif case == "view_noncontig":
         v = x.slice(1, 0, 64, 2).view(nl.bfloat16)
     elif case == "view_size":

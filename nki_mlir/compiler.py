@@ -27,6 +27,7 @@ from .dialects.common import ON_CHIP, space_of
 from .dialects.nki import SUGAR_OPS
 from .errors import ArtifactError, NKIError, NKITypeError, NKIVerifyError
 from .frontend import ArgSpec, KernelSpec, OutputSpec, arg_specs, build_module
+from .diagnostics import error_at
 from .frontend.source import FunctionSource, file_hash, referenced_values_digest
 from .runtime import artifact as art
 from .runtime import cache
@@ -72,6 +73,17 @@ def _stage_check(stage: str, module: ModuleOp) -> None:
                 raise NKIVerifyError("after nisa-allocate an on-chip tensor is unplaced")
 
 
+def _located(module: ModuleOp, message: str) -> NKIVerifyError:
+    """A pass failure as an error at the source line of the first op whose own verifier
+    fails (ops the passes create keep their source op's location); unlocated if none does."""
+    for op in module.walk():
+        try:
+            op.verify_()
+        except VerifyException:
+            return error_at(op, message, NKIVerifyError)  # type: ignore[return-value]
+    return NKIVerifyError(message)
+
+
 def run_pipeline(module: ModuleOp, target: str, schedule: str = "program-order") -> list[str]:
     """Run the default pipeline in place; returns the pass names run (for the manifest)."""
     from .passes.allocate import NisaAllocate
@@ -86,7 +98,7 @@ def run_pipeline(module: ModuleOp, target: str, schedule: str = "program-order")
             p.apply(ctx, module)
             module.verify()
         except VerifyException as exc:
-            raise NKIVerifyError(f"{p.name}: {exc}") from None
+            raise _located(module, f"{p.name}: {exc}") from None
         _stage_check(p.name, module)
     return [p.name for p in passes]
 

@@ -189,3 +189,13 @@ def memset_value(x, dtype, value):
     out = nl.ndarray((4, 8), dtype=dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=t)
     return out
+
+
+@nki.jit
+def nl_matmul_mixed_fp32(a, b):
+    x = nl.load(a)
+    y = nl.load(b)
+    z = nl.matmul(x, y, transpose_x=True)  # nl_matmul_mixed_fp32
+    out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, z)
+    return out

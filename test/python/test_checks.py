@@ -180,3 +180,11 @@ def test_memset_value_of_the_wrong_kind_is_a_located_error(dtype, value, fragmen
         K.memset_value(X, np.dtype(dtype), value)
     assert fragment in str(info.value)
     assert_located(info.value, "memset_value")
+
+
+def test_error_found_by_a_pass_is_located_at_the_user_line():
+    # nl.matmul is only expanded into nc_matmul by nki-legalize; its dtype rule fails there
+    with pytest.raises(NKIVerifyError) as info:
+        K.nl_matmul_mixed_fp32(np.zeros((128, 128), np.float32), np.zeros((128, 128), np.float16))
+    assert "nki-legalize: nisa.nc_matmul: fp32/tf32 inputs must pair with fp32/tf32" in str(info.value)
+    assert_located(info.value, "nl_matmul_mixed_fp32")

@@ -57,13 +57,14 @@ class DirectLowering:
     Attributes:
         target: the ``nisa`` op class (same operand roles as the ``nki`` op).
         engine: the default engine name, or ``f(op) -> name`` (used when the user gave
-            none or ``nisa.engine.unknown``).
+            none or ``nisa.engine.unknown``); None for ops that are not instructions (views,
+            constants), which get no ``engine``.
         properties: optional ``f(op) -> {name: attr}`` giving the ``nisa`` op's properties
             (default: the ``nki`` op's properties, copied).
     """
 
     target: type[Operation]
-    engine: str | Callable[[Operation], str]
+    engine: str | Callable[[Operation], str] | None
     properties: Callable[[Operation], dict[str, Attribute]] | None = None
 
 
@@ -72,7 +73,7 @@ DIRECT_LOWERINGS: dict[str, DirectLowering] = {}
 
 
 def direct_lowering(nki_op: type[Operation], nisa_op: type[Operation],
-                    engine: str | Callable[[Operation], str],
+                    engine: str | Callable[[Operation], str] | None,
                     properties: Callable[[Operation], dict[str, Attribute]] | None = None) -> None:
     """Register ``nki_op`` -> ``nisa_op`` as a 1:1 lowering (see module docstring)."""
     DIRECT_LOWERINGS[nki_op.name] = DirectLowering(nisa_op, engine, properties)

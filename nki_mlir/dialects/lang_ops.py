@@ -125,6 +125,7 @@ class NisaDevicePrintOp(_DevicePrint, NisaInstruction):
     name = "nisa.device_print"
 
 
+direct_lowering(SharedConstantOp, NisaSharedConstantOp, None)
 direct_lowering(DevicePrintOp, NisaDevicePrintOp, "dma")
 
 #: ops this module adds to the nki dialect

@@ -197,6 +197,7 @@ def _indirect_props(op) -> dict:
     return props
 
 
+direct_lowering(NkiViewDtypeOp, NisaViewDtypeOp, None)
 direct_lowering(NkiDmaCopyIndirectOp, NisaDmaCopyIndirectOp, "dma", _indirect_props)
 
 #: ops this module adds to the nki dialect

@@ -238,36 +238,16 @@ class LowerDirect(RewritePattern):
         rule = DIRECT_LOWERINGS.get(op.name)
         if rule is None:
             return
-        default = rule.engine(op) if callable(rule.engine) else rule.engine
         props = dict(rule.properties(op)) if rule.properties else dict(op.properties)
-        props["engine"] = _engine(op, default)
+        if rule.engine is not None:  # None: not an instruction (a view, a constant)
+            default = rule.engine(op) if callable(rule.engine) else rule.engine
+            props["engine"] = _engine(op, default)
         new = rule.target.create(operands=list(op.operands), result_types=[r.type for r in op.results],
                                  properties=props, attributes=dict(op.attributes))
         _replace(rewriter, op, [new], list(new.results))
 
 
-class LowerViewDtype(RewritePattern):
-    """``nki.view_dtype(source=%t) : T`` -> ``nisa.view_dtype(source=%t) : T`` (a view, kept)."""
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        from ..dialects.views import NisaViewDtypeOp, NkiViewDtypeOp
-        if isinstance(op, NkiViewDtypeOp):
-            new = NisaViewDtypeOp.create(operands=[op.source], result_types=[op.result.type])
-            _replace(rewriter, op, [new], [new.result])
-
-
-class LowerSharedConstant(RewritePattern):
-    """``nki.shared_constant(value=dense<...>)`` -> ``nisa.shared_constant`` (same value and type)."""
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        from ..dialects.lang_ops import NisaSharedConstantOp, SharedConstantOp
-        if isinstance(op, SharedConstantOp):
-            new = NisaSharedConstantOp.build(result_types=[op.result.type],
-                                             properties={"value": op.value})
-            _replace(rewriter, op, [new], [new.result])
-
-
-PATTERNS = (LowerViewDtype, LowerDirect, LowerSharedConstant, LowerNdarray, LowerDmaCopy, LowerTensorCopy, LowerTensorTensor, LowerTensorScalar,
+PATTERNS = (LowerDirect, LowerNdarray, LowerDmaCopy, LowerTensorCopy, LowerTensorTensor, LowerTensorScalar,
             LowerActivation, LowerTensorReduce, LowerReciprocal, LowerMemset, LowerIota,
             LowerAffineSelect, LowerNcMatmul, LowerNcTranspose)
 

@@ -1,15 +1,19 @@
 """nki-mlir: an open compiler for NKI kernels, built on MLIR ideas and xDSL.
 
 ``import nki_mlir as nki`` gives the NKI entry points: :func:`jit`, :func:`simulate`,
-:func:`compile`, and the ``language`` / ``isa`` / ``typing`` modules.
+:func:`compile`, the Beta 1 ones (:func:`simulate_kernel`, :func:`baremetal`,
+:func:`benchmark`, :func:`profile`; see :mod:`nki_mlir.entry`; all run on the ISA
+interpreter), and the ``language`` / ``isa`` / ``typing`` modules.  ``kernel[2](...)`` /
+``kernel[g0, g1](...)`` launch LNC / SPMD grids (:mod:`nki_mlir.kernel`).
 """
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from . import compat, errors, isa, language, typing  # noqa: E402
+from . import errors, isa, language, typing  # noqa: E402
 from .errors import NKIError  # noqa: E402
-from .kernel import Kernel, jit, simulate, simulate_kernel  # noqa: E402
+from .kernel import Kernel, LaunchedKernel, jit, simulate, simulate_kernel  # noqa: E402
+from .entry import baremetal, benchmark, profile  # noqa: E402
 
 
 def compile(kernel, *args, target: str | None = None, use_cache: bool = True, **kwargs):
@@ -19,12 +23,24 @@ def compile(kernel, *args, target: str | None = None, use_cache: bool = True, **
     artifact directory), ``.ir("nki")`` / ``.ir("nisa")`` (the IR text before and after
     the pass pipeline) and ``ck(*arrays)`` to run it on the ISA interpreter.
     ``target`` ("trn1" | "trn2" | "trn3") and ``use_cache`` are compiler options; other
-    keyword arguments go to the kernel.
+    keyword arguments go to the kernel.  For a launch ``kernel[grid]`` it returns the list of
+    the program instances' CompiledKernels, in program-id order.
     """
-    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
     opts = {"use_cache": use_cache, **({"target": target} if target else {})}
+    if isinstance(kernel, LaunchedKernel):  # kernel[grid]: one CompiledKernel per program instance
+        return kernel.compile_with(args, kwargs, **opts)[0]
+    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
     return k.compile_with(args, kwargs, **opts)
 
 
-__all__ = ["jit", "simulate", "simulate_kernel", "compile", "Kernel", "language", "isa", "typing", "compat",
+__all__ = ["jit", "simulate", "simulate_kernel", "baremetal", "benchmark", "profile", "compile", "Kernel", "language", "isa", "typing", "compat",
            "errors", "NKIError", "__version__"]
+
+
+def __getattr__(name: str):
+    """``nki_mlir.compat`` is imported on first use, so ``python -m nki_mlir.compat`` runs it
+    as ``__main__`` without importing it twice."""
+    if name == "compat":
+        import importlib
+        return importlib.import_module(".compat", __name__)
+    raise AttributeError(f"module 'nki_mlir' has no attribute {name!r}")

@@ -4,8 +4,8 @@ After :func:`install`, ``import nki``, ``import nki.language as nl``, ``import n
 nisa`` and ``import nki.typing as nt`` resolve to :mod:`nki_mlir`, :mod:`nki_mlir.language`,
 :mod:`nki_mlir.isa` and :mod:`nki_mlir.typing`; the Beta 1 spellings ``neuronxcc.nki``,
 ``neuronxcc.nki.language``, ``neuronxcc.nki.isa`` and ``neuronxcc.nki.typing`` resolve to
-the same modules (Beta 1-only language forms -- operators on tiles, ``nl.arange``, masks --
-are reported as located errors until the Beta 1 front lands).
+the Beta 1 front (:mod:`nki_mlir.beta1`: value-returning ``nisa``, ``nl.arange`` /
+``nl.mgrid``, masks, tile operators) and ``neuronxcc.nki.compiler`` to its ``ncc``.
 
 ``python -m nki_mlir.compat script.py [args]`` runs a script with the aliases installed.
 """
@@ -18,10 +18,11 @@ _ALIASES = {
     "nki.language": "nki_mlir.language",
     "nki.isa": "nki_mlir.isa",
     "nki.typing": "nki_mlir.typing",
-    "neuronxcc.nki": "nki_mlir",
-    "neuronxcc.nki.language": "nki_mlir.language",
-    "neuronxcc.nki.isa": "nki_mlir.isa",
+    "neuronxcc.nki": "nki_mlir.beta1",
+    "neuronxcc.nki.language": "nki_mlir.beta1.language",
+    "neuronxcc.nki.isa": "nki_mlir.beta1.isa",
     "neuronxcc.nki.typing": "nki_mlir.typing",
+    "neuronxcc.nki.compiler": "nki_mlir.beta1.compiler",
 }
 
 
@@ -60,17 +61,34 @@ def uninstall() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m nki_mlir.compat script.py [args]``: run an unmodified NKI script."""
+    """``python -m nki_mlir.compat script.py [args]``: run an unmodified NKI script.
+
+    The script runs as ``__main__`` with ``sys.argv = [script, *args]`` and its directory
+    first on ``sys.path`` (as ``python script.py`` does).  Exit status: the script's own
+    (``sys.exit``), 0 when it finishes, 1 with the located message (no traceback) when a
+    kernel error (:class:`~nki_mlir.errors.NKIError`) escapes it, 2 for a usage error (no
+    script given, or the script does not exist).  ``-h`` / ``--help`` print the usage.
+    """
+    import os
     import runpy
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in ("-h", "--help"):
-        print("usage: python -m nki_mlir.compat script.py [args...]", file=sys.stderr)
+    usage = "usage: python -m nki_mlir.compat script.py [args...]"
+    if args and args[0] in ("-h", "--help"):
+        print(usage)
+        return 0
+    if not args:
+        print(usage, file=sys.stderr)
+        return 2
+    script = args[0]
+    if not os.path.exists(script):
+        print(f"python -m nki_mlir.compat: can't open file '{script}': no such file", file=sys.stderr)
         return 2
     install()
     sys.argv = args
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     from .errors import NKIError
     try:
-        runpy.run_path(args[0], run_name="__main__")
+        runpy.run_path(script, run_name="__main__")
     except NKIError as exc:
         print(exc, file=sys.stderr)
         return 1

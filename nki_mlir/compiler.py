@@ -145,6 +145,17 @@ class CompiledKernel:
 
     def __call__(self, *args: Any, **kwargs: Any):
         """Run on the ISA interpreter; returns one array or a tuple (as the kernel returns)."""
+        outs = self.run(args, kwargs)
+        if self.spec.returns_tuple:
+            return tuple(outs)
+        return outs[0] if outs else None
+
+    def run(self, args: tuple, kwargs: dict, launch: Any = None) -> tuple:
+        """Run on the ISA interpreter; returns every output as a tuple.
+
+        ``launch``: the :class:`~nki_mlir.runtime.spmd.Instance` when this is one program
+        instance of an SPMD / LNC launch (its ``shared_hbm`` outputs are the launch's).
+        """
         bound = dict(zip((a.name for a in self.spec.args), args))
         for k, v in kwargs.items():
             if k in bound:
@@ -157,10 +168,7 @@ class CompiledKernel:
             if a.name not in bound:
                 raise NKITypeError(f"{self.spec.name}(): missing tensor argument '{a.name}'")
             arrays.append(bound[a.name])
-        outs = self.program.run(arrays)
-        if self.spec.returns_tuple:
-            return tuple(outs)
-        return outs[0] if outs else None
+        return self.program.run(arrays, launch=launch)
 
 
 # ------------------------------------------------------------------------------ entry
@@ -180,15 +188,22 @@ def _key_parts(fn, specs: tuple[ArgSpec, ...], target: str, options: dict) -> di
 
 
 def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
-                   schedule: str = "program-order", use_cache: bool = True, **ignored: Any) -> CompiledKernel:
+                   schedule: str = "program-order", use_cache: bool = True, spmd: Any = None,
+                   **ignored: Any) -> CompiledKernel:
     """Compile ``fn`` for ``args``/``kwargs`` (cached in memory and on disk).
+
+    ``spmd``: the :class:`~nki_mlir.frontend.spmd.SpmdInfo` of one program instance of an
+    SPMD / LNC launch (part of the cache key; recorded in the manifest under ``"spmd"``).
 
     Raises:
         NKIError: any error in the kernel, located at its source line.
     """
     tgt = resolve_target(target)
     specs = arg_specs(fn, args, kwargs)
-    parts = _key_parts(fn, specs, tgt, {"schedule": schedule})
+    opts: dict[str, Any] = {"schedule": schedule}
+    if spmd is not None:
+        opts["spmd"] = list(spmd.key())
+    parts = _key_parts(fn, specs, tgt, opts)
     key = cache.cache_key(parts)
     if use_cache and (hit := cache.memory_get(key)) is not None:
         return hit
@@ -204,7 +219,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
             import shutil
             shutil.rmtree(dest, ignore_errors=True)
     t0 = time.perf_counter()
-    module, spec = build_module(fn, specs, tgt)
+    module, spec = build_module(fn, specs, tgt, spmd=spmd)
     ir_nki = print_module(module)
     pipeline = run_pipeline(module, tgt, schedule)
     ir_nisa = print_module(module)
@@ -217,6 +232,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         "returns_tuple": spec.returns_tuple, "pipeline": pipeline, "memory": mem,
         "source_hash": parts["source"], "cache_key": key,
         "compile_seconds": round(seconds, 6),
+        "spmd": spmd.manifest() if spmd is not None else None,
     }
     if use_cache:
         dest = art.write_artifact(dest, manifest, {"nisa": ir_nisa, "nki": ir_nki})

@@ -117,6 +117,17 @@ class NKIRangeWarning(UserWarning):
     """
 
 
+class NKIKernelWarning(UserWarning):
+    """A located compile-time warning about a kernel that NKI Beta 1 rejects but Beta 2+
+    accepts, e.g. an output tensor that is never written (``err_tensor_output_not_written_to``;
+    ``nki_mlir/frontend/kernel_checks.py``).
+
+    ``warning.filename`` / ``warning.lineno`` are the kernel source line; the message starts
+    with ``file:line:col:`` and ends with the NKI error name.  Make it fatal with
+    ``warnings.simplefilter("error", NKIKernelWarning)``.
+    """
+
+
 class ArtifactError(Exception):
     """A kernel artifact is damaged, foreign or of an unsupported format version."""
 

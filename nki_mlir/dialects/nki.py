@@ -501,7 +501,7 @@ SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp, *_nki
 
 #: the instruction-family modules that add ops to both dialects
 FAMILIES = ("isa_vector", "isa_select", "isa_movement", "isa_tensor", "isa_random", "isa_control",
-            "nki_sugar", "lang_ops", "views")
+            "isa_collective", "nki_sugar", "lang_ops", "views")
 
 
 def family_ops(attr: str) -> list:

@@ -18,12 +18,14 @@ from .. import dtypes
 from ..dialects.common import TargetAttr, contiguous_strides, memref
 from ..errors import NKIError, NKISyntaxError, NKITypeError, NKIVerifyError
 from . import (  # noqa: F401  (register the API handlers)
-    isa_calls, isa_control, isa_movement, isa_random, isa_select, isa_tensor, isa_vector,
-    lang_calls, lang_math, tensor_methods,
+    beta1_index, beta1_isa, isa_calls, tile_ops, isa_control, isa_movement, isa_random, isa_select, isa_tensor,
+    isa_vector, lang_calls, lang_math, tensor_methods,
 )
+from . import isa_collective, spmd  # noqa: F401,E402  (SPMD/LNC handlers, cross-core instructions)
+from . import beta1_lang, kernel_checks  # noqa: F401  (Beta 1-only nl/ncc handlers; kernel checks)
 from .builder import IRBuilder
 from .codegen import FunctionCodegen, _Break, _Continue, _Return
-from .source import FunctionSource
+from .source import FunctionSource, uses_beta1
 from .values import Tensor
 
 #: compile-time argument types accepted by a kernel (nki_spec.md section 1.2)
@@ -95,11 +97,14 @@ def arg_specs(fn, args: tuple, kwargs: dict) -> tuple[ArgSpec, ...]:
     return tuple(out)
 
 
-def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2") -> tuple[ModuleOp, KernelSpec]:
+def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2",
+                 spmd: "spmd.SpmdInfo | None" = None) -> tuple[ModuleOp, KernelSpec]:
     """Specialise ``fn`` for ``specs`` into a verified ``nki`` dialect module.
 
     Returns the module (one ``func.func`` named after the kernel, with attribute
     ``nki.output_names``, inside a module carrying ``nisa.target``) and its KernelSpec.
+    ``spmd``: the program instance being specialised (grid, program ids, LNC cores), read by
+    ``nl.program_id`` & co. (frontend/spmd.py); None for a call without launch brackets.
 
     Raises:
         NKIError (and subclasses): any problem in the kernel, located at its source line.
@@ -121,6 +126,8 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2") -> tuple[
     module.attributes["nisa.target"] = TargetAttr(target)
     b = IRBuilder(block)
     b.target = target
+    b.beta1 = uses_beta1(fn)
+    b.spmd = spmd  # launch grid / LNC info of this program instance (frontend/spmd.py)
     scope: dict[str, Any] = {}
     tensor_args = iter(block.args)
     for s in specs:
@@ -131,6 +138,7 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2") -> tuple[
                                    tuple(contiguous_strides(s.shape)), 0, block, s.name)
         else:
             scope[s.name] = s.value
+    annotations = kernel_checks.check_arguments(b, src, fn, specs)  # nt annotations
     cg = FunctionCodegen(b, src, scope)
     result: Any = None
     try:
@@ -139,6 +147,8 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2") -> tuple[
         result = r.value
     except (_Break, _Continue):
         raise NKISyntaxError("break/continue outside a loop", src.loc(src.node))
+    from .masks import drop_superseded_views
+    drop_superseded_views(b)  # full-size views that masked calls replaced (frontend/masks.py)
     returns_tuple = isinstance(result, (tuple, list))
     outs = list(result) if returns_tuple else ([] if result is None else [result])
     b.loc = src.loc(_last_return(src.node) or src.node)
@@ -152,6 +162,8 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2") -> tuple[
                                f"must be whole tensors allocated with buffer=nl.shared_hbm", b.loc)
         cg.check_visible(_last_return(src.node) or src.node, o)
         out_specs.append(OutputSpec(o.name or f"output_{i}", o.shape, dtypes.name_of(o.dtype)))
+    kernel_checks.check_writes(b, src, block, specs, outs, annotations,
+                               b.loc if _last_return(src.node) else None)
     b.emit(func.ReturnOp(*[o.value for o in outs]), verify=False)
     fop.properties["function_type"] = func.FunctionType.from_lists(arg_types, [o.value.type for o in outs])
     fop.attributes["nki.output_names"] = ArrayAttr([StringAttr(s.name) for s in out_specs])

@@ -29,6 +29,10 @@ class IRBuilder:
         self.block = block
         self.loc: SourceLoc | None = None
         self._consts: dict[tuple[int, object], SSAValue] = {}
+        #: the kernel is written against NKI Beta 1 (it imported ``neuronxcc.nki``)
+        self.beta1 = False
+        #: static ranges (start, stop, step) of the IR loops' induction variables
+        self.loop_ranges: dict[SSAValue, tuple[int, int, int]] = {}
 
     # ------------------------------------------------------------------ insertion
     @contextmanager

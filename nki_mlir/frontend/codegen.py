@@ -27,6 +27,7 @@ from .builtins import HANDLERS, Builtin
 from .isa_control import (DynamicRange, NoReorder, Register, emit_dynamic_for, emit_no_reorder,
                           emit_register_while, register_operator_error, register_truth_error)
 from .source import FunctionSource
+from .index_expr import IndexExpr, Mask
 from .values import DynSlice, Index, LoopRange, Tensor, TensorMethod, as_index, is_int, simplify
 
 #: Python builtins a kernel may call at compile time.
@@ -131,16 +132,51 @@ class FunctionCodegen(ast.NodeVisitor):
         pass
 
     def stmt_Assign(self, node: ast.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
+            from .masks import assign_masked
+            if isinstance(node.value, ast.Call) and assign_masked(self, node.targets[0], node.value):
+                return  # t[...] = call(..., mask=m): writes only the masked part of t
+            view = self._tensor_target(node.targets[0])
+            if view is not None:  # t[...] = value (Beta 1): the view first, then the value
+                from .assign import assign_into
+                assign_into(self, view, self.eval(node.value))
+                return
         value = self.eval(node.value)
         for target in node.targets:
             self.assign(target, value)
 
+    def _tensor_target(self, target: ast.Subscript) -> Tensor | None:
+        """The view ``t[idx]`` when ``target`` subscripts a tensor, else None."""
+        container = self.eval(target.value)
+        if isinstance(container, (IndexExpr, Mask)):
+            raise self.fail(target, "an nl.arange / nl.mgrid index expression cannot be assigned to; "
+                                    "materialise it as a tile with nisa.iota first",
+                            NKITypeError, code="err_cannot_assign_to_index")
+        if not isinstance(container, Tensor):
+            return None
+        self.check_visible(target, container)
+        from .indexing import index_tensor
+        return index_tensor(self, target, container, self.eval(target.slice))
+
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
-            self.assign(node.target, self.eval(node.value))
+            value = self.eval(node.value)
+            from .kernel_checks import check_annotated_value  # `x: nt.tensor[...] = value`
+            check_annotated_value(self, node, value)
+            self.assign(node.target, value)
 
     def stmt_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Subscript):
+            view = self._tensor_target(node.target)
+            if view is not None:  # t[...] += value (Beta 1): accumulate in place
+                from .tile_ops import augmented_assign
+                augmented_assign(self, node, view)
+                return
         current = self.eval(_as_load(node.target))
+        if isinstance(current, Tensor) and current.on_chip and self.b.beta1:
+            from .tile_ops import augmented_assign  # Beta 1 `psum_tile += nl.matmul(...)`: in place
+            augmented_assign(self, node, current)
+            return
         value = self.binop(node, type(node.op), current, self.eval(node.value))
         self.assign(node.target, value)
 
@@ -162,10 +198,9 @@ class FunctionCodegen(ast.NodeVisitor):
                 self.assign(t, v)
         elif isinstance(target, ast.Subscript):
             container = self.eval(target.value)
-            if isinstance(container, Tensor):
-                raise self.fail(target, "assigning into a tensor slice (t[...] = value) is NKI "
-                                        "Beta 1 syntax; in Beta 2 write it with an instruction, "
-                                        "e.g. nisa.tensor_copy(dst=t[...], src=value)")
+            if isinstance(container, (Tensor, IndexExpr, Mask)):
+                raise self.fail(target, "cannot assign into a tensor or index expression here "
+                                        "(unpacking into a subscript)")
             container[self.eval(target.slice)] = value
         else:
             raise self.fail(target, f"cannot assign to {type(target).__name__}")
@@ -202,6 +237,11 @@ class FunctionCodegen(ast.NodeVisitor):
         self.run_body(node.body if self.truth(node.test, cond) else node.orelse)
 
     def truth(self, node: ast.AST, value: Any) -> bool:
+        if isinstance(value, (IndexExpr, Mask)):
+            raise self.fail(node, "an nl.arange / nl.mgrid expression (or a mask built from one) has "
+                                  "no single truth value; conditions must be compile-time values "
+                                  "(use it as mask= instead)",
+                            code="err_control_flow_condition_depending_on_arange")
         if isinstance(value, Tensor):
             raise self.fail(node, "a tensor's value is not known at compile time, so it cannot be "
                                   "used as a condition; if/while conditions must be compile-time "
@@ -279,6 +319,7 @@ class FunctionCodegen(ast.NodeVisitor):
         iv.name_hint = node.target.id
         loop = scf.ForOp(lb, ub, step, [], Region([body]))
         loop.attributes["nki.range"] = StringAttr(rng.kind)
+        b.loop_ranges[iv] = (rng.start, rng.stop, rng.step)
         b.emit(loop, verify=False)
         self.scope[node.target.id] = Index.of(iv)
         self.ir_loop_depth += 1
@@ -292,9 +333,14 @@ class FunctionCodegen(ast.NodeVisitor):
         loop.verify_()
 
     def stmt_With(self, node: ast.With) -> None:
-        """Only ``with nl.no_reorder():`` (nki_spec.md 4.1)."""
+        """``with nl.no_reorder():`` (nki_spec.md 4.1); Beta 1 ``with ncc.allocation_scope():``
+        runs its body as is (liveness already frees its tensors at their last use)."""
+        from ..beta1.compiler import AllocationScope
+        ctx = self.eval(node.items[0].context_expr) if len(node.items) == 1 else None
+        if isinstance(ctx, AllocationScope) and node.items[0].optional_vars is None:
+            return self.run_body(node.body)
         if len(node.items) != 1 or node.items[0].optional_vars is not None or \
-                not isinstance(self.eval(node.items[0].context_expr), NoReorder):
+                not isinstance(ctx, NoReorder):
             raise self.fail(node, "the only 'with' statement allowed in a kernel is "
                                   "'with nl.no_reorder():'")
         emit_no_reorder(self, node)
@@ -409,6 +455,8 @@ class FunctionCodegen(ast.NodeVisitor):
         result: Any = None
         for v in node.values:
             result = self.eval(v)
+            if isinstance(result, (Tensor, IndexExpr, Mask)):
+                raise self._ambiguous(v, "and" if isinstance(node.op, ast.And) else "or")
             truth = self.truth(v, result)
             if isinstance(node.op, ast.And) and not truth:
                 return result
@@ -426,11 +474,27 @@ class FunctionCodegen(ast.NodeVisitor):
             if isinstance(node.op, ast.UAdd):
                 return v
             raise self.fail(node, "only + and - apply to a loop index")
+        if isinstance(v, (IndexExpr, Mask)):
+            if isinstance(node.op, ast.USub) and isinstance(v, IndexExpr):
+                return v.scale(-1)
+            if isinstance(node.op, ast.UAdd) and isinstance(v, IndexExpr):
+                return v
+            raise (self._ambiguous(node, "not") if isinstance(node.op, ast.Not) else
+                   self.fail(node, "only + and - apply to an index expression", NKITypeError))
         if isinstance(v, Tensor):
-            raise self._tensor_operator(node)
+            if isinstance(node.op, ast.Not):
+                raise self._ambiguous(node, "not")
+            from .tile_ops import unary_operator
+            return unary_operator(self, node, node.op, v)
         if isinstance(node.op, ast.Not):
             return not self.truth(node.operand, v)
         return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)](v)
+
+    def _ambiguous(self, node: ast.AST, what: str) -> NKIError:
+        return self.fail(node, f"'{what}' needs a single truth value, but a tile (or index "
+                               f"expression) has many; use the element-wise forms & | ~ "
+                               f"(nl.logical_and / logical_or / logical_not)", NKITypeError,
+                         code="err_ambiguous_tensor_truth_value")
 
     def _tensor_operator(self, node: ast.AST) -> NKIError:
         return self.fail(node, "Python operators on tensors are NKI Beta 1 syntax; in Beta 2 use "
@@ -441,8 +505,12 @@ class FunctionCodegen(ast.NodeVisitor):
         return self.binop(node, type(node.op), self.eval(node.left), self.eval(node.right))
 
     def binop(self, node: ast.AST, op: type, a: Any, b: Any) -> Any:
+        if isinstance(a, (IndexExpr, Mask)) or isinstance(b, (IndexExpr, Mask)):
+            from .tile_ops import index_operator
+            return index_operator(self, node, op, a, b)
         if isinstance(a, Tensor) or isinstance(b, Tensor):
-            raise self._tensor_operator(node)
+            from .tile_ops import tile_operator
+            return tile_operator(self, node, op, a, b)
         if isinstance(a, Register) or isinstance(b, Register):
             raise register_operator_error(self, node)
         if isinstance(a, Index) or isinstance(b, Index):
@@ -478,6 +546,9 @@ class FunctionCodegen(ast.NodeVisitor):
             if isinstance(op, (ast.Is, ast.IsNot)):
                 raise self.fail(node, "'is' / 'is not' are not supported in NKI kernels; use == or !=")
             right = self.eval(comp)
+            if any(isinstance(v, (IndexExpr, Tensor)) for v in (left, right)) and len(node.ops) == 1:
+                from .tile_ops import compare_operator
+                return compare_operator(self, node, type(op), left, right)
             for v in (left, right):
                 if isinstance(v, Register):
                     raise register_operator_error(self, node)
@@ -495,6 +566,9 @@ class FunctionCodegen(ast.NodeVisitor):
             from .indexing import index_tensor
             self.check_visible(node, obj)
             return index_tensor(self, node, obj, key)
+        if isinstance(obj, IndexExpr) or getattr(obj, "name", None) == "nl.mgrid":
+            from .tile_ops import subscript_index
+            return subscript_index(self, node, obj, key)
         if isinstance(key, Index) or (isinstance(key, tuple) and any(isinstance(k, Index) for k in key)):
             raise self.fail(node, "a compile-time list or tuple cannot be indexed with a loop index")
         return obj[key]
@@ -539,6 +613,9 @@ class FunctionCodegen(ast.NodeVisitor):
     # ======================================================================= calls
     def expr_Call(self, node: ast.Call) -> Any:
         callee = self.eval(node.func)
+        if isinstance(callee, Builtin) and any(kw.arg == "mask" for kw in node.keywords):
+            from .masks import eval_masked_call  # Beta 1 mask= (views built per masked shape)
+            return eval_masked_call(self, node, callee)
         args = self._elts(node.args)
         kwargs: dict[str, Any] = {}
         for kw in node.keywords:
@@ -550,7 +627,8 @@ class FunctionCodegen(ast.NodeVisitor):
         return self.call(node, callee, args, kwargs)
 
     def call(self, node: ast.Call, callee: Any, args: list, kwargs: dict) -> Any:
-        from ..kernel import Kernel
+        from ..entry import EntryKernel
+        from ..kernel import Kernel, LaunchedKernel
 
         for v in list(args) + list(kwargs.values()):
             if isinstance(v, Tensor):
@@ -563,11 +641,22 @@ class FunctionCodegen(ast.NodeVisitor):
                 raise self.fail(node, f"{callee.name} is not supported by nki-mlir yet",
                                 NKIError, category="not implemented")
             try:
+                if kwargs.get("mask") is not None:  # Beta 1 mask= predicate (frontend/masks.py)
+                    from .masks import masked_call
+                    return masked_call(self, node, callee, handler, args, kwargs)
                 return handler(self, *args, **kwargs)
             except TypeError as exc:
                 if "argument" in str(exc):
                     raise self.fail(node, f"{callee.name}(): {_strip_fn(str(exc))}", NKITypeError)
                 raise
+        if isinstance(callee, EntryKernel):  # nki.baremetal / benchmark / profile wrapper
+            from ..entry import unwrap
+            callee = unwrap(callee)
+        if isinstance(callee, LaunchedKernel):  # kernel[grid](...) inside a kernel
+            raise self.fail(node, f"{callee!r}: a kernel launched on an SPMD grid / LNC cannot be "
+                                  f"called from inside another kernel; call the helper without "
+                                  f"brackets and without @nki.jit (helpers are inlined)",
+                            NKITypeError, code="err_nested_kernel_with_spmd_grid")
         if isinstance(callee, Kernel):
             raise self.fail(node, "calling an @nki.jit kernel from inside a kernel is not allowed; "
                                   "remove the decorator from the helper (helpers are inlined)")

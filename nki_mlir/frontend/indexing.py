@@ -23,6 +23,9 @@ from .values import DynSlice, Index, Tensor, as_index, is_int, simplify
 
 def index_tensor(cg, node: ast.AST, t: Tensor, key: Any) -> Tensor:
     keys = list(key) if isinstance(key, tuple) else [key]
+    from .beta1_index import index_advanced, is_advanced
+    if is_advanced(keys):  # Beta 1 nl.arange / nl.mgrid index expressions
+        return index_advanced(cg, node, t, keys)
     if sum(k is Ellipsis for k in keys) > 1:
         raise cg.fail(node, "an index can contain at most one '...'", NKITypeError)
     if Ellipsis in keys:

@@ -27,6 +27,14 @@ def _buffer(cg, api: str, buffer: Any, default: str = "sbuf") -> str:
         return default
     if isinstance(buffer, MemoryRegion):
         return buffer.name
+    space = getattr(buffer, "nki_buffer_name", None)  # Beta 1 ncc.sbuf / ncc.psum (beta1/compiler.py)
+    if isinstance(space, str):
+        if getattr(buffer, "is_direct", False) and api != "nl.ndarray":
+            raise cg.b.error(f"{api}: buffer={buffer!r} is a direct allocation; a tensor with an "
+                             f"initial value cannot be directly allocated (create it with "
+                             f"nl.ndarray and write it)", NKITypeError,
+                             code="err_tensor_creation_on_scratchpad_with_init_value_not_supported")
+        return space
     raise cg.b.error(f"{api}: buffer must be nl.sbuf, nl.psum, nl.hbm or nl.shared_hbm, got "
                      f"{buffer!r} (string buffer names are not accepted since NKI 0.3)", NKITypeError)
 
@@ -38,6 +46,11 @@ def _shape(cg, api: str, shape: Any) -> tuple[int, ...]:
         raise cg.b.error(f"{api}: shape must be a tuple of compile-time ints, got {shape!r}", NKITypeError)
     if any(int(d) <= 0 for d in shape):
         raise cg.b.error(f"{api}: every dimension must be positive, got {tuple(shape)}", NKITypeError)
+    from .beta1_index import ParDim
+    if any(isinstance(d, ParDim) for d in list(shape)[1:]):
+        raise cg.b.error(f"{api}: nl.par_dim must mark the first dim: dims before the partition dim "
+                         f"(Beta 1 block dims) are not supported; allocate one tile per block",
+                         NKITypeError, code="err_leading_dimension_of_tensor_must_be_partition")
     return tuple(int(d) for d in shape)
 
 
@@ -58,8 +71,15 @@ def new_tensor(cg, op_cls, shape, dtype, buffer: str, name: str = "", props=None
 @handles("nl.ndarray")
 def ndarray(cg, shape, dtype, buffer=None, name="", address=None):
     api = "nl.ndarray"
+    raw_shape = shape
     shape, dt, buf = _shape(cg, api, shape), _dtype(cg, api, dtype), _buffer(cg, api, buffer)
     addr = None
+    if hasattr(buffer, "nki_address"):  # Beta 1 ncc.sbuf.mod_alloc(...) etc. (beta1/compiler.py)
+        pinned = buffer.nki_address(cg, api, raw_shape, shape, dt)
+        if pinned is not None and address is not None:
+            raise cg.b.error(f"{api}: give either address= or a direct-allocation buffer "
+                             f"({buffer!r}), not both", NKITypeError)
+        address = pinned if pinned is not None else address
     if address is not None:
         if buf not in ("sbuf", "psum"):
             raise cg.b.error(f"{api}: address= applies only to SBUF/PSUM tensors", NKITypeError)
@@ -111,27 +131,18 @@ def static_range(cg, start, stop=None, step=1):
     return range(*_range_args(cg, "nl.static_range", start, stop, step))
 
 
-@handles("nl.program_id")
-def program_id(cg, axis=0):
-    return 0
-
-
-@handles("nl.num_programs")
-def num_programs(cg, axes=0):
-    return 1
-
-
-@handles("nl.program_ndim")
-def program_ndim(cg):
-    return 0
-
-
 # ----------------------------------------------------------------- value-returning sugar
 
 
 @handles("nl.load")
 def load(cg, src, dtype=None, mask=None):
     api = "nl.load"
+    if isinstance(src, Tensor) and src.indirect is not None:  # Beta 1 data[idx_tile[...], i_f]
+        from .builtins import HANDLERS
+        dt = src.dtype if dtype is None else _dtype(cg, api, dtype)
+        t = new_tensor(cg, nki.NdarrayOp, src.shape, dt, "sbuf")
+        HANDLERS["nisa.dma_copy"](cg, t, src)
+        return t
     s = A.tensor(cg, api, "src", src)
     if s.buffer not in ("hbm", "private_hbm", "shared_hbm"):
         raise cg.b.error(f"{api}: src must be an HBM tensor, got {s.describe()}", NKITypeError)
@@ -144,7 +155,13 @@ def load(cg, src, dtype=None, mask=None):
 @handles("nl.store")
 def store(cg, dst, value, mask=None):
     api = "nl.store"
+    if isinstance(dst, Tensor) and dst.indirect is not None:  # Beta 1 scatter out[idx_tile[...], i_f]
+        from .builtins import HANDLERS
+        return HANDLERS["nisa.dma_copy"](cg, dst, value)
     d, v = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "value", value)
+    if v.shape != d.shape and v.on_chip and v.ndim == d.ndim:  # broadcast the value (NumPy rules)
+        from .assign import _broadcast
+        v = _broadcast(cg, d, v)
     A.emit(cg, nki.StoreOp, {"dst": d.value, "value": v.value})
 
 

@@ -39,6 +39,7 @@ BCAST_COPIES_MAX = 512
 
 _BITVEC = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert")
 _NUMBER = (int, float, bool, np.integer, np.floating, np.bool_)
+_COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -186,6 +187,12 @@ def _binary(fn: str):
         yv, ys = _operand(cg, api, "y", y, bitvec)
         shape = _broadcast_shape(cg, api, [(r, s) for r, s in (("x", xs), ("y", ys)) if s is not None])
         dt = _out_dtype(cg, api, dtype, x, y)
+        if dtype is None:  # NKI type promotion ("whichever input has the highest precision")
+            from .tile_ops import promote, result_dtype
+            if cg.b.beta1:  # Beta 1: weak scalars widen too; comparisons give bool
+                dt = dtypes.bool_ if fn in _COMPARE else result_dtype(x, y)
+            elif isinstance(x, Tensor) and isinstance(y, Tensor):
+                dt = promote(x.dtype, y.dtype)
         return _result(cg, S.BinaryOp, {"x": xv, "y": yv}, {"fn": fn}, shape, dt)
     return handler
 

@@ -173,3 +173,15 @@ def _feed(h: "hashlib._Hash", value: Any, depth: int) -> None:
         h.update(b"}")
     else:
         h.update(type(value).__qualname__.encode())
+
+
+def uses_beta1(fn: Any) -> bool:
+    """Whether ``fn`` is written against NKI Beta 1: its module imported ``neuronxcc.nki``
+    (any of its globals or closure values is a module of :mod:`nki_mlir.beta1`)."""
+    import types
+    spaces = [getattr(fn, "__globals__", {}), _closure_vars(fn)]
+    for space in spaces:
+        for v in space.values():
+            if isinstance(v, types.ModuleType) and v.__name__.startswith("nki_mlir.beta1"):
+                return True
+    return False

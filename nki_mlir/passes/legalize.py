@@ -29,6 +29,7 @@ from xdsl.pattern_rewriter import (
 from .. import dtypes
 from ..dialects import nki
 from ..dialects.common import dtype_of, free_size, memref, shape_of, space_of
+from .forward_assign import ForwardAssign
 from .legalize_math import LegalizeMath
 
 
@@ -162,6 +163,8 @@ class NkiLegalize(ModulePass):
                                          LegalizeMath()]),
             apply_recursively=False,
         ).rewrite_module(op)
+        # t[...] = value (Beta 1): the producer writes t directly (forward_assign.py)
+        PatternRewriteWalker(ForwardAssign(), apply_recursively=False).rewrite_module(op)
 
 
 __all__ = ["NkiLegalize", "i64"]

@@ -1,12 +1,14 @@
-"""Closure builders for the structural ops: ``func``, ``scf.for``, ``scf.while`` and ``arith``
-index code.
+"""Closure builders for the structural ops: ``func``, ``scf.for``, ``scf.while``, ``scf.if``
+and ``arith`` index code.
 
 ``func.return``, ``scf.condition`` and ``scf.yield`` build nothing (the decoder reads the
 return operands itself; ``scf.while`` reads its condition and carried values; iter_args of
 ``scf.for`` are rejected).  ``arith.constant`` and ``arith`` integer ops (and ``cmpi``) on
 constants fold at decode time into the env template; the rest run on Python ``int``\\ s
 (``divsi`` / ``remsi`` truncate toward zero, ``floordivsi`` / ``ceildivsi`` round as named,
-the unsigned forms divide the values as they are).  Division by zero is a runtime fault.
+the unsigned forms divide the values as they are; ``andi`` / ``ori`` / ``xori`` combine
+``i1`` conditions).  Division by zero is a runtime fault.  ``scf.if`` (no results) runs one
+of its blocks.
 
 Runaway guard: a runtime loop -- an ``scf.while``, or an ``scf.for`` whose bounds are not
 decode-time constants (``nl.dynamic_range`` / ``nl.fori_loop`` on registers) -- that would
@@ -134,6 +136,10 @@ INT_BINARY: dict[str, Callable[[int, int], int]] = {
     "arith.maxsi": max,
     "arith.minui": min,
     "arith.maxui": max,
+    # i1 (and integer) logic: values are Python bools / ints
+    "arith.andi": lambda a, b: a & b,
+    "arith.ori": lambda a, b: a | b,
+    "arith.xori": lambda a, b: a ^ b,
 }
 
 
@@ -178,6 +184,30 @@ def scf_for(dec: Decoder, op: scf.ForOp):
             for f in body:
                 f(env)
     return guard(op, run)  # errors raised inside the body are already located
+
+
+def scf_if(dec: Decoder, op: scf.IfOp):
+    """``scf.if`` without results (the guards of masked instructions, frontend/masks.py):
+    run the then-block when the ``i1`` condition holds, else the else-block (if any).  A
+    condition folded at decode time keeps only the branch taken."""
+    if op.output:
+        raise error_at(op, "scf.if with results is not supported by the interpreter",
+                       NKIRuntimeError)
+    c = dec.use(op, op.cond, "condition")
+    then = tuple(dec.block(op.true_region.block))
+    other = tuple(dec.block(op.false_region.block)) if op.false_region.blocks else ()
+    if op.cond in dec.consts:
+        taken = then if dec.consts[op.cond] else other
+
+        def run_const(env):
+            for f in taken:
+                f(env)
+        return run_const
+
+    def run(env):
+        for f in (then if env[c] else other):
+            f(env)
+    return run  # errors raised inside the branches are already located
 
 
 def scf_condition(dec: Decoder, op: scf.ConditionOp):

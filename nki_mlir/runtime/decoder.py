@@ -24,6 +24,7 @@ from . import (
     control, isa_activation, isa_alu, isa_control, isa_iota, isa_matmul, isa_memory, lang_ops,
     isa_movement, isa_random, isa_select, isa_tensor, isa_vector, views,
 )
+from . import isa_collective, spmd  # noqa: E402  (LNC2 cross-core ops; shared HBM of launches)
 from . import numerics as nm
 from .env import Buf, Closure, is_float_type
 from .memory import flag_dtype
@@ -186,6 +187,8 @@ class Decoder:
             if isinstance(op, nisa.NisaInstruction):
                 self.count += 1
             c = handler(self, op)
+            if op.name == "nisa.alloc":  # shared_hbm: bound launch-wide in SPMD/LNC launches
+                c = spmd.shared_alloc(self, op, c)
             if c is not None:
                 out.append(c)
         return out
@@ -205,6 +208,7 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "func.return": control.func_return,
     "scf.yield": control.scf_yield,
     "scf.for": control.scf_for,
+    "scf.if": control.scf_if,
     "arith.constant": control.arith_constant,
     "arith.index_cast": control.index_cast,
     "arith.index_castui": control.index_cast,
@@ -231,5 +235,6 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     **isa_tensor.HANDLERS,
     **isa_random.HANDLERS,
     **isa_control.HANDLERS,
+    **isa_collective.HANDLERS,
     **lang_ops.HANDLERS,
 }

@@ -30,9 +30,11 @@ class State:
         rng: PRNG state per engine name (``"vector"``, ``"gpsimd"``): uint32 arrays of
             shape ``(128, words)``; absent until seeded or first used.
         regs: engine register values by register id (32-bit ints or fp32).
+        launch: the :class:`~.spmd.Instance` of an SPMD / LNC launch this run is one program
+            instance of (shared HBM, cross-core barriers and mailboxes), else None.
     """
 
-    __slots__ = ("mem", "act_acc", "dve_acc", "rng", "regs")
+    __slots__ = ("mem", "act_acc", "dve_acc", "rng", "regs", "launch")
 
     def __init__(self, target: str):
         self.mem = Memory(target)
@@ -40,6 +42,7 @@ class State:
         self.dve_acc = np.zeros(PARTITIONS, np.float32)
         self.rng: dict[str, np.ndarray] = {}
         self.regs: dict[int, object] = {}
+        self.launch = None
 
     def reset(self) -> None:
         """Forget everything but the memories (which every ``nisa.alloc`` refills)."""
@@ -47,6 +50,7 @@ class State:
         self.dve_acc[:] = 0
         self.rng.clear()
         self.regs.clear()
+        self.launch = None
 
 
 # Idle machine states by target, reused across runs and programs: a fresh 28 MiB SBUF per
@@ -139,13 +143,16 @@ class Program:
             out.append(a)
         return out
 
-    def run(self, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    def run(self, args: Sequence[np.ndarray], launch=None) -> tuple[np.ndarray, ...]:
         """Execute the kernel on ``args`` and return its outputs.
 
         Args:
             args: one NumPy array per kernel argument, with exactly the shape and dtype of
                 the function signature (bf16/fp8 as ``ml_dtypes`` arrays).  Writes the kernel
                 makes to an argument are visible in the caller's array.
+            launch: the :class:`~.spmd.Instance` when this run is one program instance of an
+                SPMD / LNC launch: its ``shared_hbm`` tensors (outputs included) are then the
+                launch's, shared with the other instances (see :mod:`.spmd`).
 
         Returns:
             The ``func.return`` operands in order, as NumPy arrays the caller owns.
@@ -158,6 +165,7 @@ class Program:
         env = list(self._template)
         state = _acquire_state(self.target)
         env[STATE] = state
+        state.launch = launch
         for slot, v in zip(self._arg_slots, vals):
             env[slot] = v
         try:
@@ -165,6 +173,7 @@ class Program:
                 for f in self._body:
                     f(env)
         finally:
+            state.launch = None
             _release_state(state)
         outs: list = []
         seen: set[int] = set()

@@ -1,0 +1,19 @@
+"""``neuronxcc.nki``: NKI Beta 1 (NKI 0.1, Neuron SDK <= 2.26) on nki-mlir.
+
+``nki_mlir.compat.install()`` maps ``neuronxcc.nki`` to this module and
+``neuronxcc.nki.language`` / ``.isa`` / ``.typing`` / ``.compiler`` to its submodules, so
+kernels written against Beta 1 run unmodified.  The Beta 1 front compiles to the same
+``nki`` dialect as Beta 2 (design.md section 3): value-returning ``nl.*`` / ``nisa.*``
+calls allocate their result tile, ``nl.arange`` / ``nl.mgrid`` index expressions become
+views, ``mask=`` predicates shrink instructions.  Semantics: nki_spec.md sections 1.3,
+1.4, 4 and 5.5 (the Beta 1 columns).
+"""
+from __future__ import annotations
+
+from .. import errors  # noqa: F401
+from ..kernel import Kernel, jit, simulate_kernel  # noqa: F401
+from ..entry import baremetal, benchmark, profile  # noqa: F401
+from . import compiler, isa, language  # noqa: F401
+from .. import typing  # noqa: F401
+
+__all__ = ["jit", "simulate_kernel", "baremetal", "benchmark", "profile", "Kernel", "language", "isa", "typing", "compiler", "errors"]

@@ -1,0 +1,314 @@
+"""``neuronxcc.nki.compiler`` (``ncc``): Beta 1 allocation and scheduling controls.
+
+Semantics: nki_spec.md section 2.4 ("Direct allocation, Beta 1") and the Beta 1 API pages
+``nki.compiler.sbuf.{auto_alloc, alloc, mod_alloc}``, ``nki.compiler.psum.{...}``,
+``nki.compiler.{enable_stack_allocator, force_auto_alloc, skip_middle_end_transformations}``
+(Neuron SDK 2.26, ``general/nki/api/nki/compiler/``).
+
+Allocations are passed as ``buffer=`` of ``nl.ndarray`` and map onto nki-mlir's direct
+allocation, ``nl.ndarray(..., address=(partition, byte_offset))`` (the ``nisa-allocate``
+pass honours the address after checking the start-partition rule, PSUM bank boundaries,
+capacity and overlaps, and reports violations at the ``nl.ndarray`` line):
+
+- ``ncc.sbuf.auto_alloc()`` / ``ncc.psum.auto_alloc()``, and ``ncc.sbuf`` / ``ncc.psum``
+  themselves: the same as ``nl.sbuf`` / ``nl.psum`` (automatic placement).
+- ``ncc.sbuf.mod_alloc(base_addr=B, base_partition=P)``: the tensor's single tile at
+  ``address=(P, B)`` (``B`` in bytes per partition).
+- ``ncc.psum.mod_alloc(base_bank=K, base_addr=A, base_partition=P)``: ``address=(P,
+  K * 2048 + A)`` (a PSUM bank is 2 KiB per partition, ``nl.tile_size.psum_bank_fmax_bytes``).
+- ``ncc.sbuf.alloc(func)``: ``func((), pdim_size, fdim_size)`` is evaluated at compile time
+  (``fdim_size`` in bytes per partition) and must return ``(start_partition, byte_addr)``;
+  ``ncc.psum.alloc(func)`` must return ``(bank_id, start_partition, byte_addr)``.  ``func``
+  may be a helper defined in the kernel or its module (it is inlined like any helper).
+
+Only single-tile tensors (no block dimensions, ``num_*_tiles`` empty or all 1) are
+supported: a multi-tile allocation is a located ``NKIError`` ("not implemented") naming
+the form.  Tensors with an allocation cannot be created with an initial value
+(``nl.zeros(..., buffer=ncc.sbuf.mod_alloc(...))``:
+``err_tensor_creation_on_scratchpad_with_init_value_not_supported``).
+
+Decorators (usable on plain functions and on ``@nki.jit`` kernels, in either order, and
+outside kernels): ``enable_stack_allocator`` and ``skip_middle_end_transformations`` are
+accepted no-ops (nki-mlir's ``nisa-allocate`` already places every tensor by liveness and
+there are no middle-end transformations to skip); ``force_auto_alloc`` makes the kernel
+ignore its direct allocations (every tensor is placed automatically), as documented;
+``multi_buffer(factor=2)`` is an accepted no-op (the allocator gives loop-carried tiles
+the copies it needs).  ``ncc.no_reorder()`` is ``nl.no_reorder()`` (``with
+ncc.no_reorder():``).  ``ncc.allocation_scope()`` is accepted outside kernels; inside a
+kernel it is reported as not supported yet.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ..frontend.builtins import Builtin as _B
+
+#: bytes per partition of one PSUM bank (nl.tile_size.psum_bank_fmax_bytes)
+PSUM_BANK_BYTES = 2048
+
+#: attribute set on a kernel function by :func:`force_auto_alloc`
+FORCE_AUTO_ALLOC_ATTR = "_nki_force_auto_alloc"
+
+__all__ = ["sbuf", "psum", "enable_stack_allocator", "force_auto_alloc",
+           "skip_middle_end_transformations", "multi_buffer", "no_reorder", "allocation_scope",
+           "Allocation"]
+
+
+class Allocation:
+    """A ``buffer=`` value from ``ncc.sbuf`` / ``ncc.psum`` (see the module docstring).
+
+    Attributes:
+        nki_buffer_name: ``"sbuf"`` or ``"psum"`` (what ``nl.ndarray`` allocates in).
+        form: the call that made it, for messages (``ncc.sbuf.mod_alloc(base_addr=0)``).
+    """
+
+    def __init__(self, space: str, form: str, kind: str, params: dict[str, Any]):
+        self.nki_buffer_name = space
+        self.form, self.kind, self.params = form, kind, params
+
+    @property
+    def is_direct(self) -> bool:
+        """True for ``alloc`` / ``mod_alloc`` (a fixed address), False for ``auto_alloc``."""
+        return self.kind != "auto"
+
+    def __repr__(self) -> str:
+        return self.form
+
+    # ---------------------------------------------------------------- compile time
+    def nki_address(self, cg, api: str, raw_shape: Any, shape: tuple[int, ...], dtype) -> tuple[int, int] | None:
+        """The ``(partition, byte_offset)`` of the tensor's tile, or None (automatic).
+
+        Called by the ``nl.ndarray`` handler with the codegen ``cg`` (errors are located at
+        the current line).
+
+        Raises:
+            NKIError: multi-tile (block-dimension) allocations, an allocation function that
+                is not callable or does not return the documented tuple of ints.
+        """
+        from ..errors import NKIError, NKITypeError
+        if not self.is_direct or getattr(cg.b, "force_auto_alloc", False):
+            return None
+        blocks = _block_dims(raw_shape)
+        if any(int(d) != 1 for d in blocks):
+            raise cg.b.error(f"{api}: buffer={self.form}: a tensor with block dimensions "
+                             f"{list(blocks)} (several tiles) under direct allocation is not "
+                             f"supported by nki-mlir; allocate one tile per tensor (the partition "
+                             f"dim first)", NKIError, category="not implemented")
+        from .. import dtypes
+        pdim = int(shape[len(blocks)]) if len(shape) > len(blocks) else 1
+        free = 1
+        for d in shape[len(blocks) + 1:]:
+            free *= int(d)
+        fdim_bytes = free * dtypes.as_dtype(dtype).itemsize
+        if self.kind == "mod":
+            for key in ("num_par_tiles", "num_free_tiles", "num_bank_tiles"):
+                tiles = self.params.get(key, ())
+                if tiles and any(int(t) != 1 for t in tiles):
+                    raise cg.b.error(f"{api}: buffer={self.form}: {key}={tuple(tiles)} (modulo "
+                                     f"allocation over several physical tiles) is not supported "
+                                     f"by nki-mlir; only single-tile tensors are", NKIError,
+                                     category="not implemented")
+            p = self.params
+            if self.nki_buffer_name == "psum":
+                return int(p["base_partition"]), int(p["base_bank"]) * PSUM_BANK_BYTES + int(p["base_addr"])
+            return int(p["base_partition"]), int(p["base_addr"])
+        # alloc(func): evaluate func((), pdim_size, fdim_size) like a helper call
+        func = self.params["func"]
+        node = _call_node(cg)
+        try:
+            got = cg.call(node, func, [(), pdim, fdim_bytes], {})
+        except NKIError:
+            raise
+        except Exception as exc:
+            raise cg.b.error(f"{api}: buffer={self.form}: the allocation function raised "
+                             f"{type(exc).__name__}: {exc}", NKIError,
+                             category="compile-time evaluation error") from None
+        want = 3 if self.nki_buffer_name == "psum" else 2
+        shape_txt = ("(bank_id, start_partition, byte_addr)" if want == 3
+                     else "(start_partition, byte_addr)")
+        from ..frontend.values import is_int
+        if not (isinstance(got, (tuple, list)) and len(got) == want and all(is_int(v) for v in got)):
+            raise cg.b.error(f"{api}: buffer={self.form}: the allocation function must return "
+                             f"{shape_txt} as compile-time ints for the tile index (), got {got!r}",
+                             NKITypeError)
+        if want == 3:
+            bank, part, off = (int(v) for v in got)
+            return part, bank * PSUM_BANK_BYTES + off
+        return int(got[0]), int(got[1])
+
+
+def _block_dims(raw_shape: Any) -> tuple[int, ...]:
+    """The dims left of ``nl.par_dim`` in a Beta 1 shape (none when there is no par_dim or
+    it is the first dim)."""
+    if not isinstance(raw_shape, (tuple, list)):
+        return ()
+    for i, d in enumerate(raw_shape):
+        if type(d).__name__ == "ParDim":
+            return tuple(int(x) for x in raw_shape[:i])
+    return ()
+
+
+def _call_node(cg) -> ast.Call:
+    """A synthetic ``ast.Call`` at the current source line of ``cg`` (for located errors of
+    an allocation function evaluated through the codegen)."""
+    node = ast.Call(func=ast.Name(id="alloc", ctx=ast.Load()), args=[], keywords=[])
+    loc = cg.b.loc
+    node.lineno = node.end_lineno = (loc.line - cg.src.line_offset) if loc else cg.src.node.lineno
+    node.col_offset = node.end_col_offset = max((loc.col - 1 - cg.src.col_offset) if loc else 0, 0)
+    return node
+
+
+def _ints(name: str, v: Any) -> tuple[int, ...]:
+    if v is None:
+        return ()
+    from ..frontend.values import is_int
+    vals = tuple(v) if isinstance(v, (tuple, list)) else (v,)
+    if not all(is_int(x) for x in vals):
+        raise TypeError(f"{name} must be a tuple of ints, got {v!r}")
+    return tuple(int(x) for x in vals)
+
+
+def _int(name: str, v: Any) -> int:
+    from ..frontend.values import is_int
+    if not is_int(v):
+        raise TypeError(f"{name} must be an int, got {v!r}")
+    return int(v)
+
+
+class _Space:
+    """``ncc.sbuf`` / ``ncc.psum``: the allocation functions of one on-chip memory.  The
+    object itself is also a ``buffer=`` value (automatic allocation)."""
+
+    def __init__(self, name: str):
+        self.nki_buffer_name = name
+        self.is_direct = False
+
+    def __repr__(self) -> str:
+        return f"ncc.{self.nki_buffer_name}"
+
+    def nki_address(self, cg, api, raw_shape, shape, dtype):
+        return None
+
+    def auto_alloc(self) -> Allocation:
+        """Automatic placement (the same as ``buffer=nl.sbuf`` / ``nl.psum``)."""
+        return Allocation(self.nki_buffer_name, f"ncc.{self.nki_buffer_name}.auto_alloc()", "auto", {})
+
+    def alloc(self, func) -> Allocation:
+        """Place the tile where ``func((), pdim_size, fdim_size)`` says (see the module
+        docstring for the tuple it must return)."""
+        if func is None:
+            raise TypeError(f"ncc.{self.nki_buffer_name}.alloc(func): func is required")
+        name = getattr(func, "__name__", None) or getattr(getattr(func, "node", None), "name", "func")
+        return Allocation(self.nki_buffer_name, f"ncc.{self.nki_buffer_name}.alloc({name})", "func",
+                          {"func": func})
+
+
+class _SbufSpace(_Space):
+    def mod_alloc(self, *, base_addr, base_partition=0, num_par_tiles=(), num_free_tiles=()) -> Allocation:
+        """``ncc.sbuf.mod_alloc``: the tile at partition ``base_partition``, byte
+        ``base_addr`` of each partition (``num_*_tiles`` must be empty or all 1)."""
+        p = {"base_addr": _int("base_addr", base_addr),
+             "base_partition": _int("base_partition", base_partition),
+             "num_par_tiles": _ints("num_par_tiles", num_par_tiles),
+             "num_free_tiles": _ints("num_free_tiles", num_free_tiles)}
+        form = f"ncc.sbuf.mod_alloc(base_addr={p['base_addr']}" + (
+            f", base_partition={p['base_partition']}" if p["base_partition"] else "") + _tiles_txt(p) + ")"
+        return Allocation("sbuf", form, "mod", p)
+
+
+class _PsumSpace(_Space):
+    def mod_alloc(self, *, base_bank, base_addr=0, base_partition=0, num_bank_tiles=(),
+                  num_par_tiles=(), num_free_tiles=()) -> Allocation:
+        """``ncc.psum.mod_alloc``: the tile in bank ``base_bank`` at byte ``base_addr`` of
+        the bank, partition ``base_partition`` (``num_*_tiles`` empty or all 1)."""
+        p = {"base_bank": _int("base_bank", base_bank), "base_addr": _int("base_addr", base_addr),
+             "base_partition": _int("base_partition", base_partition),
+             "num_bank_tiles": _ints("num_bank_tiles", num_bank_tiles),
+             "num_par_tiles": _ints("num_par_tiles", num_par_tiles),
+             "num_free_tiles": _ints("num_free_tiles", num_free_tiles)}
+        form = f"ncc.psum.mod_alloc(base_bank={p['base_bank']}" + (
+            f", base_addr={p['base_addr']}" if p["base_addr"] else "") + (
+            f", base_partition={p['base_partition']}" if p["base_partition"] else "") + _tiles_txt(p) + ")"
+        return Allocation("psum", form, "mod", p)
+
+
+def _tiles_txt(p: dict) -> str:
+    return "".join(f", {k}={p[k]}" for k in ("num_bank_tiles", "num_par_tiles", "num_free_tiles")
+                   if p.get(k))
+
+
+sbuf = _SbufSpace("sbuf")
+psum = _PsumSpace("psum")
+
+
+# ------------------------------------------------------------------------- decorators
+
+
+def _kernel_function(obj):
+    """The Python function of ``obj`` (a plain function or an ``@nki.jit`` Kernel)."""
+    return getattr(obj, "fn", obj)
+
+
+def enable_stack_allocator(func=None, log_level=50):
+    """Accepted no-op: nki-mlir's ``nisa-allocate`` already places tensors by liveness
+    (Beta 1 ``nki.compiler.enable_stack_allocator``).  Usable as ``@enable_stack_allocator``
+    or ``@enable_stack_allocator(log_level=...)``."""
+    if func is None:
+        return lambda f: f
+    return func
+
+
+def skip_middle_end_transformations(func=None):
+    """Accepted no-op: nki-mlir has no middle-end transformations to skip (Beta 1
+    ``nki.compiler.skip_middle_end_transformations``)."""
+    if func is None:
+        return lambda f: f
+    return func
+
+
+def force_auto_alloc(func=None):
+    """Ignore the kernel's direct allocations (``ncc.sbuf.mod_alloc`` / ``alloc`` and the
+    PSUM forms): every tensor is placed automatically (Beta 1
+    ``nki.compiler.force_auto_alloc``).  ``nl.ndarray(address=...)`` is not affected."""
+    def mark(f):
+        try:
+            setattr(_kernel_function(f), FORCE_AUTO_ALLOC_ATTR, True)
+        except (AttributeError, TypeError):
+            pass
+        return f
+    return mark if func is None else mark(func)
+
+
+def multi_buffer(func=None, factor=2):
+    """Accepted no-op (``ncc.multi_buffer(factor=2)``): the allocator gives tiles in loops
+    the copies they need.  Usable as ``@multi_buffer``, ``@multi_buffer(factor=3)`` or
+    ``multi_buffer(f, factor)``."""
+    if isinstance(func, int) and not isinstance(func, bool):
+        func = None
+    if func is None:
+        return lambda f: f
+    return func
+
+
+class AllocationScope:
+    """``ncc.allocation_scope()`` outside a kernel: a context manager that does nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _ScopeBuiltin(_B):
+    """``ncc.allocation_scope``: compiled by the frontend inside kernels; outside them a
+    no-op context manager."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> AllocationScope:
+        return AllocationScope()
+
+
+no_reorder = _B("ncc.no_reorder", doc="``with ncc.no_reorder():`` (the same as ``nl.no_reorder``).")
+allocation_scope = _ScopeBuiltin("ncc.allocation_scope",
+                                 doc="``with ncc.allocation_scope():`` (Beta 1); a no-op outside kernels.")

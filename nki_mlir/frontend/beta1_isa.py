@@ -1,0 +1,237 @@
+"""Beta 1 value-returning ``nisa`` calls (``neuronxcc.nki.isa``, Builtins ``nisa1.<name>``).
+
+In Beta 1 an instruction returns its result tile instead of taking ``dst`` (nki_spec.md
+section 5.5): the arguments are the Beta 2 ones without ``dst``, plus ``dtype=`` (result
+dtype) and ``mask=``.  Each call here allocates the result (:data:`RESULT_RULES` gives its
+shape, dtype and buffer: SBUF, or PSUM for the TensorE instructions) and calls the Beta 2
+handler with it as ``dst``, so both fronts emit the same ``nki`` ops.  Assigning the result
+into a tile (``psum[...] = nisa.nc_matmul(...)``) folds the temporary away (frontend/assign.py),
+and ``psum[...] += nisa.nc_matmul(...)`` is an accumulating matmul (:func:`accumulate_matmul`).
+
+Reshaped Beta 1 forms: ``iota(expr, dtype)`` (``expr`` an ``nl.arange`` expression),
+``affine_select(pred, on_true_tile, on_false_value)`` (``pred`` an affine comparison) and
+``memset(shape, value, dtype)``.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes
+from ..dialects import nki
+from ..errors import NKIError, NKITypeError
+from ..isa_names import INSTRUCTIONS as _INSTRUCTIONS
+from .builtins import HANDLERS, handles
+from .index_expr import IndexExpr, Mask
+from .lang_calls import _dtype, _shape, new_tensor
+from .values import Tensor, is_int
+
+#: parameters whose tile gives the result's shape and dtype by default, in order of preference
+_SHAPE_ROLES = ("data", "data1", "src", "on_true_tile", "in_", "x")
+
+
+def _first_tile(bound: dict[str, Any]) -> Tensor | None:
+    for role in _SHAPE_ROLES:
+        if isinstance(bound.get(role), Tensor):
+            return bound[role]
+    for v in bound.values():
+        if isinstance(v, Tensor):
+            return v
+    return None
+
+
+def _elementwise(cg, api, bound, dt):
+    t = _first_tile(bound)
+    if t is None:
+        raise cg.b.error(f"{api}: no tile argument to take the result shape from; pass dst=",
+                         NKITypeError)
+    if dt is None:
+        dt = t.dtype
+        if isinstance(bound.get("data2"), Tensor):
+            from .tile_ops import promote
+            dt = promote(t.dtype, bound["data2"].dtype)
+    return t.shape, dt, "sbuf"
+
+
+def _tensor_reduce(cg, api, bound, dt):
+    t = bound.get("data")
+    if not isinstance(t, Tensor):
+        return _elementwise(cg, api, bound, dt)
+    axis = bound.get("axis")
+    axes = [axis] if is_int(axis) else list(axis or ())
+    axes = [int(a) % t.ndim for a in axes]
+    shape = tuple(1 if d in axes else n for d, n in enumerate(t.shape))
+    if not bound.get("keepdims") and t.ndim - len(axes) >= 2:
+        shape = tuple(n for d, n in enumerate(t.shape) if d not in axes)
+        bound["keepdims"] = False
+    else:
+        bound["keepdims"] = True
+    return shape, dt or t.dtype, "sbuf"
+
+
+def _nc_matmul(cg, api, bound, dt):
+    s, m = bound.get("stationary"), bound.get("moving")
+    if not (isinstance(s, Tensor) and isinstance(m, Tensor)):
+        raise cg.b.error(f"{api}: stationary and moving must be tiles", NKITypeError)
+    return (s.shape[-1],) + tuple(m.shape[1:]), dt or dtypes.float32, "psum"
+
+
+def _nc_transpose(cg, api, bound, dt):
+    t = bound.get("data")
+    if not isinstance(t, Tensor) or t.ndim != 2:
+        raise cg.b.error(f"{api}: data must be a 2-D tile", NKITypeError)
+    eng = bound.get("engine")
+    buf = "sbuf" if getattr(eng, "name", None) == "vector" else "psum"
+    return (t.shape[1], t.shape[0]), dt or t.dtype, buf
+
+
+def _fixed_free(n: int, out_dt=None):
+    def rule(cg, api, bound, dt):
+        t = _first_tile(bound)
+        return (t.shape[0], n), dt or out_dt or t.dtype, "sbuf"
+    return rule
+
+
+def _bn_stats(cg, api, bound, dt):
+    t = bound["data"]
+    free = int(np.prod(t.shape[1:]))
+    return (t.shape[0], 6 * -(-free // 512)), dt or t.dtype, "sbuf"
+
+
+#: instruction -> rule(cg, api, bound_args, dtype) -> (shape, dtype, buffer) of the result
+RESULT_RULES = {
+    "tensor_reduce": _tensor_reduce, "nc_matmul": _nc_matmul, "nc_transpose": _nc_transpose,
+    "max8": _fixed_free(8), "nc_find_index8": _fixed_free(8, dtypes.uint32),
+    "bn_aggr": _fixed_free(2), "bn_stats": _bn_stats,
+}
+#: instructions without a result tile (registers, queries, seeds): passed through unchanged
+_PASS_THROUGH = frozenset({"get_nc_version", "get_nc_sub_version", "register_alloc", "register_move",
+                           "register_load", "register_store", "set_rng_seed", "rand_set_state",
+                           "rand_get_state", "dma_copy", "dma_compute"})
+
+
+def _beta1(name: str):
+    api = f"nisa.{name}"
+
+    def handler(cg, *args, dtype=None, mask=None, **kwargs):
+        b2 = HANDLERS[api]
+        if name in _PASS_THROUGH or "dst" in kwargs or "dst" not in inspect.signature(b2).parameters:
+            return b2(cg, *args, **kwargs)
+        special = _SPECIAL.get(name)
+        if special is not None:
+            return special(cg, *args, dtype=dtype, **kwargs)
+        sig = inspect.signature(b2)
+        try:
+            bound = sig.bind(cg, None, *args, **kwargs).arguments
+        except TypeError as exc:
+            raise cg.b.error(f"{api} (Beta 1 form, no dst): {exc}", NKITypeError) from None
+        bound.pop("cg", None)
+        bound.pop("dst", None)
+        dt = None if dtype is None else _dtype(cg, api, dtype)
+        shape, dt, buf = RESULT_RULES.get(name, _elementwise)(cg, api, bound, dt)
+        dst = new_tensor(cg, nki.NdarrayOp, shape, dt, buf)
+        b2(cg, dst, **bound)
+        return dst
+    return handler
+
+
+# ---------------------------------------------------------------- reshaped Beta 1 forms
+
+
+def _grid(cg, api: str, expr: Any) -> IndexExpr:
+    if not isinstance(expr, IndexExpr) or expr.rank < 2:
+        raise cg.b.error(f"{api}: expected a 2-D (or higher) nl.arange / nl.mgrid expression, got "
+                         f"{expr!r}", NKITypeError, code="err_1d_arange_not_supported"
+                         if isinstance(expr, IndexExpr) else None)
+    if not is_int(expr.const):
+        raise cg.b.error(f"{api}: the expression must not depend on loop indices", NKITypeError)
+    return expr
+
+
+def _pattern(e: IndexExpr) -> tuple[list[list[int]], int]:
+    """(free-dim pattern [[step, count], ...], channel multiplier) of a grid expression."""
+    pattern = [[int(e.coeffs[r]), int(e.sizes[r])] for r in range(1, e.rank)]
+    return pattern, int(e.coeffs[0]) if e.sizes[0] > 1 else 0
+
+
+def _iota(cg, expr, dtype=None, **kw):
+    """``nisa.iota(expr, dtype)``: the values of an index expression as a tile."""
+    api = "nisa.iota"
+    e = _grid(cg, api, expr)
+    dt = dtypes.int32 if dtype is None else _dtype(cg, api, dtype)
+    dst = new_tensor(cg, nki.NdarrayOp, e.sizes, dt, "sbuf")
+    pattern, cm = _pattern(e)
+    HANDLERS[api](cg, dst, pattern, offset=int(e.const), channel_multiplier=cm)
+    return dst
+
+
+def _affine_select(cg, pred, on_true_tile, on_false_value, dtype=None, **kw):
+    """``nisa.affine_select(pred, on_true_tile, on_false_value)``: ``on_true_tile`` where the
+    affine predicate holds, else ``on_false_value``."""
+    api = "nisa.affine_select"
+    if not isinstance(pred, Mask) or len(pred.constraints) != 1:
+        raise cg.b.error(f"{api}: pred must be one affine comparison of nl.arange expressions, "
+                         f"e.g. (i_p - i_f >= 0)", NKITypeError, code="err_unsupported_expression_in_mask")
+    (expr, op), = pred.constraints
+    e = _grid(cg, api, expr)
+    if not isinstance(on_true_tile, Tensor):
+        raise cg.b.error(f"{api}: on_true_tile must be a tile", NKITypeError)
+    dt = on_true_tile.dtype if dtype is None else _dtype(cg, api, dtype)
+    dst = new_tensor(cg, nki.NdarrayOp, on_true_tile.shape, dt, "sbuf")
+    pattern, cm = _pattern(e)
+    from ..language import _ALU  # noqa: F401  (tokens live in nl)
+    from .builtins import Builtin
+    cmp = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+           "eq": "equal", "ne": "not_equal"}[op]
+    HANDLERS[api](cg, dst, pattern, cm, on_true_tile, on_false_value,
+                  cmp_op=Builtin(f"nl.{cmp}", token=cmp), offset=int(e.const))
+    return dst
+
+
+def _memset(cg, shape, value, dtype=None, **kw):
+    """``nisa.memset(shape, value, dtype)``: a new SBUF tile filled with ``value``."""
+    api = "nisa.memset"
+    dst = new_tensor(cg, nki.NdarrayOp, _shape(cg, api, shape),
+                     dtypes.float32 if dtype is None else _dtype(cg, api, dtype), "sbuf")
+    HANDLERS[api](cg, dst, value, **{k: v for k, v in kw.items() if k == "engine"})
+    return dst
+
+
+_SPECIAL = {"iota": _iota, "affine_select": _affine_select, "memset": _memset}
+
+for _name in _INSTRUCTIONS:
+    handles(f"nisa1.{_name}")(_beta1(_name))
+
+
+# ---------------------------------------------------------------- psum[...] += matmul
+
+
+def accumulate_matmul(cg, name: str, view: Tensor, args: list, kwargs: dict) -> None:
+    """``view += nisa.nc_matmul(stationary, moving, ...)`` or ``view += nl.matmul(x, y,
+    transpose_x)``: one matmul accumulating into the PSUM ``view``."""
+    if kwargs.get("mask") is not None:
+        raise cg.b.error(f"{name}: mask= on an accumulating matmul (psum[...] += ...) is not "
+                         f"supported by nki-mlir yet; mask the operand tiles instead",
+                         NKIError, category="not implemented")
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("mask", "dtype")}
+    if name == "nl.matmul":
+        sig = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                   default=d) for p, d in
+                                 (("x", inspect.Parameter.empty), ("y", inspect.Parameter.empty),
+                                  ("transpose_x", False))])
+        try:
+            b = sig.bind(*args, **kwargs).arguments
+        except TypeError as exc:
+            raise cg.b.error(f"nl.matmul: {exc}", NKITypeError) from None
+        x, y = b["x"], b["y"]
+        if not b.get("transpose_x", False):
+            xt = HANDLERS["nl.transpose"](cg, x)
+            x = HANDLERS["nl.copy"](cg, xt, dtype=x.dtype)
+        HANDLERS["nisa.nc_matmul"](cg, view, x, y, accumulate=True)
+        return
+    HANDLERS["nisa.nc_matmul"](cg, view, *args, accumulate=True, **kwargs)
+
+
+__all__ = ["accumulate_matmul", "RESULT_RULES"]

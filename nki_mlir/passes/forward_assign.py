@@ -1,0 +1,96 @@
+"""Fold the copy of an assignment into the instructions that produced its value.
+
+``t[...] = nl.exp(x)`` (NKI Beta 1 assignment, frontend/assign.py) legalizes to::
+
+    %tmp = nki.ndarray : memref<128x512xf32, sbuf>
+    nki.activation(dst=%tmp, data=%x, op=exp)
+    nki.tensor_copy(dst=%t, src=%tmp) {nki.assign}
+
+and this pattern makes the producer write ``%t`` directly (the IR Beta 2's
+``nisa.activation(dst=t, ...)`` gives)::
+
+    nki.activation(dst=%t, data=%x, op=exp)
+
+It applies only when that cannot change what the kernel computes: ``%tmp`` is a fresh
+unplaced allocation of the destination's shape and dtype, used only by instructions in the
+copy's block before the copy (no views of it), the destination is defined before the
+first of them, and nothing between the first use and the copy touches the destination's
+buffer.  Writing into a PSUM destination is Beta 1's "the result goes to PSUM when assigned
+to a PSUM tile"; if the producer's verifier rejects the new destination (an engine that
+cannot write PSUM, say) the copy stays.
+"""
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.utils.exceptions import VerifyException
+
+from ..dialects import nki
+from ..dialects.common import dtype_of, shape_of
+from ..dialects.instruction import NkiInstruction
+from .effects import VIEW_OPS
+
+ASSIGN_ATTR = "nki.assign"
+
+
+def _base(v: SSAValue) -> SSAValue:
+    while isinstance(v.owner, Operation) and v.owner.name in VIEW_OPS:
+        v = v.owner.operands[0]
+    return v
+
+
+def _touches(op: Operation, base: SSAValue) -> bool:
+    for o in op.walk():
+        if any(_base(x) is base for x in o.operands):
+            return True
+    return False
+
+
+class ForwardAssign(RewritePattern):
+    """``producer(dst=%tmp); tensor_copy(dst=%t, src=%tmp) {nki.assign}`` -> ``producer(dst=%t)``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nki.TensorCopyOp, rewriter: PatternRewriter) -> None:
+        if ASSIGN_ATTR not in op.attributes:
+            return
+        dst, tmp = op.dst, op.src
+        alloc = tmp.owner
+        if not isinstance(alloc, nki.NdarrayOp) or alloc.properties.get("address") is not None:
+            return
+        if shape_of(tmp) != shape_of(dst) or dtype_of(tmp) != dtype_of(dst):
+            return
+        block = op.parent_block()
+        users = [u.operation for u in tmp.uses if u.operation is not op]
+        if not users or any(u.parent_block() is not block or not isinstance(u, NkiInstruction)
+                            for u in users):
+            return
+        order = {o: i for i, o in enumerate(block.ops)}
+        first = min(order[u] for u in users)
+        if any(order[u] > order[op] for u in users):
+            return
+        owner = dst.owner
+        if isinstance(owner, Operation) and owner.parent_block() is block and order[owner] > first:
+            return
+        base = _base(dst)
+        between = [o for o in block.ops if first <= order[o] < order[op]]
+        if any(_touches(o, base) for o in between):
+            return
+        swapped: list[tuple[Operation, int]] = []
+        for u in users:
+            for i, x in enumerate(u.operands):
+                if x is tmp:
+                    u.operands[i] = dst
+                    swapped.append((u, i))
+        try:
+            for u in users:
+                u.verify_()
+        except VerifyException:
+            for u, i in swapped:
+                u.operands[i] = tmp
+            return
+        rewriter.erase(op)
+        if not tmp.uses:
+            rewriter.erase(alloc)
+
+
+__all__ = ["ForwardAssign", "ASSIGN_ATTR"]

@@ -48,6 +48,8 @@ _CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast
            ast.NotIn: lambda a, b: a not in b}
 
 _UNROLL_LIMIT = 100_000
+#: comparisons of loop indices that make a (rank-0) mask
+_LOOP_CMP = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 
 
 class _Return(Exception):
@@ -237,6 +239,11 @@ class FunctionCodegen(ast.NodeVisitor):
         self.run_body(node.body if self.truth(node.test, cond) else node.orelse)
 
     def truth(self, node: ast.AST, value: Any) -> bool:
+        if isinstance(value, Mask) and all(e.rank == 0 for e, _ in value.constraints):
+            raise self.fail(node, "a loop index's value is not known at compile time, so it cannot "
+                                  "be used as a condition; use nl.static_range or range() to unroll "
+                                  "the loop (or pass the comparison as mask=)",
+                            code="err_dynamic_control_flow_not_supported")
         if isinstance(value, (IndexExpr, Mask)):
             raise self.fail(node, "an nl.arange / nl.mgrid expression (or a mask built from one) has "
                                   "no single truth value; conditions must be compile-time values "
@@ -546,6 +553,11 @@ class FunctionCodegen(ast.NodeVisitor):
             if isinstance(op, (ast.Is, ast.IsNot)):
                 raise self.fail(node, "'is' / 'is not' are not supported in NKI kernels; use == or !=")
             right = self.eval(comp)
+            if len(node.ops) == 1 and isinstance(op, tuple(_LOOP_CMP)) and \
+                    any(isinstance(v, Index) for v in (left, right)) and \
+                    all(isinstance(v, Index) or is_int(v) for v in (left, right)):
+                # a loop-index comparison: a mask= gating the whole instruction (Beta 1)
+                return Mask(((IndexExpr((), (), as_index(left).sub(right)), _LOOP_CMP[type(op)]),))
             if any(isinstance(v, (IndexExpr, Tensor)) for v in (left, right)) and len(node.ops) == 1:
                 from .tile_ops import compare_operator
                 return compare_operator(self, node, type(op), left, right)

@@ -202,3 +202,17 @@ def tutorial_matmul(lhs_t, rhs):
     res_sb = nl.copy(res_psum, dtype=nl.float32)
     nl.store(out, value=res_sb)
     return out
+
+
+@nki.jit
+def loop_index_masks(a):
+    """Rows 0..255: exp(a); rows 256..511: a -- masks on the affine_range index alone."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(64)[None, :]
+    for t in nl.affine_range(4):
+        x = nl.load(a[t * 128 + i_p, i_f])
+        y = nl.exp(x, mask=(t < 2))
+        nl.store(out[t * 128 + i_p, i_f], value=y, mask=(t < 2))
+        nl.store(out[t * 128 + i_p, i_f], value=x, mask=(t >= 2))
+    return out

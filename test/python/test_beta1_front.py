@@ -170,3 +170,9 @@ def test_numpy_ufuncs_as_ops_and_store_broadcast():
 def test_tutorial_style_psum_accumulation_on_a_name():
     lt, r = _f32(384, 128), _f32(384, 512)
     np.testing.assert_allclose(B1.tutorial_matmul(lt, r), lt.T @ r, rtol=1e-4, atol=1e-3)
+
+
+def test_masks_on_a_loop_index_gate_whole_instructions():
+    a = _f32(512, 64)
+    ref = np.concatenate([np.exp(a[:256]), a[256:]])
+    np.testing.assert_allclose(B1.loop_index_masks(a), ref, rtol=2e-6)

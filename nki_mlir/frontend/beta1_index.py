@@ -20,7 +20,6 @@ expressions), ``err_indirect_indices_free_dim``, ``err_tensor_access_out_of_boun
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 import numpy as np
 

@@ -181,7 +181,6 @@ def _affine_select(cg, pred, on_true_tile, on_false_value, dtype=None, **kw):
     dt = on_true_tile.dtype if dtype is None else _dtype(cg, api, dtype)
     dst = new_tensor(cg, nki.NdarrayOp, on_true_tile.shape, dt, "sbuf")
     pattern, cm = _pattern(e)
-    from ..language import _ALU  # noqa: F401  (tokens live in nl)
     from .builtins import Builtin
     cmp = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
            "eq": "equal", "ne": "not_equal"}[op]

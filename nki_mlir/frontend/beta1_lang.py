@@ -110,9 +110,9 @@ def loop_reduce(cg, x, op, loop_indices, dtype=None, mask=None):
     if dtype is not None:
         _dtype(cg, api, dtype)
     target = assignment_target(cg)
-    usage = (f"assign its result to the accumulator tile, allocated before the loop: "
-             f"'acc = nl.zeros(shape, dtype)' then 'acc = nl.loop_reduce(x, op=np.add, "
-             f"loop_indices=[i])' in the loop")
+    usage = ("assign its result to the accumulator tile, allocated before the loop: "
+             "'acc = nl.zeros(shape, dtype)' then 'acc = nl.loop_reduce(x, op=np.add, "
+             "loop_indices=[i])' in the loop")
     if target is None:
         raise cg.b.error(f"{api}: {usage}", NKITypeError)
     acc = cg.eval(_load(target)) if isinstance(target, (ast.Name, ast.Subscript)) else None

@@ -200,14 +200,9 @@ def eval_mask(cg, node: ast.expr) -> Any:
         raise
 
 
-def eval_masked_call(cg, node: ast.Call, callee) -> Any:
-    """Evaluate the arguments of a builtin call that has a ``mask=`` keyword and compile it.
-
-    Tensor subscripts with ``nl.arange`` / ``nl.mgrid`` keys (``x[t * 128 + i_p, i_f]``) are
-    kept unevaluated (:class:`PendingView`): :func:`masked_call` builds each one already
-    restricted to the masked shape, so a view of the last partial tile never covers rows past
-    the end of the tensor (not even at compile time, for static indices).
-    """
+def _lazy_arguments(cg, node: ast.Call) -> tuple[list[Any], dict[str, Any]]:
+    """A call's arguments with tensor subscripts kept lazy and ``mask=`` evaluated as a mask;
+    sets the builder location to the call."""
     args: list[Any] = []
     for a in node.args:
         if isinstance(a, ast.Starred):
@@ -218,11 +213,21 @@ def eval_masked_call(cg, node: ast.Call, callee) -> Any:
     for kw in node.keywords:
         if kw.arg is None:
             kwargs.update(cg.eval(kw.value))
-        elif kw.arg == "mask":
-            kwargs["mask"] = eval_mask(cg, kw.value)
         else:
-            kwargs[kw.arg] = lazy_operand(cg, kw.value)
+            kwargs[kw.arg] = eval_mask(cg, kw.value) if kw.arg == "mask" else lazy_operand(cg, kw.value)
     cg.b.loc = cg.loc(node)
+    return args, kwargs
+
+
+def eval_masked_call(cg, node: ast.Call, callee) -> Any:
+    """Evaluate the arguments of a builtin call that has a ``mask=`` keyword and compile it.
+
+    Tensor subscripts with ``nl.arange`` / ``nl.mgrid`` keys (``x[t * 128 + i_p, i_f]``) are
+    kept unevaluated (:class:`PendingView`): :func:`masked_call` builds each one already
+    restricted to the masked shape, so a view of the last partial tile never covers rows past
+    the end of the tensor (not even at compile time, for static indices).
+    """
+    args, kwargs = _lazy_arguments(cg, node)
     if kwargs.get("mask") is None:
         args, kwargs = resolve_all(cg, args), resolve_all(cg, kwargs)
     return cg.call(node, callee, args, kwargs)
@@ -243,19 +248,7 @@ def assign_masked(cg, target: ast.Subscript, node: ast.Call) -> bool:
         return False
     cg.check_visible(target, container)
     into = _lazy_subscript(cg, target, container)
-    args: list[Any] = []
-    for a in node.args:
-        if isinstance(a, ast.Starred):
-            args.extend(cg.eval(a.value))
-        else:
-            args.append(lazy_operand(cg, a))
-    kwargs: dict[str, Any] = {}
-    for kw in node.keywords:
-        if kw.arg is None:
-            kwargs.update(cg.eval(kw.value))
-        else:
-            kwargs[kw.arg] = eval_mask(cg, kw.value) if kw.arg == "mask" else lazy_operand(cg, kw.value)
-    cg.b.loc = cg.loc(node)
+    args, kwargs = _lazy_arguments(cg, node)
     if kwargs.get("mask") is None:
         from .assign import assign_into
         value = cg.call(node, callee, resolve_all(cg, args), resolve_all(cg, kwargs))

@@ -43,7 +43,7 @@ def assign_into(cg, dst: Tensor, value: Any) -> None:
         raise cg.b.error(f"cannot assign {type(value).__name__} {value!r} into a tensor; assign a "
                          f"tile or a number", NKITypeError)
     if tuple(value.shape) != tuple(dst.shape):
-        value = _broadcast(cg, dst, value)
+        value = broadcast_value(cg, dst, value)
     if not dst.on_chip:
         HANDLERS["nl.store"](cg, dst, value)
         return
@@ -54,7 +54,8 @@ def assign_into(cg, dst: Tensor, value: Any) -> None:
     op.attributes[ASSIGN_ATTR] = UnitAttr()
 
 
-def _broadcast(cg, dst: Tensor, value: Tensor) -> Tensor:
+def broadcast_value(cg, dst: Tensor, value: Tensor) -> Tensor:
+    """``value`` broadcast (NumPy rules, size-1 dims) to ``dst``'s shape."""
     src, want = tuple(value.shape), tuple(dst.shape)
     ok = len(src) <= len(want)
     if ok:

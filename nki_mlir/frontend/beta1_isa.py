@@ -14,6 +14,7 @@ Reshaped Beta 1 forms: ``iota(expr, dtype)`` (``expr`` an ``nl.arange`` expressi
 """
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -115,14 +116,19 @@ _PASS_THROUGH = frozenset({"get_nc_version", "get_nc_sub_version", "register_all
 def _beta1(name: str):
     api = f"nisa.{name}"
 
-    def handler(cg, *args, dtype=None, mask=None, **kwargs):
+    @functools.cache
+    def beta2() -> tuple:
+        """The Beta 2 handler and its signature (looked up once, after every family registered)."""
         b2 = HANDLERS[api]
-        if name in _PASS_THROUGH or "dst" in kwargs or "dst" not in inspect.signature(b2).parameters:
+        return b2, inspect.signature(b2)
+
+    def handler(cg, *args, dtype=None, mask=None, **kwargs):
+        b2, sig = beta2()
+        if name in _PASS_THROUGH or "dst" in kwargs or "dst" not in sig.parameters:
             return b2(cg, *args, **kwargs)
         special = _SPECIAL.get(name)
         if special is not None:
             return special(cg, *args, dtype=dtype, **kwargs)
-        sig = inspect.signature(b2)
         try:
             bound = sig.bind(cg, None, *args, **kwargs).arguments
         except TypeError as exc:

@@ -138,18 +138,22 @@ class FunctionCodegen(ast.NodeVisitor):
             from .masks import assign_masked
             if isinstance(node.value, ast.Call) and assign_masked(self, node.targets[0], node.value):
                 return  # t[...] = call(..., mask=m): writes only the masked part of t
-            view = self._tensor_target(node.targets[0])
+            target = node.targets[0]
+            container = self.eval(target.value)
+            view = self._tensor_target(target, container)
             if view is not None:  # t[...] = value (Beta 1): the view first, then the value
                 from .assign import assign_into
                 assign_into(self, view, self.eval(node.value))
                 return
+            value = self.eval(node.value)
+            container[self.eval(target.slice)] = value  # a compile-time list / dict item
+            return
         value = self.eval(node.value)
         for target in node.targets:
             self.assign(target, value)
 
-    def _tensor_target(self, target: ast.Subscript) -> Tensor | None:
-        """The view ``t[idx]`` when ``target`` subscripts a tensor, else None."""
-        container = self.eval(target.value)
+    def _tensor_target(self, target: ast.Subscript, container: Any) -> Tensor | None:
+        """The view ``t[idx]`` when ``target`` subscripts a tensor (``container``), else None."""
         if isinstance(container, (IndexExpr, Mask)):
             raise self.fail(target, "an nl.arange / nl.mgrid index expression cannot be assigned to; "
                                     "materialise it as a tile with nisa.iota first",
@@ -169,11 +173,15 @@ class FunctionCodegen(ast.NodeVisitor):
 
     def stmt_AugAssign(self, node: ast.AugAssign) -> None:
         if isinstance(node.target, ast.Subscript):
-            view = self._tensor_target(node.target)
+            container = self.eval(node.target.value)
+            view = self._tensor_target(node.target, container)
             if view is not None:  # t[...] += value (Beta 1): accumulate in place
                 from .tile_ops import augmented_assign
                 augmented_assign(self, node, view)
                 return
+            key = self.eval(node.target.slice)
+            container[key] = self.binop(node, type(node.op), container[key], self.eval(node.value))
+            return
         current = self.eval(_as_load(node.target))
         if isinstance(current, Tensor) and current.on_chip and self.b.beta1:
             from .tile_ops import augmented_assign  # Beta 1 `psum_tile += nl.matmul(...)`: in place

@@ -41,15 +41,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.irdl import IRDLOperation
 
 from .. import dtypes
 from ..diagnostics import loc_of
-from ..dialects.instruction import WRITE_ROLES
 from ..errors import NKIError, NKIKernelWarning, NKITypeError, SourceLoc
-from ..passes.effects import base_buffer
+from ..passes.effects import accesses, base_buffer
 from ..typing import ScalarAnnotation, TensorAnnotation, annotation_of
 
 #: op names that create a tensor without contents (every other creating op initialises it)
@@ -141,19 +140,8 @@ def check_annotated_value(cg, node: ast.AnnAssign, value: Any) -> None:
 
 def written_operands(op: Operation) -> Iterator[SSAValue]:
     """The memref operands ``op`` writes (its operands in ``WRITE_ROLES``)."""
-    if not isinstance(op, IRDLOperation):
-        return
-    try:
-        defs = op.get_irdl_definition().operands
-    except Exception:
-        return
-    for name, _ in defs:
-        if name not in WRITE_ROLES:
-            continue
-        value = getattr(op, name, None)
-        for v in (value if isinstance(value, tuple) else (value,)):
-            if v is not None and isinstance(v.type, MemRefType):
-                yield v
+    if isinstance(op, IRDLOperation):
+        yield from (a.value for a in accesses(op) if a.is_write)
 
 
 def _const_int(v: SSAValue) -> int | None:

@@ -160,8 +160,8 @@ def store(cg, dst, value, mask=None):
         return HANDLERS["nisa.dma_copy"](cg, dst, value)
     d, v = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "value", value)
     if v.shape != d.shape and v.on_chip and v.ndim == d.ndim:  # broadcast the value (NumPy rules)
-        from .assign import _broadcast
-        v = _broadcast(cg, d, v)
+        from .assign import broadcast_value
+        v = broadcast_value(cg, d, v)
     A.emit(cg, nki.StoreOp, {"dst": d.value, "value": v.value})
 
 

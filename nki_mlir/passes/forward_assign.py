@@ -28,20 +28,14 @@ from xdsl.utils.exceptions import VerifyException
 from ..dialects import nki
 from ..dialects.common import dtype_of, shape_of
 from ..dialects.instruction import NkiInstruction
-from .effects import VIEW_OPS
+from .effects import base_buffer
 
 ASSIGN_ATTR = "nki.assign"
 
 
-def _base(v: SSAValue) -> SSAValue:
-    while isinstance(v.owner, Operation) and v.owner.name in VIEW_OPS:
-        v = v.owner.operands[0]
-    return v
-
-
 def _touches(op: Operation, base: SSAValue) -> bool:
     for o in op.walk():
-        if any(_base(x) is base for x in o.operands):
+        if any(base_buffer(x) is base for x in o.operands):
             return True
     return False
 
@@ -71,7 +65,7 @@ class ForwardAssign(RewritePattern):
         owner = dst.owner
         if isinstance(owner, Operation) and owner.parent_block() is block and order[owner] > first:
             return
-        base = _base(dst)
+        base = base_buffer(dst)
         between = [o for o in block.ops if first <= order[o] < order[op]]
         if any(_touches(o, base) for o in between):
             return

@@ -52,6 +52,8 @@ class Decoder:
         self.template: dict[int, object] = {}
         self.consts: dict[SSAValue, object] = {}
         self.count = 0
+        #: ``shared_hbm`` allocs seen so far per ``nkim.name`` (launch-wide binding, spmd.py)
+        self.shared_names: dict[str, int] = {}
 
     # -------------------------------------------------------------- slots and values
 

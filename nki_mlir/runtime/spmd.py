@@ -171,7 +171,7 @@ def shared_alloc(dec, op: Operation, closure: Closure | None) -> Closure | None:
     if key is None:
         name_attr = op.attributes.get("nkim.name")
         name = name_attr.data if isinstance(name_attr, StringAttr) else ""
-        counts = dec.__dict__.setdefault("_shared_hbm_names", {})
+        counts = dec.shared_names
         counts[name] = counts.get(name, -1) + 1
         key = ("named", name, counts[name])
     s, shape, dt = b.slot, b.shape, b.dtype

@@ -100,6 +100,16 @@ class NKIRuntimeError(NKIError):
     category = "runtime error"
 
 
+class NKIHazardError(NKIRuntimeError):
+    """The interpreter's hazard checks found a scheduling or placement bug: two accesses
+    from different engine queues to overlapping bytes with no ordering edge (a race), two
+    buffers live at the same time on the same bytes, a read of never-written SBUF/PSUM, or a
+    matmul accumulating onto PSUM that a non-matmul instruction initialised.  The message
+    names both instructions with their source lines."""
+
+    category = "hazard"
+
+
 class NKIRangeWarning(UserWarning):
     """A run-time value outside an instruction's documented valid input range.
 

@@ -16,7 +16,7 @@ Semantics: nki_spec.md section 5.4 (NKI ``nki.isa`` API pages).
 """
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, StringAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, StringAttr, i64
 from xdsl.ir import Dialect
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -60,14 +60,21 @@ COMPUTE = ("vector", "scalar", "gpsimd")
 
 @irdl_op_definition
 class AllocOp(IRDLOperation):
-    """``%m = nisa.alloc alignment=64 {nkim.partition = 0, nkim.offset = 4096} : memref<...>``.
+    """``%m = nisa.alloc [copy(%slot)] alignment=64 {nkim.partition = 0, nkim.offset = 4096} : memref<...>``.
 
     Allocates an SBUF/PSUM tensor (or an internal HBM tensor).  After ``nisa-allocate``
     on-chip allocs carry their placement: ``nkim.partition`` (start partition),
     ``nkim.offset`` (bytes from the start of each partition) and for PSUM ``nkim.bank``.
+
+    Multi-buffering (``nisa-allocate``, design.md section 5): an alloc inside an
+    ``affine_range`` body may get ``nkim.copies = k`` (2..4 rotating copies) and
+    ``nkim.copy_stride = s`` (bytes per partition between copies) plus the optional
+    ``copy`` operand, an ``index`` computed in the IR from the loop induction variables:
+    copy ``c = slot mod k`` of the tensor lives at byte offset ``nkim.offset + c * s``.
     """
 
     name = "nisa.alloc"
+    copy_index = opt_operand_def(IndexType)
     alignment = opt_prop_def(IntegerAttr)
     result = result_def(MemRefType)
 
@@ -76,8 +83,14 @@ class AllocOp(IRDLOperation):
             raise VerifyException("nisa.alloc: the result must be a memref in a #nisa.mem space")
         if space_of(self.result) in ON_CHIP:
             rules.on_chip_shape(self, "result", self.result)
+        if self.copy_index is not None and "nkim.copies" not in self.attributes:
+            raise VerifyException("nisa.alloc: a copy(...) operand needs nkim.copies")
 
     def print(self, printer: Printer) -> None:
+        if self.copy_index is not None:
+            printer.print_string(" copy(")
+            printer.print_operand(self.copy_index)
+            printer.print_string(")")
         if self.alignment is not None:
             printer.print_string(f" alignment={self.alignment.value.data}")
         printer.print_op_attributes(self.attributes)
@@ -87,13 +100,18 @@ class AllocOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> "AllocOp":
         props = {}
+        operands = []
+        if parser.parse_optional_keyword("copy") is not None:
+            parser.parse_punctuation("(")
+            operands.append(parser.resolve_operand(parser.parse_unresolved_operand(), IndexType()))
+            parser.parse_punctuation(")")
         if parser.parse_optional_keyword("alignment") is not None:
             parser.parse_punctuation("=")
             props["alignment"] = IntegerAttr(parser.parse_integer(), i64)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         ty = parser.parse_type()
-        return cls.build(result_types=[ty], properties=props, attributes=attrs)
+        return cls.build(operands=[operands], result_types=[ty], properties=props, attributes=attrs)
 
 
 @irdl_op_definition

@@ -63,7 +63,8 @@ class LowerNdarray(RewritePattern):
         if op.address is not None:
             attrs["nkim.address"] = op.address
         props = {"alignment": IntegerAttr(64, i64)} if op.result.type.memory_space.space.data in ("sbuf", "psum") else {}
-        new = nisa.AllocOp.build(result_types=[op.result.type], properties=props, attributes=attrs)
+        new = nisa.AllocOp.build(operands=[[]], result_types=[op.result.type], properties=props,
+                                 attributes=attrs)
         _replace(rewriter, op, [new], [new.result])
 
 

@@ -20,19 +20,37 @@ Rules implemented:
   boundary, the capacity and overlap with other live pinned tensors; automatic tensors
   avoid pinned ones.
 
-Algorithm: pinned tensors first (program order), then best-fit in live-range order:
-each tensor goes into the smallest free gap (among tensors live at the same time and
-sharing partitions) in which a legal offset exists.
+- multi-buffering (:mod:`.multibuffer`): a tensor allocated in an ``affine_range`` body
+  (all enclosing loops static ``scf.for``) gets ``k`` rotating copies, 2 <= k <= 4,
+  k <= the number of times its alloc runs; its footprint is ``k * stride`` bytes,
+  reserved over the whole innermost loop (:meth:`.liveness.LiveRange.rotated`).
+
+Algorithm, per memory (SBUF and PSUM are independent): pinned tensors first (program
+order), then best-fit in program order: each tensor goes into the smallest free gap
+(among tensors live at the same time and sharing partitions) in which a legal offset
+exists.
+
+Copy policy ("chosen by what fits", deterministic): every eligible tensor starts with
+``k = min(max-copies, 4, total iterations)``.  When a tensor cannot be placed, one tensor
+loses one copy and placement starts again: the largest footprint (``k * stride``; ties:
+program order) with ``k > 1`` among the failing tensor and the tensors live with it, else
+among all tensors of that memory.  So copies are given up largest first, 4 -> 3 -> 2 -> 1,
+only where memory is short.  When every tensor of the memory is down to one copy the
+placement is exactly the one without multi-buffering, and only then is the overflow
+reported.  Option ``max-copies=N`` (1..4; 1 turns multi-buffering off).
 
 Output: ``nkim.partition``, ``nkim.offset`` and (PSUM) ``nkim.bank`` on each on-chip
-alloc, ``alignment`` on allocs that had none, and ``nkim.sbuf_peak_bytes`` /
-``nkim.psum_peak_bytes`` (high-water mark, bytes per partition) on the module.
-HBM allocs are not placed.  Errors: :class:`~nki_mlir.errors.NKIAllocationError`
-located at the alloc that could not be placed or whose address is illegal.
+alloc (copy 0; copy ``c`` is at ``nkim.offset + c * nkim.copy_stride``), ``alignment``
+on allocs that had none, ``nkim.copies`` / ``nkim.copy_stride`` / ``copy(%slot)`` on
+multi-buffered ones, and the memory report on the module (:mod:`.memory_report`:
+``nkim.sbuf_peak_bytes``, ``nkim.sbuf_max_live_bytes``, per-partition peaks,
+fragmentation, PSUM banks).  HBM allocs are not placed.  Errors:
+:class:`~nki_mlir.errors.NKIAllocationError` located at the alloc that could not be
+placed or whose address is illegal.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, i64
@@ -42,7 +60,9 @@ from xdsl.passes import ModulePass
 from .. import dtypes
 from ..diagnostics import error_at, loc_of
 from ..dialects.common import ON_CHIP, TARGETS, TargetAttr, space_of
+from ..dialects.nisa import AllocOp
 from ..errors import NKIAllocationError, NKIError
+from . import memory_report, multibuffer
 from .effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition
 from .liveness import LiveRange, live_ranges
 
@@ -87,19 +107,47 @@ def arenas(target: str) -> dict[str, Arena]:
 
 @dataclass
 class Tensor:
-    """An on-chip alloc to place: its live range, shape and (once placed) its region."""
+    """An on-chip alloc to place: its live range, shape, copies and (once placed) region.
 
-    live: LiveRange
+    ``size`` is one copy's bytes per partition; ``footprint`` is what is reserved
+    (``copies * stride``); ``region`` covers the footprint.
+    """
+
+    base: LiveRange                     # the range with one copy
     space: str
     partitions: int
-    size: int                           # bytes per partition, times live.copies
+    size: int                           # bytes per partition of one copy
     alignment: int
     pinned: tuple[int, int] | None      # [partition, offset] asked for by the user
+    nest: multibuffer.RotationNest | None = None   # loops, if it may be multi-buffered
+    rotation: tuple[int, int] | None = None     # (stride, placement alignment) if k > 1
+    copies: int = 1                     # starts at the most allowed (module docstring)
+    live: LiveRange = field(init=False)     # base.rotated(copies), kept by set_copies
     region: Region | None = None
+
+    def __post_init__(self) -> None:
+        self.set_copies(self.copies)
+
+    def set_copies(self, k: int) -> None:
+        """Use ``k`` rotating copies (1 = single-buffered); updates the live range."""
+        self.copies = k
+        self.live = self.base.rotated(k)
 
     @property
     def op(self):
         return self.live.alloc
+
+    @property
+    def stride(self) -> int:
+        return self.rotation[0] if self.copies > 1 and self.rotation else self.size
+
+    @property
+    def place_alignment(self) -> int:
+        return self.rotation[1] if self.copies > 1 and self.rotation else self.alignment
+
+    @property
+    def footprint(self) -> int:
+        return self.size if self.copies == 1 else self.copies * self.stride
 
     @property
     def first_partition(self) -> int:
@@ -115,12 +163,17 @@ class Tensor:
         return start < theirs.partition + theirs.partitions and theirs.partition < start + self.partitions
 
 
-def _tensor(live: LiveRange, arena: Arena) -> Tensor:
+def _tensor(live: LiveRange, arena: Arena, limit: int) -> Tensor:
     alloc = live.alloc
-    size = bytes_per_partition(alloc.result) * live.copies
+    size = bytes_per_partition(alloc.result)
     given = alloc.alignment.value.data if alloc.alignment is not None else 0
-    return Tensor(live, arena.space, alloc.result.type.get_shape()[0], size,
-                  max(given, arena.alignment), _pinned_address(alloc))
+    alignment = max(given, arena.alignment)
+    pinned = _pinned_address(alloc)
+    nest = multibuffer.rotation_nest(alloc) if pinned is None else None
+    rotation = multibuffer.copy_stride(size, alignment, arena.bank) if nest else None
+    k = multibuffer.max_copies_for(nest, limit) if rotation else 1
+    return Tensor(live, arena.space, alloc.result.type.get_shape()[0], size, alignment, pinned,
+                  nest, rotation, k)
 
 
 def _pinned_address(alloc) -> tuple[int, int] | None:
@@ -162,14 +215,21 @@ def _shape_dtype(t: Tensor) -> str:
     return f"{list(ty.get_shape())} {dt}"
 
 
+def _bytes(t: Tensor) -> str:
+    """``'2048 bytes per partition'``, with the copies of a multi-buffered tensor."""
+    if t.copies == 1:
+        return f"{t.size} bytes per partition"
+    return f"{t.footprint} bytes per partition ({t.copies} rotating copies of {t.size})"
+
+
 def describe_tensor(t: Tensor) -> str:
     """``'a_sb' ([128, 512] float32, 2048 bytes per partition, kernel.py:12)``."""
-    return f"'{tensor_name(t)}' ({_shape_dtype(t)}, {t.size} bytes per partition, {_where(t)})"
+    return f"'{tensor_name(t)}' ({_shape_dtype(t)}, {_bytes(t)}, {_where(t)})"
 
 
 def overflow_message(t: Tensor, live: list[Tensor], arena: Arena, target: str) -> str:
     """Why ``t`` does not fit: capacity, need, and the largest tensors live with it."""
-    need = t.size + sum(o.size for o in live)
+    need = t.footprint + sum(o.footprint for o in live)
     mem = arena.space.upper()
     msg = (f"cannot place tensor '{tensor_name(t)}' in {mem}: the tensors live at the same time "
            f"need {need} bytes per partition, but {mem} on {target} has {arena.capacity} "
@@ -177,10 +237,10 @@ def overflow_message(t: Tensor, live: list[Tensor], arena: Arena, target: str) -
     if need <= arena.capacity:
         msg += (" (no free range can hold it: the free space is fragmented by alignment, "
                 "PSUM bank boundaries or the placement of other tensors)")
-    rows = sorted([t, *live], key=lambda o: (-o.size, o.live.start))
+    rows = sorted([t, *live], key=lambda o: (-o.footprint, o.base.start))
     msg += "\nlargest live tensors:"
     for o in rows[:LISTED]:
-        msg += f"\n  '{tensor_name(o)}' {_shape_dtype(o)}: {o.size} bytes per partition at {_where(o)}"
+        msg += f"\n  '{tensor_name(o)}' {_shape_dtype(o)}: {_bytes(o)} at {_where(o)}"
     if len(rows) > LISTED:
         msg += f"\n  ... and {len(rows) - LISTED} more"
     return msg
@@ -241,45 +301,79 @@ def _occupied(t: Tensor, placed: list[Tensor]) -> list[tuple[int, int]]:
 
 
 def best_fit(t: Tensor, arena: Arena, placed: list[Tensor]) -> int | None:
-    """The offset in the smallest free gap that can hold ``t`` (lowest offset on ties)."""
+    """The offset in the smallest free gap that can hold ``t``'s footprint (lowest offset
+    on ties).  Each copy obeys the bank rule: a rotating PSUM tensor is placed at a
+    multiple of its stride, which divides a bank (or is whole banks)."""
     best: tuple[int, int] | None = None     # (gap size, offset)
-    cursor = 0
+    cursor, unit = 0, t.stride
     for lo, hi in [*_occupied(t, placed), (arena.capacity, arena.capacity)]:
         if lo > cursor:
-            off = arena.legal_offset(cursor, t.size, t.alignment)
-            if off + t.size <= lo and (best is None or (lo - cursor, off) < best):
+            off = arena.legal_offset(cursor, unit, t.place_alignment)
+            if off + t.footprint <= lo and (best is None or (lo - cursor, off) < best):
                 best = (lo - cursor, off)
         cursor = max(cursor, hi)
     return None if best is None else best[1]
 
 
-def _place_auto(t: Tensor, arena: Arena, placed: list[Tensor], target: str) -> None:
-    off = best_fit(t, arena, placed)
-    if off is None:
-        live = [o for o in placed if t.conflicts(o)]
-        raise error_at(t.op, overflow_message(t, live, arena, target), NKIAllocationError)
-    t.region = Region(arena.space, 0, t.partitions, off, t.size)
+def _try_place(tensors: list[Tensor], arena: Arena, target: str) -> Tensor | None:
+    """Place ``tensors`` (one memory): pinned first, then automatic ones in program order.
+    Returns the first tensor that found no room (the others' regions are then partial)."""
+    placed: list[Tensor] = []
+    for t in tensors:
+        t.region = None
+    for t in [t for t in tensors if t.pinned] + [t for t in tensors if not t.pinned]:
+        if t.pinned:
+            _place_pinned(t, arena, placed, target)
+        else:
+            off = best_fit(t, arena, placed)
+            if off is None:
+                return t
+            t.region = Region(arena.space, 0, t.partitions, off, t.footprint)
+        placed.append(t)
+    return None
+
+
+def _fewer_copies(failed: Tensor, live: list[Tensor], tensors: list[Tensor]) -> Tensor | None:
+    """Which tensor gives up a copy (the policy of the module docstring), or None."""
+    for pool in ([failed, *live], tensors):
+        rotating = [t for t in pool if t.copies > 1]
+        if rotating:
+            return min(rotating, key=lambda t: (-t.footprint, t.base.start))
+    return None
+
+
+def place_space(tensors: list[Tensor], arena: Arena, target: str) -> None:
+    """Place the tensors of one memory, giving up copies until they fit; raises the
+    overflow error only when no tensor has a copy left to give up."""
+    while (failed := _try_place(tensors, arena, target)) is not None:
+        live = [o for o in tensors if failed.conflicts(o)]
+        victim = _fewer_copies(failed, live, tensors)
+        if victim is None:
+            raise error_at(failed.op, overflow_message(failed, live, arena, target),
+                           NKIAllocationError)
+        victim.set_copies(victim.copies - 1)
 
 
 # ------------------------------------------------------------------------- the pass
 
 
-def place_function(func: FuncOp, target: str) -> list[Tensor]:
-    """Place every on-chip alloc of ``func``; returns the placed tensors."""
+def place_function(func: FuncOp, target: str, max_copies: int = multibuffer.MAX_COPIES) -> list[Tensor]:
+    """Place every on-chip alloc of ``func``; returns the placed tensors (program order)."""
     by_space = arenas(target)
-    tensors = [_tensor(lr, by_space[space_of(lr.alloc.result)])
+    for op in func.walk():
+        if isinstance(op, AllocOp):
+            multibuffer.clear_copies(op)
+    tensors = [_tensor(lr, by_space[space_of(lr.alloc.result)], max_copies)
                for lr in live_ranges(func) if space_of(lr.alloc.result) in ON_CHIP]
-    placed: list[Tensor] = []
-    for t in [t for t in tensors if t.pinned] + [t for t in tensors if not t.pinned]:
-        place = _place_pinned if t.pinned else _place_auto
-        place(t, by_space[t.space], placed, target)
-        placed.append(t)
-    for t in placed:
-        _annotate(t)
-    return placed
+    for space, arena in by_space.items():
+        place_space([t for t in tensors if t.space == space], arena, target)
+    slots: dict = {}
+    for t in tensors:
+        _annotate(t, slots)
+    return tensors
 
 
-def _annotate(t: Tensor) -> None:
+def _annotate(t: Tensor, slots: dict) -> None:
     alloc, region = t.op, t.region
     if alloc.alignment is None:
         alloc.properties["alignment"] = IntegerAttr(t.alignment, i64)
@@ -287,6 +381,8 @@ def _annotate(t: Tensor) -> None:
     alloc.attributes[ATTR_OFFSET] = IntegerAttr(region.offset, i64)
     if t.space == "psum":
         alloc.attributes[ATTR_BANK] = IntegerAttr(region.offset // PSUM_BANK_BYTES, i64)
+    if t.copies > 1:
+        multibuffer.set_copies(alloc, t.copies, t.stride, t.nest, slots)
 
 
 def module_target(module: ModuleOp, option: str) -> str:
@@ -301,17 +397,18 @@ def module_target(module: ModuleOp, option: str) -> str:
 
 @dataclass(frozen=True)
 class NisaAllocate(ModulePass):
-    """Place SBUF/PSUM tensors (see the module docstring).  Option: ``target=trn1|trn2|trn3``."""
+    """Place SBUF/PSUM tensors (see the module docstring).  Options: ``target=trn1|trn2|trn3``,
+    ``max-copies=1..4`` (rotating copies of a multi-buffered tensor at most; 1 = off)."""
 
     name = "nisa-allocate"
     target: str = ""
+    max_copies: int = multibuffer.MAX_COPIES
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target)
-        peak = {"sbuf": 0, "psum": 0}
-        for func in op.walk():
-            if isinstance(func, FuncOp):
-                for t in place_function(func, target):
-                    peak[t.space] = max(peak[t.space], t.region.offset + t.region.size)
-        op.attributes["nkim.sbuf_peak_bytes"] = IntegerAttr(peak["sbuf"], i64)
-        op.attributes["nkim.psum_peak_bytes"] = IntegerAttr(peak["psum"], i64)
+        if not 1 <= self.max_copies <= multibuffer.MAX_COPIES:
+            raise NKIError(f"nisa-allocate: max-copies must be 1..{multibuffer.MAX_COPIES}, "
+                           f"got {self.max_copies}")
+        per_function = [place_function(func, target, self.max_copies)
+                        for func in op.walk() if isinstance(func, FuncOp)]
+        memory_report.annotate(op, per_function)

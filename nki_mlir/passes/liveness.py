@@ -16,14 +16,17 @@ condition and the body) are numbered inside it, so a buffer used in either is li
 whole loop, and a loop that runs zero times only makes a range longer than needed.
 Registers (``#nisa.mem<reg>``) are not ``nisa.alloc`` results and are never placed.
 
-Multi-buffering hook: :attr:`LiveRange.copies` is the number of rotating copies a
-placement needs (always 1 here).  Giving a body-allocated buffer ``copies = 2`` would
-let iteration ``i+1`` fill one copy while iteration ``i`` still reads the other; the
-allocator multiplies the footprint by ``copies`` (design.md section 5, step 4).
+Multi-buffering: :attr:`LiveRange.copies` is the number of rotating copies a placement
+reserves (1 from :func:`live_range`).  ``nisa-allocate`` gives a tensor allocated in an
+``affine_range`` body ``k`` copies with :meth:`LiveRange.rotated`, which also widens the
+range to the whole loop (:attr:`LiveRange.body`): while iterations overlap, the copy of
+iteration ``i`` may still be read while iteration ``i+1`` runs the part of the body
+before the alloc, so no other tensor of the loop may take those bytes.  The allocator
+multiplies the footprint by ``copies`` (see :mod:`.multibuffer`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
@@ -41,7 +44,8 @@ class LiveRange:
         start: its own number.
         end: the number of its last use, extended over loops as described above.
         loop: the innermost loop whose body holds the alloc (None at function level).
-        copies: placements rotated across iterations (the multi-buffering hook; 1).
+        copies: placements rotated across iterations (1 unless multi-buffered).
+        body: the numbers ``(first, last)`` spanned by ``loop`` (None at function level).
     """
 
     alloc: AllocOp
@@ -49,9 +53,18 @@ class LiveRange:
     end: int
     loop: Operation | None = None
     copies: int = 1
+    body: tuple[int, int] | None = None
 
     def overlaps(self, other: LiveRange) -> bool:
         return self.start <= other.end and other.start <= self.end
+
+    def rotated(self, copies: int) -> LiveRange:
+        """This range with ``copies`` rotating copies: ``copies > 1`` makes it live over the
+        whole innermost loop (see the module docstring); ``copies == 1`` is the plain range."""
+        if copies <= 1 or self.body is None:
+            return replace(self, copies=1)
+        return replace(self, copies=copies, start=min(self.start, self.body[0]),
+                       end=max(self.end, self.body[1]))
 
 
 @dataclass
@@ -110,7 +123,10 @@ def live_range(alloc: AllocOp, order: ProgramOrder) -> LiveRange:
         loop = outermost_loop_between(user, owner) if owner is not None else None
         end = max(end, order.last[loop] if loop is not None else order.index[user])
     loops = enclosing_loops(alloc)
-    return LiveRange(alloc, start, end, loops[0] if loops else None)
+    if not loops:
+        return LiveRange(alloc, start, end)
+    loop = loops[0]
+    return LiveRange(alloc, start, end, loop, body=(order.index[loop], order.last[loop]))
 
 
 def live_ranges(func: FuncOp) -> list[LiveRange]:

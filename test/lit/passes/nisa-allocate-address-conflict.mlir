@@ -80,3 +80,23 @@ func.func @malformed() {
   func.return
 }
 // CHECK: {{^}}k.py:13:4: invalid address: nkim.address must be [partition, byte_offset], got [0 : i64]
+
+// -----
+
+// A pinned tensor in a loop body is live only there (not multi-buffered: pinned
+// tensors keep their address), but a pinned tensor used in the loop is live over all
+// of it: they conflict.
+func.func @pinned_in_loop(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %acc = nisa.alloc {nkim.name = "acc", nkim.address = [0, 0]} : memref<128x64xf32, #nisa.mem<sbuf>> loc("k.py":20:4)
+  scf.for %i = %c0 to %c4 step %c1 {
+    %t = nisa.alloc {nkim.name = "t", nkim.address = [0, 128]} : memref<128x64xf32, #nisa.mem<sbuf>> loc("k.py":22:8)
+    nisa.memset(dst=memref<128x64xf32, #nisa.mem<sbuf>> %t, value=f32 %zero) engine=vector
+    nisa.tensor_copy(dst=memref<128x64xf32, #nisa.mem<sbuf>> %acc, src=memref<128x64xf32, #nisa.mem<sbuf>> %t) engine=vector
+  } {nki.range = "affine"}
+  func.return
+}
+// CHECK: {{^}}k.py:22:8: invalid address: tensor 't' ([128, 64] float32, 256 bytes per partition, k.py:22): address=(0, 128) overlaps tensor 'acc' ([128, 64] float32, 256 bytes per partition, k.py:20) at address=(0, 0) while both are live

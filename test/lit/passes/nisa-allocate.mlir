@@ -1,5 +1,6 @@
 // nisa-allocate: placement of SBUF/PSUM tensors from their live ranges.
 // RUN: %nki-opt %s --split-input-file -p nisa-allocate | filecheck %s
+// RUN: %nki-opt %s --split-input-file -p 'nisa-allocate{max-copies=1}' | filecheck %s --check-prefix=NOMB
 
 // Overlapping live ranges get disjoint bytes; a tensor whose range starts after
 // another's ends reuses its bytes (best fit: c takes a's bytes, d takes b's); SBUF offsets
@@ -36,14 +37,21 @@ module {
 
 // A tensor defined before a loop and used inside it is live for the whole loop, so a
 // body tensor defined after its last use in the body cannot take its bytes.  Body
-// tensors are live only within the body; after the loop their bytes are free again.
-// Uses through subview chains count.
+// tensors of an affine_range are double-buffered (2 trips: 2 copies of 2048 bytes,
+// rotating with %i) and reserved over the whole loop; after the loop their bytes are
+// free again.  Uses through subview chains count.
 // CHECK-LABEL: func.func @loops
 // CHECK:         %x = nisa.alloc alignment=64 {nkim.name = "x", nkim.partition = 0 : i64, nkim.offset = 0 : i64}
-// CHECK:         scf.for
-// CHECK:           %u = nisa.alloc alignment=64 {nkim.name = "u", nkim.partition = 0 : i64, nkim.offset = 2048 : i64}
-// CHECK:           %t = nisa.alloc alignment=64 {nkim.name = "t", nkim.partition = 0 : i64, nkim.offset = 4096 : i64}
+// CHECK:         scf.for %i
+// CHECK:           %u = nisa.alloc copy(%i) alignment=64 {nkim.name = "u", nkim.partition = 0 : i64, nkim.offset = 2048 : i64, nkim.copies = 2 : i64, nkim.copy_stride = 2048 : i64}
+// CHECK:           %t = nisa.alloc copy(%i) alignment=64 {nkim.name = "t", nkim.partition = 0 : i64, nkim.offset = 6144 : i64, nkim.copies = 2 : i64, nkim.copy_stride = 2048 : i64}
 // CHECK:         %z = nisa.alloc alignment=64 {nkim.name = "z", nkim.partition = 0 : i64, nkim.offset = 0 : i64}
+// Without multi-buffering (max-copies=1) the body tensors are live only within the
+// body and t sits right after u:
+// NOMB-LABEL: func.func @loops
+// NOMB:         %u = nisa.alloc alignment=64 {nkim.name = "u", nkim.partition = 0 : i64, nkim.offset = 2048 : i64}
+// NOMB:         %t = nisa.alloc alignment=64 {nkim.name = "t", nkim.partition = 0 : i64, nkim.offset = 4096 : i64}
+// NOMB-NOT:     nkim.copies
 module attributes {nisa.target = #nisa.target<trn2>} {
   func.func @loops(%in: memref<128x512xf32, #nisa.mem<shared_hbm>>, %out: memref<256x512xf32, #nisa.mem<shared_hbm>>) {
     %c0 = arith.constant 0 : index

@@ -44,6 +44,8 @@ LOOP_OPS = ("scf.for", "scf.while", "scf.parallel", "scf.forall", "affine.for")
 ATTR_PARTITION = "nkim.partition"
 ATTR_OFFSET = "nkim.offset"
 ATTR_BANK = "nkim.bank"
+ATTR_COPIES = "nkim.copies"
+ATTR_COPY_STRIDE = "nkim.copy_stride"
 
 
 @dataclass(frozen=True)
@@ -142,14 +144,20 @@ def int_attr(op: Operation, name: str) -> int | None:
 
 
 def region_of(base: SSAValue) -> Region | None:
-    """The placed region of an on-chip alloc (after nisa-allocate), else None."""
+    """The placed region of an on-chip alloc (after nisa-allocate), else None.  A
+    multi-buffered alloc (``nkim.copies = k``) covers all its copies: ``(k-1) * copy_stride``
+    more bytes."""
     if not (isinstance(base, OpResult) and isinstance(base.op, AllocOp)):
         return None
     space = space_of(base)
     part, off = int_attr(base.op, ATTR_PARTITION), int_attr(base.op, ATTR_OFFSET)
     if space not in ON_CHIP or part is None or off is None:
         return None
-    return Region(space, part, shape_of(base)[0], off, bytes_per_partition(base))
+    size = bytes_per_partition(base)
+    copies, stride = int_attr(base.op, ATTR_COPIES), int_attr(base.op, ATTR_COPY_STRIDE)
+    if copies is not None and copies > 1:      # multi-buffered: the whole footprint
+        size += (copies - 1) * (stride if stride is not None else size)
+    return Region(space, part, shape_of(base)[0], off, size)
 
 
 def may_alias(a: SSAValue, b: SSAValue) -> bool:

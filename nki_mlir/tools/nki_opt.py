@@ -10,7 +10,9 @@ memref, ...; canonicalize, cse, ...).  Everything else -- ``-p``, ``--split-inpu
 
 A user error raised by a pass (:class:`~nki_mlir.errors.NKIError`) is printed as its
 formatted message (``file:line:col: category: message`` plus the source line) on stderr
-with exit status 1, never as a Python traceback.  So are parse errors and verifier
+with exit status 1, never as a Python traceback.  ``--print-deps`` prints the dependence
+edges of every function after the passes (``// deps @f:`` then one ``//   %7 dma_copy
+(k.py:28) -> %9 matmul (k.py:30)  RAW lhs  [same iteration]`` line per edge).  So are parse errors and verifier
 failures.  With ``--verify-diagnostics`` (``--parsing-diagnostics`` for parse errors)
 the message goes to stdout instead, the exit status is 0 and ``--split-input-file``
 goes on with the next chunk -- xdsl-opt's convention, which lets one lit test check
@@ -18,6 +20,7 @@ several diagnostics; NKIErrors raised by passes follow it too.
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from importlib import metadata
@@ -62,6 +65,13 @@ class NkiOptMain(xDSLOptMain):
         for pass_cls in get_all_passes():
             self.register_pass(pass_cls.name, lambda p=pass_cls: p)
 
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--print-deps", action="store_true",
+            help="after the passes, print every memory dependence edge between nisa "
+                 "instructions (passes/dependence.py), one per line, before the IR")
+
     def apply_passes(self, prog: ModuleOp) -> None:
         try:
             super().apply_passes(prog)
@@ -69,6 +79,8 @@ class NkiOptMain(xDSLOptMain):
             if self.args.verify_diagnostics:
                 raise DiagnosticException(str(err)) from err
             raise
+        if self.args.print_deps:
+            _print_deps(prog)
 
     def run(self) -> None:
         try:
@@ -77,6 +89,18 @@ class NkiOptMain(xDSLOptMain):
             sys.stdout.flush()
             print(_message(err), file=sys.stderr)
             sys.exit(1)
+
+
+def _print_deps(module: ModuleOp) -> None:
+    """``// deps @f:`` then one line per edge (:func:`~nki_mlir.passes.dependence.describe`)."""
+    from xdsl.dialects.func import FuncOp
+
+    from ..passes.dependence import format_deps
+    for func in module.walk():
+        if isinstance(func, FuncOp):
+            print(f"// deps @{func.sym_name.data}:")
+            for line in format_deps(func):
+                print(f"//   {line}")
 
 
 def _message(err: Exception) -> str:

@@ -79,14 +79,18 @@ def run_mm(a, b, d, target=None, transpose=False, double=False, row_pos=0, row_s
 @nki.jit
 def mm_over_k(a, b, accumulate):
     """out = a^T @ b with K = a.shape[0] split in 128-row tiles accumulated in one PSUM tile;
-    ``accumulate`` 0/1/2 = None/True (after a memset 0)/False (keeps the last tile only)."""
+    ``accumulate`` 0/1/2 = None/True (after a memset 0)/False (keeps the last tile only).
+
+    Overwriting one PSUM tile in every iteration is an output dependence, so mode 2 needs a
+    ``sequential_range`` (in an ``affine_range`` it is ``err_unexpected_output_dependencies``)."""
     K, M = a.shape
     N = b.shape[1]
     out = nl.ndarray((M, N), nl.float32, buffer=nl.shared_hbm)
     ps = nl.ndarray((M, N), nl.float32, buffer=nl.psum)
     if accumulate == 1:
         nisa.memset(dst=ps, value=0.0)
-    for k in nl.affine_range(K // 128):
+    loop = nl.sequential_range if accumulate == 2 else nl.affine_range
+    for k in loop(K // 128):
         sa = nl.ndarray((128, M), a.dtype, buffer=nl.sbuf)
         sb = nl.ndarray((128, N), b.dtype, buffer=nl.sbuf)
         nisa.dma_copy(dst=sa, src=a[nl.ds(k * 128, 128), :])

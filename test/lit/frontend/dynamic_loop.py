@@ -60,7 +60,7 @@ def repeat_rows(x, count):
 
 # NISA:      nisa.register_alloc() engine=sync {nkim.id = 0 : i64, nkim.queue = "sync", nkim.deps = []}
 # NISA:      nisa.no_reorder_begin
-# NISA:      nisa.dma_copy({{.*}}) engine=dma {nkim.id = 2 : i64, nkim.queue = "dma", nkim.deps = []}
+# NISA:      nisa.dma_copy({{.*}}) engine=dma {nkim.id = 2 : i64, nkim.queue = "dma0", nkim.deps = []}
 # NISA:      nisa.memset({{.*}}) engine=vector {nkim.id = 3 : i64, nkim.queue = "vector", nkim.deps = [2 : i64]}
 # NISA-NEXT: nisa.no_reorder_end
 # NISA:      nisa.register_read({{.*}}) engine=sync {{.*}} : index

@@ -79,6 +79,8 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 // SCHED:         %after = nisa.alloc alignment=64 {nkim.name = "after", nkim.partition = 0 : i64, nkim.offset = 64 : i64}
 // SCHED:         %w = nisa.alloc alignment=64 {nkim.name = "w", nkim.partition = 0 : i64, nkim.offset = 320 : i64}
 // in the no_reorder span the memset (vector) also waits for the dma before it (13: no data
-// shared, an ordering edge); 4 and 12 wrote flag
-// SCHED:         nisa.dma_copy{{.*}}{nkim.id = 13 : i64, nkim.queue = "dma", nkim.deps = []}
-// SCHED-NEXT:    nisa.memset{{.*}}{nkim.id = 14 : i64, nkim.queue = "vector", nkim.deps = [4 : i64, 12 : i64, 13 : i64]}
+// shared, an ordering edge); 7, 8 and 12 (sync queue, in loops that may run zero times)
+// touched flag, 4 (dma0) is ordered by 13.  The dma into after waits for the dma into body
+// (6, queue dma1): they share bytes.
+// SCHED:         nisa.dma_copy{{.*}}{nkim.id = 13 : i64, nkim.queue = "dma0", nkim.deps = [6 : i64]}
+// SCHED-NEXT:    nisa.memset{{.*}}{nkim.id = 14 : i64, nkim.queue = "vector", nkim.deps = [7 : i64, 8 : i64, 12 : i64, 13 : i64]}

@@ -25,8 +25,10 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 // CHECK-NEXT:    nisa.core_barrier(data=memref<128x64xf32, #nisa.mem<shared_hbm>> %out, cores=[0, 1]) engine=scalar
 // CHECK-NOT:     nki.
 
-// SCHED:      nisa.dma_copy({{.*}}%t{{.*}}) engine=dma {nkim.id = 0 : i64, nkim.queue = "dma", nkim.deps = []}
-// SCHED-NEXT: nisa.sendrecv({{.*}}) engine=dma {nkim.id = 1 : i64, nkim.queue = "dma", nkim.deps = []}
-// SCHED-NEXT: nisa.dma_copy({{.*}}%out{{.*}}) engine=dma {nkim.id = 2 : i64, nkim.queue = "dma", nkim.deps = []}
-// SCHED-NEXT: nisa.core_barrier({{.*}}) engine=gpsimd {nkim.id = 3 : i64, nkim.queue = "gpsimd", nkim.deps = [2 : i64]}
-// SCHED-NEXT: nisa.core_barrier({{.*}}) engine=scalar {nkim.id = 4 : i64, nkim.queue = "scalar", nkim.deps = [2 : i64]}
+// sendrecv and core_barrier are fences (nkim.fence): they wait for everything before them
+// and everything after them waits for them, so they need no other edge.
+// SCHED:      nisa.dma_copy({{.*}}%t{{.*}}) engine=dma {nkim.id = 0 : i64, nkim.queue = "dma0", nkim.deps = []}
+// SCHED:      nisa.sendrecv({{.*}}) engine=dma {nkim.id = 1 : i64, nkim.queue = "dma", nkim.deps = [], nkim.fence}
+// SCHED-NEXT: nisa.dma_copy({{.*}}%out{{.*}}) engine=dma {nkim.id = 2 : i64, nkim.queue = "dma2", nkim.deps = []}
+// SCHED-NEXT: nisa.core_barrier({{.*}}) engine=gpsimd {nkim.id = 3 : i64, nkim.queue = "gpsimd", nkim.deps = [], nkim.fence}
+// SCHED-NEXT: nisa.core_barrier({{.*}}) engine=scalar {nkim.id = 4 : i64, nkim.queue = "scalar", nkim.deps = [], nkim.fence}

@@ -29,9 +29,10 @@ func.func @views(%table: memref<500x64xf32, #nisa.mem<shared_hbm>>, %idx: memref
 // CHECK-NOT:   nki.
 
 // SCHED:      %g = nisa.alloc {{.*}}nkim.offset = 64 : i64
-// SCHED:      nisa.dma_copy_indirect({{.*}}) engine=dma {nkim.id = 1 : i64, nkim.queue = "dma", nkim.deps = []}
+// SCHED:      nisa.dma_copy_indirect({{.*}}) engine=dma {nkim.id = 1 : i64, nkim.queue = "dma1", nkim.deps = [0 : i64]}
 // The view %p keeps %g live until its read: %y is placed after %g, not over it.
 // SCHED:      %y = nisa.alloc {{.*}}nkim.offset = 320 : i64
 // SCHED:      nisa.tensor_copy({{.*}} %p) engine=vector {nkim.id = 2 : i64, nkim.queue = "vector", nkim.deps = [1 : i64]}
-// SCHED:      nisa.tensor_copy({{.*}} %v) engine=gpsimd {nkim.id = 3 : i64, nkim.queue = "gpsimd", nkim.deps = [1 : i64, 2 : i64]}
-// SCHED:      nisa.dma_copy_indirect({{.*}}) engine=dma {nkim.id = 4 : i64, nkim.queue = "dma", nkim.deps = []}
+// the scatter (a store: queue dma2) is started before the gpsimd copy (list scheduling)
+// SCHED:      nisa.dma_copy_indirect({{.*}}) engine=dma {nkim.id = 3 : i64, nkim.queue = "dma2", nkim.deps = [1 : i64]}
+// SCHED:      nisa.tensor_copy({{.*}} %v) engine=gpsimd {nkim.id = 4 : i64, nkim.queue = "gpsimd", nkim.deps = [2 : i64]}

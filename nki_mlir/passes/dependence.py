@@ -1,0 +1,507 @@
+"""Memory dependence analysis over ``nisa`` instructions (issue 5, contract section C).
+
+Regions.  Every memref operand of an instruction (:func:`.effects.accesses`) becomes an
+:class:`Acc`: its base buffer plus, when the operand is the base itself or a chain of
+``memref.subview`` (rank-reducing ones included) and ``memref.cast``, a :class:`Box` in the
+base's index space -- per base dimension an offset (an :class:`~.affine.Affine` expression of
+``scf.for`` induction variables, or unknown), a size and a stride (elements).  Every other
+view (``memref.reinterpret_cast`` access patterns, ``view_dtype``, reshapes, indirect DMA
+tables) is the whole buffer.
+
+Edges ``src -> dst`` (``src`` runs first): RAW / WAR / WAW between two accesses that may
+overlap, one of them a write.  Each edge is either loop-independent (``level is None``: the
+same iteration of every common loop, ``src`` before ``dst`` in program order) or loop-carried
+at ``level`` (index of a common loop, outermost first) with ``distance`` >= 1 iterations
+(the smallest distance at which the accesses may overlap; a smaller distance than the true
+one is always safe).  ``reason`` says why:
+
+- ``data``: the same base buffer.  A buffer allocated inside a loop body ``L`` is a fresh
+  tensor per iteration of ``L``: no data dependence is carried at ``L`` or at loops around
+  ``L``.  A buffer defined outside a loop gets a carried edge at that loop only when the boxes
+  of two different iterations may overlap (interval + GCD test per dimension on the affine
+  offsets; ``out[i*128:(i+1)*128]`` written in iteration ``i`` never overlaps another
+  iteration);
+- ``copies``: physical reuse of a loop-local buffer: iteration ``t + k`` of ``L`` reuses the
+  bytes of iteration ``t`` (``k = nkim.copies``, default 1), so every pair of overlapping
+  accesses of different iterations gets a resource edge carried at ``L``'s level with
+  distance ``k`` (in both directions);
+- ``alias``: two different base buffers whose placed regions overlap
+  (:func:`.effects.may_alias`, bytes reused between tensors with disjoint live ranges):
+  conservatively a loop-independent edge in program order and a distance-1 edge back at
+  every common loop.
+
+Distinct kernel arguments never alias each other.
+
+:func:`check_output_dependencies` raises ``err_unexpected_output_dependencies`` (nki_spec.md
+loops table, error 35) for an ``affine_range`` loop two of whose iterations may write the same
+location of a tensor defined outside the loop.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, StringAttr
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+
+from ..diagnostics import error_at, loc_of
+from ..errors import NKIVerifyError
+from .affine import (Affine, affine_of, const_int, iv_bounds, loop_of_iv, may_equal_mod,
+                     trip_count, value_range)
+from .effects import accesses, base_buffer, enclosing_loops, int_attr, is_instruction, may_alias
+
+#: how far the carried-distance scan looks before settling for a (safe) lower bound
+MAX_SCAN = 16
+
+
+# ----------------------------------------------------------------------------- regions
+
+
+@dataclass(frozen=True)
+class Dim:
+    """Indices ``offset + stride * m`` for ``0 <= m < size`` of one base dimension."""
+
+    offset: Affine | None       # None: unknown
+    size: int | None            # None: unknown
+    stride: int
+
+    @property
+    def known(self) -> bool:
+        return self.offset is not None and self.size is not None and self.stride > 0
+
+
+@dataclass(frozen=True)
+class Box:
+    """The part of ``base`` an operand covers; ``dims is None`` means the whole buffer."""
+
+    base: SSAValue
+    dims: tuple[Dim, ...] | None
+
+    @property
+    def exact(self) -> bool:
+        return self.dims is not None and all(d.known for d in self.dims)
+
+
+def _shape(value: SSAValue) -> list[int | None]:
+    t = value.type
+    if not isinstance(t, MemRefType):
+        return []
+    return [None if n == DYNAMIC_INDEX or n < 0 else n for n in t.get_shape()]
+
+
+def _view(value: SSAValue, depth: int = 0):
+    """``(base, dims per base dim | None, view dim -> base dim)`` of a view chain."""
+    if isinstance(value, OpResult) and depth < 64:
+        op = value.op
+        if op.name == "memref.cast":
+            return _view(op.operands[0], depth + 1)
+        if op.name == "memref.subview":
+            base, dims, vmap = _view(op.source, depth + 1)
+            if dims is None:
+                return base, None, None
+            return _subview(op, base, dims, vmap)
+        if base_buffer(value) is not value:        # any other view: the whole buffer
+            return base_buffer(value), None, None
+    return value, [Dim(Affine(0), n, 1) for n in _shape(value)], list(range(len(_shape(value))))
+
+
+def _dynamic(static: list[int], dynamic, conv):
+    it = iter(dynamic)
+    return [conv(next(it)) if s == DYNAMIC_INDEX else s for s in static]
+
+
+def _subview(op, base, dims, vmap):
+    offs = _dynamic(op.static_offsets.get_values(), op.offsets, affine_of)
+    offs = [Affine(o) if isinstance(o, int) else o for o in offs]
+    sizes = _dynamic(op.static_sizes.get_values(), op.sizes, const_int)
+    strides = _dynamic(op.static_strides.get_values(), op.strides, const_int)
+    if len(offs) != len(vmap) or any(s is None or s <= 0 for s in strides):
+        return base, None, None
+    dims = list(dims)
+    for k, j in enumerate(vmap):
+        d = dims[j]
+        off = None if d.offset is None or offs[k] is None else d.offset + offs[k].scale(d.stride)
+        dims[j] = Dim(off, sizes[k], d.stride * strides[k])
+    # rank reduction: drop unit dims greedily while the source has more dims than the result
+    res_rank = len(_shape(op.result))
+    kept, surplus = [], len(vmap) - res_rank
+    for k, j in enumerate(vmap):
+        if surplus > 0 and sizes[k] == 1:
+            surplus -= 1
+            continue
+        kept.append(j)
+    return base, dims, kept
+
+
+def box_of(value: SSAValue) -> Box:
+    """The :class:`Box` an operand covers in its base buffer."""
+    base, dims, _ = _view(value)
+    return Box(base, None if dims is None else tuple(dims))
+
+
+@dataclass(frozen=True)
+class Acc:
+    """One memory access of an instruction."""
+
+    role: str
+    box: Box
+    is_write: bool
+
+    @property
+    def base(self) -> SSAValue:
+        return self.box.base
+
+
+@dataclass(eq=False)
+class Node:
+    """An instruction with its pre-order number, enclosing loops and accesses."""
+
+    op: Operation
+    index: int                      # pre-order number among the function's instructions
+    loops: list[Operation]          # enclosing loops, OUTERMOST first
+    accs: list[Acc]
+
+    @property
+    def name(self) -> str:
+        return self.op.name.split(".", 1)[-1]
+
+
+def node_accesses(op: Operation) -> list[Acc]:
+    return [Acc(a.role, box_of(a.value), a.is_write) for a in accesses(op)]
+
+
+# ------------------------------------------------------------------------ overlap test
+
+
+def _bound(key: Hashable, extra: dict) -> tuple[int | None, int | None]:
+    if key in extra:
+        return extra[key]
+    iv = key[1] if isinstance(key, tuple) else key
+    loop = loop_of_iv(iv)
+    return iv_bounds(loop) if loop is not None else (None, None)
+
+
+def boxes_may_overlap(a: Box, b: Box, ra, rb, extra: dict | None = None) -> bool:
+    """Whether boxes ``a`` and ``b`` of one base may share an element, their induction
+    variables renamed by ``ra`` / ``rb`` (``iv -> Affine``); ``extra`` bounds more keys."""
+    if a.dims is None or b.dims is None or len(a.dims) != len(b.dims):
+        return True
+    extra = extra or {}
+    for da, db in zip(a.dims, b.dims):
+        if not (da.known and db.known):
+            continue
+        delta = db.offset.rename(rb) - da.offset.rename(ra)
+        ea, eb = da.stride * (da.size - 1), db.stride * (db.size - 1)
+        lo, hi = value_range(delta, lambda k: _bound(k, extra))
+        # a covers [oa, oa + ea], b covers [ob, ob + eb]: they meet iff ob - oa in [-eb, ea]
+        if (lo is not None and lo > ea) or (hi is not None and hi < -eb):
+            return False
+        if da.stride == db.stride and da.size > 1 and db.size > 1 and not may_equal_mod(delta, da.stride):
+            return False
+    return True
+
+
+def _iv(loop: Operation) -> SSAValue | None:
+    return loop.body.block.args[0] if loop.name == "scf.for" else None
+
+
+def _renamers(common: list[Operation], level: int | None, distance):
+    """Renamings for two instances: same iteration of ``common[:level]`` (all common loops
+    when ``level`` is None), the later one ``distance`` iterations on at ``level``, every
+    other loop independent.  ``distance`` is an int or a variable key."""
+    shared = {_iv(l) for l in (common if level is None else common[:level])} - {None}
+    pivot = _iv(common[level]) if level is not None else None
+    step = 1
+    if pivot is not None:
+        st = const_int(common[level].step)
+        step = st if st is not None else None
+
+    def ra(iv):
+        return Affine.of(0, {iv if iv in shared else ("a", iv): 1})
+
+    def rb(iv):
+        if iv in shared:
+            return Affine.of(0, {iv: 1})
+        if iv is pivot and step is not None:
+            shift = Affine(distance * step) if isinstance(distance, int) else Affine.of(0, {distance: step})
+            return Affine.of(0, {("a", iv): 1}) + shift
+        return Affine.of(0, {("b", iv): 1})
+    return ra, rb
+
+
+def same_iteration_overlap(a: Box, b: Box, common: list[Operation]) -> bool:
+    ra, rb = _renamers(common, None, 0)
+    return boxes_may_overlap(a, b, ra, rb)
+
+
+def any_iteration_overlap(a: Box, b: Box) -> bool:
+    """Overlap for two unrelated instances (every induction variable independent)."""
+    return boxes_may_overlap(a, b, lambda iv: Affine.of(0, {("a", iv): 1}),
+                             lambda iv: Affine.of(0, {("b", iv): 1}))
+
+
+def carried_distance(a: Box, b: Box, common: list[Operation], level: int) -> int | None:
+    """Smallest ``d >= 1`` such that ``a`` in iteration ``t`` and ``b`` in iteration ``t + d``
+    of ``common[level]`` (same iteration of the loops outside it) may overlap; None: never."""
+    loop = common[level]
+    trips = trip_count(loop)
+    dmax = None if trips is None else trips - 1
+    if dmax is not None and dmax < 1:
+        return None
+    key = ("d", loop)
+    ra, rb = _renamers(common, level, key)
+    if not boxes_may_overlap(a, b, ra, rb, {key: (1, dmax)}):
+        return None
+    limit = MAX_SCAN if dmax is None else min(dmax, MAX_SCAN)
+    for d in range(1, limit + 1):
+        ra, rb = _renamers(common, level, d)
+        if boxes_may_overlap(a, b, ra, rb):
+            return d
+    return None if dmax is not None and limit >= dmax else limit + 1
+
+
+# ------------------------------------------------------------------------------- edges
+
+
+@dataclass(frozen=True, eq=False)
+class Edge:
+    """``src`` must complete before ``dst`` starts (see the module docstring)."""
+
+    src: Node
+    dst: Node
+    kind: str                       # RAW | WAR | WAW
+    role: str                       # the operand role of ``dst``'s access
+    level: int | None               # None: loop-independent
+    distance: int | None
+    reason: str = "data"            # data | copies | alias
+
+    @property
+    def loop(self) -> Operation | None:
+        return None if self.level is None else self.dst.loops[self.level]
+
+
+def _kind(first: Acc, second: Acc) -> str:
+    if first.is_write and second.is_write:
+        return "WAW"
+    return "RAW" if first.is_write else "WAR"
+
+
+def _common(x: Node, y: Node) -> list[Operation]:
+    out = []
+    for a, b in zip(x.loops, y.loops):
+        if a is not b:
+            break
+        out.append(a)
+    return out
+
+
+def local_loop(base: SSAValue) -> Operation | None:
+    """The innermost loop whose body allocates ``base`` (None: defined outside every loop)."""
+    if isinstance(base, OpResult):
+        loops = enclosing_loops(base.op)
+        return loops[0] if loops else None
+    return None
+
+
+def copies_of(base: SSAValue) -> int:
+    if isinstance(base, OpResult):
+        return max(1, int_attr(base.op, "nkim.copies") or 1)
+    return 1
+
+
+@dataclass
+class Graph:
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+
+    def into(self) -> dict[Node, list[Edge]]:
+        out: dict[Node, list[Edge]] = defaultdict(list)
+        for e in self.edges:
+            out[e.dst].append(e)
+        return out
+
+
+def collect_nodes(func: FuncOp) -> list[Node]:
+    nodes = []
+    for op in func.walk():
+        if is_instruction(op):
+            nodes.append(Node(op, len(nodes), list(reversed(enclosing_loops(op))), node_accesses(op)))
+    return nodes
+
+
+def analyze(func: FuncOp) -> Graph:
+    """Every dependence edge between the instructions of ``func`` (program = IR order)."""
+    g = Graph(collect_nodes(func))
+    touches: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
+    for n in g.nodes:
+        for a in n.accs:
+            touches[a.base].append((n, a))
+    bases = list(touches)
+    seen: set[tuple] = set()
+
+    def add(src, dst, kind, role, level, distance, reason):
+        key = (src.index, dst.index, kind, level, reason)
+        if key not in seen:
+            seen.add(key)
+            g.edges.append(Edge(src, dst, kind, role, level, distance, reason))
+
+    for i, b1 in enumerate(bases):
+        for b2 in bases[i:]:
+            same = b1 is b2
+            if not same and not may_alias(b1, b2):
+                continue
+            for x, ax in touches[b1]:
+                for y, ay in touches[b2]:
+                    if not (ax.is_write or ay.is_write):
+                        continue
+                    if same and (y.index < x.index or (x is y and id(ay) < id(ax))):
+                        continue            # each unordered pair once
+                    if not same and y.index < x.index:
+                        x, ax, y, ay = y, ay, x, ax
+                    _pair(x, ax, y, ay, same, add)
+    g.edges.sort(key=lambda e: (e.dst.index, e.src.index, e.level if e.level is not None else -1))
+    return g
+
+
+def _pair(x: Node, ax: Acc, y: Node, ay: Acc, same: bool, add) -> None:
+    """Edges between access ``ax`` of ``x`` and ``ay`` of ``y`` (``x`` not after ``y``)."""
+    common = _common(x, y)
+    if not same:
+        if x is not y:
+            add(x, y, _kind(ax, ay), ay.role, None, None, "alias")
+        for lvl in range(len(common)):
+            add(y, x, _kind(ay, ax), ax.role, lvl, 1, "alias")
+        return
+    local = local_loop(ax.base)
+    local_level = common.index(local) if local is not None and local in common else None
+    if x is not y and same_iteration_overlap(ax.box, ay.box, common):
+        add(x, y, _kind(ax, ay), ay.role, None, None, "data")
+    for lvl in range(len(common)):
+        if local_level is not None and lvl <= local_level:
+            continue
+        d = carried_distance(ax.box, ay.box, common, lvl)
+        if d is not None:
+            add(x, y, _kind(ax, ay), ay.role, lvl, d, "data")
+        d = carried_distance(ay.box, ax.box, common, lvl)
+        if d is not None and not (x is y and ax is ay):
+            add(y, x, _kind(ay, ax), ax.role, lvl, d, "data")
+    if local_level is not None and any_iteration_overlap(ax.box, ay.box):
+        k = copies_of(ax.base)
+        add(x, y, _kind(ax, ay), ay.role, local_level, k, "copies")
+        if not (x is y and ax is ay):
+            add(y, x, _kind(ay, ax), ax.role, local_level, k, "copies")
+
+
+# ---------------------------------------------------------------------------- printing
+
+
+def where(op: Operation) -> str:
+    loc = loc_of(op)
+    return f"{Path(loc.file).name}:{loc.line}" if loc is not None else "?"
+
+
+def describe(edge: Edge) -> str:
+    """``%7 dma_copy (k.py:28) -> %9 matmul (k.py:30)  RAW lhs  [same iteration]``."""
+    s, d = edge.src, edge.dst
+    if edge.level is None:
+        when = "same iteration"
+    else:
+        when = f"carried at loop {where(edge.loop)} distance {edge.distance}"
+    extra = "" if edge.reason == "data" else f"  ({edge.reason})"
+    return (f"%{s.index} {s.name} ({where(s.op)}) -> %{d.index} {d.name} ({where(d.op)})  "
+            f"{edge.kind} {edge.role}  [{when}]{extra}")
+
+
+def format_deps(func: FuncOp) -> list[str]:
+    return [describe(e) for e in analyze(func).edges]
+
+
+# --------------------------------------------------------- err_unexpected_output_dependencies
+
+
+def tensor_name(base: SSAValue) -> str:
+    if isinstance(base, OpResult):
+        name = base.op.attributes.get("nkim.name")
+        if isinstance(name, StringAttr):
+            return name.data
+    return base.name_hint or "tensor"
+
+
+def _accumulates(op: Operation, acc: Acc, all_accs: list[Acc], common: list[Operation]) -> bool:
+    """Associative accumulation by one instruction, allowed across affine_range iterations:
+    matmul into PSUM, DMA with an accumulate op, or a read-modify-write of the region."""
+    if op.name in ("nisa.matmul", "nisa.nc_matmul_mx"):
+        flags = op.properties.get("psum_accumulate_flags")
+        return not (isinstance(flags, StringAttr) and flags.data == "overwrite")
+    if op.name == "nisa.dma_compute" or "dst_rmw_op" in op.properties or "accumulate_op" in op.properties:
+        return True
+    return any(not r.is_write and r.base is acc.base and same_iteration_overlap(r.box, acc.box, common)
+               for r in all_accs)
+
+
+def _reduction(x: Node, ax: Acc, loop: Operation, reads: list[tuple[Node, Acc]]) -> bool:
+    """``x`` writes a region that the same iteration of ``loop`` read before (``t = acc op y;
+    acc = t``, how ``loop_reduce`` and ``acc += y`` on a subscript lower): an accumulation."""
+    return _accumulates(x.op, ax, x.accs, x.loops) or any(
+        r.index < x.index and loop in r.loops
+        and same_iteration_overlap(ar.box, ax.box, _common(r, x)) for r, ar in reads)
+
+
+def check_output_dependencies(func: FuncOp, nodes: list[Node] | None = None) -> None:
+    """Raise ``err_unexpected_output_dependencies`` (a located :class:`NKIVerifyError`) when two
+    iterations of an ``affine_range`` loop may write the same location of a tensor defined
+    outside the loop (both boxes exactly known).  Accumulations are exempt: matmul into PSUM,
+    DMA with an accumulate op, and a write of a region that the same iteration read before
+    it (by the same instruction or an earlier one)."""
+    nodes = nodes if nodes is not None else collect_nodes(func)
+    writes: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
+    reads: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
+    for n in nodes:
+        if not any(_is_affine(l) for l in n.loops):
+            continue
+        for a in n.accs:
+            if a.is_write and a.box.exact:
+                writes[a.base].append((n, a))
+            elif not a.is_write:
+                reads[a.base].append((n, a))
+    for base, ws in writes.items():
+        for i, (x, ax) in enumerate(ws):
+            for y, ay in ws[i:]:
+                common = _common(x, y)
+                for lvl, loop in enumerate(common):
+                    if not _is_affine(loop) or _inside(base, loop):
+                        continue
+                    if _reduction(x, ax, loop, reads[base]) and _reduction(y, ay, loop, reads[base]):
+                        continue
+                    if carried_distance(ax.box, ay.box, common, lvl) is None and \
+                            carried_distance(ay.box, ax.box, common, lvl) is None:
+                        continue
+                    bad = x if not _reduction(x, ax, loop, reads[base]) else y
+                    other = y if bad is x else x
+                    also = "" if x is y else f" (and by the {other.name} at {where(other.op)})"
+                    raise error_at(
+                        bad.op,
+                        f"tensor '{tensor_name(base)}' is written at the same location in different "
+                        f"iterations of the affine_range loop at {where(loop)}{also}; iterations of an "
+                        f"affine_range must be independent: write a different location per "
+                        f"iteration, or use nl.sequential_range for a loop-carried dependency",
+                        NKIVerifyError, code="err_unexpected_output_dependencies")
+
+
+def _is_affine(loop: Operation) -> bool:
+    r = loop.attributes.get("nki.range")
+    return loop.name == "scf.for" and isinstance(r, StringAttr) and r.data == "affine"
+
+
+def _inside(value: SSAValue, loop: Operation) -> bool:
+    """Whether ``value`` is defined inside ``loop``'s body."""
+    owner = value.op if isinstance(value, OpResult) else value.block.parent_op() \
+        if isinstance(value, BlockArgument) else None
+    while owner is not None:
+        if owner is loop:
+            return True
+        owner = owner.parent_op()
+    return False

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ..diagnostics import loc_of
 from ..errors import NKIRangeWarning
 from . import numerics as nm
-from .env import Fault
+from .env import STATE, Fault
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -43,18 +43,19 @@ def range_checker(dec: Decoder, op, name: str) -> Callable[[list, object], None]
     if name not in nm.ACT_RANGES:
         return None
     text = nm.ACT_RANGES[name][2]
-    done = dec.fresh()  # None until this instruction has reported in the current run
+    done = object()  # in State.once after this instruction has reported in the current run
     loc = loc_of(op)
     api = op.name
 
     def check(env, x):
         mode = os.environ.get(RANGE_CHECK_ENV, "warn")
-        if mode == "off" or env[done]:
+        once = env[STATE].once
+        if mode == "off" or done in once:
             return
         bad = nm.act_range_violation(name, x)
         if bad is None:
             return
-        env[done] = True
+        once.add(done)  # (the per-run state: queue mode runs instructions on env snapshots)
         msg = (f"op={name} got the input {bad:.9g} (data*scale+bias), outside its valid input "
                f"range {text}; the ScalarE output is invalid there (nki_spec.md section 5.3)")
         if mode == "error":

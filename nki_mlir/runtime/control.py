@@ -30,7 +30,7 @@ from xdsl.ir import Operation
 
 from ..diagnostics import error_at
 from ..errors import NKIRuntimeError
-from .env import Fault, guard, is_float_type
+from .env import STATE, Fault, guard, is_float_type
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -170,6 +170,7 @@ def scf_for(dec: Decoder, op: scf.ForOp):
     lb, ub, st = (dec.use(op, op.lb, "lowerBound"), dec.use(op, op.ub, "upperBound"),
                   dec.use(op, op.step, "step"))
     iv = dec.define(op.body.block.args[0], op)
+    li = dec.loop_index(op)
     body = tuple(dec.block(op.body.block))
     dynamic = not all(v in dec.consts for v in (op.lb, op.ub, op.step))
 
@@ -179,6 +180,15 @@ def scf_for(dec: Decoder, op: scf.ForOp):
             raise Fault(f"step must be positive, got {step}")
         if dynamic and len(range(lo, hi, step)) > MAX_LOOP_ITERATIONS:
             raise _runaway(MAX_LOOP_ITERATIONS)
+        qr = env[STATE].queues
+        if qr is not None:  # queue mode: count iteration serials (queues.py)
+            serial = qr.serial
+            for i in range(lo, hi, step):
+                env[iv] = i
+                serial[li] += 1
+                for f in body:
+                    f(env)
+            return
         for i in range(lo, hi, step):
             env[iv] = i
             for f in body:
@@ -231,8 +241,10 @@ def scf_while(dec: Decoder, op: scf.WhileOp):
     yield_op = op.after_region.block.last_op
     ys = [dec.use(yield_op, v, "results") for v in yield_op.operands] if yield_op else []
     res = [dec.define(r, op) for r in op.res]
+    li = dec.loop_index(op)
 
     def run(env):
+        qr = env[STATE].queues
         vals = [env[s] for s in init]
         cap, n = MAX_LOOP_ITERATIONS, 0
         while True:
@@ -248,6 +260,8 @@ def scf_while(dec: Decoder, op: scf.WhileOp):
                 raise _runaway(cap)
             for s, v in zip(aargs, out):
                 env[s] = v
+            if qr is not None:  # queue mode: an iteration starts with the after region
+                qr.serial[li] += 1
             for f in after:
                 f(env)
             vals = [env[s] for s in ys]

@@ -24,7 +24,7 @@ from . import (
     control, isa_activation, isa_alu, isa_control, isa_iota, isa_matmul, isa_memory, lang_ops,
     isa_movement, isa_random, isa_select, isa_tensor, isa_vector, views,
 )
-from . import isa_collective, spmd  # noqa: E402  (LNC2 cross-core ops; shared HBM of launches)
+from . import isa_collective, queues, spmd  # noqa: E402  (LNC2 cross-core ops; shared HBM of launches)
 from . import numerics as nm
 from .env import Buf, Closure, is_float_type
 from .memory import flag_dtype
@@ -54,6 +54,8 @@ class Decoder:
         self.count = 0
         #: ``shared_hbm`` allocs seen so far per ``nkim.name`` (launch-wide binding, spmd.py)
         self.shared_names: dict[str, int] = {}
+        #: queue-mode facts of the instructions (:mod:`.queues`)
+        self.schedule = queues.Schedule()
 
     # -------------------------------------------------------------- slots and values
 
@@ -129,6 +131,10 @@ class Decoder:
             return lambda env: np.int64(int(env[s]))
         return lambda env: np.float32(env[s])
 
+    def loop_index(self, op: Operation) -> int:
+        """The index of loop ``op``'s iteration serial counter (queue mode)."""
+        return self.schedule.loop_index(op)
+
     def const_value(self, v: SSAValue):
         return self.consts.get(v)
 
@@ -136,6 +142,9 @@ class Decoder:
 
     def function(self, fop: func.FuncOp) -> Program:
         block = fop.body.block
+        module = fop.parent_op()
+        mode = module.attributes.get("nkim.schedule") if module is not None else None
+        self.schedule.in_order = getattr(mode, "data", None) == "in-order"
         arg_slots, arg_specs, arg_names = [], [], []
         for i, a in enumerate(block.args):
             s = self.define(a, None)
@@ -173,12 +182,14 @@ class Decoder:
                 ret_specs.append((b.shape, b.dtype, b.space))
             else:
                 ret_specs.append(((), None, None))
+        self.schedule.finish()
         template: list = [None] * self.nslots
         for s, c in self.template.items():
             template[s] = c
         return Program(func_op=fop, target=self.target, body=body, template=template,
                        arg_slots=arg_slots, arg_specs=arg_specs, arg_names=arg_names,
-                       ret_slots=ret_slots, ret_specs=ret_specs, instruction_count=self.count)
+                       ret_slots=ret_slots, ret_specs=ret_specs, instruction_count=self.count,
+                       schedule=self.schedule)
 
     def block(self, block: Block) -> list[Closure]:
         out: list[Closure] = []
@@ -191,6 +202,8 @@ class Decoder:
             c = handler(self, op)
             if op.name == "nisa.alloc":  # shared_hbm: bound launch-wide in SPMD/LNC launches
                 c = spmd.shared_alloc(self, op, c)
+            elif c is not None and isinstance(op, nisa.NisaInstruction):
+                c = queues.wrap(self, op, c)  # enqueued in queue mode
             if c is not None:
                 out.append(c)
         return out

@@ -11,8 +11,12 @@ produce: one ``func.func`` per kernel whose body uses ``scf.for``, ``arith`` ind
 arithmetic and constants, ``memref.subview``, ``nisa.alloc`` / ``nisa.release`` and the
 ``nisa`` instructions (``dma_copy``, ``tensor_copy``, ``memset``, ``tensor_tensor_arith``,
 ``tensor_scalar_arith``, ``activation``, ``reciprocal``, ``tensor_reduce_arith``,
-``matmul``, ``nc_transpose``, ``iota``, ``affine_select``).  Instructions run in program
-(text) order; the ``nkim.*`` schedule attributes are ignored.
+``matmul``, ``nc_transpose``, ``iota``, ``affine_select``).  By default instructions run
+in program (text) order and the ``nkim.*`` schedule attributes are ignored;
+``Program.run(mode="queues")`` executes the schedule's engine queues instead
+(:mod:`.queues`) and ``hazards=True`` (or ``NKI_MLIR_HAZARDS=1``) adds the hazard checks
+(:mod:`.hazards`: races, overlapping live buffers, reads of never-written SBUF/PSUM,
+accumulation onto non-matmul PSUM data).
 
 Design (``design.md`` section 8): :func:`decode` turns the function into a flat list of
 pre-bound closures ``f(env)``; SSA values live in integer slots of the list ``env`` (slot 0

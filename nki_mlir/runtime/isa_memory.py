@@ -2,8 +2,13 @@
 
 - ``nisa.alloc``: HBM -> a fresh array per execution; unplaced SBUF / PSUM -> a private
   array; placed (``nkim.partition`` / ``nkim.offset`` / ``nkim.bank``) -> a typed view of the
-  run's SBUF / PSUM bytes (:mod:`.memory`).  Every execution refills the region with
-  sentinels and clears its PSUM flags.  ``nisa.release`` does nothing.
+  run's SBUF / PSUM bytes (:mod:`.memory`); with ``nkim.copies = k`` /
+  ``nkim.copy_stride = s`` and ``copy(%slot)``, copy ``slot mod k`` at byte offset
+  ``nkim.offset + (slot mod k) * s`` (copy 0 without the operand).  In program order every
+  execution refills the region with sentinels and clears its PSUM flags; in queue mode
+  (:mod:`.queues`) it does neither at once: the flags reset is enqueued on the ``tensor``
+  queue and reads of never-written bytes are the hazard checks' business.
+  ``nisa.release`` does nothing.
 - ``nisa.dma_copy``: element-count-preserving copy (any shapes); a dtype change casts
   through float32.
 - ``nisa.dma_copy_indirect``: gather ``dst[i] = src[src_index[i]]`` / scatter
@@ -46,14 +51,18 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
         def run(env):
             env[s] = Memory.hbm(shape, dt)
         return guard(op, run)
-    attrs = {k: op.attributes.get(k) for k in ("nkim.partition", "nkim.offset", "nkim.bank")}
-    if all(a is None for a in attrs.values()):  # unplaced: a private array per execution
-        def run(env):
+    attrs = {k: op.attributes.get(k) for k in ("nkim.partition", "nkim.offset", "nkim.bank",
+                                                "nkim.copies", "nkim.copy_stride")}
+    if all(attrs[k] is None for k in ("nkim.partition", "nkim.offset", "nkim.bank")):
+        def run(env):  # unplaced: a private array per execution
             data, flags = Memory.private(space, shape, dt)
             fill_sentinel(data)
             env[s] = data
             if fslot is not None:
                 env[fslot] = flags
+            qr = env[STATE].queues
+            if qr is not None and qr.hazards is not None:
+                qr.hazards.on_alloc(op, s, data, space)
         return guard(op, run)
     vals = {}
     for k, a in attrs.items():
@@ -67,18 +76,38 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
                else vals["nkim.offset"] or 0)
     except MemoryFault as e:
         raise error_at(op, f"nisa.alloc: {e}", NKIRuntimeError) from None
-    cache = dec.fresh()  # the typed view, created on first execution in each run
+    copies = vals["nkim.copies"] or 1
+    stride = vals["nkim.copy_stride"]
+    if copies < 1 or (copies > 1 and (stride is None or stride <= 0)):
+        raise error_at(op, f"nisa.alloc: nkim.copies = {copies} needs a positive "
+                           f"nkim.copy_stride, got {stride}", NKIRuntimeError)
+    cslot = dec.use(op, op.copy_index, "copy") if op.copy_index is not None else None
+    cache = dec.fresh()  # the typed view per copy, created on first use in each run
 
     def run(env):
-        v = env[cache]
+        views = env[cache]
+        if views is None:
+            views = env[cache] = [None] * copies
+        c = 0 if cslot is None else int(env[cslot]) % copies
+        v = views[c]
         if v is None:
-            v = env[cache] = env[STATE].mem.region(space, p0, off, shape, dt)
+            v = views[c] = env[STATE].mem.region(space, p0, off + c * (stride or 0), shape, dt)
         data, flags = v
-        fill_sentinel(data)
         env[s] = data
         if flags is not None:
-            flags.fill(0)
             env[fslot] = flags
+        qr = env[STATE].queues
+        if qr is None:
+            fill_sentinel(data)
+            if flags is not None:
+                flags.fill(0)
+            return
+        # queue mode: no sentinels (pending instances of the previous occupant may still use
+        # these bytes); the flags reset is ordered with the matmuls on the tensor queue
+        if flags is not None:
+            qr.pseudo("tensor", lambda _env, f=flags: f.fill(0), None)
+        if qr.hazards is not None:
+            qr.hazards.on_alloc(op, s, data, space)
     return guard(op, run)
 
 

@@ -1,11 +1,13 @@
 """A decoded kernel (:class:`Program`) and the per-run machine state it executes on.
 
 ``Program.run(args)`` checks the arguments against the function signature, builds a fresh
-slot environment (:mod:`.env`) from the decoded template, runs the closures in program order
-on a :class:`State` and returns the ``func.return`` operands as NumPy arrays.
+slot environment (:mod:`.env`) from the decoded template, runs the closures on a
+:class:`State` -- in program order, or in queue mode (:mod:`.queues`) with optional hazard
+checks (:mod:`.hazards`) -- and returns the ``func.return`` operands as NumPy arrays.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,7 +18,24 @@ from ..diagnostics import error_at
 from ..dialects.common import ON_CHIP
 from ..errors import NKITypeError
 from .env import STATE, Closure
+from .hazards import Checker
 from .memory import PARTITIONS, Memory
+from .queues import QueueRun
+
+MODES = ("program-order", "queues")
+
+
+def resolve_mode(mode: str | None, hazards: bool | None) -> tuple[str, bool]:
+    """The effective ``(mode, hazards)`` of a run (see :meth:`Program.run`)."""
+    if hazards is None:
+        hazards = os.environ.get("NKI_MLIR_HAZARDS", "0") == "1" and mode in (None, "queues")
+    if mode is None:
+        mode = "queues" if hazards else "program-order"
+    if mode not in MODES:
+        raise NKITypeError(f"run(): mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if hazards and mode != "queues":
+        raise NKITypeError("run(): hazards=True needs mode='queues' (or mode=None)")
+    return mode, bool(hazards)
 
 
 class State:
@@ -32,9 +51,13 @@ class State:
         regs: engine register values by register id (32-bit ints or fp32).
         launch: the :class:`~.spmd.Instance` of an SPMD / LNC launch this run is one program
             instance of (shared HBM, cross-core barriers and mailboxes), else None.
+        queues: the :class:`~.queues.QueueRun` of a queue-mode run, else None.
+        once: per-run markers of the diagnostics an instruction reports once per run.
+        mirrors: the hazard checks' per-byte shadows of SBUF / PSUM (kept with the state:
+            every alloc clears its own bytes, so they need no reset between runs).
     """
 
-    __slots__ = ("mem", "act_acc", "dve_acc", "rng", "regs", "launch")
+    __slots__ = ("mem", "act_acc", "dve_acc", "rng", "regs", "launch", "queues", "mirrors", "once")
 
     def __init__(self, target: str):
         self.mem = Memory(target)
@@ -43,6 +66,9 @@ class State:
         self.rng: dict[str, np.ndarray] = {}
         self.regs: dict[int, object] = {}
         self.launch = None
+        self.queues = None
+        self.mirrors: dict = {}
+        self.once: set = set()
 
     def reset(self) -> None:
         """Forget everything but the memories (which every ``nisa.alloc`` refills)."""
@@ -51,6 +77,8 @@ class State:
         self.rng.clear()
         self.regs.clear()
         self.launch = None
+        self.queues = None
+        self.once.clear()
 
 
 # Idle machine states by target, reused across runs and programs: a fresh 28 MiB SBUF per
@@ -92,7 +120,7 @@ class Program:
 
     def __init__(self, *, func_op: func.FuncOp, target: str, body: list[Closure],
                  template: list, arg_slots: list[int], arg_specs: list, arg_names: list[str],
-                 ret_slots: list[int], ret_specs: list, instruction_count: int):
+                 ret_slots: list[int], ret_specs: list, instruction_count: int, schedule=None):
         self._func = func_op
         self.target = target
         self.func_name = func_op.sym_name.data
@@ -105,6 +133,7 @@ class Program:
         self.instruction_count = instruction_count
         self.arg_types = [(s[0], s[1], s[2]) for s in arg_specs]
         self.result_types = list(ret_specs)
+        self._schedule = schedule
 
     def __repr__(self) -> str:
         return (f"<Program @{self.func_name} on {self.target}: {len(self.arg_names)} args, "
@@ -143,7 +172,8 @@ class Program:
             out.append(a)
         return out
 
-    def run(self, args: Sequence[np.ndarray], launch=None) -> tuple[np.ndarray, ...]:
+    def run(self, args: Sequence[np.ndarray], launch=None, mode: str | None = None,
+            hazards: bool | None = None) -> tuple[np.ndarray, ...]:
         """Execute the kernel on ``args`` and return its outputs.
 
         Args:
@@ -153,6 +183,11 @@ class Program:
             launch: the :class:`~.spmd.Instance` when this run is one program instance of an
                 SPMD / LNC launch: its ``shared_hbm`` tensors (outputs included) are then the
                 launch's, shared with the other instances (see :mod:`.spmd`).
+            mode: ``"program-order"`` (every instruction runs when control flow reaches it)
+                or ``"queues"`` (the schedule's engine queues, :mod:`.queues`).
+            hazards: run the hazard checks (:mod:`.hazards`; implies ``"queues"``).
+                Defaults: environment ``NKI_MLIR_HAZARDS`` -- ``"1"`` means queues and
+                checks, anything else (the default ``"0"``) program order without checks.
 
         Returns:
             The ``func.return`` operands in order, as NumPy arrays the caller owns.
@@ -160,7 +195,10 @@ class Program:
         Raises:
             NKITypeError: wrong argument count, type, shape or dtype.
             NKIRuntimeError: a runtime fault, located at the faulting op.
+            NKIHazardError: with hazards on, a race, overlapping live buffers, a read of
+                never-written SBUF/PSUM or an accumulation onto non-matmul PSUM data.
         """
+        mode, hazards = resolve_mode(mode, hazards)
         vals = self._check_args(args)
         env = list(self._template)
         state = _acquire_state(self.target)
@@ -168,12 +206,20 @@ class Program:
         state.launch = launch
         for slot, v in zip(self._arg_slots, vals):
             env[slot] = v
+        qr = None
+        if mode == "queues":
+            qr = state.queues = QueueRun(self._schedule)
+            if hazards:
+                qr.hazards = Checker(state, qr)
         try:
             with np.errstate(all="ignore"):
                 for f in self._body:
                     f(env)
+                if qr is not None:
+                    qr.drain()
         finally:
             state.launch = None
+            state.queues = None
             _release_state(state)
         outs: list = []
         seen: set[int] = set()

@@ -1,5 +1,12 @@
-"""Shared pytest setup: every test gets its own empty compile cache directory."""
+"""Shared pytest setup: every test gets its own empty compile cache directory, and the
+interpreter runs the schedule's engine queues with hazard checks (NKI_MLIR_HAZARDS=1,
+read by Program.run at each run; a test that exercises a fault on purpose opts out with
+``hazards=False`` or ``monkeypatch.setenv("NKI_MLIR_HAZARDS", "0")``)."""
+import os
+
 import pytest
+
+os.environ.setdefault("NKI_MLIR_HAZARDS", "1")  # NKI_MLIR_HAZARDS=0 pytest ... for speed
 
 
 @pytest.fixture(autouse=True)

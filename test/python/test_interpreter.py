@@ -341,7 +341,8 @@ def test_index_arithmetic_ops():
 # =========================================================================== memory model
 
 
-def test_unwritten_sbuf_reads_sentinels():
+def test_unwritten_sbuf_reads_sentinels(monkeypatch):
+    monkeypatch.setenv("NKI_MLIR_HAZARDS", "0")  # reads never-written SBUF on purpose (the sentinels)
     k = Kernel()
     o = k.out("out", (128, 4))
     oi = k.out("outi", (2, 3), I32)
@@ -363,8 +364,9 @@ def test_hbm_output_never_written_is_nan():
     assert out.dtype == BF16 and np.isnan(out.astype(np.float32)).all()
 
 
-def test_alloc_in_a_loop_is_refilled_every_iteration():
+def test_alloc_in_a_loop_is_refilled_every_iteration(monkeypatch):
     """Iteration i writes column i of a placed tile; the earlier column is NaN again."""
+    monkeypatch.setenv("NKI_MLIR_HAZARDS", "0")  # reads never-written SBUF on purpose (the sentinels)
     k = Kernel()
     x = k.arg("x", (4, 2))
     o = k.out("out", (2, 4, 2))
@@ -387,8 +389,9 @@ def test_alloc_in_a_loop_is_refilled_every_iteration():
     np.testing.assert_array_equal(out[1, :, 1], xs[:, 1])
 
 
-def test_overlapping_placements_alias():
+def test_overlapping_placements_alias(monkeypatch):
     """Two placed allocs sharing bytes: a write through one is visible through the other."""
+    monkeypatch.setenv("NKI_MLIR_HAZARDS", "0")  # two live buffers share bytes on purpose
     k = Kernel()
     x = k.arg("x", (128, 8))
     o1 = k.out("o1", (128, 4))       # bytes 16..32 of each partition
@@ -885,7 +888,8 @@ def test_matmul_overwrite_keeps_only_the_last_k_tile():
     np.testing.assert_allclose(out, x[128:].T.astype(np.float64) @ y[128:], rtol=1e-5, atol=1e-5)
 
 
-def test_matmul_accumulate_adds_onto_a_memset_tile():
+def test_matmul_accumulate_adds_onto_a_memset_tile(monkeypatch):
+    monkeypatch.setenv("NKI_MLIR_HAZARDS", "0")  # an auto matmul after a memset on purpose (hazard kind 5)
     K, M, N = 256, 8, 16
     x, y = rand((K, M)), rand((K, N))
 
@@ -899,8 +903,9 @@ def test_matmul_accumulate_adds_onto_a_memset_tile():
     np.testing.assert_allclose(auto, x.T.astype(np.float64) @ y, rtol=1e-5, atol=1e-5)
 
 
-def test_non_matmul_write_between_matmuls_restarts_accumulation():
+def test_non_matmul_write_between_matmuls_restarts_accumulation(monkeypatch):
     """matmul(auto), then memset of the same PSUM tile, then matmul(auto): the last overwrites."""
+    monkeypatch.setenv("NKI_MLIR_HAZARDS", "0")  # an auto matmul after a memset on purpose (hazard kind 5)
     K, M, N = 32, 8, 16
     x, y = rand((K, M)), rand((K, N))
     k = Kernel()

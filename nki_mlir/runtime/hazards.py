@@ -1,0 +1,250 @@
+"""The interpreter's hazard checks (``Program.run(hazards=True)``, env ``NKI_MLIR_HAZARDS=1``).
+
+They run in queue mode (:mod:`.queues`) and are decided at ENQUEUE time, in program order,
+so they do not depend on the interleaving the drain picks.  Every enqueued instruction
+instance gets a vector clock (one entry per queue: the join of its queue predecessor's and
+its waited instances' clocks plus its own tick; a fence joins everything), so "A happens
+before B" is exact for the waits the schedule declares.  Each memref operand's byte
+footprint (:mod:`.footprint`) is then checked for:
+
+1. RACE: an earlier access from another queue to overlapping bytes of the same memory, one
+   of the two a write, with no happens-before between the two instances.  Accesses are
+   remembered per memory (SBUF, PSUM, each HBM tensor / private array); an access is
+   forgotten once a later access that covers its bytes happens after it (every future
+   conflict would also conflict with the later one), and when more than :data:`HISTORY_MAX`
+   are remembered for one memory, those every queue has already waited for; past that,
+   the oldest are dropped (a race with them is then missed).
+2. OVERLAP OF LIVE BUFFERS: an access through a buffer after another ``nisa.alloc`` was
+   placed on any of its bytes (each alloc evicts the earlier owners of its bytes).
+3. READ OF NEVER-WRITTEN SBUF/PSUM: per on-chip byte a written flag, cleared by the
+   ``nisa.alloc`` that places a tensor there and set by writes; a read of a clear byte
+   (``nisa.matmul`` with ``psum_accumulate_flags=accumulate`` reads its ``dst``).  NKI
+   kernels compute on garbage rows they never store (an unmasked op on a ragged tile), so
+   an elementwise instruction (:data:`PROPAGATE`) writing one on-chip tensor does not fail:
+   the dst elements computed from never-written ones stay "never written" (element i of
+   each same-sized source feeds element i of dst).  Any other reader -- a DMA to HBM, a
+   matmul, a reduction, a broadcast operand -- is the fault.
+4. OUT-OF-BOUNDS HBM: the views' own checks (located runtime errors), unchanged.
+5. A ``nisa.matmul`` accumulating (``psum_accumulate_flags=auto``: first matmul write
+   overwrites, later ones add) onto PSUM elements whose last writer since their allocation
+   was a non-matmul instruction: such an element is not marked matmul-written, so the
+   matmul silently overwrites the value the other instruction put there (e.g. a bias
+   copied into the accumulator first).  An explicit ``accumulate`` matmul adds onto
+   whatever PSUM holds, which is the documented ``acc = nl.zeros(..., buffer=nl.psum);
+   acc += nc_matmul(...)`` idiom (a ``memset`` then accumulating matmuls), so it is not
+   reported.
+
+Each fault is an :class:`~nki_mlir.errors.NKIHazardError` located at the later instruction
+whose message names the other one (the earlier access, the evicting or placing
+``nisa.alloc``, the non-matmul writer) with ``file:line`` and its source line.
+"""
+from __future__ import annotations
+
+import linecache
+
+import numpy as np
+from xdsl.ir import Operation
+
+from ..diagnostics import error_at, loc_of
+from ..errors import NKIHazardError
+from .footprint import Footprint, bytes_overlap, footprint, mirror_view, root_of
+from .queues import Instance, QueueRun, hb
+
+#: accesses remembered per memory before pruning by the queues' frontier
+HISTORY_MAX = 256
+
+#: elementwise instructions: element i of each same-sized source feeds element i of ``dst``,
+#: so they carry never-written elements into ``dst`` (see check 3)
+PROPAGATE = frozenset({
+    "nisa.dma_copy", "nisa.tensor_copy", "nisa.tensor_tensor_arith", "nisa.tensor_scalar_arith",
+    "nisa.activation", "nisa.reciprocal", "nisa.affine_select",
+})
+
+
+def describe(op: Operation | None) -> str:
+    """``nisa.x at file:line (`source text`)`` for a message."""
+    if op is None:
+        return "an earlier instruction"
+    loc = loc_of(op)
+    if loc is None:
+        return f"{op.name} (no source location)"
+    text = linecache.getline(loc.file, loc.line).strip()
+    return f"{op.name} at {loc.file}:{loc.line}" + (f" (`{text}`)" if text else "")
+
+
+def _buffer_name(op: Operation) -> str:
+    hint = op.results[0].name_hint if op.results else None
+    return f"'%{hint}'" if hint else "the buffer"
+
+
+class _Buffer:
+    """One execution of an on-chip ``nisa.alloc``: its bytes and who evicted it."""
+
+    __slots__ = ("op", "fp", "evicted_by")
+
+    def __init__(self, op, fp):
+        self.op, self.fp, self.evicted_by = op, fp, None
+
+
+class Checker:
+    """The hazard state of one queue-mode run (see the module docstring)."""
+
+    def __init__(self, state, queues: QueueRun):
+        self.queues = queues
+        self.state = state
+        self.roots: dict[int, np.ndarray] = {}      # keeps roots alive: ids stay unique
+        self.written: dict[int, np.ndarray] = {}    # on-chip root -> uint8 per byte
+        self.psum_writer: dict[int, np.ndarray] = {}  # PSUM root -> int32 per byte (+-(sid+1))
+        self.owner: dict[int, _Buffer] = {}         # alloc slot -> its current buffer
+        self.live: dict[int, list[_Buffer]] = {}    # root -> placed buffers not yet evicted
+        self.history: dict[int, list] = {}          # root -> [(fp, is_write, inst, role)]
+
+    # ------------------------------------------------------------------ allocs
+    def _mirrors(self, root: np.ndarray, psum: bool):
+        rid = id(root)
+        w = self.written.get(rid)
+        if w is None:
+            mem = self.state.mem
+            if root is mem.sbuf or root is mem.psum:  # big: kept with the pooled state
+                key = "sbuf" if root is mem.sbuf else "psum"
+                cached = self.state.mirrors.get(key)
+                if cached is None:
+                    cached = self.state.mirrors[key] = (
+                        np.zeros(root.nbytes, np.uint8),
+                        np.zeros(root.nbytes, np.int32) if psum else None)
+                w, pw = cached
+            else:
+                w = np.zeros(root.nbytes, np.uint8)
+                pw = np.zeros(root.nbytes, np.int32) if psum else None
+            self.roots[rid] = root
+            self.written[rid] = w
+            if pw is not None:
+                self.psum_writer[rid] = pw
+        return w, self.psum_writer.get(rid)
+
+    def on_alloc(self, op: Operation, slot: int, data: np.ndarray, space: str) -> None:
+        """An on-chip ``nisa.alloc`` executed (enqueue time): clear the written flags of its
+        bytes and evict the earlier buffers placed on them."""
+        root = root_of(data)
+        fp = footprint(data, root)
+        if fp is None:
+            return
+        w, pw = self._mirrors(root, space == "psum")
+        mirror_view(w, fp)[...] = 0
+        if pw is not None:
+            mirror_view(pw, fp, 4)[...] = 0
+        buf = _Buffer(op, fp)
+        live = self.live.setdefault(id(root), [])
+        keep = []
+        for other in live:
+            if other.fp.overlaps(fp) and bytes_overlap(other.fp, fp):
+                other.evicted_by = op
+            else:
+                keep.append(other)
+        keep.append(buf)
+        self.live[id(root)] = keep
+        self.owner[slot] = buf
+
+    # ------------------------------------------------------------ instructions
+    def check(self, inst: Instance, env: list) -> None:
+        """Check the accesses of ``inst`` (enqueue time), then record them."""
+        info = inst.info
+        op = info.op
+        seen = []
+        for slot, role, is_write, is_read, bslot in info.accesses:
+            a = env[slot]
+            if not isinstance(a, np.ndarray):
+                continue
+            root = root_of(a)
+            fp = footprint(a, root)
+            if fp is not None:
+                seen.append((fp, is_write, is_read, id(root), role, bslot))
+        # an elementwise instruction writing one on-chip tensor carries never-written
+        # elements through to its dst (poison) instead of failing at once
+        writes = [x for x in seen if x[1]]
+        dst = writes[0][0] if len(writes) == 1 and op.name in PROPAGATE and \
+            writes[0][3] in self.written else None
+        poison = None
+        for fp, is_write, is_read, rid, role, bslot in seen:
+            if bslot is not None:
+                buf = self.owner.get(bslot)
+                if buf is not None and buf.evicted_by is not None:
+                    raise error_at(op, f"{op.name}: overlap of live buffers: '{role}' is "
+                                       f"{_buffer_name(buf.op)} (placed by {describe(buf.op)}), "
+                                       f"but {describe(buf.evicted_by)} placed another buffer on "
+                                       f"its bytes while it is still in use", NKIHazardError)
+            if is_read:
+                w = self.written.get(rid)
+                if w is not None:
+                    mv = mirror_view(w, fp)
+                    if not mv.all():
+                        n = int(np.prod(fp.shape))
+                        if dst is not None and n == int(np.prod(dst.shape)):
+                            bad = (mv == 0).any(axis=-1).reshape(-1)
+                            poison = bad if poison is None else poison | bad
+                        else:
+                            buf = self.owner.get(bslot)
+                            raise error_at(op, f"{op.name}: '{role}' reads SBUF/PSUM bytes never "
+                                               f"written (or computed from never-written bytes) "
+                                               f"since their allocation by "
+                                               f"{describe(buf.op if buf else None)}",
+                                               NKIHazardError)
+            if info.matmul == "auto" and role == "dst":
+                pw = self.psum_writer.get(rid)
+                if pw is not None:
+                    mv = mirror_view(pw, fp, 4)
+                    neg = mv < 0
+                    if neg.any():
+                        other = self.queues.sched.infos[-int(mv[neg][0]) - 1].op
+                        raise error_at(op, f"{op.name}: accumulates (psum_accumulate_flags=auto) "
+                                           f"onto PSUM elements whose last writer since allocation "
+                                           f"is a non-matmul instruction, {describe(other)}: the "
+                                           f"matmul overwrites that value instead of adding to it",
+                                           NKIHazardError)
+            self._race(inst, role, is_write, fp, rid)
+        for fp, is_write, is_read, rid, role, bslot in seen:
+            if is_write:
+                w = self.written.get(rid)
+                if w is not None:
+                    mv = mirror_view(w, fp)
+                    if poison is None:
+                        mv[...] = 1
+                    else:
+                        mv[...] = (~poison).reshape(fp.shape)[..., None]
+                pw = self.psum_writer.get(rid)
+                if pw is not None:
+                    mark = info.sid + 1 if info.matmul is not None else -(info.sid + 1)
+                    mirror_view(pw, fp, 4)[...] = mark
+            self._remember(rid, fp, is_write, inst, role)
+
+    def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, rid: int) -> None:
+        for ofp, owrite, other, orole in self.history.get(rid, ()):
+            if other is inst or not (owrite or is_write) or not fp.overlaps(ofp):
+                continue
+            if hb(other, inst) or not bytes_overlap(fp, ofp):
+                continue
+            op = inst.info.op
+            names = self.queues.sched.queues
+            what = "writes" if is_write else "reads"
+            owhat = "writes" if owrite else "reads"
+            raise error_at(op, f"{op.name}: race: it {what} '{role}' (queue "
+                               f"'{names[inst.info.qi]}') bytes that {describe(other.info.op)} "
+                               f"{owhat} as '{orole}' (queue '{names[other.info.qi]}'), with no "
+                               f"ordering edge between the two instructions", NKIHazardError)
+
+    def _remember(self, rid: int, fp: Footprint, is_write: bool, inst: Instance, role: str) -> None:
+        hist = self.history.get(rid)
+        if hist is None:
+            hist = self.history[rid] = []
+            self.roots.setdefault(rid, fp.root)
+        if fp.exact and hist:
+            hist[:] = [r for r in hist
+                       if not ((is_write or not r[1]) and fp.contains(r[0]) and hb(r[2], inst))]
+        hist.append((fp, is_write, inst, role))
+        if len(hist) > HISTORY_MAX:
+            qr = self.queues
+            nq = len(qr.qclock)
+            frontier = [min(qr.qclock[q][j] for q in range(nq)) for j in range(nq)]
+            hist[:] = [r for r in hist if r[2].clock[r[2].info.qi] > frontier[r[2].info.qi]]
+            if len(hist) > HISTORY_MAX:
+                del hist[:len(hist) - HISTORY_MAX * 3 // 4]

@@ -1,0 +1,366 @@
+"""Queue mode: executing the engine queues of the schedule (``Program.run(mode="queues")``).
+
+The schedule (``nisa-schedule``, brief contract C) puts every ``nisa`` instruction on an
+engine queue (``nkim.queue``) with waits on instructions of other queues (``nkim.deps``,
+``nkim.deps_carried``, ``nkim.fence``).  Queue mode runs a kernel in two phases:
+
+ENQUEUE, in program order: control flow (``scf`` / ``arith`` / views / ``nisa.alloc``) runs as
+in program-order mode, but an instruction's closure does not run: it becomes an
+:class:`Instance` holding the closure, a snapshot of the slot environment (so later loop
+iterations cannot rebind its operands) and its waits resolved to concrete earlier instances:
+
+- ``nkim.deps = [id, ...]``: the most recent instance of instruction ``id`` enqueued so far;
+- ``nkim.deps_carried = [[id, level, distance], ...]``: the latest instance of ``id`` whose
+  serial of the consumer's loop at ``level`` (outermost first) is <= the loop's current
+  serial - ``distance``; the serial of loop ``L`` is the number of iterations of ``L``
+  started since the run began, minus 1, and an instance's serial is ``L``'s serial when it
+  was enqueued (:class:`QueueRun` ``serial``, advanced by the ``scf.for`` / ``scf.while``
+  closures);
+- ``nkim.fence`` (and ``core_barrier`` / ``sendrecv``): waits for everything enqueued before
+  it, everything enqueued after waits for it;
+- module ``nkim.schedule = "in-order"``: also the instance enqueued just before.
+
+DRAIN: pending instances execute in an order that honours queue FIFO order and the waits,
+choosing among the ready queue heads the one enqueued LATEST -- adversarial, so a missing
+edge really changes the results.  The earliest pending instance is always ready, so this
+never deadlocks.  The run drains at its end, before an instruction that defines an SSA
+value from machine state (``register_read``; control flow that reads registers goes
+through it), at fences (which then run at once, so cross-core barriers really synchronise
+the LNC2 threads) and when more than :data:`MAX_PENDING` instances are pending.
+
+A module without schedule attributes (hand-written IR) runs as one queue in program
+order: an instruction without ``nkim.queue`` is on the queue ``"program"``.
+
+``nisa.alloc`` in queue mode does not fill its region with sentinels (pending instances of
+the previous occupant may still use those bytes; reads of never-written memory are caught
+by the hazard checks, :mod:`.hazards`), and the reset of a PSUM tensor's matmul-written
+flags is a pseudo-instance on the ``tensor`` queue, ordered with the matmuls.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, UnitAttr
+from xdsl.ir import Operation, OpResult
+
+from ..dialects.nisa import AllocOp
+from .env import STATE, Closure
+
+if TYPE_CHECKING:
+    from .decoder import Decoder
+
+#: pending instances that trigger a partial drain (down to half of it)
+MAX_PENDING = 512
+#: instances per (producer, loop) kept to resolve ``nkim.deps_carried`` waits
+CARRIED_HISTORY = 16
+#: queue of instructions without ``nkim.queue`` (hand-written IR): one program-order queue
+PROGRAM_QUEUE = "program"
+#: the op names that are fences even without ``nkim.fence``
+FENCE_OPS = ("nisa.core_barrier", "nisa.sendrecv")
+
+
+class Info:
+    """Static facts of one instruction for queue mode and the hazard checks.
+
+    Attributes:
+        sid: index among the function's instructions (decode order).
+        op: the instruction.
+        qi: index of its queue in :attr:`Schedule.queues`.
+        nid: ``nkim.id`` or None.
+        deps: ``nkim.deps`` ids.
+        carried: ``(producer id, loop index, distance)`` per ``nkim.deps_carried`` entry.
+        fence: a fence (runs alone, after everything before it).
+        eager: defines SSA values; runs at once (after a drain when it reads memory).
+        drain: ``eager`` and reads memory: drain before running.
+        accesses: ``(slot, role, is_write, is_read, base alloc slot or None)`` per memref
+            operand.
+        matmul: ``None``, or the ``psum_accumulate_flags`` of a ``nisa.matmul``.
+        track: loop indices whose serial this instruction's instances must record.
+    """
+
+    __slots__ = ("sid", "op", "qi", "nid", "deps", "carried", "fence", "eager", "drain",
+                 "accesses", "matmul", "track")
+
+    def __init__(self, sid, op, qi, nid=None, deps=(), carried=(), fence=False, eager=False,
+                 drain=False, accesses=(), matmul=None):
+        self.sid, self.op, self.qi, self.nid, self.deps, self.carried = sid, op, qi, nid, deps, carried
+        self.fence, self.eager, self.drain, self.accesses, self.matmul = fence, eager, drain, accesses, matmul
+        self.track: tuple[int, ...] = ()
+
+
+class Schedule:
+    """The static queue facts of a decoded function (built by the decoder).
+
+    Attributes:
+        queues: queue names by index.
+        in_order: module ``nkim.schedule = "in-order"``.
+        infos: the :class:`Info` of every instruction, decode order.
+        loops: loop op -> loop index (serial counters).
+        carried_track: producer id -> loop indices some ``nkim.deps_carried`` refers to.
+    """
+
+    def __init__(self):
+        self.queues: list[str] = []
+        self.in_order = False
+        self.infos: list[Info] = []
+        self.loops: dict[Operation, int] = {}
+        self.carried_track: dict[int, set[int]] = {}
+        self.pseudo_flags: Info | None = None
+
+    def queue_index(self, name: str) -> int:
+        try:
+            return self.queues.index(name)
+        except ValueError:
+            self.queues.append(name)
+            return len(self.queues) - 1
+
+    def loop_index(self, op: Operation) -> int:
+        return self.loops.setdefault(op, len(self.loops))
+
+    def finish(self) -> None:
+        """After decoding: tell producers which loop serials to record."""
+        for info in self.infos:
+            if info.nid is not None:
+                info.track = tuple(sorted(self.carried_track.get(info.nid, ())))
+        if not self.queues:
+            self.queue_index(PROGRAM_QUEUE)
+
+
+def _ints(attr) -> list:
+    if isinstance(attr, IntegerAttr):
+        return [int(attr.value.data)]
+    if isinstance(attr, ArrayAttr):
+        out = []
+        for a in attr.data:
+            out.append(_ints(a) if isinstance(a, ArrayAttr) else int(a.value.data))
+        return out
+    return []
+
+
+def _enclosing_loops(op: Operation) -> list[Operation]:
+    from ..passes.effects import enclosing_loops
+    return enclosing_loops(op)[::-1]  # outermost first (contract A)
+
+
+def _accesses(dec: Decoder, op: Operation) -> tuple:
+    from ..passes.effects import accesses
+    out = []
+    try:
+        accs = list(accesses(op))
+    except Exception:  # noqa: BLE001 -- an op without an IRDL definition: no accesses known
+        return ()
+    for a in accs:
+        slot = dec.slot_of.get(a.value)
+        if slot is None:
+            continue
+        base = a.base
+        bslot = None
+        if isinstance(base, OpResult) and isinstance(base.op, AllocOp):
+            bslot = dec.slot_of.get(base)
+        is_read = not a.is_write
+        if op.name == "nisa.matmul" and a.role == "dst":
+            mode = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
+            is_read = mode == "accumulate"
+        out.append((slot, a.role, a.is_write, is_read, bslot))
+    return tuple(out)
+
+
+def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
+    """The closure of instruction ``op``: runs ``closure`` in program-order mode, enqueues
+    it in queue mode."""
+    sched: Schedule = dec.schedule
+    q = op.attributes.get("nkim.queue")
+    qi = sched.queue_index(q.data if isinstance(q, StringAttr) else PROGRAM_QUEUE)
+    nid = op.attributes.get("nkim.id")
+    carried = []
+    loops = None
+    for entry in _ints(op.attributes.get("nkim.deps_carried")):
+        if not isinstance(entry, list) or len(entry) != 3:
+            continue
+        pid, level, dist = entry
+        loops = loops if loops is not None else _enclosing_loops(op)
+        if not 0 <= level < len(loops):
+            continue
+        li = sched.loop_index(loops[level])
+        carried.append((pid, li, max(int(dist), 1)))
+        sched.carried_track.setdefault(pid, set()).add(li)
+    eager = bool(op.results)
+    accs = _accesses(dec, op)
+    matmul = None
+    if op.name == "nisa.matmul":
+        matmul = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
+    info = Info(sid=len(sched.infos), op=op, qi=qi,
+                nid=int(nid.value.data) if isinstance(nid, IntegerAttr) else None,
+                deps=tuple(_ints(op.attributes.get("nkim.deps"))), carried=tuple(carried),
+                fence=isinstance(op.attributes.get("nkim.fence"), UnitAttr) or op.name in FENCE_OPS,
+                eager=eager, drain=eager and bool(accs),
+                accesses=accs, matmul=matmul)
+    sched.infos.append(info)
+
+    def run(env):
+        qr = env[STATE].queues
+        if qr is None:
+            closure(env)
+        else:
+            qr.enqueue(info, closure, env)
+    return run
+
+
+class Instance:
+    """One dynamic execution of an instruction (or a pseudo-instruction) in queue mode."""
+
+    __slots__ = ("info", "fn", "env", "waits", "done", "seq", "clock")
+
+    def __init__(self, info, fn, env, waits, seq):
+        self.info, self.fn, self.env, self.waits, self.seq = info, fn, env, waits, seq
+        self.done = False
+        self.clock: list[int] | None = None
+
+    def run(self) -> None:
+        fn, env = self.fn, self.env
+        self.fn = self.env = self.waits = None
+        self.done = True
+        fn(env)
+
+
+class QueueRun:
+    """The queue-mode state of one ``Program.run`` (see the module docstring).
+
+    Attributes:
+        serial: per loop index, the current iteration serial (-1 before the first).
+        hazards: the :class:`~.hazards.Checker`, or None.
+    """
+
+    def __init__(self, sched: Schedule, hazards=None):
+        self.sched = sched
+        nq = len(sched.queues)
+        self.pending = [deque() for _ in range(nq)]
+        self.npending = 0
+        self.seq = 0
+        self.latest: dict[int, Instance] = {}
+        self.history: dict[tuple[int, int], list] = {}
+        self.serial = [-1] * len(sched.loops)
+        self.last: Instance | None = None
+        self.hazards = hazards
+        # vector clocks (hazard checks only)
+        self.tick = [0] * nq
+        self.qclock: list[list[int]] = [[0] * nq for _ in range(nq)]
+        self.floor = [0] * nq
+
+    # ----------------------------------------------------------------- enqueue
+    def _carried(self, pid: int, li: int, dist: int) -> Instance | None:
+        hist = self.history.get((pid, li))
+        if not hist:
+            return None
+        target = self.serial[li] - dist
+        for serial, inst in reversed(hist):
+            if serial <= target:
+                return inst
+        if len(hist) >= CARRIED_HISTORY:
+            return hist[0][1]  # older ones were dropped: waiting on a later one is only stricter
+        return None
+
+    def _waits(self, info: Info) -> list[Instance]:
+        waits = []
+        latest = self.latest
+        for d in info.deps:
+            w = latest.get(d)
+            if w is not None:
+                waits.append(w)
+        for pid, li, dist in info.carried:
+            w = self._carried(pid, li, dist)
+            if w is not None:
+                waits.append(w)
+        if self.sched.in_order and self.last is not None:
+            waits.append(self.last)
+        return waits
+
+    def _clock(self, inst: Instance, waits: list[Instance]) -> None:
+        qi = inst.info.qi
+        c = list(self.qclock[qi])
+        for src in [self.floor] + [w.clock for w in waits]:
+            for j, v in enumerate(src):
+                if v > c[j]:
+                    c[j] = v
+        if inst.info.fence:
+            for qc in self.qclock:
+                for j, v in enumerate(qc):
+                    if v > c[j]:
+                        c[j] = v
+        self.tick[qi] += 1
+        c[qi] = self.tick[qi]
+        inst.clock = c
+        self.qclock[qi] = c
+        if inst.info.fence:
+            self.floor = c
+
+    def _record(self, info: Info, inst: Instance) -> None:
+        if info.nid is not None:
+            self.latest[info.nid] = inst
+            for li in info.track:
+                hist = self.history.setdefault((info.nid, li), [])
+                s = self.serial[li]
+                if hist and hist[-1][0] == s:
+                    hist[-1] = (s, inst)
+                else:
+                    hist.append((s, inst))
+                    if len(hist) > CARRIED_HISTORY:
+                        del hist[0]
+        self.last = inst
+
+    def enqueue(self, info: Info, fn: Closure, env: list) -> None:
+        """Enqueue one instance of ``info`` (or run it now if it is eager or a fence)."""
+        waits = self._waits(info)
+        now = info.fence or info.eager
+        inst = Instance(info, fn, env if now else list(env), waits, self.seq)
+        self.seq += 1
+        if self.hazards is not None:
+            self._clock(inst, waits)
+            self.hazards.check(inst, inst.env)
+        self._record(info, inst)
+        if now:
+            if info.fence or info.drain:
+                self.drain()
+            inst.run()
+            return
+        self.pending[info.qi].append(inst)
+        self.npending += 1
+        if self.npending > MAX_PENDING:
+            self.drain(MAX_PENDING // 2)
+
+    def pseudo(self, queue: str, fn: Closure, env: list) -> None:
+        """Enqueue a pseudo-instruction ``fn`` on ``queue`` (no waits, no accesses)."""
+        sched = self.sched
+        info = sched.pseudo_flags
+        qi = sched.queues.index(queue) if queue in sched.queues else 0
+        if info is None or info.qi != qi:
+            info = sched.pseudo_flags = Info(sid=-1, op=None, qi=qi)
+        inst = Instance(info, fn, env, [], self.seq)
+        self.seq += 1
+        if self.hazards is not None:
+            self._clock(inst, [])
+        self.pending[qi].append(inst)
+        self.npending += 1
+
+    # ------------------------------------------------------------------- drain
+    def drain(self, keep: int = 0) -> None:
+        """Execute pending instances until at most ``keep`` are left (latest ready first)."""
+        pending = self.pending
+        while self.npending > keep:
+            best = None
+            for dq in pending:
+                if dq:
+                    h = dq[0]
+                    if (best is None or h.seq > best.seq) and all(w.done for w in h.waits):
+                        best = h
+            assert best is not None, "queue mode: no ready instance (internal error)"
+            pending[best.info.qi].popleft()
+            self.npending -= 1
+            best.run()
+
+
+def hb(a: Instance, b: Instance) -> bool:
+    """Whether ``a`` happens before ``b`` (vector clocks, hazard mode)."""
+    qi = a.info.qi
+    return a.clock[qi] <= b.clock[qi]

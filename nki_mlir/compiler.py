@@ -84,7 +84,7 @@ def _located(module: ModuleOp, message: str) -> NKIVerifyError:
     return NKIVerifyError(message)
 
 
-def run_pipeline(module: ModuleOp, target: str, schedule: str = "program-order") -> list[str]:
+def run_pipeline(module: ModuleOp, target: str, schedule: str = "list") -> list[str]:
     """Run the default pipeline in place; returns the pass names run (for the manifest)."""
     from .passes.allocate import NisaAllocate
     from .passes.legalize import NkiLegalize
@@ -150,11 +150,14 @@ class CompiledKernel:
             return tuple(outs)
         return outs[0] if outs else None
 
-    def run(self, args: tuple, kwargs: dict, launch: Any = None) -> tuple:
+    def run(self, args: tuple, kwargs: dict, launch: Any = None, mode: str | None = None,
+            hazards: bool | None = None) -> tuple:
         """Run on the ISA interpreter; returns every output as a tuple.
 
         ``launch``: the :class:`~nki_mlir.runtime.spmd.Instance` when this is one program
         instance of an SPMD / LNC launch (its ``shared_hbm`` outputs are the launch's).
+        ``mode`` / ``hazards``: see :meth:`nki_mlir.runtime.program.Program.run` (engine
+        queues and hazard checks; defaults from ``NKI_MLIR_HAZARDS``, which ``__call__`` uses).
         """
         bound = dict(zip((a.name for a in self.spec.args), args))
         for k, v in kwargs.items():
@@ -168,7 +171,7 @@ class CompiledKernel:
             if a.name not in bound:
                 raise NKITypeError(f"{self.spec.name}(): missing tensor argument '{a.name}'")
             arrays.append(bound[a.name])
-        return self.program.run(arrays, launch=launch)
+        return self.program.run(arrays, launch=launch, mode=mode, hazards=hazards)
 
 
 # ------------------------------------------------------------------------------ entry
@@ -188,7 +191,7 @@ def _key_parts(fn, specs: tuple[ArgSpec, ...], target: str, options: dict) -> di
 
 
 def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
-                   schedule: str = "program-order", use_cache: bool = True, spmd: Any = None,
+                   schedule: str = "list", use_cache: bool = True, spmd: Any = None,
                    **ignored: Any) -> CompiledKernel:
     """Compile ``fn`` for ``args``/``kwargs`` (cached in memory and on disk).
 
@@ -224,8 +227,8 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     pipeline = run_pipeline(module, tgt, schedule)
     ir_nisa = print_module(module)
     seconds = time.perf_counter() - t0
-    mem = {k.replace("nkim.", ""): v.value.data for k, v in module.attributes.items()
-           if k.startswith("nkim.") and hasattr(v, "value")}
+    from .passes.memory_report import manifest_entry
+    mem = manifest_entry(module)    # every nkim.* module attribute as JSON (memory report)
     manifest = {
         "compiler_version": __version__, "target": tgt, "kernel": spec.name,
         "args": [_arg_json(a) for a in spec.args], "outputs": [o.__dict__ for o in spec.outputs],

@@ -156,17 +156,49 @@ def test_arena_psum_bank_rules():
         {"trn1": 180224, "trn2": 212984, "trn3": 245752}
 
 
+def copies(op: AllocOp) -> tuple[int, int] | None:
+    """(nkim.copies, nkim.copy_stride) of a multi-buffered alloc, else None."""
+    if "nkim.copies" not in op.attributes:
+        assert op.copy_index is None and "nkim.copy_stride" not in op.attributes
+        return None
+    assert op.copy_index is not None
+    return op.attributes["nkim.copies"].value.data, op.attributes["nkim.copy_stride"].value.data
+
+
 def test_loop_kernel_placement():
     module = run(parse(LOOP_KERNEL), NisaAllocate())
     by_name = allocs(module)
     assert placement(by_name["x"]) == (0, 0)
-    assert placement(by_name["u"]) == (0, 2048)
-    assert placement(by_name["t"]) == (0, 4096)     # x and u still live
+    # u and t: affine_range body, 2 trips -> 2 copies, reserved over the whole loop
+    assert placement(by_name["u"]) == (0, 2048) and copies(by_name["u"]) == (2, 2048)
+    assert placement(by_name["t"]) == (0, 6144) and copies(by_name["t"]) == (2, 2048)
     assert placement(by_name["z"]) == (0, 0)        # everything else dead
+    assert copies(by_name["x"]) is None and copies(by_name["z"]) is None
     assert by_name["p"].attributes["nkim.bank"].value.data == 0
     assert by_name["x"].alignment.value.data == 64 and by_name["p"].alignment.value.data == 4
-    assert module.attributes["nkim.sbuf_peak_bytes"].value.data == 6144
+    assert module.attributes["nkim.sbuf_peak_bytes"].value.data == 10240
     assert module.attributes["nkim.psum_peak_bytes"].value.data == 2048
+
+
+def test_loop_kernel_placement_without_multibuffering():
+    module = run(parse(LOOP_KERNEL), NisaAllocate(max_copies=1))
+    by_name = allocs(module)
+    assert placement(by_name["u"]) == (0, 2048)
+    assert placement(by_name["t"]) == (0, 4096)     # x and u still live
+    assert all(copies(op) is None for op in by_name.values())
+    assert module.attributes["nkim.sbuf_peak_bytes"].value.data == 6144
+    with pytest.raises(NKIError, match="max-copies must be 1..4, got 0"):
+        run(parse(LOOP_KERNEL), NisaAllocate(max_copies=0))
+
+
+def test_allocate_runs_again_on_its_output():
+    once = run(parse(LOOP_KERNEL), NisaAllocate())
+    text = str(once)
+    twice = run(parse(text), NisaAllocate())
+    assert {n: (placement(o), copies(o)) for n, o in allocs(twice).items() if "nkim.offset" in o.attributes} \
+        == {n: (placement(o), copies(o)) for n, o in allocs(once).items() if "nkim.offset" in o.attributes}
+    off = run(parse(text), NisaAllocate(max_copies=1))
+    assert all(copies(op) is None for op in allocs(off).values())
 
 
 def test_target_option_and_module_target():
@@ -235,18 +267,30 @@ def test_pinned_tensors_with_disjoint_lifetimes_may_share_bytes():
 # ----------------------------------------------------------------------- schedule
 
 
+def carried(op) -> list[list[int]]:
+    attr = op.attributes.get("nkim.deps_carried")
+    return [[x.value.data for x in t.data] for t in attr.data] if attr is not None else []
+
+
 def test_loop_kernel_schedule():
     module = run(parse(LOOP_KERNEL), NisaAllocate(), NisaSchedule())
-    got = [sched(op) for op in instructions(module)]
+    ops = instructions(module)
+    got = [sched(op) for op in ops]
     assert got == [
         (0, "vector", []),          # memset x
-        (1, "dma", [2, 3]),         # dma u: WAR with the previous iteration's add and exp
-        (2, "vector", [1, 3]),      # add u += x: RAW u; WAR u vs the previous exp
-        (3, "scalar", [1, 2]),      # exp t <- u: RAW u from both writers (WAR t vs 4 ordered by 1)
-        (4, "dma", [3]),            # dma out <- t
-        (5, "gpsimd", [2]),         # memset z: z reuses x's bytes; x's last user on vector is 2
+        (1, "dma0", []),            # dma u: a load (dma0); u has 2 copies: see deps_carried
+        (2, "vector", [1]),         # add u += x: RAW u
+        (3, "scalar", [2]),         # exp t <- u: RAW u from both writers (2 waited for 1)
+        (4, "dma2", [3]),           # dma out <- t: a store (dma2)
+        (5, "gpsimd", [2]),         # memset z: z reuses x's bytes; x's last user (vector) is 2
     ]
-    assert module.attributes["nkim.schedule"].data == "program-order"
+    # u and t rotate over 2 copies: an iteration reuses the bytes of 2 iterations earlier
+    # (the load of u waits for the exp 2 iterations back, which itself waited for the add)
+    assert [carried(op) for op in ops] == [
+        [], [[3, 0, 2]], [[3, 0, 2]], [[4, 0, 2]], [], []]
+    assert module.attributes["nkim.schedule"].data == "list"
+    module = run(parse(LOOP_KERNEL), NisaAllocate(), NisaSchedule(mode="program-order"))
+    assert module.attributes["nkim.schedule"].data == "in-order"
 
 
 def test_schedule_rejects_unknown_mode():
@@ -389,7 +433,8 @@ def test_nki_opt_prints_schedule_and_placement(tmp_path):
     src.write_text(LOOP_KERNEL)
     res = nki_opt(str(src), "-p", "nisa-allocate{target=trn2},nisa-schedule")
     assert res.returncode == 0, res.stderr
-    assert 'nkim.queue = "scalar"' in res.stdout and "nkim.offset = 4096 : i64" in res.stdout
+    assert 'nkim.queue = "scalar"' in res.stdout and "nkim.offset = 6144 : i64" in res.stdout
+    assert "copy(%i)" in res.stdout and "nkim.copies = 2 : i64" in res.stdout
 
 
 def test_nki_opt_reports_nki_errors_without_traceback(tmp_path):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import os
 import sys
 import time
 from pathlib import Path
@@ -79,6 +80,11 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--arg", action="append", type=parse_arg, default=[], metavar="SHAPExDTYPE")
         p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE")
         p.add_argument("--target", default=None, choices=["trn1", "trn2", "trn3"])
+        p.add_argument("--schedule", default="list", choices=["list", "in-order"],
+                       help="nisa-schedule mode (in-order: the serialised baseline)")
+        if cmd == "run":
+            p.add_argument("--hazards", action="store_true",
+                           help="execute the engine queues with hazard checks (NKI_MLIR_HAZARDS=1)")
         if cmd == "compile":
             p.add_argument("--stage", default="nisa", choices=["nki", "nisa"])
             p.add_argument("--debuginfo", action="store_true", help="print op source locations")
@@ -91,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     arrays = _inputs(ns.arg, rng)
     try:
-        ck = kernel.compile_with(tuple(arrays), consts, use_cache=False, **({"target": ns.target} if ns.target else {}))
+        ck = kernel.compile_with(tuple(arrays), consts, use_cache=False, schedule=ns.schedule,
+                                 **({"target": ns.target} if ns.target else {}))
         if ns.cmd == "compile":
             text = ck.ir(ns.stage)
             if not ns.debuginfo:
@@ -99,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(text)
             return 0
         t0 = time.perf_counter()
+        if ns.hazards:
+            os.environ["NKI_MLIR_HAZARDS"] = "1"
         outs = ck(*arrays, **consts)
         dt = time.perf_counter() - t0
         for i, o in enumerate(outs if isinstance(outs, tuple) else (outs,)):

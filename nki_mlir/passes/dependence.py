@@ -1,4 +1,4 @@
-"""Memory dependence analysis over ``nisa`` instructions (issue 5, contract section C).
+"""Memory dependence analysis over ``nisa`` instructions (docs/backend.md section C).
 
 Regions.  Every memref operand of an instruction (:func:`.effects.accesses`) becomes an
 :class:`Acc`: its base buffer plus, when the operand is the base itself or a chain of
@@ -366,9 +366,29 @@ def analyze(func: FuncOp) -> Graph:
     return g
 
 
-def _pair(x: Node, ax: Acc, y: Node, ay: Acc, same: bool, add) -> None:
-    """Edges between access ``ax`` of ``x`` and ``ay`` of ``y`` (``x`` not after ``y``)."""
+def occurs(common: list[Operation], level: int, distance: int, across_outer: bool) -> bool:
+    """Whether two instances ``distance`` iterations apart at ``common[level]`` can both run:
+    the distance is below the loop's static trip count (``across_outer``: below the number of
+    iterations it runs over the whole function, i.e. the serial distance of rotating copies).
+    Unknown trip counts count as possible."""
+    total = 1
+    for loop in (common[:level + 1] if across_outer else common[level:level + 1]):
+        n = trip_count(loop) if loop.name == "scf.for" else None
+        if n is None:
+            return True
+        total *= n
+    return distance < total
+
+
+def _pair(x: Node, ax: Acc, y: Node, ay: Acc, same: bool, add_edge) -> None:
+    """Edges between access ``ax`` of ``x`` and ``ay`` of ``y`` (``x`` not after ``y``).
+    A carried edge whose distance the loop never reaches is not an edge (:func:`occurs`)."""
     common = _common(x, y)
+
+    def add(src, dst, kind, role, level, distance, reason):
+        if level is None or occurs(common, level, distance, reason == "copies"):
+            add_edge(src, dst, kind, role, level, distance, reason)
+
     if not same:
         if x is not y:
             add(x, y, _kind(ax, ay), ay.role, None, None, "alias")

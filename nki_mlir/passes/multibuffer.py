@@ -1,4 +1,4 @@
-"""Multi-buffering of tensors allocated in ``affine_range`` bodies (contract section B).
+"""Multi-buffering of tensors allocated in ``affine_range`` bodies (docs/backend.md section B).
 
 A tensor allocated in the body of a loop is a new tensor in every iteration.  Giving it
 ``k`` rotating copies (iteration ``i`` uses copy ``i mod k``) lets iteration ``i+1`` fill
@@ -16,7 +16,7 @@ whole run, computed from the induction variables, outermost first::
 
 (loops of one trip contribute nothing and are skipped; ``- lb`` is omitted for ``lb = 0``
 and ``/ step`` for ``step = 1``).  Under the conditions above this equals serial(L) of
-contract section A.  The IR passes the linear number; the consumer takes ``slot mod k``.
+docs/backend.md section A.  The IR passes the linear number; the consumer takes ``slot mod k``.
 
 Copy ``c`` lives at ``nkim.offset + c * nkim.copy_stride``.  Strides (bytes per partition):
 

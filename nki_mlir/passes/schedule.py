@@ -1,6 +1,6 @@
 """``nisa-schedule{mode=list|in-order}``: engine queues, reordering and cross-queue waits.
 
-Contract section C (/work/notes/brief5.md) with the dependence edges of :mod:`.dependence`.
+docs/backend.md section C, with the dependence edges of :mod:`.dependence`.
 
 Queues (``nkim.queue``).  Compute instructions run on their engine's queue (``tensor``,
 ``vector``, ``scalar``, ``gpsimd``; an ``unknown`` engine gets the natural engine of the

@@ -1,6 +1,6 @@
 """Queue mode: executing the engine queues of the schedule (``Program.run(mode="queues")``).
 
-The schedule (``nisa-schedule``, brief contract C) puts every ``nisa`` instruction on an
+The schedule (``nisa-schedule``, docs/backend.md section C) puts every ``nisa`` instruction on an
 engine queue (``nkim.queue``) with waits on instructions of other queues (``nkim.deps``,
 ``nkim.deps_carried``, ``nkim.fence``).  Queue mode runs a kernel in two phases:
 
@@ -140,7 +140,7 @@ def _ints(attr) -> list:
 
 def _enclosing_loops(op: Operation) -> list[Operation]:
     from ..passes.effects import enclosing_loops
-    return enclosing_loops(op)[::-1]  # outermost first (contract A)
+    return enclosing_loops(op)[::-1]  # outermost first (docs/backend.md section A)
 
 
 def _accesses(dec: Decoder, op: Operation) -> tuple:

@@ -1,6 +1,6 @@
 """Queue mode of the interpreter (runtime/queues.py) on hand-scheduled nisa IR.
 
-The IR carries the schedule attributes of the brief's contract C by hand (``nkim.id``,
+The IR carries the schedule attributes of docs/backend.md section C by hand (``nkim.id``,
 ``nkim.queue``, ``nkim.deps``, ``nkim.deps_carried``, ``nkim.fence``), so these tests do not
 depend on what ``nisa-schedule`` emits.  A missing edge must change the numbers in queue
 mode (adversarial drain), and the schedule with the edge must give program-order results.

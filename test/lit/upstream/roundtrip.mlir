@@ -78,8 +78,8 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 // CHECK:         func.return %[[OUT]] : memref<256x1024xf32, #nisa.mem<shared_hbm>>
 
 // Upstream sorts attribute dictionaries by name.
-// PLACED:       builtin.module attributes {nisa.target = #nisa.target<trn2>, nkim.psum_peak_bytes = 2048 : i64, nkim.sbuf_peak_bytes = 4864 : i64, nkim.schedule = "program-order"}
+// PLACED:       builtin.module attributes {nisa.target = #nisa.target<trn2>, {{.*}}nkim.psum_peak_bytes = 2048 : i64, {{.*}}nkim.sbuf_max_live_bytes = 4864 : i64, {{.*}}nkim.sbuf_peak_bytes = 4864 : i64, nkim.schedule = "list"}
 // PLACED:       nisa.alloc alignment=64 {nkim.name = "w_sb", nkim.offset = 0 : i64, nkim.partition = 0 : i64}
-// PLACED:       nisa.dma_copy({{.*}}) engine=dma {nkim.deps = [], nkim.id = 0 : i64, nkim.queue = "dma"}
+// PLACED:       nisa.dma_copy({{.*}}) engine=dma {nkim.deps = [], nkim.id = 0 : i64, nkim.queue = "dma0"}
 // PLACED:       nisa.alloc alignment=4 {nkim.bank = 0 : i64, nkim.name = "acc", nkim.offset = 0 : i64, nkim.partition = 0 : i64}
-// PLACED:       nisa.matmul({{.*}}) engine=tensor {nkim.deps = [0 : i64, 2 : i64, 5 : i64], nkim.id = 3 : i64, nkim.queue = "tensor"}
+// PLACED:       nisa.matmul({{.*}}) engine=tensor {nkim.deps = [0 : i64, 2 : i64], nkim.id = 3 : i64, nkim.queue = "tensor"}

@@ -44,7 +44,9 @@ from typing import TYPE_CHECKING
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, UnitAttr
 from xdsl.ir import Operation, OpResult
 
+from ..diagnostics import error_at
 from ..dialects.nisa import AllocOp
+from ..errors import NKIRuntimeError
 from .env import STATE, Closure
 
 if TYPE_CHECKING:
@@ -127,15 +129,24 @@ class Schedule:
             self.queue_index(PROGRAM_QUEUE)
 
 
-def _ints(attr) -> list:
-    if isinstance(attr, IntegerAttr):
-        return [int(attr.value.data)]
-    if isinstance(attr, ArrayAttr):
-        out = []
-        for a in attr.data:
-            out.append(_ints(a) if isinstance(a, ArrayAttr) else int(a.value.data))
-        return out
-    return []
+def _ints(op: Operation, name: str) -> list:
+    """The integers (or nested integer lists) of schedule attribute ``name`` of ``op``.
+
+    Raises:
+        NKIRuntimeError: located at ``op`` when the attribute holds anything else.
+    """
+    def conv(a):
+        if isinstance(a, IntegerAttr):
+            return int(a.value.data)
+        if isinstance(a, ArrayAttr):
+            return [conv(x) for x in a.data]
+        raise error_at(op, f"{op.name}: {name} must hold integers, got {attr}", NKIRuntimeError)
+
+    attr = op.attributes.get(name)
+    if attr is None:
+        return []
+    out = conv(attr)
+    return out if isinstance(out, list) else [out]
 
 
 def _enclosing_loops(op: Operation) -> list[Operation]:
@@ -175,13 +186,14 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
     nid = op.attributes.get("nkim.id")
     carried = []
     loops = None
-    for entry in _ints(op.attributes.get("nkim.deps_carried")):
-        if not isinstance(entry, list) or len(entry) != 3:
-            continue
-        pid, level, dist = entry
+    for entry in _ints(op, "nkim.deps_carried"):
         loops = loops if loops is not None else _enclosing_loops(op)
-        if not 0 <= level < len(loops):
-            continue
+        if not (isinstance(entry, list) and len(entry) == 3 and 0 <= entry[1] < len(loops)):
+            raise error_at(op, f"{op.name}: nkim.deps_carried entry {entry} is not "
+                               f"[producer id, loop level, distance] with a loop level below "
+                               f"{len(loops)} (the loops around the instruction)",
+                           NKIRuntimeError)
+        pid, level, dist = entry
         li = sched.loop_index(loops[level])
         carried.append((pid, li, max(int(dist), 1)))
         sched.carried_track.setdefault(pid, set()).add(li)
@@ -192,7 +204,7 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
         matmul = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
     info = Info(sid=len(sched.infos), op=op, qi=qi,
                 nid=int(nid.value.data) if isinstance(nid, IntegerAttr) else None,
-                deps=tuple(_ints(op.attributes.get("nkim.deps"))), carried=tuple(carried),
+                deps=tuple(_ints(op, "nkim.deps")), carried=tuple(carried),
                 fence=isinstance(op.attributes.get("nkim.fence"), UnitAttr) or op.name in FENCE_OPS,
                 eager=eager, drain=eager and bool(accs),
                 accesses=accs, matmul=matmul)

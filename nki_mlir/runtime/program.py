@@ -135,6 +135,11 @@ class Program:
         self.result_types = list(ret_specs)
         self._schedule = schedule
 
+    @property
+    def schedule(self):
+        """The static queue facts (:class:`~.queues.Schedule`) decoded from the module."""
+        return self._schedule
+
     def __repr__(self) -> str:
         return (f"<Program @{self.func_name} on {self.target}: {len(self.arg_names)} args, "
                 f"{len(self._ret_slots)} results, {self.instruction_count} instructions>")
@@ -173,7 +178,7 @@ class Program:
         return out
 
     def run(self, args: Sequence[np.ndarray], launch=None, mode: str | None = None,
-            hazards: bool | None = None) -> tuple[np.ndarray, ...]:
+            hazards: bool | None = None, timer=None, execute: bool = True) -> tuple[np.ndarray, ...]:
         """Execute the kernel on ``args`` and return its outputs.
 
         Args:
@@ -188,6 +193,12 @@ class Program:
             hazards: run the hazard checks (:mod:`.hazards`; implies ``"queues"``).
                 Defaults: environment ``NKI_MLIR_HAZARDS`` -- ``"1"`` means queues and
                 checks, anything else (the default ``"0"``) program order without checks.
+            timer: the cost model's timeline (:class:`nki_mlir.perf.timeline.Timeline`),
+                told about every instruction instance as the queues enqueue it (implies
+                ``"queues"``).
+            execute: with a ``timer``, False skips executing the instructions (a timing-only
+                run: the outputs are then meaningless; only valid when control flow does
+                not read machine state, :func:`nki_mlir.perf.walk.needs_execution`).
 
         Returns:
             The ``func.return`` operands in order, as NumPy arrays the caller owns.
@@ -198,6 +209,8 @@ class Program:
             NKIHazardError: with hazards on, a race, overlapping live buffers, a read of
                 never-written SBUF/PSUM or an accumulation onto non-matmul PSUM data.
         """
+        if timer is not None:
+            mode = "queues"
         mode, hazards = resolve_mode(mode, hazards)
         vals = self._check_args(args)
         env = list(self._template)
@@ -208,7 +221,8 @@ class Program:
             env[slot] = v
         qr = None
         if mode == "queues":
-            qr = state.queues = QueueRun(self._schedule)
+            qr = state.queues = QueueRun(self._schedule, timer=timer,
+                                         execute=execute or timer is None)
             if hazards:
                 qr.hazards = Checker(state, qr)
         try:

@@ -222,12 +222,14 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
 class Instance:
     """One dynamic execution of an instruction (or a pseudo-instruction) in queue mode."""
 
-    __slots__ = ("info", "fn", "env", "waits", "done", "seq", "clock")
+    __slots__ = ("info", "fn", "env", "waits", "done", "seq", "clock", "t", "rec")
 
     def __init__(self, info, fn, env, waits, seq):
         self.info, self.fn, self.env, self.waits, self.seq = info, fn, env, waits, seq
         self.done = False
         self.clock: list[int] | None = None
+        self.t = 0.0   # modelled finish time in ns (set by a perf timer)
+        self.rec = -1  # the timer's record index
 
     def run(self) -> None:
         fn, env = self.fn, self.env
@@ -242,10 +244,17 @@ class QueueRun:
     Attributes:
         serial: per loop index, the current iteration serial (-1 before the first).
         hazards: the :class:`~.hazards.Checker`, or None.
+        timer: an observer with ``add(instance, waits)`` called at every enqueue, after the
+            waits are resolved (the cost model's timeline, :mod:`nki_mlir.perf.timeline`).
+        execute: False for a timing-only run: instructions that define no SSA value are
+            timed but never executed (their results are not needed because nothing reads
+            machine state back; see :func:`nki_mlir.perf.walk.needs_execution`).
     """
 
-    def __init__(self, sched: Schedule, hazards=None):
+    def __init__(self, sched: Schedule, hazards=None, timer=None, execute: bool = True):
         self.sched = sched
+        self.timer = timer
+        self.execute = execute
         nq = len(sched.queues)
         self.pending = [deque() for _ in range(nq)]
         self.npending = 0
@@ -325,8 +334,17 @@ class QueueRun:
         """Enqueue one instance of ``info`` (or run it now if it is eager or a fence)."""
         waits = self._waits(info)
         now = info.fence or info.eager
+        if not self.execute and not info.eager:
+            inst = Instance(info, None, None, waits, self.seq)
+            self.seq += 1
+            self.timer.add(inst, waits)
+            self._record(info, inst)
+            inst.done = True
+            return
         inst = Instance(info, fn, env if now else list(env), waits, self.seq)
         self.seq += 1
+        if self.timer is not None:
+            self.timer.add(inst, waits)
         if self.hazards is not None:
             self._clock(inst, waits)
             self.hazards.check(inst, inst.env)
@@ -343,6 +361,8 @@ class QueueRun:
 
     def pseudo(self, queue: str, fn: Closure, env: list) -> None:
         """Enqueue a pseudo-instruction ``fn`` on ``queue`` (no waits, no accesses)."""
+        if not self.execute:
+            return
         sched = self.sched
         info = sched.pseudo_flags
         qi = sched.queues.index(queue) if queue in sched.queues else 0

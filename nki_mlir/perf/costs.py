@@ -1,0 +1,708 @@
+"""Static cost of one ``nisa`` instruction: engine occupancy in cycles, or a DMA's shape.
+
+:func:`instruction_cost` gives the compute engine an instruction occupies and for how many
+engine cycles (``ns = cycles / clock``), the matmul FLOPs, and for a DMA its
+:class:`DmaShape`; :func:`dma_engine_shares` spreads a DMA over the 16 DMA engines.  The
+constants come from :class:`~nki_mlir.perf.targets.TargetModel`; the formulas are
+``../shared/perf.md`` Part A.2 / A.6 (sources ISA_OLD, ARCH2, ARCH3, ARCH4, as named there).
+
+Notation: ``N`` = free elements per partition of the instruction's main operand (the
+product of the non-partition dims of its memref type; the partition count does not change
+the cost, ARCH2 "128 Parallel Compute Lanes"), ``MIN_II`` = ``min_ii_cycles`` (64),
+``pm`` = VectorE perf-mode factor, ``sbf`` = ``scalar_bf16_factor`` for a bf16/fp16/fp8 input.
+Every ``N`` below is first multiplied by ``strided_penalty`` (2) when an SBUF read has an
+innermost stride over 16 B (ARCH2), and a compute instruction with a runtime (register)
+offset on an operand costs at least ``dynamic_copy_cycles`` (600, ISA_OLD
+``tensor_copy_dynamic_*``; applied to every compute op as the nearest analogue).
+
+Per engine, an instruction of "k inputs" costs (A.6):
+  vector ``max(MIN_II, k*N/pm)``, scalar ``max(MIN_II, k*N/sbf)``, gpsimd ``150 + k*N``;
+  ``+MIN_II`` when it reads out an accumulator into ``reduce_res`` (ISA_OLD
+  ``activation_reduce`` / ARCH2 ActReadAccumulator ~64 cycles).
+
+Formulas (op -> cycles -> source; "analogue" = perf.md says nothing about the op, the
+nearest documented instruction's formula is used):
+
+- matmul -> ``f * max(N_mov, 64)``, f = 1 bf16/fp16/fp8, 4 fp32; double_row fp8 ([K, 2, N]):
+  N_mov = free size x mm_fp8_factor; at least M/4 (LoadStationary, hidden behind the MM)
+  -> ARCH2 TensorE cost model, ARCH3 "Double FP8", PERF Opt #7
+- matmul is_transpose -> as nc_transpose, ``max(K, min(64, M))``, 0 FLOPs -> analogue
+- nc_matmul_mx -> ``max(N_mov, 64)`` (4 packed values per element along K) -> ARCH4 Quad-MXFP8
+- nc_transpose -> tensor ``max(P, min(64, F))`` (ISA_OLD); vector k=1 (analogue: tensor_copy)
+- activation, activate2 -> scalar k=1, +MIN_II with reduce_res -> ISA_OLD activation(_reduce)
+- tensor_copy, tensor_scalar_arith, memset -> vector k=1 with pm = vector_perf_mode_copy (4)
+  for bf16/fp16 contiguous SBUF->SBUF, vector_perf_mode_other (2) for other bf16 inputs;
+  gpsimd ``150 + N`` -> ISA_OLD, ARCH3 "Vector Engine Performance Mode", ISA_OLD memset/iota
+- tensor_reduce_arith -> vector k=1, pm = max(2 for bf16 add/max, pm_other) -> ISA_OLD (N/2)
+- tensor_tensor_arith -> vector ``2N / pm2`` (pm2 = pm_other for bf16 inputs in SBUF), ``N``
+  with a PSUM input; scalar same k; gpsimd ``150 + 2N`` -> ISA_OLD, ARCH2 "roughly 2N", A.6
+- scalar_tensor_tensor -> as tensor_tensor (data, operand1) -> ISA_OLD (2N; bf16 N)
+- reciprocal -> vector ``8N``; scalar ``N``; gpsimd ``150 + 4N`` -> ISA_OLD, SHARED (GpSimd 4x
+  slower than ScalarE)
+- bn_stats / bn_aggr -> vector ``N`` / ``13N/3`` -> ISA_OLD
+- exponential (trn3) -> vector ``N / (4 * sbf * f_S / f_V)``, +MIN_II with reduce_res -> ARCH4
+  (VectorE exp has 4x ScalarE's throughput)
+- tensor_scalar_reduce -> vector k=1, pm_other for bf16, +MIN_II -> analogue: tensor_scalar
+- tensor_scalar_cumulative -> vector k=1, no perf mode (a scan) -> analogue: 1-input vector
+- tensor_tensor_scan -> vector k=2, no perf mode -> analogue: tensor_tensor
+- select_reduce, tensor_copy_predicated -> vector k=2 (k=1 with a PSUM input or a scalar src),
+  +MIN_II with reduce_res -> analogue: tensor_tensor
+- range_select, max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle, quantize_mx, rng,
+  rand2, dropout, set_rng_seed, rand_set_state, rand_get_state -> vector (or gpsimd) k=1 over
+  the data operand -> analogue: tensor_scalar / tensor_reduce
+- iota, affine_select -> gpsimd ``150 + N`` -> ISA_OLD (GPSIMD_START then ~N)
+- tensor_partition_reduce, nc_n_gather, local_gather, sequence_bounds, nonzero_with_count,
+  topk -> gpsimd ``150 + N`` (N = the data or dst free size) -> analogue: iota
+- core_barrier -> an empty instruction on its engine (N = 0) -> analogue: MIN_II / start-up
+- dma_copy, dma_transpose, dma_copy_indirect, dma_compute, sendrecv -> engine ``dma``, a
+  :class:`DmaShape` timed by :func:`dma_engine_shares` -> DMABW, DMAOV, ARCH3
+- alloc, release, no_reorder_*, view_dtype, shared_constant, device_print, register_* ->
+  engine ``none``, 0 (bookkeeping / control; the ``sync`` queue is not modelled)
+
+DMA per engine (A.6): rows ``r`` go to engine ``((start + r) // 8) % 16``; an engine's
+transfer takes ``bytes / (dma_bytes_per_ns * eff(run) * hbm_scale)`` ns with
+``eff(b) = b / (b + 512)`` and ``hbm_scale = min(1, hbm_bytes_per_ns / (16 *
+dma_bytes_per_ns))`` for a DMA touching HBM; transposes divide by 0.9 (from HBM) / 0.5
+(SBUF to SBUF).  The fixed ``dma_fixed_ns`` (1300 ns) is the timeline's, not included.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+
+from .. import dtypes
+from ..dialects.common import space_of
+from ..dialects.rules import partition_start
+from ..passes.effects import accesses, element_bytes, is_view
+from .targets import CLOCKED_ENGINES, TargetModel
+
+HBM = ("hbm", "private_hbm", "shared_hbm")
+
+#: ops that cost nothing on any engine (bookkeeping, control, registers, debugging)
+NO_COST_OPS = frozenset({
+    "nisa.alloc", "nisa.release", "nisa.no_reorder_begin", "nisa.no_reorder_end",
+    "nisa.view_dtype", "nisa.shared_constant", "nisa.device_print", "nisa.register_alloc",
+    "nisa.register_move", "nisa.register_load", "nisa.register_store", "nisa.register_read",
+})
+#: ops that are DMA transfers (timed by :func:`dma_engine_shares`)
+DMA_OPS = frozenset({"nisa.dma_copy", "nisa.dma_transpose", "nisa.dma_copy_indirect",
+                     "nisa.dma_compute", "nisa.sendrecv"})
+#: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
+DEFAULT_ENGINE = {
+    "nisa.matmul": "tensor", "nisa.nc_transpose": "tensor", "nisa.nc_matmul_mx": "tensor",
+    "nisa.activation": "scalar", "nisa.activate2": "scalar",
+    "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd", "nisa.tensor_partition_reduce": "gpsimd",
+    "nisa.nc_n_gather": "gpsimd", "nisa.local_gather": "gpsimd", "nisa.sequence_bounds": "gpsimd",
+    "nisa.nonzero_with_count": "gpsimd", "nisa.topk": "gpsimd", "nisa.core_barrier": "gpsimd",
+}
+
+_TWO_BYTE_FLOAT = ("bfloat16", "float16")
+_SCALAR_FAST = ("bfloat16", "float16", "float8_e4m3", "float8_e4m3fn", "float8_e5m2")
+_FP8 = ("float8_e4m3", "float8_e4m3fn", "float8_e5m2")
+_SHORT = {"float32": "f32", "bfloat16": "bf16", "float16": "f16", "float8_e4m3": "f8e4m3",
+          "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2", "int8": "i8", "int16": "i16",
+          "int32": "i32", "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "bool_": "i1",
+          "float8_e8m0fnu": "f8e8m0", "float8_e5m2_x4": "f8e5m2x4",
+          "float8_e4m3fn_x4": "f8e4m3fnx4", "float4_e2m1fn_x4": "f4e2m1x4"}
+
+
+@dataclass(frozen=True)
+class DmaShape:
+    """What one DMA moves, as the DMA engines see it.
+
+    Attributes:
+        total_bytes: bytes moved (for ``dma_compute``: the bytes of all sources read).
+        hbm_bytes: bytes read from HBM plus bytes written to HBM.
+        rows: rows spread over the DMA engines: the partition dim of the SBUF side
+            (HBM->HBM: the first dim, 1 for a 1-D tensor).
+        row_bytes: bytes per row (``ceil(total_bytes / rows)``).
+        run_bytes: innermost contiguous run in bytes, min over source and destination,
+            at most ``row_bytes`` (used for ``eff``).
+        start_partition: SBUF-side start partition when static, else 0; row ``r`` goes to
+            DMA engine ``((start_partition + r) // 8) % 16``.
+        transpose: a ``dma_transpose``.  sbuf_to_sbuf: both sides on chip.
+    """
+
+    total_bytes: int
+    hbm_bytes: int
+    rows: int
+    row_bytes: int
+    run_bytes: int
+    start_partition: int
+    transpose: bool
+    sbuf_to_sbuf: bool
+
+
+@dataclass(frozen=True)
+class InstrCost:
+    """The static cost of one instruction on one target.
+
+    Attributes:
+        engine: ``tensor`` | ``vector`` | ``scalar`` | ``gpsimd`` | ``dma`` | ``none``.
+        cycles: compute occupancy in engine cycles (0 for dma / none).
+        ns: ``cycles / clock_ghz(engine)`` (0 for dma / none).
+        flops: matmul FLOPs ``2 * K * M * N`` (0 otherwise, and 0 for transposes).
+        peak_flops_per_ns: the dtype's TensorE peak, for MFU (0 for non-matmuls).
+        dma: the :class:`DmaShape` of a DMA, else None.
+        label: the memref operands, e.g. ``dst=128x512xf32@psum stationary=128x128xbf16@sbuf``.
+        moving_free: matmul moving free size N (None otherwise).
+    """
+
+    engine: str
+    cycles: float
+    ns: float
+    flops: float
+    peak_flops_per_ns: float
+    dma: DmaShape | None
+    label: str
+    moving_free: int | None
+
+
+# ----------------------------------------------------------------------------- operands
+
+
+class _Tile:
+    """One memref operand: role, shape, dtype name, element bytes, space, strides."""
+
+    __slots__ = ("role", "value", "shape", "dtype", "itemsize", "space", "strides", "is_write")
+
+    def __init__(self, role: str, value: SSAValue, is_write: bool):
+        t = value.type
+        assert isinstance(t, MemRefType)
+        self.role, self.value, self.is_write = role, value, is_write
+        self.shape = tuple(max(int(d), 1) for d in t.get_shape())  # dynamic dims (-1) -> 1
+        try:
+            self.dtype = dtypes.name_of(dtypes.from_mlir(t.element_type))
+        except KeyError:
+            self.dtype = str(t.element_type)
+        try:
+            self.itemsize = int(element_bytes(t.element_type))
+        except Exception:
+            self.itemsize = 4
+        self.space = space_of(t) or "?"
+        try:
+            strides = t.get_strides()
+        except Exception:
+            strides = None
+        self.strides = tuple(strides) if strides is not None else (None,) * len(self.shape)
+
+    @property
+    def on_chip(self) -> bool:
+        return self.space in ("sbuf", "psum")
+
+    @property
+    def free(self) -> int:
+        """Elements per partition (on chip; the product of dims 1..)."""
+        return math.prod(self.shape[1:]) if len(self.shape) > 1 else 1
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.itemsize
+
+    def run_elems(self) -> int:
+        """Innermost contiguous run in elements: dims from the innermost outwards while each
+        stride equals the elements inside it (on chip: free dims only, a run never crosses
+        a partition)."""
+        first = 1 if self.on_chip else 0
+        run = 1
+        for d in range(len(self.shape) - 1, first - 1, -1):
+            if self.shape[d] == 1:
+                continue
+            if self.strides[d] != run:
+                break
+            run *= self.shape[d]
+        return run
+
+    def contiguous(self) -> bool:
+        """Each partition's elements are one contiguous run."""
+        return self.run_elems() >= self.free
+
+    def innermost_stride_bytes(self) -> int:
+        """Stride in bytes of the innermost free dim with more than one element (the element
+        size when there is none; 0 when the stride is dynamic)."""
+        for d in range(len(self.shape) - 1, 0, -1):
+            if self.shape[d] > 1:
+                s = self.strides[d]
+                return 0 if s is None else abs(int(s)) * self.itemsize
+        return self.itemsize
+
+    def label(self, role: str | None = None) -> str:
+        dims = "x".join(str(d) for d in self.shape)
+        return f"{role or self.role}={dims}x{_SHORT.get(self.dtype, self.dtype)}@{self.space}"
+
+
+def _tiles(op: Operation) -> list[_Tile]:
+    try:
+        return [_Tile(a.role, a.value, a.is_write) for a in accesses(op)]  # type: ignore[arg-type]
+    except Exception:
+        return [_Tile(f"operand{i}", v, False) for i, v in enumerate(op.operands)
+                if isinstance(v.type, MemRefType)]
+
+
+def _label(tiles: list[_Tile]) -> str:
+    count: dict[str, int] = {}
+    for t in tiles:
+        count[t.role] = count.get(t.role, 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for t in tiles:
+        if count[t.role] > 1:
+            i = seen.get(t.role, 0)
+            seen[t.role] = i + 1
+            out.append(t.label(f"{t.role}[{i}]"))
+        else:
+            out.append(t.label())
+    return " ".join(out)
+
+
+# ------------------------------------------------------------------------------- engine
+
+
+def resolve_engine(op: Operation) -> str:
+    """The engine kind ``op`` occupies: ``nkim.queue`` (``dma*`` -> ``dma``), else its
+    ``engine`` property, else :data:`DEFAULT_ENGINE` (``vector`` for other instructions);
+    ``none`` for :data:`NO_COST_OPS`, non-``nisa`` ops and the ``sync`` queue."""
+    name = op.name
+    if name in NO_COST_OPS or not name.startswith("nisa."):
+        return "none"
+    if name in DMA_OPS or name.startswith("nisa.dma"):
+        return "dma"
+    for where in (op.attributes.get("nkim.queue"), op.properties.get("engine"),
+                  op.attributes.get("engine")):
+        if isinstance(where, StringAttr):
+            word = where.data
+            if word in CLOCKED_ENGINES:
+                return word
+            if word.startswith("dma"):
+                return "dma"
+            if word == "sync":
+                return "none"
+    return DEFAULT_ENGINE.get(name, "vector")
+
+
+# ------------------------------------------------------------------------ compute costs
+
+
+def _cycles(engine: str, model: TargetModel, n: float, *, k: float = 1.0, pm: float = 1.0,
+            sbf: float = 1.0, gp: float | None = None, extra: float = 0.0) -> float:
+    """``n`` elements per partition, ``k`` reads per element (A.6 per-engine forms)."""
+    ii = model.min_ii_cycles
+    if engine == "vector":
+        return max(ii, k * n / pm) + extra
+    if engine == "scalar":
+        return max(ii, k * n / sbf) + extra
+    if engine == "gpsimd":
+        return model.gpsimd_start_cycles + (k if gp is None else gp) * n + extra
+    if engine == "tensor":
+        return max(ii, k * n) + extra
+    return 0.0
+
+
+def _role(tiles: list[_Tile], *roles: str) -> _Tile | None:
+    for r in roles:
+        for t in tiles:
+            if t.role == r:
+                return t
+    return None
+
+
+def _penalty(tiles: list[_Tile], model: TargetModel) -> float:
+    """``strided_penalty`` if an SBUF read's innermost stride is over 16 bytes (ARCH2)."""
+    for t in tiles:
+        if not t.is_write and t.space == "sbuf" and t.innermost_stride_bytes() > 16:
+            return model.strided_penalty
+    return 1.0
+
+
+def _sbf(model: TargetModel, t: _Tile | None) -> float:
+    return model.scalar_bf16_factor if t is not None and t.dtype in _SCALAR_FAST else 1.0
+
+
+def _two_byte(t: _Tile | None) -> bool:
+    return t is not None and t.dtype in _TWO_BYTE_FLOAT
+
+
+def _copy_pm(model: TargetModel, main: _Tile | None, dst: _Tile | None) -> float:
+    """VectorE perf mode of a copy-like op: 4x (v3) when its data operands are bf16/fp16,
+    contiguous, SBUF->SBUF; 2x for other bf16 cases; else 1 (ARCH3)."""
+    data = [t for t in (main, dst) if t is not None]
+    if data and all(_two_byte(t) and t.space == "sbuf" and t.contiguous() for t in data):
+        return model.vector_perf_mode_copy
+    if _two_byte(main):
+        return model.vector_perf_mode_other
+    return 1.0
+
+
+def _other_pm(model: TargetModel, main: _Tile | None) -> float:
+    return model.vector_perf_mode_other if _two_byte(main) else 1.0
+
+
+def _reduce_extra(model: TargetModel, tiles: list[_Tile]) -> float:
+    return float(model.min_ii_cycles) if _role(tiles, "reduce_res") is not None else 0.0
+
+
+def _prop(op: Operation, name: str) -> str | None:
+    a = op.properties.get(name)
+    return a.data if isinstance(a, StringAttr) else None
+
+
+def _flag(op: Operation, name: str) -> bool:
+    a = op.properties.get(name)
+    return isinstance(a, IntegerAttr) and bool(a.value.data)
+
+
+#: one-stream ops: op -> (main operand roles, k, perf class, gpsimd k (None: = k)); perf
+#: class "copy" (copy perf mode), "other" (bf16 -> pm_other) or None (no perf mode).
+#: ``+MIN_II`` whenever a ``reduce_res`` is written.
+_SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
+    "nisa.tensor_copy": (("src",), 1.0, "copy", None),
+    "nisa.tensor_scalar_arith": (("src",), 1.0, "copy", None),
+    "nisa.memset": (("dst",), 1.0, "copy", None),
+    "nisa.bn_stats": (("data",), 1.0, None, None),
+    "nisa.bn_aggr": (("data",), 13.0 / 3.0, None, None),
+    "nisa.tensor_scalar_reduce": (("data",), 1.0, "other", None),
+    "nisa.tensor_scalar_cumulative": (("src",), 1.0, None, None),
+    "nisa.tensor_tensor_scan": (("data0",), 2.0, None, None),
+    "nisa.range_select": (("on_true_tile",), 1.0, None, None),
+    "nisa.max8": (("src",), 1.0, None, None),
+    "nisa.nc_find_index8": (("data",), 1.0, None, None),
+    "nisa.nc_match_replace8": (("data",), 1.0, None, None),
+    "nisa.nc_stream_shuffle": (("src",), 1.0, None, None),
+    "nisa.quantize_mx": (("src",), 1.0, None, None),
+    "nisa.rng": (("dst",), 1.0, None, None),
+    "nisa.rand2": (("dst",), 1.0, None, None),
+    "nisa.dropout": (("data",), 1.0, None, None),
+    "nisa.set_rng_seed": (("src_seeds",), 1.0, None, None),
+    "nisa.rand_set_state": (("src_seeds",), 1.0, None, None),
+    "nisa.rand_get_state": (("dst",), 1.0, None, None),
+    "nisa.iota": (("dst",), 1.0, None, None),
+    "nisa.affine_select": (("on_true_tile",), 1.0, None, None),
+    "nisa.tensor_partition_reduce": (("data",), 1.0, None, None),
+    "nisa.nc_n_gather": (("dst",), 1.0, None, None),
+    "nisa.local_gather": (("dst",), 1.0, None, None),
+    "nisa.sequence_bounds": (("dst",), 1.0, None, None),
+    "nisa.nonzero_with_count": (("src",), 1.0, None, None),
+    "nisa.topk": (("src",), 1.0, None, None),
+    "nisa.activation": (("src",), 1.0, None, None),
+    "nisa.activate2": (("data",), 1.0, None, None),
+}
+
+
+def _compute_cycles(op: Operation, engine: str, tiles: list[_Tile],
+                    model: TargetModel) -> tuple[float, float, float, int | None]:
+    """``(cycles, flops, peak_flops_per_ns, moving_free)`` of a compute instruction."""
+    name = op.name
+    pen = _penalty(tiles, model)
+    extra = _reduce_extra(model, tiles)
+    if name == "nisa.matmul":
+        return _matmul(op, tiles, model, pen)
+    if name == "nisa.nc_matmul_mx":
+        return _matmul_mx(tiles, model, pen)
+    if name == "nisa.nc_transpose":
+        data = _role(tiles, "data")
+        if engine == "tensor" and data is not None:
+            return float(max(data.shape[0], min(model.min_ii_cycles, data.free))), 0.0, 0.0, None
+        return _cycles(engine, model, pen * (data.free if data else 1)), 0.0, 0.0, None
+    if name in ("nisa.tensor_tensor_arith", "nisa.scalar_tensor_tensor", "nisa.select_reduce",
+                "nisa.tensor_copy_predicated"):
+        return _two_input(name, engine, tiles, model, pen, extra), 0.0, 0.0, None
+    if name == "nisa.tensor_reduce_arith":
+        src = _role(tiles, "src")
+        n = pen * (src.free if src else 1)
+        pm = _other_pm(model, src)
+        if _two_byte(src) and _prop(op, "op") in ("add", "max"):
+            pm = max(pm, 2.0)  # ISA_OLD: tensor_reduce bf16 add/max takes N/2
+        return _cycles(engine, model, n, pm=pm, sbf=_sbf(model, src)), 0.0, 0.0, None
+    if name == "nisa.reciprocal":
+        src = _role(tiles, "src")
+        n = pen * (src.free if src else 1)
+        k = 8.0 if engine == "vector" else 1.0  # ScalarE does it in N (ISA_OLD, SHARED)
+        return _cycles(engine, model, n, k=k, sbf=_sbf(model, src), gp=4.0), 0.0, 0.0, None
+    if name == "nisa.exponential":
+        src = _role(tiles, "src")
+        n = pen * (src.free if src else 1)
+        # ARCH4: VectorE exp has 4x the throughput of ScalarE exp (sbf elem/lane/cycle at f_S)
+        rate = 4.0 * _sbf(model, src) * model.scalar_ghz / model.clock_ghz(engine) \
+            if engine in CLOCKED_ENGINES else 1.0
+        if engine == "vector":
+            return max(model.min_ii_cycles, n / rate) + extra, 0.0, 0.0, None
+        return _cycles(engine, model, n, sbf=_sbf(model, src), extra=extra), 0.0, 0.0, None
+    if name == "nisa.core_barrier":
+        return _cycles(engine, model, 0.0), 0.0, 0.0, None
+    spec = _SIMPLE.get(name)
+    if spec is None:  # an instruction without a formula: one stream over its largest operand
+        main = max(tiles, key=lambda t: t.free, default=None)
+        return _cycles(engine, model, pen * (main.free if main else 1)), 0.0, 0.0, None
+    roles, k, perf, gp = spec
+    main = _role(tiles, *roles)
+    n = pen * (main.free if main else 1)
+    pm = 1.0
+    if perf == "copy":
+        pm = _copy_pm(model, main, _role(tiles, "dst") if roles != ("dst",) else None)
+    elif perf == "other":
+        pm = _other_pm(model, main)
+    return _cycles(engine, model, n, k=k, pm=pm, sbf=_sbf(model, main), gp=gp,
+                   extra=extra), 0.0, 0.0, None
+
+
+_TWO_INPUT_ROLES = {
+    "nisa.tensor_tensor_arith": ("lhs", "rhs"),
+    "nisa.scalar_tensor_tensor": ("data", "operand1"),
+    "nisa.select_reduce": ("on_true", "predicate"),
+    "nisa.tensor_copy_predicated": ("src", "predicate"),
+}
+
+
+def _two_input(name: str, engine: str, tiles: list[_Tile], model: TargetModel, pen: float,
+               extra: float) -> float:
+    """tensor_tensor family: ``max(MIN_II, 2N/pm2)``, ``N`` with a PSUM input (ISA_OLD; A.6)."""
+    ra, rb = _TWO_INPUT_ROLES[name]
+    a, b = _role(tiles, ra), _role(tiles, rb)
+    dst = _role(tiles, "dst")
+    main = a or dst or b
+    n = pen * (main.free if main else 1)
+    inputs = [t for t in (a, b) if t is not None]
+    k = 2.0 if len(inputs) == 2 else 1.0
+    if any(t.space == "psum" for t in inputs):
+        k = 1.0
+    pm = 1.0
+    if (name in ("nisa.tensor_tensor_arith", "nisa.scalar_tensor_tensor") and k == 2.0
+            and all(_two_byte(t) and t.space == "sbuf" for t in inputs)
+            and (dst is None or dst.space == "sbuf")):
+        pm = model.vector_perf_mode_other  # ARCH3: 2x bf16 tensor_tensor in SBUF
+    return _cycles(engine, model, n, k=k, pm=pm, sbf=_sbf(model, main), extra=extra)
+
+
+def _matmul(op: Operation, tiles: list[_Tile], model: TargetModel,
+            pen: float) -> tuple[float, float, float, int | None]:
+    st, mv = _role(tiles, "stationary"), _role(tiles, "moving")
+    if st is None or mv is None:
+        return float(model.mm_min_cycles), 0.0, 0.0, None
+    k = st.shape[0]
+    if _flag(op, "is_transpose"):  # bit-exact transpose of stationary (moving = identity)
+        m = st.free
+        return float(max(k, min(model.min_ii_cycles, m))), 0.0, 0.0, mv.free
+    double = _prop(op, "perf_opt") == "double_row"
+    if double and len(st.shape) >= 3 and len(mv.shape) >= 3:
+        m, n, k_eff = st.shape[-1], mv.shape[-1], 2 * k
+        n_cycles = mv.free * model.mm_fp8_factor  # [K, 2, N]: two fp8 rows per pass
+    else:
+        m, n, k_eff = st.free, mv.free, k
+        n_cycles = float(n)
+    fp32 = "float32" in (st.dtype, mv.dtype)
+    factor = float(model.mm_fp32_factor) if fp32 else 1.0
+    # MM interval max(N_moving, 64) x dtype factor (ARCH2); LoadStationary ~M/4, hidden (Opt #7)
+    cycles = max(factor * max(pen * n_cycles, model.mm_min_cycles), m / 4.0)
+    kind = "fp32" if fp32 else "fp8" if (st.dtype in _FP8 and mv.dtype in _FP8) else "bf16"
+    flops = 2.0 * k_eff * m * n
+    return cycles, flops, model.peak_matmul_flops_per_ns(kind), n
+
+
+def _matmul_mx(tiles: list[_Tile], model: TargetModel,
+               pen: float) -> tuple[float, float, float, int | None]:
+    st, mv = _role(tiles, "stationary"), _role(tiles, "moving")
+    if st is None or mv is None:
+        return float(model.mm_min_cycles), 0.0, 0.0, None
+    k, m, n = st.shape[0], st.free, mv.free
+    cycles = max(max(pen * n, model.mm_min_cycles), m / 4.0)
+    flops = 2.0 * (4 * k) * m * n  # 4 values per packed element along the contraction
+    return cycles, flops, model.peak_matmul_flops_per_ns("mx"), n
+
+
+# ---------------------------------------------------------------------- dynamic offsets
+
+
+def _register_derived(v: SSAValue, depth: int = 0) -> bool:
+    """Whether ``v`` is computed (through arith / index ops) from a ``nisa.register_read``,
+    or is the induction value of a runtime loop (``scf.while``, or an ``scf.for`` whose
+    bounds come from a register)."""
+    if depth > 8:
+        return False
+    if isinstance(v, BlockArgument):
+        loop = v.owner.parent_op() if isinstance(v.owner, Block) else None
+        if loop is None:
+            return False
+        if loop.name == "scf.while":
+            return True
+        return loop.name == "scf.for" and any(_register_derived(x, depth + 1)
+                                              for x in loop.operands[:3])
+    if not isinstance(v, OpResult):
+        return False
+    owner = v.op
+    if owner.name == "nisa.register_read":
+        return True
+    if owner.name.startswith("nisa.") or owner.regions:
+        return False
+    return any(_register_derived(x, depth + 1) for x in owner.operands)
+
+
+def _dynamic_offset(tiles: list[_Tile]) -> bool:
+    """An operand is a view whose offsets come from a register (a runtime offset)."""
+    for t in tiles:
+        v = t.value
+        hops = 0
+        while isinstance(v, OpResult) and is_view(v.op) and hops < 16:
+            if any(_register_derived(x) for x in v.op.operands[1:]):
+                return True
+            v = v.op.operands[0]
+            hops += 1
+    return False
+
+
+# -------------------------------------------------------------------------------- DMAs
+
+
+def _start_partition(t: _Tile) -> int:
+    try:
+        p = partition_start(t.value)
+    except Exception:
+        p = None
+    return int(p) if p is not None else 0
+
+
+def _run_bytes(t: _Tile) -> int:
+    return t.run_elems() * t.itemsize
+
+
+def _dma_shape(op: Operation, tiles: list[_Tile]) -> DmaShape:
+    name = op.name
+    dst = _role(tiles, "dst")
+    transpose = name == "nisa.dma_transpose"
+    if name == "nisa.dma_compute":
+        srcs = [t for t in tiles if t.role == "srcs"]
+    else:
+        srcs = [t for t in (_role(tiles, "src"),) if t is not None]
+    if dst is None or not srcs:
+        return DmaShape(0, 0, 1, 0, 1, 0, transpose, False)
+    if name == "nisa.dma_copy_indirect":
+        return _indirect_shape(tiles, dst, srcs[0])
+    src_bytes = sum(s.nbytes for s in srcs)
+    total = src_bytes if name == "nisa.dma_compute" else max(src_bytes, dst.nbytes)
+    hbm = sum(s.nbytes for s in srcs if s.space in HBM) + (dst.nbytes if dst.space in HBM else 0)
+    side = dst if dst.space == "sbuf" else next((s for s in srcs if s.space == "sbuf"), None)
+    if side is not None:
+        rows, start = side.shape[0], _start_partition(side)
+    else:  # HBM -> HBM: rows are the first dim
+        rows, start = (dst.shape[0] if len(dst.shape) > 1 else 1), 0
+    rows = max(rows, 1)
+    row_bytes = -(-total // rows)
+    runs = [_run_bytes(dst)] if transpose else [_run_bytes(t) for t in (dst, *srcs)]
+    run = max(1, min(min(runs), row_bytes))
+    on_chip = dst.space == "sbuf" and all(s.space == "sbuf" for s in srcs)
+    return DmaShape(total, hbm, rows, row_bytes, run, start, transpose, on_chip)
+
+
+def _indirect_shape(tiles: list[_Tile], dst: _Tile, src: _Tile) -> DmaShape:
+    """Gather (``src_index``) / scatter (``dst_index``): whole rows of the indexed HBM tensor."""
+    si, di = _role(tiles, "src_index"), _role(tiles, "dst_index")
+    row_elems = dst.free if len(dst.shape) > 1 else 1
+    if si is not None and di is not None:
+        nrows = si.shape[0]
+    elif si is not None:
+        nrows = dst.shape[0]
+    else:
+        nrows = src.shape[0]
+    total = nrows * row_elems * max(dst.itemsize, src.itemsize)
+    hbm = (total if src.space in HBM else 0) + (total if dst.space in HBM else 0)
+    side = dst if dst.space == "sbuf" else src if src.space == "sbuf" else None
+    start = _start_partition(side) if side is not None else 0
+    rows = max(nrows, 1)
+    row_bytes = -(-total // rows)
+    run = max(1, min(_run_bytes(dst), _run_bytes(src), row_bytes))
+    return DmaShape(total, hbm, rows, row_bytes, run, start, False,
+                    dst.space == "sbuf" and src.space == "sbuf")
+
+
+def dma_engine_bytes(model: TargetModel, dma: DmaShape) -> list[tuple[int, float]]:
+    """``[(DMA engine index, bytes on that engine)]`` (engines with bytes, ascending): row
+    ``r`` goes to engine ``((start_partition + r) // dma_partitions_per_engine) %
+    dma_engines``; each row carries ``total_bytes / rows`` bytes."""
+    engines, per = model.dma_engines, model.dma_partitions_per_engine
+    rows = max(int(dma.rows), 1)
+    counts = [0] * engines
+    period = engines * per
+    full, rem = divmod(rows, period)
+    if full:
+        counts = [full * per] * engines
+    pos = int(dma.start_partition) + full * period
+    while rem > 0:
+        take = min(rem, per - pos % per)
+        counts[(pos // per) % engines] += take
+        rem -= take
+        pos += take
+    row = dma.total_bytes / rows
+    return [(e, c * row) for e, c in enumerate(counts) if c and dma.total_bytes > 0]
+
+
+def dma_eff(model: TargetModel, run_bytes: float) -> float:
+    """DMA efficiency ``b / (b + dma_eff_knee_bytes)`` of a contiguous run of ``b`` bytes."""
+    b = max(float(run_bytes), 1.0)
+    return b / (b + model.dma_eff_knee_bytes)
+
+
+def dma_engine_shares(model: TargetModel, dma: DmaShape) -> list[tuple[int, float]]:
+    """``[(DMA engine index, transfer ns on that engine)]``, excluding ``dma_fixed_ns``.
+
+    Per engine: ``bytes / (dma_bytes_per_ns * eff(run_bytes) * hbm_scale)``, with
+    ``hbm_scale = min(1, hbm_bytes_per_ns / (dma_engines * dma_bytes_per_ns))`` when the DMA
+    touches HBM (else 1), divided by ``dma_transpose_eff_hbm`` / ``_sbuf`` for a transpose
+    (DMABW, DMAOV, ARCH3; perf.md A.6).  E.g. trn2, 4x4096 bf16 HBM->SBUF: one engine,
+    32768 B / (23 * 0.941 * 0.984) = 1539 ns.
+    """
+    rate = model.dma_bytes_per_ns * dma_eff(model, dma.run_bytes)
+    if dma.hbm_bytes > 0:
+        rate *= min(1.0, model.hbm_bytes_per_ns / (model.dma_engines * model.dma_bytes_per_ns))
+    if dma.transpose:
+        rate *= model.dma_transpose_eff_sbuf if dma.sbuf_to_sbuf else model.dma_transpose_eff_hbm
+    return [(e, b / rate) for e, b in dma_engine_bytes(model, dma)]
+
+
+# --------------------------------------------------------------------------------- entry
+
+
+def instruction_cost(op: Operation, model: TargetModel) -> InstrCost:
+    """The static cost of ``op`` on ``model``'s target (see the module table).
+
+    Never raises on valid IR: an op it cannot analyse gets a conservative cost (one
+    ``MIN_II`` or a one-engine DMA) on its engine.  Non-instruction ops (control flow,
+    views, ``nisa.alloc``) cost nothing on engine ``none``.
+    """
+    engine = "none"
+    try:
+        engine = resolve_engine(op)
+        if engine == "none":
+            tiles = _tiles(op) if op.name.startswith("nisa.") else []
+            return InstrCost("none", 0.0, 0.0, 0.0, 0.0, None, _label(tiles), None)
+        tiles = _tiles(op)
+        label = _label(tiles)
+        if engine == "dma":
+            return InstrCost("dma", 0.0, 0.0, 0.0, 0.0, _dma_shape(op, tiles), label, None)
+        cycles, flops, peak, moving = _compute_cycles(op, engine, tiles, model)
+        if _dynamic_offset(tiles):
+            cycles = max(cycles, float(model.dynamic_copy_cycles))
+        return InstrCost(engine, cycles, cycles / model.clock_ghz(engine), flops, peak, None,
+                         label, moving)
+    except Exception:  # unusual but valid IR: keep going with a conservative cost
+        return _fallback(op, model, engine)
+
+
+def _fallback(op: Operation, model: TargetModel, engine: str) -> InstrCost:
+    if engine == "none":
+        return InstrCost("none", 0.0, 0.0, 0.0, 0.0, None, "", None)
+    sizes = []
+    for v in op.operands:
+        t = v.type
+        if isinstance(t, MemRefType):
+            shape = [max(int(d), 1) for d in t.get_shape()]
+            sizes.append((math.prod(shape), math.prod(shape[1:]) if len(shape) > 1 else 1))
+    if engine == "dma":
+        total = 4 * max((s[0] for s in sizes), default=0)
+        shape = DmaShape(total, total, 1, total, max(1, min(total, int(model.dma_eff_knee_bytes))),
+                         0, False, False)
+        return InstrCost("dma", 0.0, 0.0, 0.0, 0.0, shape, "", None)
+    n = max((s[1] for s in sizes), default=1)
+    cycles = _cycles(engine, model, float(n))
+    return InstrCost(engine, cycles, cycles / model.clock_ghz(engine), 0.0, 0.0, None, "", None)

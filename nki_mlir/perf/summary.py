@@ -1,0 +1,156 @@
+"""From a finished :class:`~.timeline.Timeline` to the figures of an :class:`~.estimate.Estimate`.
+
+- per queue: busy time and %, dynamic instruction count, time idle waiting on a DMA;
+- DMA bytes, HBM bytes, DMA count and average transfer size;
+- MFU = matmul time at the dtype's TensorE peak / latency; MBU = HBM bytes / (latency x
+  HBM bandwidth per core) (neuron-profile's ``mfu_estimated_percent`` /
+  ``mbu_estimated_percent``, perf.md A.4);
+- the roofline lower bound (perf.md A.6): the max of matmul FLOPs at peak, each compute
+  engine's total work, the busiest DMA engine's total transfer time and HBM bytes at the
+  HBM bandwidth; ``ratio = latency / bound``;
+- the critical path (binding predecessors back from the last instruction to finish),
+  aggregated per static instruction;
+- warnings like neuron-profile's: DMAs under 2 KiB per partition, matmuls with a moving
+  free size under 128, compute engines idle waiting on DMAs (PERF Opt #1, #5a, #9).
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import TYPE_CHECKING
+
+from .estimate import ENGINES, CriticalEntry, Estimate, PerfWarning, TrackStats
+
+if TYPE_CHECKING:
+    from .timeline import Timeline
+
+#: bytes per partition under which a DMA is "small" (DMABW: at least 2 KiB recommended)
+SMALL_DMA_BYTES = 2048
+#: matmul moving free size under which TensorE is latency-bound (PERF Opt #5a)
+SMALL_MOVING = 128
+#: share of the latency a compute engine may idle on DMAs before it is reported
+IDLE_ON_DMA_PCT = 10.0
+#: rows of the critical path kept
+CRITICAL_ROWS = 10
+
+
+def _track_order(name: str) -> tuple:
+    if name in ENGINES:
+        return (0, ENGINES.index(name), 0)
+    if name.startswith("dma") and name[3:].isdigit():
+        return (1, 0, int(name[3:]))
+    return (2, 0, name)
+
+
+def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True) -> Estimate:
+    """The :class:`~.estimate.Estimate` of timeline ``tl`` (see the module docstring)."""
+    model = tl.model
+    statics = tl._static
+    latency = tl.maxend
+    busy: dict[str, float] = defaultdict(float)
+    count: Counter = Counter()
+    wait_dma: dict[str, float] = defaultdict(float)
+    prev_end: dict[str, float] = {}
+    per_sid: Counter = Counter(tl.sid)
+    start, end, sid, pred, waited = tl.start, tl.end, tl.sid, tl.pred, tl.waited
+    for rec in range(len(start)):
+        st = statics[sid[rec]]
+        track = st.track
+        busy[track] += end[rec] - start[rec]
+        count[track] += 1
+        if not st.is_dma and waited[rec]:
+            p = pred[rec]
+            if p >= 0 and statics[sid[p]].is_dma:
+                wait_dma[track] += max(0.0, start[rec] - prev_end.get(track, 0.0))
+        prev_end[track] = end[rec]
+
+    dma_bytes = hbm_bytes = dma_count = 0
+    flops = mm_peak_ns = 0.0
+    work: dict[str, float] = defaultdict(float)
+    small_dma: list[tuple[int, int, int]] = []
+    small_mov: list[tuple[int, int, int]] = []
+    for s, n in per_sid.items():
+        st = statics[s]
+        c = st.cost
+        if c.dma is not None:
+            dma_count += n
+            dma_bytes += n * c.dma.total_bytes
+            hbm_bytes += n * c.dma.hbm_bytes
+            if c.dma.row_bytes < SMALL_DMA_BYTES:
+                small_dma.append((s, n, c.dma.row_bytes))
+        else:
+            work[c.engine] += n * c.ns
+        if c.flops:
+            flops += n * c.flops
+            if c.peak_flops_per_ns:
+                mm_peak_ns += n * c.flops / c.peak_flops_per_ns
+        if c.moving_free is not None and c.moving_free < SMALL_MOVING:
+            small_mov.append((s, n, c.moving_free))
+
+    bounds = {"matmul": mm_peak_ns}
+    for eng in ENGINES:
+        if work.get(eng):
+            bounds[eng] = work[eng]
+    dma_busiest = max((b.busy for b in tl.books), default=0.0)
+    if dma_busiest:
+        bounds["dma"] = dma_busiest
+    if hbm_bytes:
+        bounds["hbm"] = hbm_bytes / model.hbm_bytes_per_ns
+    bound_kind, bound_ns = max(bounds.items(), key=lambda kv: kv[1])
+
+    tracks = [TrackStats(track=t, busy_ns=busy[t], busy_pct=100.0 * busy[t] / latency if latency else 0.0,
+                         instructions=count[t], wait_dma_ns=wait_dma.get(t, 0.0))
+              for t in sorted(busy, key=_track_order)]
+    est = Estimate(
+        kernel=kernel, target=model.name, schedule=schedule, latency_ns=latency, tracks=tracks,
+        dma_bytes=dma_bytes, hbm_bytes=hbm_bytes, dma_count=dma_count,
+        avg_dma_bytes=dma_bytes / dma_count if dma_count else 0.0, matmul_flops=flops,
+        mfu_pct=100.0 * mm_peak_ns / latency if latency else 0.0,
+        mbu_pct=100.0 * hbm_bytes / (latency * model.hbm_bytes_per_ns) if latency else 0.0,
+        bound_ns=bound_ns, bound_kind=bound_kind, bounds=bounds,
+        ratio=latency / bound_ns if bound_ns else 0.0,
+        critical_path=_critical_path(tl, latency), instructions=len(start))
+    est.warnings = _warnings(tl, est, small_dma, small_mov)
+    if keep_slices:
+        est.slices = tl.slices()
+    return est
+
+
+def _critical_path(tl: Timeline, latency: float) -> list[CriticalEntry]:
+    time: dict[int, float] = defaultdict(float)
+    hits: Counter = Counter()
+    rec = tl.maxend_rec
+    while rec >= 0:
+        s = tl.sid[rec]
+        time[s] += tl.end[rec] - tl.start[rec]
+        hits[s] += 1
+        rec = tl.pred[rec]
+    rows = []
+    for s, t in sorted(time.items(), key=lambda kv: -kv[1])[:CRITICAL_ROWS]:
+        st = tl._static[s]
+        rows.append(CriticalEntry(name=st.name, loc=st.loc, source=st.source, track=st.track,
+                                  time_ns=t, instances=hits[s],
+                                  pct=100.0 * t / latency if latency else 0.0))
+    return rows
+
+
+def _warnings(tl: Timeline, est: Estimate, small_dma, small_mov) -> list[PerfWarning]:
+    out: list[PerfWarning] = []
+    for s, n, b in sorted(small_dma, key=lambda x: -x[1]):
+        st = tl._static[s]
+        out.append(PerfWarning(
+            "small_dma", f"{n} DMA(s) of {st.cost.dma.total_bytes} bytes move {b} bytes per "
+                         f"partition (< {SMALL_DMA_BYTES}; 4 KiB or more per partition nearly "
+                         f"saturates DMA bandwidth): `{st.source}`", st.loc))
+    for s, n, f in sorted(small_mov, key=lambda x: -x[1]):
+        st = tl._static[s]
+        out.append(PerfWarning(
+            "small_moving", f"{n} matmul(s) with a moving free size of {f} (< {SMALL_MOVING}): "
+                            f"TensorE is latency-bound (fixed {tl.model.mm_min_cycles}-cycle "
+                            f"interval): `{st.source}`", st.loc))
+    for t in est.tracks:
+        if est.latency_ns and t.wait_dma_ns and 100.0 * t.wait_dma_ns / est.latency_ns > IDLE_ON_DMA_PCT:
+            out.append(PerfWarning(
+                "idle_on_dma", f"{t.track} engine idle {t.wait_dma_ns / 1e3:.1f} us "
+                               f"({100.0 * t.wait_dma_ns / est.latency_ns:.0f}% of the latency) "
+                               f"waiting on DMAs"))
+    return out

@@ -1,0 +1,250 @@
+"""The discrete-event timeline of one kernel run over the schedule's engine queues.
+
+Design: ``../shared/perf.md`` Part A.6.  The interpreter's queue mode
+(:mod:`nki_mlir.runtime.queues`) enqueues every dynamic instruction instance in program
+order with its waits resolved to concrete earlier instances (``nkim.deps``, carried waits
+by loop serial, the in-order predecessor, fences).  :class:`Timeline` observes each
+enqueue and computes, in the same single pass, when the instance runs:
+
+- ``ready`` = the latest finish among its waits (and the last fence's finish);
+- a compute queue (``tensor``/``vector``/``scalar``/``gpsimd``, or ``program`` for
+  unscheduled IR) is in order: ``start = max(queue free, ready)``,
+  ``end = start + cost`` (:func:`~.costs.instruction_cost`; optional TensorE throttle);
+- a DMA queue (``dma0`` ...) is in order too, and a transfer starts no earlier than
+  ``ready + dma_fixed_ns`` (the semaphore-to-start latency, DMABW).  A DMA queued
+  behind its queue predecessor with its waits long satisfied streams right after it.
+  Its rows go 8 partitions per DMA engine (DMAOV); each engine's share is booked in the
+  earliest gap of that engine's busy intervals at or after the queue's start time, so
+  transfers of different queues share the 16 engines without ever overlapping on one
+  engine.  The slice spans the first share's start to the last share's end;
+- a fence starts after everything enqueued before it and everything after waits for it.
+
+Because waits only name earlier-enqueued instances and queues are FIFO in enqueue order,
+one pass gives the exact schedule of this model; every loop iteration is simulated (no
+steady-state shortcut).  The records kept per instance (start, end, queue, static op,
+binding predecessor) give the critical path; :meth:`Timeline.finish` turns them into an
+:class:`~.estimate.Estimate`.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+from bisect import bisect_right
+
+from ..diagnostics import loc_of
+from .costs import InstrCost, dma_engine_shares, instruction_cost
+from .estimate import ENGINES, Estimate, Slice
+from .targets import TargetModel
+
+#: engines that are compute queues (everything that is not a DMA queue)
+_COMPUTE = frozenset(ENGINES) | {"program"}
+#: prune DMA-engine busy intervals every this many DMAs
+_PRUNE_EVERY = 256
+
+
+class EngineBook:
+    """Busy intervals of one DMA engine: sorted, disjoint ``[start, end)`` in ns."""
+
+    __slots__ = ("starts", "ends", "busy")
+
+    def __init__(self):
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+        self.busy = 0.0
+
+    def place(self, t: float, d: float) -> float:
+        """Book ``d`` ns at the earliest ``s >= t`` that is free for ``[s, s + d)``; return ``s``."""
+        starts, ends = self.starts, self.ends
+        i = bisect_right(ends, t)
+        s = t
+        n = len(starts)
+        while i < n and starts[i] < s + d:
+            if ends[i] > s:
+                s = ends[i]
+            i += 1
+        e = s + d
+        self.busy += d
+        # insert [s, e) before interval i, merging with touching neighbours
+        if i > 0 and ends[i - 1] >= s:
+            ends[i - 1] = max(ends[i - 1], e)
+            if i < n and starts[i] <= e:
+                ends[i - 1] = max(ends[i - 1], ends[i])
+                del starts[i], ends[i]
+        elif i < n and starts[i] <= e:
+            starts[i] = s
+        else:
+            starts.insert(i, s)
+            ends.insert(i, e)
+        return s
+
+    def prune(self, t: float) -> None:
+        """Forget intervals ending at or before ``t`` (no later booking starts before ``t``)."""
+        k = bisect_right(self.ends, t)
+        if k:
+            del self.starts[:k], self.ends[:k]
+
+
+def _short_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies below it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+class _Static:
+    """The cost of one static instruction, resolved once per op."""
+
+    __slots__ = ("cost", "track", "is_dma", "shares", "loc", "source", "label", "name")
+
+    def __init__(self, op, track: str, cost: InstrCost, model: TargetModel):
+        self.cost = cost
+        self.track = track
+        self.is_dma = cost.dma is not None
+        self.shares = dma_engine_shares(model, cost.dma) if self.is_dma else ()
+        self.name = op.name if op is not None else "pseudo"
+        self.label = cost.label
+        loc = loc_of(op)
+        self.loc = f"{_short_path(loc.file)}:{loc.line}" if loc else ""
+        self.source = linecache.getline(loc.file, loc.line).strip() if loc else ""
+
+
+class Timeline:
+    """Observer of a queue-mode run that computes the modelled timeline (module docstring).
+
+    Args:
+        model: the target's constants (:mod:`.targets`).
+        queues: the schedule's queue names by index (``Schedule.queues``).
+        throttle: model TensorE power throttling (trn2/trn3: matmuls run at half rate for
+            ``model.throttle_ramp_ns`` after TensorE was idle that long; perf.md A.2).
+        costs: the per-instruction cost function (default :func:`~.costs.instruction_cost`).
+    """
+
+    def __init__(self, model: TargetModel, queues: list[str], throttle: bool = False,
+                 costs=instruction_cost):
+        self.model = model
+        self.costs = costs
+        self.queues = queues
+        self.throttle = throttle and model.throttle_ramp_ns > 0
+        self._static: dict[int, _Static] = {}
+        self.qfree: dict[int, float] = {}
+        self.qlast: dict[int, int] = {}
+        self.books = [EngineBook() for _ in range(model.dma_engines)]
+        self.floor = 0.0
+        self.floor_rec = -1
+        self.maxend = 0.0
+        self.maxend_rec = -1
+        self._dmas = 0
+        self._ramp_start = -1.0
+        self._tensor_end = 0.0
+        # per record (dynamic instance), parallel lists
+        self.start: list[float] = []
+        self.end: list[float] = []
+        self.sid: list[int] = []
+        self.pred: list[int] = []
+        self.waited: list[bool] = []
+
+    # ------------------------------------------------------------------ static costs
+    def static(self, info) -> _Static:
+        st = self._static.get(info.sid)
+        if st is None:
+            track = self.queues[info.qi] if info.qi < len(self.queues) else "program"
+            st = self._static[info.sid] = _Static(info.op, track, self.costs(info.op, self.model),
+                                                  self.model)
+        return st
+
+    # --------------------------------------------------------------------- the event
+    def add(self, inst, waits) -> None:
+        """Time one enqueued instance (``runtime.queues.Instance``) given its resolved waits."""
+        info = inst.info
+        st = self.static(info)
+        ready, pred = self.floor, self.floor_rec
+        for w in waits:
+            if w.rec >= 0 and w.t > ready:
+                ready, pred = w.t, w.rec
+        if info.fence and self.maxend > ready:
+            ready, pred = self.maxend, self.maxend_rec
+        qi = info.qi
+        qfree = self.qfree.get(qi, 0.0)
+        waited = ready > qfree
+        if st.is_dma:
+            t0 = max(qfree, ready + self.model.dma_fixed_ns)
+            waited = ready + self.model.dma_fixed_ns > qfree
+            start = end = None
+            books = self.books
+            for eng, ns in st.shares:
+                s = books[eng].place(t0, ns)
+                if start is None or s < start:
+                    start = s
+                if end is None or s + ns > end:
+                    end = s + ns
+            if start is None:
+                start = end = t0
+            self._dmas += 1
+            if self._dmas % _PRUNE_EVERY == 0:
+                self._prune()
+        else:
+            start = max(qfree, ready)
+            dur = st.cost.ns
+            if self.throttle and st.track == "tensor" and st.cost.flops:
+                dur = self._throttled(start, dur)
+            end = start + dur
+        rec = len(self.start)
+        self.start.append(start)
+        self.end.append(end)
+        self.sid.append(info.sid)
+        self.pred.append(pred if waited else self.qlast.get(qi, -1))
+        self.waited.append(waited and pred >= 0)
+        self.qfree[qi] = end
+        self.qlast[qi] = rec
+        inst.t = end
+        inst.rec = rec
+        if end >= self.maxend:
+            self.maxend, self.maxend_rec = end, rec
+        if info.fence:
+            self.floor, self.floor_rec = end, rec
+
+    def _throttled(self, start: float, dur: float) -> float:
+        ramp = self.model.throttle_ramp_ns
+        if self._ramp_start < 0 or start - self._tensor_end > ramp:
+            self._ramp_start = start
+        self._tensor_end = start + dur
+        if start < self._ramp_start + ramp:
+            dur *= 2.0
+            self._tensor_end = start + dur
+        return dur
+
+    def _prune(self) -> None:
+        dma_q = [qi for qi, name in enumerate(self.queues) if name.startswith("dma")]
+        if not dma_q:
+            return
+        low = min(self.qfree.get(qi, 0.0) for qi in dma_q)
+        for b in self.books:
+            b.prune(low)
+
+    # ------------------------------------------------------------------------ result
+    def finish(self, kernel: str, schedule: str, keep_slices: bool = True) -> Estimate:
+        """The :class:`~.estimate.Estimate` of everything timed so far."""
+        from .summary import summarize
+        return summarize(self, kernel, schedule, keep_slices)
+
+    def slices(self) -> list[Slice]:
+        """Every timed instance as a :class:`~.estimate.Slice` (enqueue order)."""
+        out = []
+        statics = self._statics_by_sid()
+        for rec, (s, e, sid) in enumerate(zip(self.start, self.end, self.sid)):
+            st = statics[sid]
+            waited_on = None
+            p = self.pred[rec]
+            if self.waited[rec] and p >= 0:
+                ps = statics[self.sid[p]]
+                waited_on = f"{ps.name} @ {ps.loc or '?'} ({ps.track})"
+            c = st.cost
+            out.append(Slice(track=st.track, name=st.name, start_ns=s, end_ns=e, label=st.label,
+                             loc=st.loc, source=st.source, waited_on=waited_on, sid=sid, index=rec,
+                             bytes=c.dma.total_bytes if c.dma is not None else 0, flops=c.flops))
+        return out
+
+    def _statics_by_sid(self) -> dict[int, _Static]:
+        return self._static

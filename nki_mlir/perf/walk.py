@@ -1,0 +1,86 @@
+"""The timed run: one pass of a decoded kernel over its engine queues with a
+:class:`~.timeline.Timeline` attached.
+
+Control flow (loops, index arithmetic, views, allocations) runs as usual, so every loop
+iteration is enqueued and timed.  When control flow never reads machine state the
+instructions themselves are not executed (a *timing-only* run: no NumPy work, inputs
+need not be real).  A kernel whose control flow reads a register (``register_read``,
+dynamic loop bounds, ``while`` conditions) or that synchronises cores
+(``core_barrier`` / ``sendrecv``) is executed for real while it is timed: its estimate
+then depends on the inputs, which are the caller's or, if none are given, synthetic
+standard-normal arrays (said in ``Estimate.notes``).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import dtypes
+from .estimate import Estimate
+from .targets import TargetModel
+from .timeline import Timeline
+
+#: instructions that define an SSA value without reading machine state
+PURE_EAGER = frozenset({"nisa.register_alloc"})
+
+
+def needs_execution(program) -> bool:
+    """Whether timing ``program`` needs its instructions executed (module docstring)."""
+    for info in program.schedule.infos:
+        if info.fence:
+            return True
+        if info.eager and info.op is not None and info.op.name not in PURE_EAGER:
+            return True
+    return False
+
+
+def synthetic_inputs(program, real: bool) -> list:
+    """Arguments for ``program``: standard-normal arrays (``real``) or lazily zeroed ones
+    (timing-only runs read nothing), and 1 for scalar arguments."""
+    rng = np.random.default_rng(0)
+    out = []
+    for shape, dt, space in program.arg_types:
+        if space is None:
+            out.append(1.0 if dt is not None and dtypes.is_float(dt) else 1)
+        elif not real:
+            out.append(np.zeros(shape, dtype=dt))
+        elif dt.kind == "b":
+            out.append(rng.standard_normal(shape) > 0)
+        else:
+            out.append(rng.standard_normal(shape).astype(np.float32).astype(dt))
+    return out
+
+
+def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
+              keep_slices: bool = True, throttle: bool = False) -> Estimate:
+    """Run ``program`` once with a timeline attached and return its :class:`Estimate`.
+
+    Args:
+        program: a decoded :class:`~nki_mlir.runtime.program.Program`.
+        model: the target's constants.
+        args: one array per tensor argument (numbers for scalars), or None.
+        keep_slices: keep every instance as a :class:`~.estimate.Slice` (for traces).
+        throttle: model TensorE power throttling.
+
+    Raises:
+        NKITypeError / NKIRuntimeError: as :meth:`Program.run` for bad arguments or a
+            faulting kernel (executed runs only).
+    """
+    execute = needs_execution(program)
+    notes = []
+    if args is None:
+        args = synthetic_inputs(program, real=execute)
+        if execute:
+            notes.append("control flow reads machine state: timed on synthetic standard-normal "
+                         "inputs (pass arrays for a data-specific estimate)")
+    tl = Timeline(model, program.schedule.queues, throttle=throttle)
+    program.run(list(args), mode="queues", hazards=False, timer=tl, execute=execute)
+    schedule = "in-order" if program.schedule.in_order else "list"
+    if not any(q.startswith(("tensor", "vector", "scalar", "gpsimd", "dma")) for q in program.schedule.queues):
+        schedule = "none (unscheduled IR: one program-order queue)"
+    est = tl.finish(program.func_name, schedule, keep_slices)
+    if throttle:
+        notes.append("TensorE power throttling modelled")
+    est.notes.extend(notes)
+    return est

@@ -150,6 +150,17 @@ class CompiledKernel:
             return tuple(outs)
         return outs[0] if outs else None
 
+    def estimate(self, *args: Any, keep_slices: bool = True, throttle: bool = False):
+        """The cost model's :class:`~nki_mlir.perf.estimate.Estimate` of one run on one
+        NeuronCore of this kernel's target: latency (ns), per-engine busy time, MFU/MBU,
+        roofline bound and ratio, critical path, warnings and the timeline slices.
+
+        ``args`` (the tensor arguments) matter only for kernels whose control flow reads
+        machine state; see :func:`nki_mlir.perf.estimate`.
+        """
+        from .perf import estimate
+        return estimate(self, args or None, keep_slices=keep_slices, throttle=throttle)
+
     def run(self, args: tuple, kwargs: dict, launch: Any = None, mode: str | None = None,
             hazards: bool | None = None) -> tuple:
         """Run on the ISA interpreter; returns every output as a tuple.

@@ -5,8 +5,9 @@ and ``nki.jit(mode=...)`` (nki_spec.md section 1.3; NKI Beta 1 ``nki`` API page:
 There is no Neuron device here: every entry point runs the kernel on nki-mlir's ISA
 interpreter (NumPy) and says so once per process and API, as an :class:`NKIInterpreterNote`
 warning naming the API (``nki.simulate_kernel`` and ``mode="simulation"`` are silent: they
-are simulations anyway).  No NEFF or NTFF is produced; ``save_neff_name`` /
-``save_trace_name`` / ``additional_compile_opt`` are accepted and ignored.
+are simulations anyway).  No NEFF or NTFF is produced; ``save_neff_name`` and
+``additional_compile_opt`` are accepted and ignored, and ``save_trace_name`` only names the
+files ``nki.profile`` writes.
 
 - ``baremetal(kernel=None, save_neff_name=None, save_trace_name=None,
   additional_compile_opt=None, artifacts_dir=None)``: decorator (with or without
@@ -15,26 +16,30 @@ are simulations anyway).  No NEFF or NTFF is produced; ``save_neff_name`` /
   ``kernel.nki.mlir``, ``kernel.nisa.mlir``; one sub-directory per specialisation when an
   SPMD launch compiled several).
 - ``benchmark(kernel=None, warmup=10, iters=100, save_neff_name=None, save_trace_name=None,
-  additional_compile_opt=None)``: runs the kernel once (not ``warmup + iters`` times: the
-  interpreter's timing says nothing about the device) and sets
-  ``fn.benchmark_result.nc_latency``, a :class:`LatencyResult`.
+  additional_compile_opt=None)``: runs the kernel once on the interpreter (not ``warmup +
+  iters`` times: the interpreter's wall time says nothing about the device) and sets
+  ``fn.benchmark_result.nc_latency``, a :class:`LatencyResult` holding the cost model's
+  estimate (:mod:`nki_mlir.perf`).  The call returns the kernel's outputs, as NKI's does.
 - ``profile(func=None, working_directory=None, save_neff_name="file.neff",
   save_trace_name="profile.ntff", additional_compile_opt=None, overwrite=False,
-  profile_nth=1)``: runs the kernel; at the ``profile_nth``-th call it makes the latency
-  estimate (``fn.benchmark_result``) and, with a ``working_directory`` (absolute path), writes
-  a JSON summary ``<stem of save_trace_name>.json`` there (an existing file needs
-  ``overwrite=True``).
+  profile_nth=1)``: runs the kernel; at the ``profile_nth``-th call it makes the estimate
+  (``fn.benchmark_result``) and, with a ``working_directory`` (absolute path), writes there,
+  for ``<stem>`` the stem of ``save_trace_name``: ``<stem>.json`` (summary figures),
+  ``<stem>.trace.json`` (Chrome/Perfetto trace-event JSON: one track per engine and DMA
+  queue; open it at ui.perfetto.dev or chrome://tracing), ``<stem>.html`` (a self-contained
+  timeline page) and ``<stem>.txt`` (the text report).  Existing files need
+  ``overwrite=True``.  A launch with several distinct program instances gets one set of
+  files per instance (``<stem>_<i>.*``).
 
 **Latency.** ``LatencyResult.get_latency_percentile(p)`` for ``p`` in
-:data:`PERCENTILES` (0, 1, 10, 25, 50, 90, 99, 100) returns the latency in microseconds, or
-**None while no performance model is installed** (the case today); any other ``p`` is an
-:class:`~nki_mlir.errors.NKIError`.  The single hook for a cost model (issue 6) is
-:func:`latency_estimator`: it returns the function registered with
-:func:`set_latency_estimator`, else ``nki_mlir.perf.estimate_latency`` if a module
-``nki_mlir.perf`` exists (looked up lazily at each estimate), else None.  The estimator is
-called as ``estimate(record)`` with a :class:`LaunchRecord` and returns the latency in
-microseconds (a float: every percentile) or a mapping ``{percentile: microseconds}``, or
-None when it cannot estimate.
+:data:`PERCENTILES` (0, 1, 10, 25, 50, 90, 99, 100) returns the latency in microseconds
+(the model is deterministic: every percentile is the same estimate), or None when no
+estimator is available; any other ``p`` is an :class:`~nki_mlir.errors.NKIError`.  The hook
+is :func:`latency_estimator`: it returns the function registered with
+:func:`set_latency_estimator`, else ``nki_mlir.perf.estimate_latency`` (looked up lazily at
+each estimate).  The estimator is called as ``estimate(record)`` with a
+:class:`LaunchRecord` and returns the latency in microseconds (a float: every percentile)
+or a mapping ``{percentile: microseconds}``, or None when it cannot estimate.
 
 Outputs: like NKI's ``benchmark`` / ``profile`` the outputs are "undefined" on hardware; here
 they are the interpreter's results.
@@ -112,8 +117,7 @@ def set_latency_estimator(fn: Callable[[LaunchRecord], Any] | None) -> None:
 
 
 def latency_estimator() -> Callable[[LaunchRecord], Any] | None:
-    """The latency estimator: the registered one, else ``nki_mlir.perf.estimate_latency``
-    if that module exists, else None (no performance model yet)."""
+    """The latency estimator: the registered one, else ``nki_mlir.perf.estimate_latency``."""
     if _estimator is not None:
         return _estimator
     if importlib.util.find_spec(f"{__package__}.perf") is None:
@@ -258,24 +262,47 @@ def _copy_artifacts(compiled: list, dest: str) -> None:
 
 
 def _write_profile(ek: EntryKernel, record: LaunchRecord) -> None:
+    """The files of ``nki.profile`` (module docstring), written only after every name was
+    checked, so an existing file without ``overwrite=True`` leaves nothing half-written."""
+    from .perf import estimate as perf_estimate
+    from .perf.html import write_html
+    from .perf.report import format_report
+    from .perf.trace import write_trace
     opts = ek.options
+    wd = opts["working_directory"]
     stem = os.path.splitext(os.path.basename(opts.get("save_trace_name") or "profile.ntff"))[0]
-    path = os.path.join(opts["working_directory"], stem + ".json")
-    if os.path.exists(path) and not opts.get("overwrite", False):
-        raise NKIError(f"nki.profile: {path} already exists; pass overwrite=True to replace it",
+    distinct = list({id(c): c for c in record.compiled}.values())
+    stems = [stem] if len(distinct) == 1 else [f"{stem}_{i}" for i in range(len(distinct))]
+    paths = [os.path.join(wd, s + ext) for s in stems for ext in (".json", ".trace.json", ".html", ".txt")]
+    existing = [p for p in paths if os.path.exists(p)]
+    if existing and not opts.get("overwrite", False):
+        raise NKIError(f"nki.profile: {existing[0]} already exists; pass overwrite=True to replace it",
                        category="bad argument")
-    os.makedirs(opts["working_directory"], exist_ok=True)
+    os.makedirs(wd, exist_ok=True)
     lat = ek.benchmark_result.nc_latency
-    summary = {
-        "kernel": record.name, "api": "nki.profile", "backend": "nki-mlir ISA interpreter",
-        "target": record.target, "program_instances": len(record.compiled),
-        "instructions": [c.program.instruction_count for c in record.compiled],
-        "latency_us": {str(p): lat.get_latency_percentile(p) for p in PERCENTILES},
-        "note": "no NEFF/NTFF: no Neuron device; latency is null until a performance model exists",
-        "artifacts": sorted({str(c.artifact) for c in record.compiled}),
-    }
-    with open(path, "w") as f:
-        json.dump(summary, f, indent=2)
+    for s, ck in zip(stems, distinct):
+        est = perf_estimate(ck, keep_slices=True)
+        base = os.path.join(wd, s)
+        write_trace(est, base + ".trace.json")
+        write_html(est, base + ".html")
+        with open(base + ".txt", "w") as f:
+            f.write(format_report(est) + "\n")
+        summary = {
+            "kernel": record.name, "api": "nki.profile", "backend": "nki-mlir cost model (no device)",
+            "target": record.target, "program_instances": len(record.compiled),
+            "instructions": ck.program.instruction_count,
+            "latency_us": {str(p): lat.get_latency_percentile(p) for p in PERCENTILES},
+            "instance_latency_us": est.latency_ns / 1e3, "bound_us": est.bound_ns / 1e3,
+            "bound_kind": est.bound_kind, "ratio": est.ratio, "mfu_pct": est.mfu_pct,
+            "mbu_pct": est.mbu_pct, "dma_bytes": est.dma_bytes, "hbm_bytes": est.hbm_bytes,
+            "busy_pct": {t.track: t.busy_pct for t in est.tracks},
+            "warnings": [{"kind": w.kind, "loc": w.loc, "message": w.message} for w in est.warnings],
+            "note": "no NEFF/NTFF: no Neuron device; figures come from a cycle-approximate model (+-30%)",
+            "files": {"trace": base + ".trace.json", "html": base + ".html", "report": base + ".txt"},
+            "artifact": str(ck.artifact),
+        }
+        with open(base + ".json", "w") as f:
+            json.dump(summary, f, indent=2)
 
 
 # ====================================================================== entry points
@@ -305,11 +332,11 @@ def baremetal(kernel=None, *, save_neff_name: str | None = None, save_trace_name
     return _decorator("nki.baremetal", kernel, opts)
 
 
-def benchmark(kernel=None, *, warmup: int = 10, iters: int = 100, save_neff_name: str | None = None,
+def benchmark(kernel=None, warmup: int = 10, iters: int = 100, *, save_neff_name: str | None = None,
               save_trace_name: str | None = None, additional_compile_opt: str | None = None):
     """NKI Beta 1 ``nki.benchmark``: run once on the interpreter and set
-    ``fn.benchmark_result.nc_latency`` (:class:`LatencyResult`: None per percentile until a
-    performance model exists).
+    ``fn.benchmark_result.nc_latency`` (:class:`LatencyResult`: the cost model's latency in
+    microseconds; ``nki.benchmark(kernel, warmup, iters)(*arrays)`` or as a decorator).
 
     Raises:
         NKIError: ``warmup`` < 0 or ``iters`` < 1 (or not ints).
@@ -325,7 +352,8 @@ def profile(func=None, *, working_directory: str | None = None, save_neff_name: 
             save_trace_name: str = "profile.ntff", additional_compile_opt: str | None = None,
             overwrite: bool = False, profile_nth: int = 1):
     """NKI Beta 1 ``nki.profile``: run on the interpreter; at the ``profile_nth``-th call set
-    ``fn.benchmark_result`` and write a JSON summary into ``working_directory``.
+    ``fn.benchmark_result`` and write the summary, Perfetto trace, HTML timeline and text
+    report into ``working_directory`` (module docstring).
 
     Raises:
         NKIError: ``working_directory`` not absolute, ``profile_nth`` < 1, or the summary

@@ -1,7 +1,15 @@
-"""``nki-mlir``: compile a kernel from a .py file and print its IR at any stage.
+"""``nki-mlir``: compile a kernel from a .py file and print its IR at any stage, run it, or
+profile it with the cost model.
 
     nki-mlir compile examples/kernels.py::tensor_add --arg 256x1024xf32 --arg 256x1024xf32 --stage nisa
     nki-mlir run examples/kernels.py::row_softmax --arg 256x512xf32
+    nki-mlir profile examples/matmul.py --out /tmp/prof      # every kernel in EXAMPLE_ARGS
+
+``profile`` prints the cost model's report (estimated latency, roofline bound and ratio,
+MFU/MBU, per-queue busy time, critical path, warnings); ``--out DIR`` also writes
+``<kernel>.trace.json`` (Perfetto), ``<kernel>.html`` (timeline) and ``<kernel>.txt``;
+``--compare`` also estimates the in-order schedule.  Without ``--arg`` the kernel's
+arguments come from the file's ``EXAMPLE_ARGS = {"kernel": ["SHAPExDTYPE", ...]}``.
 
 ``--arg SHAPExDTYPE`` gives one tensor argument (dtype: f32, bf16, f16, f8e4m3, f8e5m2,
 i8/i16/i32, u8/u16/u32, or an NKI name such as float32); ``--const NAME=VALUE`` gives a
@@ -39,19 +47,32 @@ def parse_arg(text: str) -> tuple[tuple[int, ...], np.dtype]:
     return shape, dtype
 
 
-def load_kernel(spec: str):
-    """``path/to/file.py::kernel_name`` -> the kernel object (the file is imported)."""
+def load_module(path: str):
+    """Import the kernel file ``path`` (after ``compat.install()``)."""
     from .. import compat
-    from ..kernel import Kernel
-    path, _, name = spec.partition("::")
     compat.install()
+    if not os.path.isfile(path):
+        raise SystemExit(f"nki-mlir: no such file: {path}")
     mspec = importlib.util.spec_from_file_location(Path(path).stem, path)
     if mspec is None or mspec.loader is None:
         raise SystemExit(f"nki-mlir: cannot import {path}")
     mod = importlib.util.module_from_spec(mspec)
     sys.modules[mspec.name] = mod
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     mspec.loader.exec_module(mod)
-    kernels = {k: v for k, v in vars(mod).items() if isinstance(v, Kernel)}
+    return mod
+
+
+def file_kernels(mod) -> dict:
+    """The ``@nki.jit`` kernels a module defines, by name."""
+    from ..kernel import Kernel
+    return {k: v for k, v in vars(mod).items() if isinstance(v, Kernel)}
+
+
+def load_kernel(spec: str):
+    """``path/to/file.py::kernel_name`` -> the kernel object (the file is imported)."""
+    path, _, name = spec.partition("::")
+    kernels = file_kernels(load_module(path))
     if not name:
         if len(kernels) != 1:
             raise SystemExit(f"nki-mlir: {path} defines {len(kernels)} kernels; name one with FILE::KERNEL "
@@ -74,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..errors import NKIError
     ap = argparse.ArgumentParser(prog="nki-mlir", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for cmd in ("compile", "run"):
+    for cmd in ("compile", "run", "profile"):
         p = sub.add_parser(cmd)
         p.add_argument("kernel", help="FILE.py::KERNEL")
         p.add_argument("--arg", action="append", type=parse_arg, default=[], metavar="SHAPExDTYPE")
@@ -88,7 +109,16 @@ def main(argv: list[str] | None = None) -> int:
         if cmd == "compile":
             p.add_argument("--stage", default="nisa", choices=["nki", "nisa"])
             p.add_argument("--debuginfo", action="store_true", help="print op source locations")
+        if cmd == "profile":
+            p.add_argument("--out", default=None, metavar="DIR",
+                           help="write <kernel>.trace.json, <kernel>.html and <kernel>.txt here")
+            p.add_argument("--compare", action="store_true",
+                           help="also estimate the in-order schedule and print the speedup")
+            p.add_argument("--throttle", action="store_true", help="model TensorE power throttling")
     ns = ap.parse_args(argv)
+    if ns.cmd == "profile":
+        from .profile_cmd import profile
+        return profile(ns)
     kernel = load_kernel(ns.kernel)
     consts = {}
     for c in ns.const:

@@ -135,18 +135,17 @@ def _critical_path(tl: Timeline, latency: float) -> list[CriticalEntry]:
 
 def _warnings(tl: Timeline, est: Estimate, small_dma, small_mov) -> list[PerfWarning]:
     out: list[PerfWarning] = []
-    for s, n, b in sorted(small_dma, key=lambda x: -x[1]):
-        st = tl._static[s]
-        out.append(PerfWarning(
-            "small_dma", f"{n} DMA(s) of {st.cost.dma.total_bytes} bytes move {b} bytes per "
-                         f"partition (< {SMALL_DMA_BYTES}; 4 KiB or more per partition nearly "
-                         f"saturates DMA bandwidth): `{st.source}`", st.loc))
-    for s, n, f in sorted(small_mov, key=lambda x: -x[1]):
-        st = tl._static[s]
-        out.append(PerfWarning(
-            "small_moving", f"{n} matmul(s) with a moving free size of {f} (< {SMALL_MOVING}): "
-                            f"TensorE is latency-bound (fixed {tl.model.mm_min_cycles}-cycle "
-                            f"interval): `{st.source}`", st.loc))
+    findings = [("small_dma", small_dma, lambda st, n, b: (
+                    f"{n} DMA(s) of {st.cost.dma.total_bytes} bytes move {b} bytes per partition "
+                    f"(< {SMALL_DMA_BYTES}; 4 KiB or more per partition nearly saturates DMA "
+                    f"bandwidth)")),
+                ("small_moving", small_mov, lambda st, n, f: (
+                    f"{n} matmul(s) with a moving free size of {f} (< {SMALL_MOVING}): TensorE "
+                    f"is latency-bound (fixed {tl.model.mm_min_cycles}-cycle interval)"))]
+    for kind, rows, say in findings:
+        for s, n, value in sorted(rows, key=lambda x: -x[1]):
+            st = tl._static[s]
+            out.append(PerfWarning(kind, f"{say(st, n, value)}: `{st.source}`", st.loc))
     for t in est.tracks:
         if est.latency_ns and t.wait_dma_ns and 100.0 * t.wait_dma_ns / est.latency_ns > IDLE_ON_DMA_PCT:
             out.append(PerfWarning(

@@ -12,7 +12,6 @@ import pytest
 import nki_mlir as nki
 import nki_mlir.isa as nisa
 import nki_mlir.language as nl
-from nki_mlir.perf import estimate
 from nki_mlir.perf.costs import DmaShape, InstrCost
 from nki_mlir.perf.targets import target_model
 from nki_mlir.perf.timeline import EngineBook, Timeline
@@ -227,3 +226,32 @@ def test_data_dependent_control_flow_is_executed_and_said():
     est = ck.estimate(keep_slices=False)
     assert est.track("scalar").instructions == 3
     assert any("synthetic" in n for n in est.notes)
+
+
+@nki.jit
+def _narrow_matmul(a_t, b):
+    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    lhs = nl.ndarray((128, 128), dtype=a_t.dtype, buffer=nl.sbuf)
+    rhs = nl.ndarray((128, 64), dtype=b.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=lhs, src=a_t)
+    nisa.dma_copy(dst=rhs, src=b)
+    acc = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs)
+    res = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=res, src=acc)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+
+
+def test_warnings_name_the_source_line():
+    est = nki.compile(_narrow_matmul, np.zeros((128, 128), BF16), np.zeros((128, 64), BF16),
+                      use_cache=False).estimate()
+    by_kind = {}
+    for w in est.warnings:
+        by_kind.setdefault(w.kind, []).append(w)
+    [mm] = by_kind["small_moving"]
+    assert "moving free size of 64 (< 128)" in mm.message and "nc_matmul" in mm.message
+    assert mm.loc.endswith(f"test_perf_timeline.py:{_narrow_matmul.fn.__code__.co_firstlineno + 8}")
+    # 128 B (rhs) and 256 B (lhs) per partition loads, 256 B store: all small
+    assert len(by_kind["small_dma"]) == 3
+    assert all("bytes per partition (< 2048" in w.message for w in by_kind["small_dma"])

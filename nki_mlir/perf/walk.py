@@ -5,10 +5,13 @@ Control flow (loops, index arithmetic, views, allocations) runs as usual, so eve
 iteration is enqueued and timed.  When control flow never reads machine state the
 instructions themselves are not executed (a *timing-only* run: no NumPy work, inputs
 need not be real).  A kernel whose control flow reads a register (``register_read``,
-dynamic loop bounds, ``while`` conditions) or that synchronises cores
-(``core_barrier`` / ``sendrecv``) is executed for real while it is timed: its estimate
-then depends on the inputs, which are the caller's or, if none are given, synthetic
-standard-normal arrays (said in ``Estimate.notes``).
+dynamic loop bounds, ``while`` conditions) is executed for real while it is timed: its
+estimate then depends on the inputs, which are the caller's or, if none are given,
+synthetic standard-normal arrays (said in ``Estimate.notes``).
+
+One program instance is timed at a time: a cross-core ``core_barrier`` / ``sendrecv`` is
+timed as a local fence (everything before it finishes first); the other core's progress is
+not simulated (said in ``Estimate.notes``).
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import dtypes
+from ..runtime.queues import FENCE_OPS
 from .estimate import Estimate
 from .targets import TargetModel
 from .timeline import Timeline
@@ -28,8 +32,6 @@ PURE_EAGER = frozenset({"nisa.register_alloc"})
 def needs_execution(program) -> bool:
     """Whether timing ``program`` needs its instructions executed (module docstring)."""
     for info in program.schedule.infos:
-        if info.fence:
-            return True
         if info.eager and info.op is not None and info.op.name not in PURE_EAGER:
             return True
     return False
@@ -74,6 +76,9 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
         if execute:
             notes.append("control flow reads machine state: timed on synthetic standard-normal "
                          "inputs (pass arrays for a data-specific estimate)")
+    if any(info.op is not None and info.op.name in FENCE_OPS for info in program.schedule.infos):
+        notes.append("cross-core barriers / sendrecv are timed as local fences; the other "
+                     "core's progress is not simulated")
     tl = Timeline(model, program.schedule.queues, throttle=throttle)
     program.run(list(args), mode="queues", hazards=False, timer=tl, execute=execute)
     schedule = "in-order" if program.schedule.in_order else "list"

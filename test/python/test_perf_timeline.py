@@ -255,3 +255,16 @@ def test_warnings_name_the_source_line():
     # 128 B (rhs) and 256 B (lhs) per partition loads, 256 B store: all small
     assert len(by_kind["small_dma"]) == 3
     assert all("bytes per partition (< 2048" in w.message for w in by_kind["small_dma"])
+
+
+def test_cross_core_kernels_are_timed_per_core(recwarn):
+    sys.path.insert(0, os.path.dirname(__file__))
+    import spmd_kernels as K
+    x = np.random.default_rng(0).random((256, 512)).astype(np.float32)
+    fn = nki.benchmark(K.lnc_exchange)
+    fn[2](x)   # two program instances on two cores, with a core_barrier between them
+    lat = fn.benchmark_result.nc_latency.get_latency_percentile(50)
+    compiled = K.lnc_exchange[2].compile_with((x,), {})[0]
+    ests = [c.estimate(keep_slices=False) for c in compiled]
+    assert lat == pytest.approx(max(e.latency_us for e in ests))  # the cores run in parallel
+    assert all(any("local fences" in n for n in e.notes) for e in ests)

@@ -689,6 +689,10 @@ def instruction_cost(op: Operation, model: TargetModel) -> InstrCost:
         return _fallback(op, model, engine)
 
 
+#: label of a cost the formulas could not derive (the estimate lists such ops in its notes)
+FALLBACK_LABEL = "(fallback cost: operands not understood)"
+
+
 def _fallback(op: Operation, model: TargetModel, engine: str) -> InstrCost:
     if engine == "none":
         return InstrCost("none", 0.0, 0.0, 0.0, 0.0, None, "", None)
@@ -702,7 +706,8 @@ def _fallback(op: Operation, model: TargetModel, engine: str) -> InstrCost:
         total = 4 * max((s[0] for s in sizes), default=0)
         shape = DmaShape(total, total, 1, total, max(1, min(total, int(model.dma_eff_knee_bytes))),
                          0, False, False)
-        return InstrCost("dma", 0.0, 0.0, 0.0, 0.0, shape, "", None)
+        return InstrCost("dma", 0.0, 0.0, 0.0, 0.0, shape, FALLBACK_LABEL, None)
     n = max((s[1] for s in sizes), default=1)
     cycles = _cycles(engine, model, float(n))
-    return InstrCost(engine, cycles, cycles / model.clock_ghz(engine), 0.0, 0.0, None, "", None)
+    return InstrCost(engine, cycles, cycles / model.clock_ghz(engine), 0.0, 0.0, None, FALLBACK_LABEL,
+                     None)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
+from .costs import FALLBACK_LABEL
 from .estimate import ENGINES, CriticalEntry, Estimate, PerfWarning, TrackStats
 
 if TYPE_CHECKING:
@@ -110,6 +111,11 @@ def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True
         ratio=latency / bound_ns if bound_ns else 0.0,
         critical_path=_critical_path(tl, latency), instructions=len(start))
     est.warnings = _warnings(tl, est, small_dma, small_mov)
+    fallback = sorted({f"{st.name} at {st.loc or '?'}" for st in statics.values()
+                       if st.label == FALLBACK_LABEL})
+    if fallback:
+        est.notes.append("costed with a conservative fallback (operands not understood): "
+                         + ", ".join(fallback))
     if keep_slices:
         est.slices = tl.slices()
     return est

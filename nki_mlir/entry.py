@@ -265,9 +265,8 @@ def _write_profile(ek: EntryKernel, record: LaunchRecord) -> None:
     """The files of ``nki.profile`` (module docstring), written only after every name was
     checked, so an existing file without ``overwrite=True`` leaves nothing half-written."""
     from .perf import estimate as perf_estimate
-    from .perf.html import write_html
-    from .perf.report import format_report
-    from .perf.trace import write_trace
+    from .perf.report import write_profile_files
+    from .perf.trace import atomic_write
     opts = ek.options
     wd = opts["working_directory"]
     stem = os.path.splitext(os.path.basename(opts.get("save_trace_name") or "profile.ntff"))[0]
@@ -278,15 +277,11 @@ def _write_profile(ek: EntryKernel, record: LaunchRecord) -> None:
     if existing and not opts.get("overwrite", False):
         raise NKIError(f"nki.profile: {existing[0]} already exists; pass overwrite=True to replace it",
                        category="bad argument")
-    os.makedirs(wd, exist_ok=True)
     lat = ek.benchmark_result.nc_latency
     for s, ck in zip(stems, distinct):
         est = perf_estimate(ck, keep_slices=True)
         base = os.path.join(wd, s)
-        write_trace(est, base + ".trace.json")
-        write_html(est, base + ".html")
-        with open(base + ".txt", "w") as f:
-            f.write(format_report(est) + "\n")
+        files = write_profile_files(est, base)
         summary = {
             "kernel": record.name, "api": "nki.profile", "backend": "nki-mlir cost model (no device)",
             "target": record.target, "program_instances": len(record.compiled),
@@ -298,11 +293,10 @@ def _write_profile(ek: EntryKernel, record: LaunchRecord) -> None:
             "busy_pct": {t.track: t.busy_pct for t in est.tracks},
             "warnings": [{"kind": w.kind, "loc": w.loc, "message": w.message} for w in est.warnings],
             "note": "no NEFF/NTFF: no Neuron device; figures come from a cycle-approximate model (+-30%)",
-            "files": {"trace": base + ".trace.json", "html": base + ".html", "report": base + ".txt"},
+            "files": files,
             "artifact": str(ck.artifact),
         }
-        with open(base + ".json", "w") as f:
-            json.dump(summary, f, indent=2)
+        atomic_write(base + ".json", json.dumps(summary, indent=2), "profile summary")
 
 
 # ====================================================================== entry points

@@ -31,7 +31,7 @@ import math
 import re
 
 from .estimate import Estimate
-from .trace import (_atomic_write, engine_kind, ordered_tracks, short_op_name, slice_title,
+from .trace import (atomic_write, engine_kind, ordered_tracks, short_op_name, slice_title,
                     track_sort_key)
 
 _URL_RE = re.compile(r"://")
@@ -689,4 +689,4 @@ def write_html(est: Estimate, path):
     """Write :func:`render_html` of ``est`` to ``path`` (UTF-8, atomically: a temporary
     file then ``os.replace``; parent directories are created) and return it as a
     :class:`~pathlib.Path`.  Raises NKIError if the file cannot be written."""
-    return _atomic_write(path, render_html(est), "HTML timeline")
+    return atomic_write(path, render_html(est), "HTML timeline")

@@ -53,3 +53,19 @@ def format_report(est: Estimate) -> str:
     for n in est.notes:
         lines.append(f"  note: {n}")
     return "\n".join(lines)
+
+
+def write_profile_files(est: Estimate, base: str) -> dict[str, str]:
+    """Write ``<base>.trace.json`` (Perfetto), ``<base>.html`` (timeline) and ``<base>.txt``
+    (:func:`format_report`) for ``est``, each atomically; returns their paths by kind.
+
+    Raises:
+        NKIError: a file cannot be written.
+    """
+    from .html import write_html
+    from .trace import atomic_write, write_trace
+    paths = {"trace": base + ".trace.json", "html": base + ".html", "report": base + ".txt"}
+    write_trace(est, paths["trace"])
+    write_html(est, paths["html"])
+    atomic_write(paths["report"], format_report(est) + "\n", "text report")
+    return paths

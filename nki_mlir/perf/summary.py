@@ -45,7 +45,7 @@ def _track_order(name: str) -> tuple:
 def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True) -> Estimate:
     """The :class:`~.estimate.Estimate` of timeline ``tl`` (see the module docstring)."""
     model = tl.model
-    statics = tl._static
+    statics = tl.statics
     latency = tl.maxend
     busy: dict[str, float] = defaultdict(float)
     count: Counter = Counter()
@@ -132,7 +132,7 @@ def _critical_path(tl: Timeline, latency: float) -> list[CriticalEntry]:
         rec = tl.pred[rec]
     rows = []
     for s, t in sorted(time.items(), key=lambda kv: -kv[1])[:CRITICAL_ROWS]:
-        st = tl._static[s]
+        st = tl.statics[s]
         rows.append(CriticalEntry(name=st.name, loc=st.loc, source=st.source, track=st.track,
                                   time_ns=t, instances=hits[s],
                                   pct=100.0 * t / latency if latency else 0.0))
@@ -150,7 +150,7 @@ def _warnings(tl: Timeline, est: Estimate, small_dma, small_mov) -> list[PerfWar
                     f"is latency-bound (fixed {tl.model.mm_min_cycles}-cycle interval)"))]
     for kind, rows, say in findings:
         for s, n, value in sorted(rows, key=lambda x: -x[1]):
-            st = tl._static[s]
+            st = tl.statics[s]
             out.append(PerfWarning(kind, f"{say(st, n, value)}: `{st.source}`", st.loc))
     for t in est.tracks:
         if est.latency_ns and t.wait_dma_ns and 100.0 * t.wait_dma_ns / est.latency_ns > IDLE_ON_DMA_PCT:

@@ -127,7 +127,8 @@ class Timeline:
         self.costs = costs
         self.queues = queues
         self.throttle = throttle and model.throttle_ramp_ns > 0
-        self._static: dict[int, _Static] = {}
+        self.statics: dict[int, _Static] = {}
+        self._dma_queues = [qi for qi, name in enumerate(queues) if name.startswith("dma")]
         self.qfree: dict[int, float] = {}
         self.qlast: dict[int, int] = {}
         self.books = [EngineBook() for _ in range(model.dma_engines)]
@@ -147,10 +148,10 @@ class Timeline:
 
     # ------------------------------------------------------------------ static costs
     def static(self, info) -> _Static:
-        st = self._static.get(info.sid)
+        st = self.statics.get(info.sid)
         if st is None:
             track = self.queues[info.qi] if info.qi < len(self.queues) else "program"
-            st = self._static[info.sid] = _Static(info.op, track, self.costs(info.op, self.model),
+            st = self.statics[info.sid] = _Static(info.op, track, self.costs(info.op, self.model),
                                                   self.model)
         return st
 
@@ -216,10 +217,9 @@ class Timeline:
         return dur
 
     def _prune(self) -> None:
-        dma_q = [qi for qi, name in enumerate(self.queues) if name.startswith("dma")]
-        if not dma_q:
+        if not self._dma_queues:
             return
-        low = min(self.qfree.get(qi, 0.0) for qi in dma_q)
+        low = min(self.qfree.get(qi, 0.0) for qi in self._dma_queues)
         for b in self.books:
             b.prune(low)
 
@@ -232,7 +232,7 @@ class Timeline:
     def slices(self) -> list[Slice]:
         """Every timed instance as a :class:`~.estimate.Slice` (enqueue order)."""
         out = []
-        statics = self._statics_by_sid()
+        statics = self.statics
         for rec, (s, e, sid) in enumerate(zip(self.start, self.end, self.sid)):
             st = statics[sid]
             waited_on = None
@@ -245,6 +245,3 @@ class Timeline:
                              loc=st.loc, source=st.source, waited_on=waited_on, sid=sid, index=rec,
                              bytes=c.dma.total_bytes if c.dma is not None else 0, flops=c.flops))
         return out
-
-    def _statics_by_sid(self) -> dict[int, _Static]:
-        return self._static

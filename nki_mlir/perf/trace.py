@@ -215,7 +215,7 @@ def trace_events(est: Estimate) -> dict:
     return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": summary(est)}
 
 
-def _atomic_write(path, text: str, what: str) -> Path:
+def atomic_write(path, text: str, what: str) -> Path:
     """Write ``text`` to ``path`` through a temporary file in the same directory and
     ``os.replace`` (readers never see a half-written file).  NKIError if it cannot."""
     path = Path(path)
@@ -246,7 +246,7 @@ def write_trace(est: Estimate, path) -> Path:
     :class:`~pathlib.Path`.  Raises NKIError if the file cannot be written."""
     text = json.dumps(trace_events(est), separators=(",", ":"), allow_nan=False,
                       ensure_ascii=False)
-    return _atomic_write(path, text, "trace")
+    return atomic_write(path, text, "trace")
 
 
 def _is_number(x) -> bool:

@@ -47,6 +47,21 @@ def parse_arg(text: str) -> tuple[tuple[int, ...], np.dtype]:
     return shape, dtype
 
 
+def parse_consts(items: list[str]) -> dict:
+    """``["NAME=VALUE", ...]`` (``--const``) -> ``{NAME: Python literal}``."""
+    consts = {}
+    for c in items:
+        k, eq, v = c.partition("=")
+        try:
+            if not (eq and k.isidentifier()):
+                raise ValueError
+            consts[k] = ast.literal_eval(v)
+        except (ValueError, SyntaxError):
+            raise SystemExit(f"nki-mlir: bad --const {c!r}: expected NAME=VALUE with a Python "
+                             f"literal VALUE, e.g. --const scale=0.5") from None
+    return consts
+
+
 def load_module(path: str):
     """Import the kernel file ``path`` (after ``compat.install()``)."""
     from .. import compat
@@ -58,7 +73,9 @@ def load_module(path: str):
         raise SystemExit(f"nki-mlir: cannot import {path}")
     mod = importlib.util.module_from_spec(mspec)
     sys.modules[mspec.name] = mod
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:  # the file's sibling modules import as in `python FILE`
+        sys.path.insert(0, folder)
     mspec.loader.exec_module(mod)
     return mod
 
@@ -120,10 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         from .profile_cmd import profile
         return profile(ns)
     kernel = load_kernel(ns.kernel)
-    consts = {}
-    for c in ns.const:
-        k, _, v = c.partition("=")
-        consts[k] = ast.literal_eval(v)
+    consts = parse_consts(ns.const)
     rng = np.random.default_rng(0)
     arrays = _inputs(ns.arg, rng)
     try:

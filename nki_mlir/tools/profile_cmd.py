@@ -2,7 +2,6 @@
 (see :mod:`nki_mlir.tools.cli` for the options)."""
 from __future__ import annotations
 
-import ast
 import os
 import sys
 
@@ -42,16 +41,10 @@ def _targets(ns, mod) -> list[tuple[str, object, list]]:
 def profile(ns) -> int:
     """Run the ``profile`` command; returns the exit status."""
     from ..errors import NKIError
-    from ..perf.html import write_html
-    from ..perf.report import fmt_ns, format_report
-    from ..perf.trace import write_trace
-    from .cli import load_module
-    path = ns.kernel.partition("::")[0]
-    mod = load_module(path)
-    consts = {}
-    for c in ns.const:
-        k, _, v = c.partition("=")
-        consts[k] = ast.literal_eval(v)
+    from ..perf.report import fmt_ns, format_report, write_profile_files
+    from .cli import load_module, parse_consts
+    mod = load_module(ns.kernel.partition("::")[0])
+    consts = parse_consts(ns.const)
     opts = {"target": ns.target} if ns.target else {}
     status = 0
     for name, kernel, args in _targets(ns, mod):
@@ -68,19 +61,11 @@ def profile(ns) -> int:
                 print(f"  {other} schedule: {fmt_ns(est2.latency_ns)}; list schedule is "
                       f"{base.latency_ns / ours.latency_ns:.2f}x faster than in-order")
             if ns.out:
-                os.makedirs(ns.out, exist_ok=True)
-                base_path = os.path.join(ns.out, name)
-                write_trace(est, base_path + ".trace.json")
-                write_html(est, base_path + ".html")
-                with open(base_path + ".txt", "w") as f:
-                    f.write(format_report(est) + "\n")
-                print(f"  wrote {base_path}.trace.json (open at ui.perfetto.dev), {base_path}.html, "
-                      f"{base_path}.txt")
+                files = write_profile_files(est, os.path.join(ns.out, name))
+                print(f"  wrote {files['trace']} (open at ui.perfetto.dev), {files['html']}, "
+                      f"{files['report']}")
             print()
         except NKIError as exc:
             print(exc, file=sys.stderr)
             status = 1
-        except OSError as exc:
-            print(f"nki-mlir profile: cannot write the profile files: {exc}", file=sys.stderr)
-            return 1
     return status

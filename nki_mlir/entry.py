@@ -225,8 +225,10 @@ class EntryKernel:
         return f"<{self.api} {unwrap(self.target)!r}>"
 
     def __call__(self, *args: Any, **kwargs: Any):
-        note_interpreter(self.api)
+        from .kernel import _not_while_tracing
         k = _as_runnable(self.target)
+        _not_while_tracing(k)
+        note_interpreter(self.api)
         result, compiled = k.run(args, kwargs)
         self.calls += 1
         if compiled:

@@ -44,9 +44,12 @@ class NKIError(Exception):
         loc: the :class:`SourceLoc` of the construct, or ``None``.
         category: a short category such as ``"unsupported construct"``.
         code: the NKI Beta 1 error name (``err_...``) when one applies.
+        chain: where the helper function holding ``loc`` was called from, innermost
+            first, up to the kernel (empty when ``loc`` is in the kernel itself).
     """
 
     category = "error"
+    chain: tuple = ()
 
     def __init__(self, message: str, loc: SourceLoc | None = None, *,
                  category: str | None = None, code: str | None = None):
@@ -64,7 +67,21 @@ class NKIError(Exception):
         excerpt = source_excerpt(self.loc)
         if excerpt:
             out += "\n" + excerpt
+        for site in self.chain:
+            out += f"\n  called from {site}"
+            line = source_excerpt(site).split("\n")[0].strip()
+            if line:
+                out += f": {line}"
         return out
+
+    def relocate(self, loc: SourceLoc | None = None, chain: tuple = ()) -> "NKIError":
+        """Fill in a missing location (and its call chain); the message is re-formatted."""
+        if self.loc is None and loc is not None:
+            self.loc = loc
+        if chain and not self.chain:
+            self.chain = tuple(chain)
+        self.args = (self.format(),)
+        return self
 
     def __str__(self) -> str:
         return self.format()

@@ -93,6 +93,7 @@ class Kernel:
             raise exc.with_traceback(None) from None  # the user's error, not our frames
 
     def __call__(self, *args: Any, **kwargs: Any):
+        _not_while_tracing(self)
         mode = self.options.get("mode")
         if mode is not None:
             from . import entry
@@ -192,6 +193,7 @@ class LaunchedKernel:
 
     # ------------------------------------------------------------------------ run
     def __call__(self, *args: Any, **kwargs: Any):
+        _not_while_tracing(self)
         mode = self.kernel.options.get("mode")
         if mode is not None:
             from . import entry
@@ -313,3 +315,20 @@ def simulate_kernel(kernel, *args: Any, **kwargs: Any):
     if not isinstance(k, (Kernel, LaunchedKernel)):
         k = Kernel(k)
     return k.run(args, kwargs)[0]
+
+
+def _not_while_tracing(kernel: Any) -> None:
+    """A kernel called from inside a kernel being traced: a located error (helpers are
+    plain functions, inlined by running them)."""
+    from .frontend import tracer
+    if tracer.active() is None:
+        return
+    from .errors import NKISyntaxError, NKITypeError
+    from .frontend.frames import user_loc
+    if isinstance(kernel, LaunchedKernel):
+        raise NKITypeError(f"{kernel!r}: a kernel launched on an SPMD grid / LNC cannot be called "
+                           f"from inside another kernel; call the helper without brackets and "
+                           f"without @nki.jit (helpers are inlined)", user_loc(),
+                           code="err_nested_kernel_with_spmd_grid")
+    raise NKISyntaxError("calling an @nki.jit kernel from inside a kernel is not allowed; remove "
+                         "the decorator from the helper (helpers are inlined)", user_loc())

@@ -5,6 +5,7 @@ Entry point: :func:`build_module`.  See ``codegen.py`` for the walking model.
 from __future__ import annotations
 
 import inspect
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,40 +119,18 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2",
             raise NKITypeError(f"kernel argument '{s.name}' is {s.dtype}; NKI has no 64-bit types "
                                f"(use float32/bfloat16 or int32)", src.loc(src.node))
     arg_types = [memref(s.shape, dtypes.BY_NAME[s.dtype], "shared_hbm") for s in specs if s.kind == "tensor"]
-    block = Block(arg_types=arg_types)
-    # The function sits in its module from the start, so op verifiers run at emit time
-    # see the module's nisa.target (rules.target_of); its type is completed at the end.
-    fop = func.FuncOp(fn.__name__, func.FunctionType.from_lists(arg_types, []), Region([block]))
-    module = ModuleOp([fop])
-    module.attributes["nisa.target"] = TargetAttr(target)
-    b = IRBuilder(block)
-    b.target = target
-    b.beta1 = uses_beta1(fn)
-    b.spmd = spmd  # launch grid / LNC info of this program instance (frontend/spmd.py)
-    scope: dict[str, Any] = {}
-    tensor_args = iter(block.args)
-    for s in specs:
-        if s.kind == "tensor":
-            v = next(tensor_args)
-            v.name_hint = s.name if s.name.isidentifier() else None
-            scope[s.name] = Tensor(v, s.shape, dtypes.BY_NAME[s.dtype], "shared_hbm",
-                                   tuple(contiguous_strides(s.shape)), 0, block, s.name)
-        else:
-            scope[s.name] = s.value
-    annotations = kernel_checks.check_arguments(b, src, fn, specs)  # nt annotations
-    cg = FunctionCodegen(b, src, scope)
-    result: Any = None
-    try:
-        cg.run_body(src.node.body)
-    except _Return as r:
-        result = r.value
-    except (_Break, _Continue):
-        raise NKISyntaxError("break/continue outside a loop", src.loc(src.node))
+    if uses_beta1(fn) or os.environ.get("NKI_MLIR_FRONTEND") == "ast":
+        k = _Kernel(fn, src, specs, target, spmd, arg_types)
+        result, ret_loc, check_visible = _walk(k)
+    else:
+        from .trace_build import trace
+        k, result, ret_loc, check_visible = trace(lambda: _Kernel(fn, src, specs, target, spmd, arg_types))
+    b, block = k.b, k.block
     from .masks import drop_superseded_views
     drop_superseded_views(b)  # full-size views that masked calls replaced (frontend/masks.py)
     returns_tuple = isinstance(result, (tuple, list))
     outs = list(result) if returns_tuple else ([] if result is None else [result])
-    b.loc = src.loc(_last_return(src.node) or src.node)
+    b.loc = ret_loc or src.loc(src.node)
     out_specs = []
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
@@ -160,18 +139,62 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2",
         if o.buffer != "shared_hbm" or not o.is_base:
             raise NKITypeError(f"kernel output {i} ('{o.name}') is {o.describe()}; kernel outputs "
                                f"must be whole tensors allocated with buffer=nl.shared_hbm", b.loc)
-        cg.check_visible(_last_return(src.node) or src.node, o)
+        check_visible(o)
         out_specs.append(OutputSpec(o.name or f"output_{i}", o.shape, dtypes.name_of(o.dtype)))
-    kernel_checks.check_writes(b, src, block, specs, outs, annotations,
-                               b.loc if _last_return(src.node) else None)
+    kernel_checks.check_writes(b, src, block, specs, outs, k.annotations, ret_loc)
     b.emit(func.ReturnOp(*[o.value for o in outs]), verify=False)
+    fop = k.fop
     fop.properties["function_type"] = func.FunctionType.from_lists(arg_types, [o.value.type for o in outs])
     fop.attributes["nki.output_names"] = ArrayAttr([StringAttr(s.name) for s in out_specs])
     try:
-        module.verify()
+        k.module.verify()
     except VerifyException as exc:
         raise NKIVerifyError(str(exc), src.loc(src.node)) from None
-    return module, KernelSpec(fn.__name__, specs, tuple(out_specs), returns_tuple)
+    return k.module, KernelSpec(fn.__name__, specs, tuple(out_specs), returns_tuple)
+
+
+class _Kernel:
+    """A fresh kernel function in its module, with the builder and the argument values."""
+
+    def __init__(self, fn, src, specs, target, spmd, arg_types):
+        self.fn, self.src, self.specs = fn, src, specs
+        self.block = block = Block(arg_types=arg_types)
+        # The function sits in its module from the start, so op verifiers run at emit time
+        # see the module's nisa.target (rules.target_of); its type is completed at the end.
+        self.fop = func.FuncOp(fn.__name__, func.FunctionType.from_lists(arg_types, []), Region([block]))
+        self.module = ModuleOp([self.fop])
+        self.module.attributes["nisa.target"] = TargetAttr(target)
+        self.b = b = IRBuilder(block)
+        b.target = target
+        b.beta1 = uses_beta1(fn)
+        b.spmd = spmd  # launch grid / LNC info of this program instance (frontend/spmd.py)
+        self.scope: dict[str, Any] = {}
+        tensor_args = iter(block.args)
+        for s in specs:
+            if s.kind == "tensor":
+                v = next(tensor_args)
+                v.name_hint = s.name if s.name.isidentifier() else None
+                self.scope[s.name] = Tensor(v, s.shape, dtypes.BY_NAME[s.dtype], "shared_hbm",
+                                            tuple(contiguous_strides(s.shape)), 0, block, s.name)
+            else:
+                self.scope[s.name] = s.value
+        self.annotations = kernel_checks.check_arguments(b, src, fn, specs)  # nt annotations
+
+
+def _walk(k: _Kernel):
+    """The Beta 1 front: walk the kernel's AST (frontend/codegen.py)."""
+    src = k.src
+    cg = FunctionCodegen(k.b, src, k.scope)
+    result: Any = None
+    try:
+        cg.run_body(src.node.body)
+    except _Return as r:
+        result = r.value
+    except (_Break, _Continue):
+        raise NKISyntaxError("break/continue outside a loop", src.loc(src.node))
+    ret = _last_return(src.node)
+    ret_loc = src.loc(ret) if ret else None
+    return result, ret_loc, lambda o: cg.check_visible(ret or src.node, o)
 
 
 def _last_return(node):

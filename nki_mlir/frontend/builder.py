@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import VerifyException
 from .. import dtypes
 from ..diagnostics import make_loc
 from ..dialects.common import memref
-from ..errors import NKIError, NKIVerifyError, SourceLoc
+from ..errors import NKIError, NKISyntaxError, NKITypeError, NKIVerifyError, SourceLoc
 from .values import Index, Tensor, as_index, simplify
 
 
@@ -108,6 +108,36 @@ class IRBuilder:
                "min": arith.MinSIOp, "max": arith.MaxSIOp}[kind]
         res = self._binop(cls, self.materialize(a), self.materialize(b))
         return Index.of(res)
+
+    def index_arith(self, op: str, a: Index | int, b: Index | int) -> Index | int:
+        """``a <op> b`` on loop-index expressions and ints (``op``: add sub mul floordiv mod).
+
+        Affine results stay symbolic (``(i + 1) * 128 - i * 128`` folds to 128); ``//`` by a
+        divisor of every coefficient stays affine; other products, ``//`` and ``%`` emit
+        ``arith`` ops.  Raises NKITypeError for any other operand or operator.
+        """
+        from .values import is_int
+        for v in (a, b):
+            if not (isinstance(v, Index) or is_int(v)):
+                raise self.error(f"a loop index can only be combined with integers, not "
+                                 f"{type(v).__name__}", NKITypeError)
+        if op == "add":
+            return simplify(as_index(a).add(b))
+        if op == "sub":
+            return simplify(as_index(a).sub(b))
+        if op == "mul":
+            if is_int(b):
+                return simplify(as_index(a).scale(int(b)))
+            if is_int(a):
+                return simplify(as_index(b).scale(int(a)))
+            return self.index_binop("mul", a, b)
+        if op == "floordiv":
+            if is_int(b) and (q := as_index(a).floordiv_exact(int(b))) is not None:
+                return simplify(q)
+            return self.index_binop("floordiv", a, b)
+        if op == "mod":
+            return self.index_binop("mod", a, b)
+        raise self.error("only +, -, *, // and % apply to a loop index", NKISyntaxError)
 
     # ----------------------------------------------------------------------- views
     def subview(self, t: Tensor, offsets: Sequence[Index | int], sizes: Sequence[int],

@@ -1,8 +1,8 @@
 """Markers for the NKI API names (``nl.*``, ``nisa.*``) that the frontend compiles.
 
-A kernel is never run by Python: the frontend walks its AST and, when a call's callee
-evaluates to a :class:`Builtin`, dispatches to the handler registered for that name with
-:func:`handles`.  Calling a builtin from plain Python (outside ``@nki.jit``) is an error,
+A traced kernel (the default) calls them: :func:`Builtin.__call__` hands the call to the
+tracer, which runs the handler registered for the name with :func:`handles`.  The Beta 1
+AST front dispatches to the same handlers when a call's callee evaluates to a Builtin.  Calling a builtin from plain Python (outside ``@nki.jit``) is an error,
 as in NKI (``err_nki_api_outside_of_nki_kernel``).
 """
 from __future__ import annotations
@@ -33,8 +33,11 @@ class Builtin:
         self.__qualname__ = self.__name__
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise NKIError(f"{self.name}() can only be called inside an @nki.jit kernel",
-                       category="API misuse", code="err_nki_api_outside_of_nki_kernel")
+        from . import tracer  # the tracer imports this module: resolved at call time
+        if tracer.active() is None:
+            raise NKIError(f"{self.name}() can only be called inside an @nki.jit kernel",
+                           category="API misuse", code="err_nki_api_outside_of_nki_kernel")
+        return tracer.dispatch(self.name, args, kwargs)
 
     def __repr__(self) -> str:
         return f"<nki builtin {self.name}>"

@@ -217,17 +217,8 @@ class FunctionCodegen(ast.NodeVisitor):
 
     def _name_tensor(self, value: Any, name: str) -> None:
         """Give an unnamed allocation the variable name it is first bound to (for diagnostics)."""
-        if isinstance(value, Register) and not value.readonly and not value.name:
-            value.value.name_hint = name if name.isidentifier() else None
-            object.__setattr__(value, "name", name)
-            return
-        if isinstance(value, Tensor) and value.is_base and not value.name:
-            op = value.value.owner
-            defn = getattr(type(op), "get_irdl_definition", None)
-            if defn is not None and "name" in defn().properties and "name" not in op.properties:
-                op.properties["name"] = StringAttr(name)
-            value.value.name_hint = name if name.isidentifier() else None
-            object.__setattr__(value, "name", name)
+        from .naming import name_tensor
+        name_tensor(value, name)
 
     def stmt_Return(self, node: ast.Return) -> None:
         raise _Return(None if node.value is None else self.eval(node.value))
@@ -533,27 +524,16 @@ class FunctionCodegen(ast.NodeVisitor):
         return _BINOPS[op](a, b)
 
     def index_binop(self, node: ast.AST, op: type, a: Any, b: Any) -> Any:
+        name = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "floordiv",
+                ast.Mod: "mod"}.get(op, op.__name__)
         for v in (a, b):
             if not (isinstance(v, Index) or is_int(v)):
                 raise self.fail(node, f"a loop index can only be combined with integers, not "
                                       f"{_kind(v)}", NKITypeError)
-        if op is ast.Add:
-            return simplify(as_index(a).add(b))
-        if op is ast.Sub:
-            return simplify(as_index(a).sub(b))
-        if op is ast.Mult:
-            if is_int(b):
-                return simplify(as_index(a).scale(int(b)))
-            if is_int(a):
-                return simplify(as_index(b).scale(int(a)))
-            return self.b.index_binop("mul", a, b)
-        if op is ast.FloorDiv:
-            if is_int(b) and (q := as_index(a).floordiv_exact(int(b))) is not None:
-                return simplify(q)
-            return self.b.index_binop("floordiv", a, b)
-        if op is ast.Mod:
-            return self.b.index_binop("mod", a, b)
-        raise self.fail(node, "only +, -, *, // and % apply to a loop index")
+        try:
+            return self.b.index_arith(name, a, b)
+        except NKIError as exc:
+            raise self.fail(node, exc.message, type(exc)) from None
 
     def expr_Compare(self, node: ast.Compare) -> Any:
         left = self.eval(node.left)

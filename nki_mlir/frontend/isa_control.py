@@ -35,6 +35,8 @@ inside ``no_reorder``; the body of ``while reg:`` must write ``reg``.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import ast
 from dataclasses import dataclass
 from typing import Any
@@ -84,6 +86,20 @@ class Register:
     def __repr__(self) -> str:
         return f"<register {self.name or '?'}>"
 
+    # A traced kernel's Python meets registers directly: arithmetic, comparisons and
+    # truth values need the device value, so each is a located error (NKI's tracer raises
+    # TypeError).  The Beta 1 AST front checks these before Python ever sees them.
+    def _misuse(self, truth: bool, *_: Any) -> Any:
+        from .frames import user_loc
+        from .tracer import active
+        loc = user_loc(2)
+        raise (register_truth_error if truth else register_operator_error)(active(), loc)
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __floordiv__ = \
+        __rfloordiv__ = __mod__ = __truediv__ = __lt__ = __le__ = __gt__ = __ge__ = \
+        lambda self, other: self._misuse(False)
+    __bool__ = __int__ = __index__ = __float__ = lambda self: self._misuse(True)
+
 
 @dataclass(frozen=True)
 class DynamicRange:
@@ -95,7 +111,26 @@ class DynamicRange:
 
 
 class NoReorder:
-    """``nl.no_reorder()``: the context manager of ``with nl.no_reorder():``."""
+    """``nl.no_reorder()``: the context manager of ``with nl.no_reorder():``.
+
+    In a traced kernel the ``with`` statement runs :func:`no_reorder_region` itself; the
+    Beta 1 AST front recognises the object and emits the region around the body.
+    """
+
+    def __init__(self, cg=None):
+        self._cg, self._region = cg, None
+
+    def __enter__(self) -> "NoReorder":
+        if self._cg is not None:
+            self._region = no_reorder_region(self._cg)
+            self._region.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self._region is not None:
+            region, self._region = self._region, None
+            return bool(region.__exit__(*exc))
+        return False
 
 
 # ----------------------------------------------------------------------- diagnostics
@@ -273,7 +308,7 @@ def dynamic_range(cg, start, stop=None, step=1):
 
 @handles("nl.no_reorder")
 def no_reorder(cg):
-    return NoReorder()
+    return NoReorder(cg)
 
 
 def _check_not_in_no_reorder(cg, api: str) -> None:
@@ -283,6 +318,14 @@ def _check_not_in_no_reorder(cg, api: str) -> None:
 
 
 def _emit_for(cg, api: str, rng: DynamicRange, run_body, iv_name: str, what: str) -> None:
+    with dynamic_for(cg, api, rng, iv_name, what) as iv:
+        run_body(iv)
+
+
+@contextmanager
+def dynamic_for(cg, api: str, rng: DynamicRange, iv_name: str, what: str):
+    """A dynamic ``scf.for`` whose body is built inside the ``with``; yields the induction
+    register.  The loop is closed (and verified) only when the body finished normally."""
     _check_not_in_no_reorder(cg, api)
     lb = scalar_index(cg, rng.start, api, "start")
     ub = scalar_index(cg, rng.stop, api, "stop")
@@ -298,7 +341,7 @@ def _emit_for(cg, api: str, rng: DynamicRange, run_body, iv_name: str, what: str
     cg.ir_loop_depth += 1
     try:
         with cg.b.at(body):
-            run_body(Register(iv, body, iv_name, readonly=True, what=what))
+            yield Register(iv, body, iv_name, readonly=True, what=what)
             cg.b.loc = loc
             cg.b.emit(scf.YieldOp(), verify=False)
     finally:
@@ -408,15 +451,27 @@ _REGISTER_WRITERS = (ctl.RegisterMoveOp.name, ctl.RegisterLoadOp.name)
 
 def emit_register_while(cg, node: ast.While, reg: Register) -> None:
     """``while reg: body`` -> ``scf.while`` re-reading ``reg`` before every iteration."""
-    api = "while"
     if node.orelse:
         raise cg.fail(node, "while ... else is not supported")
     cg.b.loc = cg.loc(node)
     _check_not_in_no_reorder(cg, "'while reg:'")
-    _check_visible(cg, api, "condition", reg)
+    _check_visible(cg, "while", "condition", reg)
     if reg.readonly:
         raise cg.fail(node.test, f"'while' on {reg.describe()}: it is read-only, so the body "
                                  f"could never end the loop", NKITypeError)
+    with register_while(cg, reg):
+        cg.run_body(node.body)
+
+
+@contextmanager
+def register_while(cg, reg: Register):
+    """The ``scf.while`` of ``while reg:``; the body is built inside the ``with``."""
+    api = "while"
+    _check_not_in_no_reorder(cg, "'while reg:'")
+    _check_visible(cg, api, "condition", reg)
+    if reg.readonly:
+        raise cg.b.error(f"'while' on {reg.describe()}: it is read-only, so the body "
+                         f"could never end the loop", NKITypeError)
     before, after = Block(), Block()
     loop = scf.WhileOp([], [], Region([before]), Region([after]))
     loop.attributes["nki.range"] = StringAttr(DYNAMIC)
@@ -429,27 +484,34 @@ def emit_register_while(cg, node: ast.While, reg: Register) -> None:
     cg.ir_loop_depth += 1
     try:
         with cg.b.at(after):
-            cg.run_body(node.body)
+            yield
             cg.b.loc = loc
             cg.b.emit(scf.YieldOp(), verify=False)
     finally:
         cg.ir_loop_depth -= 1
         cg.b.loc = loc
     if not any(op.name in _REGISTER_WRITERS and op.operands[0] is reg.value for op in after.walk()):
-        raise cg.fail(node, f"the body of 'while {reg.name or 'reg'}:' never writes the register "
-                            f"(nisa.register_load / nisa.register_move), so the loop could never "
-                            f"end", NKISyntaxError)
+        raise NKISyntaxError(f"the body of 'while {reg.name or 'reg'}:' never writes the register "
+                             f"(nisa.register_load / nisa.register_move), so the loop could never "
+                             f"end", loc)
     loop.verify_()
 
 
 def emit_no_reorder(cg, node: ast.With) -> None:
     """``with nl.no_reorder(): body`` -> ``nisa.no_reorder_begin``, body, ``nisa.no_reorder_end``."""
+    with no_reorder_region(cg):
+        cg.run_body(node.body)
+
+
+@contextmanager
+def no_reorder_region(cg):
+    """Ops emitted inside the ``with`` sit between ``nisa.no_reorder_begin`` and ``_end``."""
     b = cg.b
     loc = b.loc
     begin = b.emit(ctl.NoReorderBeginOp(), verify=False)
     b.no_reorder_depth = getattr(b, "no_reorder_depth", 0) + 1
     try:
-        cg.run_body(node.body)
+        yield
     finally:
         b.no_reorder_depth -= 1
         b.loc = loc

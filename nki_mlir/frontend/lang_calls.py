@@ -128,7 +128,8 @@ def sequential_range(cg, start, stop=None, step=1):
 
 @handles("nl.static_range")
 def static_range(cg, start, stop=None, step=1):
-    return range(*_range_args(cg, "nl.static_range", start, stop, step))
+    from .loops import StaticRange
+    return StaticRange(range(*_range_args(cg, "nl.static_range", start, stop, step)))
 
 
 # ----------------------------------------------------------------- value-returning sugar

@@ -111,6 +111,13 @@ class LoopRange:
     stop: int
     step: int
 
+    def __iter__(self):
+        """Plain Python iteration (a loop the tracer does not see, e.g. in a helper module)."""
+        return iter(range(self.start, self.stop, self.step))
+
+    def __len__(self) -> int:
+        return len(range(self.start, self.stop, self.step))
+
 
 @dataclass(frozen=True)
 class Index:

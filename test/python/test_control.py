@@ -544,7 +544,7 @@ CASES = [
     (bad_load_shape, NKITypeError, "nisa.register_load: 'src' must be a 1-element tensor"),
     (bad_load_dtype, NKIVerifyError, "nisa.register_load: 'src' has dtype bfloat16; registers hold int8, int16"),
     (bad_move_value, NKITypeError, "nisa.register_move: 'src'=1099511627776 does not fit in a 32-bit register"),
-    (bad_with, NKISyntaxError, "the only 'with' statement allowed in a kernel is 'with nl.no_reorder():'"),
+    (bad_with, NKIError, "does not support the context manager protocol"),
 ]
 
 

@@ -55,7 +55,16 @@ def test_helper_inlined_python_loop_unrolled_and_constants(rng, capsys):
     np.testing.assert_allclose(y, x * 1.5, rtol=1e-6)
     assert "compiling scaled_rows with factor 1.5" in capsys.readouterr().out  # print at compile time
     ir = nki.compile(K.scaled_rows, x, 1.5, 2).ir("nki")
-    assert ir.count("nki.tensor_scalar(") == 2  # range(2) unrolled, helper inlined twice
+    # range(2) stays a loop (its index only feeds views): one body, the helper run once
+    assert ir.count("nki.tensor_scalar(") == 1
+    assert ir.count("scf.for") == 1 and 'nki.range = "sequential"' in ir
+
+
+def test_python_range_unrolled_on_request(rng, monkeypatch):
+    x = rng.standard_normal((128, 1024)).astype(np.float32)
+    monkeypatch.setenv("NKI_MLIR_LOOPS", "unroll")
+    ir = nki.compile(K.scaled_rows, x, 1.5, 2, use_cache=False).ir("nki")
+    assert ir.count("nki.tensor_scalar(") == 2  # helper run once per iteration
     assert "scf.for" not in ir
 
 

@@ -456,10 +456,21 @@ def loop_tile_position(a):
 @pytest.mark.parametrize("kernel,fragment,tag", [
     (half_tiling, "tile_position and tile_size must be set together", "half"),
     (bad_perf_mode, "perf_mode must be a nisa.matmul_perf_mode member", "perf"),
-    (loop_tile_position, "tile_position entries must be compile-time integers", "loop"),
 ])
 def test_nc_matmul_argument_errors(kernel, fragment, tag):
     _fails(lambda: kernel(np.zeros((4, 4), np.float32)), fragment, tag)
+
+
+def test_tile_position_from_a_loop_index_unrolls_the_loop(monkeypatch):
+    """tile_position needs compile-time ints: a loop index there unrolls the loop (Python's
+    semantics: one instruction per iteration); forced rolled, it is an error saying why."""
+    from nki_mlir.frontend.trace_build import last_loop_report
+    nki.compile(loop_tile_position, np.zeros((4, 4), np.float32), use_cache=False)
+    (what, why), = last_loop_report().values()
+    assert what == "unrolled" and "nisa.nc_matmul" in why and "compile-time integers" in why
+    monkeypatch.setenv("NKI_MLIR_LOOPS", "roll")
+    _fails(lambda: nki.compile(loop_tile_position, np.zeros((4, 4), np.float32), use_cache=False),
+           "tile_position entries must be compile-time integers", "loop")
 
 
 X4_E4 = nl.float8_e4m3fn_x4

@@ -346,7 +346,7 @@ def bad_view(x, case):
     elif case == "select_bounds":
         v = x.select(0, 128)
     elif case == "select_dynamic_partition":
-        for i in nl.affine_range(4):
+        for i in nl.dynamic_range(4):  # a runtime index (an affine_range index is an int per iteration)
             v = t.select(0, i)
     elif case == "rearrange_axes":
         v = x.rearrange("p (a b)", "p a c", {"a": 4})

@@ -1,5 +1,8 @@
-# RUN: %nki-mlir compile %s::scaled --arg 128x1280xf32 --const factor=0.5 --stage nki | filecheck %s
-# A Python range loop and a compile-time `if` are resolved at compile time; a helper is inlined.
+# RUN: %nki-mlir compile %s::scaled --arg 128x1280xf32 --const factor=0.5 --stage nki | filecheck %s --check-prefix=ROLL
+# RUN: env NKI_MLIR_LOOPS=unroll %nki-mlir compile %s::scaled --arg 128x1280xf32 --const factor=0.5 --stage nki | filecheck %s
+# The kernel's Python runs: a helper is run at its call, a compile-time `if` is Python's.
+# The range loop stays one scf.for (its index only feeds views); NKI_MLIR_LOOPS=unroll
+# unrolls it (Python's plain iteration).
 import nki
 import nki.isa as nisa
 import nki.language as nl
@@ -25,6 +28,19 @@ def scaled(x, factor):
         scale_tile(t2, t2, factor * 2)
         nisa.dma_copy(dst=out[:, full * 512:f], src=t2)
     return out
+
+# ROLL:       %out = nki.ndarray(name=out)
+# ROLL:       scf.for %c = %c0 to %c2 step %c1 {
+# ROLL:         %t = nki.ndarray(name=t) : memref<128x512xf32, #nisa.mem<sbuf>>
+# ROLL:         %[[OFF:.*]] = arith.muli %c, %c512 : index
+# ROLL:         memref.subview %x[0, %[[OFF]]] [128, 512] [1, 1]
+# ROLL:         nki.tensor_scalar(
+# ROLL-NOT:     nki.tensor_scalar(
+# ROLL:       } {nki.range = "sequential"}
+# ROLL:       %t2 = nki.ndarray(name=t2) : memref<128x256xf32, #nisa.mem<sbuf>>
+# ROLL:       memref.subview %x[0, 1024] [128, 256] [1, 1]
+# ROLL:       nki.tensor_scalar(
+# ROLL-NOT:   nki.tensor_scalar(
 
 # CHECK-NOT:  scf.for
 # CHECK:      memref.subview %x[0, 0] [128, 512] [1, 1]

@@ -10,6 +10,6 @@ def k(count):
         pass
     return count
 
-# CHECK: with_statement.py:9:5: unsupported construct: the only 'with' statement allowed in a kernel is 'with nl.no_reorder():'
+# CHECK: with_statement.py:9:5: compile-time evaluation error: TypeError: 'StaticRange' object does not support the context manager protocol
 # CHECK-NEXT: {{^}}    with nl.static_range(2):
 # CHECK-NEXT: {{^}}    ^

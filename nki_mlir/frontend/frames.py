@@ -1,0 +1,126 @@
+"""Source locations of a traced kernel, read off the running Python frames.
+
+When the tracer runs a kernel, every ``nki.language`` / ``nki.isa`` call, tensor method
+and operator is a Python call into nki-mlir.  The kernel line that made it is the nearest
+frame outside nki-mlir (and outside the standard library); its position comes from the
+code object's ``co_positions()`` table (Python 3.11+: line and 0-based column of the
+instruction being executed), so an op or an error points at the exact expression, in a
+helper function or helper module as well as in the kernel itself.
+"""
+from __future__ import annotations
+
+import dis
+import os
+import sys
+from types import CodeType, FrameType
+
+from ..errors import SourceLoc
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_POSITIONS: dict[CodeType, list] = {}
+_USER_FILE: dict[str, bool] = {}
+
+
+def is_user_file(filename: str) -> bool:
+    """True for kernel code: not nki-mlir itself, not the standard library / site-packages."""
+    hit = _USER_FILE.get(filename)
+    if hit is None:
+        from .source import _std_prefixes
+        f = os.path.abspath(filename)
+        hit = not f.startswith(_PKG_DIR) and not any(f.startswith(p) for p in _std_prefixes()) \
+            and not filename.startswith("<frozen")
+        _USER_FILE[filename] = hit
+    return hit
+
+
+def frame_loc(frame: FrameType) -> SourceLoc:
+    """``file:line:col`` (1-based column) of the instruction ``frame`` is executing."""
+    code = frame.f_code
+    table = _POSITIONS.get(code)
+    if table is None:
+        table = _POSITIONS[code] = list(code.co_positions())
+    i = frame.f_lasti // 2
+    line, col = frame.f_lineno, 0
+    if 0 <= i < len(table) and _is_branch(code, frame.f_lasti):
+        # a truth test: the branch spans the whole if/while statement; point at the
+        # condition, the expression computed just before it
+        j = i - 1
+        while j >= 0 and (table[j][0] is None or table[j] == table[i]):
+            j -= 1
+        if j >= 0:
+            i = j
+    if 0 <= i < len(table):
+        pline, _, pcol, _ = table[i]
+        if pline is not None:
+            line = pline
+        if pcol is not None:
+            col = pcol
+    return SourceLoc(code.co_filename, line, col + 1)
+
+
+_BRANCHES = frozenset(op for name, op in dis.opmap.items() if "JUMP_IF" in name or
+                      name.startswith("POP_JUMP"))
+
+
+def _is_branch(code: CodeType, lasti: int) -> bool:
+    return 0 <= lasti < len(code.co_code) and code.co_code[lasti] in _BRANCHES
+
+
+def user_frame(skip: int = 0) -> FrameType | None:
+    """The innermost frame of kernel code calling into nki-mlir.
+
+    Every frame between it and the caller is nki-mlir's own, so the walk starts at the
+    caller (``skip`` is accepted for readability of call sites and ignored)."""
+    f = sys._getframe(1)
+    while f is not None and not is_user_file(f.f_code.co_filename):
+        f = f.f_back
+    return f
+
+
+def user_loc(skip: int = 0) -> SourceLoc | None:
+    f = user_frame()
+    return frame_loc(f) if f is not None else None
+
+
+def call_chain(frame: FrameType | None, stop_code: CodeType | None) -> list[SourceLoc]:
+    """Locations of the user frames calling ``frame``, innermost first, up to the kernel's
+    own frame (whose code is ``stop_code``); empty when ``frame`` is the kernel's."""
+    out: list[SourceLoc] = []
+    f = frame
+    while f is not None and f.f_code is not stop_code:
+        f = f.f_back
+        while f is not None and not is_user_file(f.f_code.co_filename):
+            f = f.f_back
+        if f is None:
+            return []
+        out.append(frame_loc(f))
+    return out
+
+
+def traceback_user_frame(tb) -> tuple[FrameType | None, bool]:
+    """The innermost user frame of a traceback, and whether the exception was raised by
+    nki-mlir's own code below it (an internal error) rather than by the user's."""
+    last_user, internal = None, False
+    while tb is not None:
+        if is_user_file(tb.tb_frame.f_code.co_filename):
+            last_user, internal = tb.tb_frame, False
+        else:
+            internal = tb.tb_frame.f_code.co_filename.startswith(_PKG_DIR) or internal
+        tb = tb.tb_next
+    return last_user, internal
+
+
+def tb_loc(tb, frame: FrameType) -> SourceLoc:
+    """The location in ``frame`` recorded by traceback ``tb`` (the line it was executing)."""
+    while tb is not None:
+        if tb.tb_frame is frame:
+            code = frame.f_code
+            table = _POSITIONS.get(code)
+            if table is None:
+                table = _POSITIONS[code] = list(code.co_positions())
+            i = tb.tb_lasti // 2
+            if 0 <= i < len(table) and table[i][0] is not None:
+                return SourceLoc(code.co_filename, table[i][0], (table[i][2] or 0) + 1)
+            return SourceLoc(code.co_filename, tb.tb_lineno, 1)
+        tb = tb.tb_next
+    return frame_loc(frame)

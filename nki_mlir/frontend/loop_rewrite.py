@@ -1,0 +1,213 @@
+"""Let the tracer see every loop of a kernel: its ``for`` / ``while`` statements are rewritten.
+
+``for T in ITER: BODY`` becomes ``for T in __nki_loop__(ITER, key, can_roll, carried,
+targets): BODY`` and ``while TEST:`` becomes ``while __nki_while__(TEST, key, can_roll):``
+(AutoGraph's idea, reduced to the one decision we need: see :mod:`.loops`).  Everything
+else is the kernel's own code, compiled from its own source with its own file name, line
+numbers and columns, run with its own globals and closure cells.
+
+The static facts passed along per loop:
+
+- ``key``: ``file:line:col`` of the ``for`` (one decision per source loop);
+- ``can_roll``: no ``break`` at this loop's level, no ``return`` / ``yield`` in the body;
+- ``carried``: names the body may read before it writes them and also writes (candidates
+  for loop-carried Python values, checked at trace time);
+- ``targets``: the names the ``for`` target binds.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import types
+from typing import Any
+
+from .source import FunctionSource
+
+_HELPERS = ("__nki_loop__", "__nki_while__")
+_CODE_CACHE: dict[Any, types.CodeType | None] = {}
+
+
+def traced_function(fn: Any) -> Any:
+    """``fn`` with its loops rewritten for the tracer (``fn`` itself if it has no source)."""
+    from .loops import nki_loop, nki_while
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return fn
+    key = (code, id(getattr(fn, "__globals__", None)))
+    if key not in _CODE_CACHE:
+        _CODE_CACHE[key] = _rewrite(fn)
+    inner = _CODE_CACHE[key]
+    if inner is None:
+        return fn
+    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    helpers = {"__nki_loop__": types.CellType(nki_loop), "__nki_while__": types.CellType(nki_while)}
+    closure = tuple(cells[n] if n in cells else helpers[n] for n in inner.co_freevars)
+    new = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure or None)
+    new.__kwdefaults__ = getattr(fn, "__kwdefaults__", None)
+    return new
+
+
+def _rewrite(fn: Any) -> types.CodeType | None:
+    src = FunctionSource.of(fn)
+    if src is None:
+        return None
+    node = copy.deepcopy(src.node)
+    node.decorator_list = []
+    for n in ast.walk(node):
+        if hasattr(n, "lineno"):
+            n.lineno += src.line_offset
+            n.end_lineno = (n.end_lineno or n.lineno - src.line_offset) + src.line_offset
+            n.col_offset += src.col_offset
+            if n.end_col_offset is not None:
+                n.end_col_offset += src.col_offset
+    _Rewriter(src.file).visit(node)
+    params = [ast.arg(arg=n) for n in (*fn.__code__.co_freevars, *_HELPERS)]
+    outer = ast.FunctionDef(
+        name="__nki_outer__", args=ast.arguments(posonlyargs=[], args=params, vararg=None,
+                                                 kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                                 defaults=[]),
+        body=[node, ast.Return(ast.Name(node.name, ast.Load()))], decorator_list=[], returns=None,
+        type_comment=None)
+    ast.copy_location(outer, node)
+    module = ast.Module(body=[outer], type_ignores=[])
+    ast.fix_missing_locations(module)
+    top = compile(module, src.file, "exec")
+    outer_code = next(c for c in top.co_consts if isinstance(c, types.CodeType))
+    return next(c for c in outer_code.co_consts
+                if isinstance(c, types.CodeType) and c.co_name == node.name)
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, file: str):
+        self.file = file
+
+    def _key(self, node: ast.AST) -> str:
+        return f"{self.file}:{node.lineno}:{node.col_offset + 1}"
+
+    def visit_For(self, node: ast.For) -> ast.For:
+        self.generic_visit(node)
+        targets = tuple(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        carried = tuple(sorted(_carried(node.body) - set(targets)))
+        args = [node.iter, ast.Constant(self._key(node)), ast.Constant(_can_roll(node.body)),
+                ast.Constant(carried), ast.Constant(targets)]
+        call = ast.Call(ast.Name("__nki_loop__", ast.Load()), args, [])
+        node.iter = ast.copy_location(call, node.iter)
+        return node
+
+    def visit_While(self, node: ast.While) -> ast.While:
+        self.generic_visit(node)
+        args = [node.test, ast.Constant(self._key(node)), ast.Constant(_can_roll(node.body))]
+        node.test = ast.copy_location(ast.Call(ast.Name("__nki_while__", ast.Load()), args, []),
+                                      node.test)
+        return node
+
+
+# ------------------------------------------------------------------- analyses
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _can_roll(body: list[ast.stmt]) -> bool:
+    """No ``break`` at this level and no ``return`` / ``yield`` in the body."""
+    def visit(n: ast.AST, loop_level: bool) -> bool:
+        if isinstance(n, _SCOPES):
+            return True
+        if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(n, ast.Break) and loop_level:
+            return False
+        nested = isinstance(n, (ast.For, ast.While, ast.AsyncFor))
+        return all(visit(c, loop_level and not nested) for c in ast.iter_child_nodes(n))
+    return all(visit(s, True) for s in body)
+
+
+def _carried(body: list[ast.stmt]) -> set[str]:
+    """Names the body may read before writing them and also writes."""
+    exposed: set[str] = set()
+    stored: set[str] = set()
+    _block(body, set(), exposed, stored)
+    return exposed & stored
+
+
+def _loads(node: ast.AST | None, defined: set[str], exposed: set[str], stored: set[str]) -> None:
+    if node is None:
+        return
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Load) and n.id not in defined:
+                exposed.add(n.id)
+        elif isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+            stored.add(n.target.id)
+
+
+def _store(target: ast.AST, defined: set[str], exposed: set[str], stored: set[str]) -> None:
+    if isinstance(target, ast.Name):
+        defined.add(target.id)
+        stored.add(target.id)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for e in target.elts:
+            _store(e, defined, exposed, stored)
+    elif isinstance(target, ast.Starred):
+        _store(target.value, defined, exposed, stored)
+    else:  # t[k] = ..., obj.attr = ...: reads t / obj and k
+        _loads(target, defined, exposed, stored)
+
+
+def _block(stmts: list[ast.stmt], defined: set[str], exposed: set[str], stored: set[str]) -> set[str]:
+    for s in stmts:
+        defined = _stmt(s, defined, exposed, stored)
+    return defined
+
+
+def _stmt(s: ast.stmt, defined: set[str], exposed: set[str], stored: set[str]) -> set[str]:
+    d = set(defined)
+    if isinstance(s, ast.Assign):
+        _loads(s.value, d, exposed, stored)
+        for t in s.targets:
+            _store(t, d, exposed, stored)
+    elif isinstance(s, ast.AugAssign):
+        _loads(s.target if isinstance(s.target, ast.Name) else s.target, d, exposed, stored)
+        if isinstance(s.target, ast.Name):
+            exposed.add(s.target.id) if s.target.id not in d else None
+        _loads(s.value, d, exposed, stored)
+        _store(s.target, d, exposed, stored)
+    elif isinstance(s, ast.AnnAssign):
+        _loads(s.value, d, exposed, stored)
+        if s.value is not None:
+            _store(s.target, d, exposed, stored)
+    elif isinstance(s, (ast.For, ast.AsyncFor)):
+        _loads(s.iter, d, exposed, stored)
+        inner = set(d)
+        _store(s.target, inner, exposed, stored)
+        _block(s.body, inner, exposed, stored)
+        _block(s.orelse, set(d), exposed, stored)
+    elif isinstance(s, ast.While):
+        _loads(s.test, d, exposed, stored)
+        _block(s.body, set(d), exposed, stored)
+        _block(s.orelse, set(d), exposed, stored)
+    elif isinstance(s, ast.If):
+        _loads(s.test, d, exposed, stored)
+        d = _block(s.body, set(d), exposed, stored) & _block(s.orelse, set(d), exposed, stored)
+    elif isinstance(s, (ast.With, ast.AsyncWith)):
+        for item in s.items:
+            _loads(item.context_expr, d, exposed, stored)
+            if item.optional_vars is not None:
+                _store(item.optional_vars, d, exposed, stored)
+        d = _block(s.body, d, exposed, stored)
+    elif isinstance(s, ast.Try):
+        _block(s.body, set(d), exposed, stored)
+        for h in s.handlers:
+            _block(h.body, set(d), exposed, stored)
+        _block(s.orelse, set(d), exposed, stored)
+        _block(s.finalbody, set(d), exposed, stored)
+    elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        _loads(s, d, exposed, stored)  # a closure reads the names it uses when called
+        d.add(s.name)
+        stored.add(s.name)
+    elif isinstance(s, (ast.Import, ast.ImportFrom)):
+        for a in s.names:
+            name = (a.asname or a.name).split(".")[0]
+            d.add(name)
+            stored.add(name)
+    else:
+        _loads(s, d, exposed, stored)
+    return d

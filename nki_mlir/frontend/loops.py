@@ -1,0 +1,262 @@
+"""Loops of a traced kernel: rolled into one ``scf.for`` body when Python allows.
+
+The kernel's ``for`` statements are rewritten (:mod:`.loop_rewrite`) to iterate over
+:func:`nki_loop` ``(iterable, key, ...)``.  For ``range``, ``nl.affine_range`` and
+``nl.sequential_range`` it returns a one-shot generator that opens an ``scf.for``, gives
+the body a symbolic :class:`~.proxies.LoopIndex`, and closes the loop when the body
+finished.  The loop stays rolled only if one symbolic iteration is indistinguishable from
+running every iteration:
+
+- the index never became a Python value (:func:`.tracer.concretize`);
+- no tile or index made in the body is used after the loop (``check_visible``);
+- the body rebinds no variable that it read before writing (a loop-carried Python value,
+  ``total += 1``), compared after the iteration;
+- the body changed no Python object reachable from the function's variables (a list it
+  appends to, an object's attribute), compared by a structural fingerprint.
+
+Otherwise :class:`~.tracer.Retrace` names the loop and the kernel is traced again with
+that loop unrolled: plain Python iteration, exactly Python's result.  What the check
+cannot see: mutations of module globals or of objects reachable only from them; Python
+side effects of the body run once per trace rather than once per iteration (as in any
+tracing compiler, e.g. ``jax.jit``).  ``nl.static_range`` is always unrolled;
+``NKI_MLIR_LOOPS=unroll`` unrolls every loop, ``=roll`` makes a loop that cannot stay
+rolled an error that says why.
+"""
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IndexType, StringAttr
+from xdsl.ir import Block, Region
+
+from ..errors import NKIError, NKISyntaxError, SourceLoc
+from .isa_control import DynamicRange, Register, dynamic_for
+from .proxies import LoopIndex, NkiTensor
+from .tracer import Retrace, active
+from .values import Index, LoopRange
+
+_MISSING = object()
+
+
+class StaticRange:
+    """``nl.static_range(...)``: a Python range the tracer always unrolls."""
+
+    def __init__(self, rng: range):
+        self.range = rng
+
+    def __iter__(self):
+        return iter(self.range)
+
+    def __len__(self) -> int:
+        return len(self.range)
+
+    def __repr__(self) -> str:
+        return f"nl.static_range({self.range.start}, {self.range.stop}, {self.range.step})"
+
+
+def nki_loop(iterable: Any, key: str, can_roll: bool, carried: tuple[str, ...],
+             targets: tuple[str, ...]) -> Any:
+    """The iterable a rewritten ``for`` statement runs over (see module docstring).
+
+    Args:
+        iterable: what the kernel's ``for`` iterates over.
+        key: the loop's source position ``file:line:col`` (one decision per source loop).
+        can_roll: False when the body has ``break``, ``return`` or ``yield`` at this level.
+        carried: names the body reads before it rebinds them.
+        targets: the names bound by the ``for`` target.
+    """
+    ctx = active()
+    if ctx is None:
+        return iterable
+    if isinstance(iterable, DynamicRange):
+        return _dynamic(ctx, iterable, key, can_roll, targets)
+    if isinstance(iterable, StaticRange):
+        ctx.decide(key, "unrolled", "nl.static_range")
+        return iter(iterable)
+    if isinstance(iterable, LoopRange):
+        kind, rng = iterable.kind, range(iterable.start, iterable.stop, iterable.step)
+    elif type(iterable) is range:
+        kind, rng = "sequential", iterable
+    else:
+        return iterable
+    why = _why_unrolled(ctx, key, can_roll, targets, len(rng))
+    if why is not None:
+        ctx.decide(key, "unrolled", why)
+        return iter(rng)
+    return _rolled(ctx, rng, kind, key, carried, targets, sys._getframe(1))
+
+
+def _why_unrolled(ctx, key: str, can_roll: bool, targets, trips: int) -> str | None:
+    if key in ctx.unroll:
+        return ctx.unroll[key]
+    if ctx.mode == "unroll":
+        return "NKI_MLIR_LOOPS=unroll"
+    if trips == 0:
+        return "it runs no iteration"
+    if not can_roll:
+        return "its body has break, return or yield"
+    if len(targets) != 1:
+        return "its target is not a single name"
+    return None
+
+
+def key_loc(key: str) -> SourceLoc:
+    """The ``SourceLoc`` of a loop key ``file:line:col``."""
+    file, line, col = key.rsplit(":", 2)
+    return SourceLoc(file, int(line), int(col))
+
+
+def _rolled(ctx, rng: range, kind: str, key: str, carried, targets, frame):
+    b = ctx.b
+    loc = key_loc(key)
+    before = dict(frame.f_locals)
+    fp_before = _fingerprint_locals(before, targets)
+    b.loc = loc
+    lb, ub, step = (b.const_index(v) for v in (rng.start, rng.stop, rng.step))
+    body = Block(arg_types=[IndexType()])
+    iv = body.args[0]
+    if targets[0].isidentifier() and targets[0] != "_":
+        iv.name_hint = targets[0]
+    loop = scf.ForOp(lb, ub, step, [], Region([body]))
+    loop.attributes["nki.range"] = StringAttr(kind)
+    b.loop_ranges[iv] = (rng.start, rng.stop, rng.step)
+    b.emit(loop, verify=False)
+    ctx.block_loop[body] = key
+    ctx.open_loops.append(key)
+    ctx.ir_loop_depth += 1
+    saved = b.block
+    b.block = body
+    yield LoopIndex(Index.of(iv), frozenset((key,)))
+    # the body finished one (symbolic) iteration
+    b.block = saved
+    ctx.ir_loop_depth -= 1
+    ctx.open_loops.pop()
+    after = frame.f_locals
+    why = _carried_change(before, after, carried) or _mutation(fp_before, after, targets)
+    if why is not None:
+        if ctx.mode == "roll":
+            raise NKISyntaxError(f"this loop cannot stay rolled: {why} (loops are forced rolled "
+                                 f"by NKI_MLIR_LOOPS=roll)", loc)
+        raise Retrace({key: why})
+    b.loc = loc
+    with b.at(body):
+        b.emit(scf.YieldOp(), verify=False)
+    loop.verify_()
+    ctx.decide(key, "rolled", f"{kind} loop, {len(rng)} iterations in one body")
+
+
+def _dynamic(ctx, rng: DynamicRange, key: str, can_roll: bool, targets):
+    if not can_roll:
+        raise NKISyntaxError("break / return are not allowed in device loops (nl.dynamic_range)",
+                             ctx.b.loc)
+    name = targets[0] if len(targets) == 1 else "i"
+    with dynamic_for(ctx, "nl.dynamic_range", rng, name,
+                     f"'{name}', the induction register of nl.dynamic_range") as iv:
+        yield iv
+    ctx.decide(key, "rolled", "nl.dynamic_range (a device loop)")
+
+
+# ------------------------------------------------------------------ while loops
+def nki_while(value: Any, key: str, can_roll: bool) -> bool:
+    """The condition of a rewritten ``while``: a Python truth value, or on a register
+    (``while reg:``) a device ``scf.while`` whose body is the statement's body."""
+    ctx = active()
+    if ctx is None:
+        return bool(value)
+    ctx.b.loc = key_loc(key)
+    state = ctx.open_whiles.get(key)
+    if state is not None:  # second evaluation: the body has run once, close the loop
+        del ctx.open_whiles[key]
+        state.__exit__(None, None, None)
+        return False
+    if not isinstance(value, Register):
+        return bool(value)
+    if not can_roll:
+        raise NKISyntaxError("break / return are not allowed in a device 'while' loop", ctx.b.loc)
+    from .isa_control import register_while
+    state = register_while(ctx, value)
+    state.__enter__()
+    ctx.open_whiles[key] = state
+    return True
+
+
+# ------------------------------------------------------------ change detection
+def _plain_equal(a: Any, b: Any) -> bool:
+    """``a == b`` for values whose equality is plain data (no tensors, no user __eq__)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (int, float, complex, str, bytes, bool, type(None), np.dtype, np.generic)):
+        return bool(a == b)
+    if isinstance(a, tuple) and len(a) == len(b):
+        return all(x is y or _plain_equal(x, y) for x, y in zip(a, b))
+    return False
+
+
+def _carried_change(before: dict, after: dict, carried) -> str | None:
+    for name in carried:
+        old, new = before.get(name, _MISSING), after.get(name, _MISSING)
+        if old is _MISSING or old is new or _plain_equal(old, new):
+            continue
+        return (f"the body rebinds '{name}', which the next iteration reads (a loop-carried "
+                f"Python value)")
+    return None
+
+
+_LEAF_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+               type, NkiTensor, LoopIndex, np.dtype, np.ndarray, Register)
+
+
+def _fingerprint(obj: Any, depth: int, memo: dict) -> Any:
+    """A structural snapshot of the mutable Python state reachable from ``obj``."""
+    if isinstance(obj, (int, float, complex, str, bytes, bool, type(None), np.generic)):
+        return obj
+    if isinstance(obj, _LEAF_TYPES) or depth > 8:
+        return ("leaf", id(obj))
+    if id(obj) in memo:
+        return ("ref", id(obj))
+    memo[id(obj)] = obj  # keep alive: ids stay unique while fingerprinting
+    if isinstance(obj, (list, tuple)):
+        return (type(obj).__name__, id(obj), tuple(_fingerprint(v, depth + 1, memo) for v in obj))
+    if isinstance(obj, dict):
+        return ("dict", id(obj), tuple((_fingerprint(k, depth + 1, memo), _fingerprint(v, depth + 1, memo))
+                                       for k, v in obj.items()))
+    if isinstance(obj, (set, frozenset)):
+        return ("set", id(obj), len(obj), frozenset(id(v) for v in obj))
+    state = getattr(obj, "__dict__", None)
+    if isinstance(state, dict):
+        return ("obj", id(obj), _fingerprint(state, depth + 1, memo))
+    slots = getattr(type(obj), "__slots__", None)
+    if slots:
+        names = (slots,) if isinstance(slots, str) else tuple(slots)
+        return ("slots", id(obj), tuple(_fingerprint(getattr(obj, n, None), depth + 1, memo)
+                                        for n in names))
+    return ("leaf", id(obj))
+
+
+def _fingerprint_locals(frame_locals: dict, targets) -> dict:
+    memo: dict = {}
+    return {n: _fingerprint(v, 0, memo) for n, v in frame_locals.items() if n not in targets}
+
+
+def _mutation(fp_before: dict, after: dict, targets) -> str | None:
+    memo: dict = {}
+    for name, fp in fp_before.items():
+        v = after.get(name, _MISSING)
+        if v is _MISSING or not (isinstance(fp, tuple) and len(fp) >= 3 and fp[1] == id(v)):
+            continue
+        if _fingerprint(v, 0, memo) != fp:
+            return (f"the body changes the Python object in '{name}' (a list append, an "
+                    f"attribute or item assignment), which outlives the iteration")
+    return None
+
+
+def explain(decisions: dict[str, tuple[str, str]]) -> str:
+    """The loop report: one line per source loop, ``file:line:col: rolled|unrolled: why``."""
+    return "\n".join(f"{key}: {what}: {why}" for key, (what, why) in sorted(decisions.items()))
+
+
+__all__ = ["nki_loop", "nki_while", "StaticRange", "explain", "NKIError"]

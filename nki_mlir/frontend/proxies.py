@@ -1,0 +1,289 @@
+"""The objects a traced kernel's Python sees in place of run-time values.
+
+- :class:`NkiTensor` (public as ``nl.NkiTensor``): a tensor or view.  Attributes are
+  compile-time facts (``shape``, ``dtype``, ``buffer``, ...); subscripts, methods and
+  operators emit ``nki`` ops through the tracer.  Its truth value, ``int()``, iteration
+  and the like need data that exists only on the device: each is a located ``NKIError``.
+- :class:`LoopIndex`: the symbolic index of a loop the tracer keeps rolled.  ``+ - * // %``
+  with ints build index arithmetic.  Anything that needs its value as a Python object
+  (``int()``, ``bool()`` of a comparison, ``__index__``, a dict key, an f-string) tells the
+  tracer that this loop must be unrolled to keep Python's semantics.
+- :class:`LoopCondition`: ``i < n`` on a loop index; usable as a whole-instruction
+  ``mask=``, and as a Python truth value only by unrolling the loop.
+
+Semantics: NKI ``nki.language.NkiTensor`` (AWS's API stubs); loops are Python loops
+(``nl.affine_range`` is "an alias for Python's range()").
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+
+def _tracer():
+    from . import tracer
+    return tracer
+
+
+class NkiTensor:
+    """A tensor (or a view of one) inside a traced kernel.
+
+    Attributes:
+        shape: dims in elements.
+        dtype: element dtype (a NumPy / ml_dtypes dtype).
+        buffer: ``nl.sbuf``, ``nl.psum``, ``nl.hbm`` or ``nl.shared_hbm``.
+        strides, offset: element strides of the view and its element offset into the
+            storage (``offset`` is None when it depends on a loop index).
+        name: the variable or ``name=`` the tensor was created with.
+
+    Raises:
+        NKIError: when used as a Python value (``bool``, ``int``, iteration); only
+            tensor operations are allowed.
+    """
+
+    __slots__ = ("_t",)
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        from ..errors import NKIError
+        raise NKIError("NkiTensor(...) binds existing device storage; inside a kernel create "
+                       "tensors with nl.ndarray(shape, dtype, buffer=...)", category="API misuse")
+
+    @classmethod
+    def _of(cls, t) -> "NkiTensor":
+        p = object.__new__(cls)
+        object.__setattr__(p, "_t", t)
+        return p
+
+    # ------------------------------------------------------------ compile-time facts
+    shape = property(lambda self: self._t.shape)
+    dtype = property(lambda self: self._t.dtype)
+    ndim = property(lambda self: self._t.ndim)
+    size = property(lambda self: self._t.size)
+    strides = property(lambda self: self._t.strides)
+    offset = property(lambda self: self._t.offset)
+    name = property(lambda self: self._t.name)
+
+    @property
+    def buffer(self):
+        from ..language import _buffer_by_name
+        return _buffer_by_name(self._t.buffer)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _tracer().tensor_method(self, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        from ..errors import NKITypeError
+        raise NKITypeError(f"tensor attributes are read-only (cannot set '{name}')")
+
+    # ------------------------------------------------------------------- views
+    def __getitem__(self, key: Any) -> "NkiTensor":
+        return _tracer().subscript(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _tracer().store_subscript(self, key, value)
+
+    # -------------------------------------------------- Beta 1 tile operators
+    def _op(self, op: str, other: Any, reflected: bool = False) -> Any:
+        a, b = (other, self) if reflected else (self, other)
+        return _tracer().operator(op, a, b)
+
+    __add__ = lambda s, o: s._op("add", o)
+    __radd__ = lambda s, o: s._op("add", o, True)
+    __sub__ = lambda s, o: s._op("sub", o)
+    __rsub__ = lambda s, o: s._op("sub", o, True)
+    __mul__ = lambda s, o: s._op("mul", o)
+    __rmul__ = lambda s, o: s._op("mul", o, True)
+    __truediv__ = lambda s, o: s._op("truediv", o)
+    __rtruediv__ = lambda s, o: s._op("truediv", o, True)
+    __floordiv__ = lambda s, o: s._op("floordiv", o)
+    __mod__ = lambda s, o: s._op("mod", o)
+    __pow__ = lambda s, o: s._op("pow", o)
+    __matmul__ = lambda s, o: s._op("matmul", o)
+    __and__ = lambda s, o: s._op("and", o)
+    __rand__ = lambda s, o: s._op("and", o, True)
+    __or__ = lambda s, o: s._op("or", o)
+    __ror__ = lambda s, o: s._op("or", o, True)
+    __xor__ = lambda s, o: s._op("xor", o)
+    __lshift__ = lambda s, o: s._op("lshift", o)
+    __rshift__ = lambda s, o: s._op("rshift", o)
+    __lt__ = lambda s, o: s._op("lt", o)
+    __le__ = lambda s, o: s._op("le", o)
+    __gt__ = lambda s, o: s._op("gt", o)
+    __ge__ = lambda s, o: s._op("ge", o)
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        if other is None or not _comparable(other):
+            return NotImplemented
+        return self._op("eq", other)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        if other is None or not _comparable(other):
+            return NotImplemented
+        return self._op("ne", other)
+
+    __hash__ = object.__hash__
+
+    def __neg__(self) -> Any:
+        return _tracer().unary("neg", self)
+
+    def __pos__(self) -> Any:
+        return self
+
+    def __invert__(self) -> Any:
+        return _tracer().unary("invert", self)
+
+    # ------------------------------------------------ no Python value on the host
+    def __bool__(self) -> bool:
+        _tracer().tensor_as_value(self, "a truth value (if / while / and / or / not)")
+
+    def __index__(self) -> int:
+        _tracer().tensor_as_value(self, "a Python int (an index, a size, range())")
+
+    __int__ = __index__
+
+    def __float__(self) -> float:
+        _tracer().tensor_as_value(self, "a Python float")
+
+    def __iter__(self):
+        _tracer().tensor_as_value(self, "an iterable (loop over nl.affine_range(n) and index "
+                                        "the tensor instead)")
+
+    def __len__(self) -> int:
+        _tracer().tensor_as_value(self, "len() (use t.shape[0])")
+
+    def __copy__(self) -> "NkiTensor":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "NkiTensor":
+        return self
+
+    def __repr__(self) -> str:
+        return f"<NkiTensor {self._t.describe()}>"
+
+
+def _comparable(other: Any) -> bool:
+    import numpy as np
+    from .index_expr import IndexExpr
+    return isinstance(other, (NkiTensor, int, float, np.number, LoopIndex, IndexExpr))
+
+
+class LoopIndex:
+    """The symbolic index of a rolled loop (an affine expression over loop variables).
+
+    Attributes:
+        keys: the source keys (``file:line:col``) of the loops it depends on; the tracer
+            unrolls those loops if the value is needed as a Python object.
+    """
+
+    __slots__ = ("_i", "keys")
+
+    def __init__(self, index, keys: frozenset):
+        object.__setattr__(self, "_i", index)
+        object.__setattr__(self, "keys", keys)
+
+    def _arith(self, op: str, other: Any, reflected: bool = False) -> Any:
+        a, b = (other, self) if reflected else (self, other)
+        return _tracer().index_arith(op, a, b)
+
+    __add__ = lambda s, o: s._arith("add", o)
+    __radd__ = lambda s, o: s._arith("add", o, True)
+    __sub__ = lambda s, o: s._arith("sub", o)
+    __rsub__ = lambda s, o: s._arith("sub", o, True)
+    __mul__ = lambda s, o: s._arith("mul", o)
+    __rmul__ = lambda s, o: s._arith("mul", o, True)
+    __floordiv__ = lambda s, o: s._arith("floordiv", o)
+    __rfloordiv__ = lambda s, o: s._arith("floordiv", o, True)
+    __mod__ = lambda s, o: s._arith("mod", o)
+    __rmod__ = lambda s, o: s._arith("mod", o, True)
+
+    def __neg__(self) -> Any:
+        return _tracer().index_arith("mul", self, -1)
+
+    def __pos__(self) -> "LoopIndex":
+        return self
+
+    def _cmp(self, op: str, other: Any) -> Any:
+        return _tracer().index_compare(op, self, other)
+
+    __lt__ = lambda s, o: s._cmp("lt", o)
+    __le__ = lambda s, o: s._cmp("le", o)
+    __gt__ = lambda s, o: s._cmp("gt", o)
+    __ge__ = lambda s, o: s._cmp("ge", o)
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        return self._cmp("eq", other)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return self._cmp("ne", other)
+
+    # ------------------------------------------------ uses that need a Python value
+    def __index__(self) -> int:
+        _tracer().concretize(self, "used as a Python int (range(), an index into a list, int())")
+
+    __int__ = __index__
+
+    def __bool__(self) -> bool:
+        _tracer().concretize(self, "used as a truth value")
+
+    def __float__(self) -> float:
+        _tracer().concretize(self, "used as a Python float")
+
+    def __hash__(self) -> int:
+        _tracer().concretize(self, "used as a dict key or set member")
+
+    def __str__(self) -> str:
+        _tracer().concretize(self, "formatted as a string")
+
+    def __format__(self, spec: str) -> str:
+        _tracer().concretize(self, "formatted as a string")
+
+    def __iter__(self):
+        _tracer().concretize(self, "iterated over")
+
+    def __truediv__(self, other: Any) -> Any:
+        _tracer().concretize(self, "divided with '/' (a Python float)")
+
+    __rtruediv__ = __truediv__
+
+    def __pow__(self, other: Any) -> Any:
+        _tracer().concretize(self, "raised to a power")
+
+    def __repr__(self) -> str:
+        return f"<loop index {self._i!r}>"
+
+
+class LoopCondition:
+    """``i < n`` (or ``<= > >= == !=``) on a loop index.
+
+    Passed as ``mask=`` it predicates a whole instruction (Beta 1); its Python truth value
+    (``if i < n``, ``min``/``max``) is known only per iteration, so using it unrolls the loop.
+    """
+
+    __slots__ = ("mask", "index", "what")
+
+    def __init__(self, mask, index: LoopIndex, what: str):
+        self.mask, self.index, self.what = mask, index, what
+
+    def __bool__(self) -> bool:
+        _tracer().concretize(self.index, f"compared in a Python condition ({self.what})")
+
+    def __and__(self, other: Any) -> Any:
+        if isinstance(other, LoopCondition):
+            return LoopCondition(self.mask & other.mask,
+                                 LoopIndex(self.index._i, self.index.keys | other.index.keys),
+                                 f"{self.what} & {other.what}")
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"<loop condition {self.what}>"
+
+
+OPERATORS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
+    "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow,
+    "matmul": operator.matmul, "and": operator.and_, "or": operator.or_, "xor": operator.xor,
+    "lshift": operator.lshift, "rshift": operator.rshift, "lt": operator.lt, "le": operator.le,
+    "gt": operator.gt, "ge": operator.ge, "eq": operator.eq, "ne": operator.ne,
+}

@@ -1,0 +1,132 @@
+"""Trace a kernel: run its Python on proxies, retrace with loops unrolled where needed.
+
+:func:`trace` runs the kernel (its loops rewritten by :mod:`.loop_rewrite`) with
+:class:`~.proxies.NkiTensor` arguments under a fresh :class:`~.tracer.TraceContext`.  A
+:class:`~.tracer.Retrace` names loops that cannot stay rolled; the kernel is then traced
+again from scratch with those loops unrolled (each retrace unrolls at least one more
+source loop, so there are at most as many retraces as loops).  Python exceptions raised
+by the kernel's own code become located ``NKIError``\\ s; an exception raised inside
+nki-mlir is reported as an internal compiler error.
+
+Environment:
+    NKI_MLIR_LOOPS: ``auto`` (default), ``unroll`` (every loop), ``roll`` (a loop that
+        cannot stay rolled is an error saying why).
+    NKI_MLIR_EXPLAIN_LOOPS: when set, print each loop's decision and reason to stderr.
+"""
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+import sys
+from typing import Any, Callable
+
+from ..errors import NKIError, NKISyntaxError
+from .frames import call_chain, tb_loc, traceback_user_frame
+from .loop_rewrite import traced_function
+from .loops import explain
+from .proxies import NkiTensor
+from .tracer import _ACTIVE, Retrace, TraceContext, unwrap, wrap
+from .values import Tensor
+
+_MODES = ("auto", "unroll", "roll")
+
+
+def loop_mode() -> str:
+    mode = os.environ.get("NKI_MLIR_LOOPS", "auto") or "auto"
+    if mode not in _MODES:
+        raise NKIError(f"NKI_MLIR_LOOPS={mode!r}: expected one of {', '.join(_MODES)}",
+                       category="bad option")
+    return mode
+
+
+#: the loop report of the last kernel traced by this process (see :func:`last_loop_report`)
+_LAST_REPORT: dict[str, tuple[str, str]] = {}
+
+
+def last_loop_report() -> dict[str, tuple[str, str]]:
+    """``{"file:line:col": ("rolled" | "unrolled", why)}`` of the last traced kernel."""
+    return dict(_LAST_REPORT)
+
+
+def trace(make_kernel: Callable[[], Any]):
+    """Trace the kernel ``make_kernel()`` prepares; returns ``(kernel, result, return loc,
+    check_visible)`` for :func:`~nki_mlir.frontend.build_module` to finish."""
+    mode = loop_mode()
+    unroll: dict[str, str] = {}
+    while True:
+        k = make_kernel()
+        ctx = TraceContext(k.b, k.src, unroll, mode)
+        fn = traced_function(k.fn)
+        ctx.kernel_code = fn.__code__
+        args = [wrap(k.scope[s.name]) for s in k.specs]
+        ret = _last_return(k.src.node)
+        ret_loc = k.src.loc(ret) if ret is not None else None
+        _ACTIVE.append(ctx)
+        try:
+            result = unwrap(fn(*args))
+            for o in (result if isinstance(result, (tuple, list)) else [result]):
+                if isinstance(o, Tensor):
+                    ctx.check_visible(ret_loc, o)
+            if ctx.open_whiles:
+                raise NKISyntaxError("a device 'while' loop was left by break or return", ret_loc)
+        except Retrace as r:
+            fresh = {key: why for key, why in r.loops.items() if key not in unroll}
+            if not fresh:
+                raise NKIError(f"internal compiler error: the tracer asked to unroll loops that "
+                               f"are already unrolled ({', '.join(r.loops)})",
+                               category="internal error") from None
+            unroll.update(fresh)
+            continue
+        except NKIError as exc:
+            raise exc.relocate(ctx.b.loc) from None
+        except RecursionError:
+            raise NKIError("recursion too deep while running the kernel's Python", ctx.b.loc) from None
+        except Exception as exc:
+            raise python_error(exc, ctx) from exc
+        finally:
+            _ACTIVE.pop()
+        break
+    _LAST_REPORT.clear()
+    _LAST_REPORT.update(ctx.decisions)
+    if os.environ.get("NKI_MLIR_EXPLAIN_LOOPS") and ctx.decisions:
+        print(f"nki-mlir loops of {k.fn.__name__}:\n{explain(ctx.decisions)}", file=sys.stderr)
+    return k, result, ret_loc, lambda o: None
+
+
+def python_error(exc: BaseException, ctx: TraceContext) -> NKIError:
+    """A Python exception raised while the kernel ran, as a located NKIError."""
+    frame, internal = traceback_user_frame(exc.__traceback__)
+    if internal or frame is None:
+        return NKIError(f"internal compiler error: {type(exc).__name__}: {exc} (please report "
+                        f"this; the traceback follows)", ctx.b.loc, category="internal error")
+    loc = tb_loc(exc.__traceback__, frame)
+    chain = call_chain(frame, ctx.kernel_code)
+    line = linecache.getline(loc.file, loc.line).strip()
+    if isinstance(exc, AssertionError):
+        msg = str(exc) or line.removeprefix("assert").strip()
+        err = NKIError(f"assertion failed: {msg}", loc, category="assertion")
+    elif line.startswith("raise"):
+        err = NKIError(f"kernel raised {exc!r}", loc, category="kernel error")
+    else:
+        err = NKIError(f"{type(exc).__name__}: {exc}", loc, category="compile-time evaluation error")
+    return err.relocate(chain=chain)
+
+
+def _last_return(node: ast.AST) -> ast.Return | None:
+    rets = [n for n in ast.walk(node) if isinstance(n, ast.Return)
+            and _owner(node, n) is node]
+    return rets[-1] if rets else None
+
+
+def _owner(root: ast.AST, target: ast.AST) -> ast.AST:
+    """The innermost function definition of ``root`` containing ``target``."""
+    owner = root
+    for n in ast.walk(root):
+        if n is not root and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if any(c is target for c in ast.walk(n)):
+                return n
+    return owner
+
+
+__all__ = ["trace", "last_loop_report", "loop_mode", "NkiTensor"]

@@ -1,0 +1,395 @@
+"""The tracer: a kernel's Python runs, and NKI API calls emit ``nki`` ops as it goes.
+
+While a kernel is traced, one :class:`TraceContext` is active.  ``nl.*`` / ``nisa.*``
+calls (:class:`~nki_mlir.frontend.builtins.Builtin`), tensor subscripts, methods and
+operators (:mod:`.proxies`) reach :func:`dispatch`, which stamps the current kernel line
+(:mod:`.frames`), unwraps proxies into the frontend's values, runs the instruction's
+handler (the same handlers the Beta 1 AST front uses) and wraps what it returns.
+
+Loops stay loops when Python allows (:mod:`.loops`): a loop body traced once with a
+symbolic index must be indistinguishable from running it per iteration.  When it is not
+(the index becomes a Python value, a tile made in the body escapes it, the body changes a
+Python object that outlives the iteration) the tracer raises :class:`Retrace` naming the
+loop, and :mod:`.trace_build` runs the kernel again with that loop unrolled.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import NKIError, NKISyntaxError, NKITypeError, SourceLoc
+from .builtins import HANDLERS
+from .frames import call_chain, frame_loc, user_frame, user_loc
+from .proxies import LoopCondition, LoopIndex, NkiTensor
+from .values import Index, Tensor
+
+_ACTIVE: list["TraceContext"] = []
+
+
+class Retrace(BaseException):
+    """Loops that must be unrolled (``{loop key: reason}``); the kernel is traced again.
+
+    A ``BaseException`` so that a kernel's own ``except Exception`` cannot swallow it.
+    """
+
+    def __init__(self, loops: dict[str, str]):
+        super().__init__(loops)
+        self.loops = loops
+
+
+class TraceContext:
+    """The state of one trace: the IR builder and the loops decided so far.
+
+    Handlers receive it as their ``cg`` argument (the interface the AST front also
+    implements): ``b`` (the :class:`IRBuilder`), ``fail``/``loc`` for located errors,
+    ``check_visible``, ``call`` and ``ir_loop_depth``.
+    """
+
+    def __init__(self, b, src, unroll: dict[str, str], mode: str):
+        self.b = b
+        self.src = src
+        self.unroll = unroll  # loop key -> why it is unrolled (decided by earlier traces)
+        self.mode = mode  # "auto" | "unroll" | "roll"
+        self.ir_loop_depth = 0
+        self.depth = 0
+        self.open_loops: list[str] = []  # keys of the rolled loops being traced, outermost first
+        self.block_loop: dict[Any, str] = {}  # body block of a rolled loop -> its key
+        self.open_whiles: dict[str, Any] = {}
+        self.decisions: dict[str, tuple[str, str]] = {}  # loop key -> (rolled|unrolled, why)
+
+    def decide(self, key: str, what: str, why: str) -> None:
+        """Record how the loop at ``key`` was traced (for the loop report)."""
+        self.decisions[key] = (what, why)
+
+    # ------------------------------------------------------------ diagnostics
+    def loc(self, node: Any) -> SourceLoc | None:
+        if isinstance(node, SourceLoc):
+            return node
+        if node is None or not hasattr(node, "lineno"):
+            return self.b.loc
+        return self.src.loc(node)
+
+    def fail(self, node: Any, message: str, cls: type[NKIError] = NKISyntaxError, **kw) -> NKIError:
+        return cls(message, self.loc(node), **kw)
+
+    def _tensor_operator(self, node: Any) -> NKIError:
+        return self.fail(node, "Python operators on tensors are NKI Beta 1 syntax; in Beta 2 use "
+                               "an instruction with a dst (nisa.tensor_tensor, nisa.tensor_scalar) "
+                               "or an nl function (nl.add, nl.multiply, ...)")
+
+    def check_visible(self, node: Any, t: Any) -> None:
+        """A tile made inside a loop body and used after the loop: unroll that loop (Python
+        gives the last iteration's tile); a device loop (dynamic_range) cannot be unrolled."""
+        target = getattr(t, "block", None)
+        if target is None:
+            return
+        enclosing = set()
+        cur = self.b.block
+        while cur is not None:
+            enclosing.add(cur)
+            parent = cur.parent_op()
+            cur = parent.parent_block() if parent is not None else None
+        rolled, device, cur = None, False, target
+        while cur is not None and cur not in enclosing:
+            if cur in self.block_loop:
+                rolled = self.block_loop[cur]
+            elif _is_loop_body(cur):
+                device = True
+            parent = cur.parent_op()
+            cur = parent.parent_block() if parent is not None else None
+        if cur is None or (rolled is None and not device):
+            return
+        if rolled is not None and not device:
+            raise Retrace({rolled: f"a tile made in its body ('{t.name or '?'}') is used after "
+                                   f"the loop, at {self.loc(node)}"})
+        raise self.fail(node, f"tensor '{t.name or '?'}' was created inside a loop body and cannot "
+                              f"be used outside it; allocate it before the loop",
+                        code="err_local_variable_used_out_of_scope")
+
+    # ------------------------------------------------------------------ calls
+    def call(self, site: Any, fn: Any, args: list, kwargs: dict) -> Any:
+        """Call a Python function of the kernel (``fori_loop`` bodies) with traced values."""
+        return unwrap(fn(*wrap(list(args)), **wrap(dict(kwargs))))
+
+    def eval(self, node: Any) -> Any:
+        raise self.fail(node, "this construct needs the Beta 1 front (it evaluates source "
+                              "lazily); it is not available to a traced kernel", NKIError,
+                        category="not implemented")
+
+
+def _is_loop_body(block) -> bool:
+    parent = block.parent_op()
+    return parent is not None and parent.name in ("scf.for", "scf.while")
+
+
+def active() -> TraceContext | None:
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+def _require(what: str) -> TraceContext:
+    ctx = active()
+    if ctx is None:
+        raise NKIError(f"{what} can only be used inside an @nki.jit kernel while it is "
+                       f"compiled", category="API misuse", code="err_nki_api_outside_of_nki_kernel")
+    return ctx
+
+
+# --------------------------------------------------------------- wrap / unwrap
+def unwrap(x: Any) -> Any:
+    """Proxies -> the frontend's values (recursively through tuples, lists, dicts, slices)."""
+    t = type(x)
+    if t is NkiTensor:
+        return x._t
+    if t is LoopIndex:
+        _check_open(x)
+        return x._i
+    if t is LoopCondition:
+        _check_open(x.index)
+        return x.mask
+    if t is tuple:
+        return tuple(unwrap(v) for v in x)
+    if t is list:
+        return [unwrap(v) for v in x]
+    if t is slice:
+        return slice(unwrap(x.start), unwrap(x.stop), unwrap(x.step))
+    if t is dict:
+        return {k: unwrap(v) for k, v in x.items()}
+    return x
+
+
+def wrap(x: Any, keys: frozenset = frozenset()) -> Any:
+    """The frontend's values -> proxies for the kernel's Python."""
+    if isinstance(x, Tensor):
+        return NkiTensor._of(x)
+    if isinstance(x, Index):
+        return LoopIndex(x, keys) if x.terms else x.const
+    if type(x) is tuple:
+        return tuple(wrap(v, keys) for v in x)
+    if type(x) is list:
+        return [wrap(v, keys) for v in x]
+    return x
+
+
+def _keys_of(values) -> frozenset:
+    keys: frozenset = frozenset()
+    for v in values:
+        if type(v) is LoopIndex:
+            keys |= v.keys
+        elif type(v) in (tuple, list):
+            keys |= _keys_of(v)
+        elif type(v) is slice:
+            keys |= _keys_of((v.start, v.stop, v.step))
+    return keys
+
+
+def _check_open(i: LoopIndex) -> None:
+    ctx = active()
+    if ctx is None:
+        return
+    closed = i.keys.difference(ctx.open_loops)
+    if closed:
+        raise Retrace({k: f"its index is used after the loop, at {user_loc(2)}" for k in closed})
+
+
+# ----------------------------------------------------------------- dispatch
+def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None = None) -> Any:
+    """Run the handler of API ``name`` (``"nl.add"``, ``"tensor.reshape"``) on traced values."""
+    ctx = _require(f"{name}()")
+    frame = user_frame(2)
+    loc = frame_loc(frame) if frame is not None else None
+    ctx.b.loc = loc
+    handler = HANDLERS.get(name)
+    if handler is None:
+        raise NKIError(f"{name} is not supported by nki-mlir yet", loc, category="not implemented")
+    keys = _keys_of(args) | _keys_of(tuple(kwargs.values()))
+    uargs = [unwrap(a) for a in args]
+    ukw = {k: unwrap(v) for k, v in kwargs.items()}
+    if method_of is not None:
+        uargs.insert(0, method_of._t)
+    for v in (*uargs, *ukw.values()):
+        if isinstance(v, Tensor):
+            ctx.check_visible(loc, v)
+    try:
+        if ukw.get("mask") is not None:
+            from .masks import masked_call
+            result = masked_call(ctx, loc, _Callee(name), handler, uargs, ukw)
+        else:
+            result = handler(ctx, *uargs, **ukw)
+    except Exception as exc:
+        _unroll_on_failure(ctx, name, keys, exc, loc)
+        if isinstance(exc, NKIError):
+            raise exc.relocate(loc, call_chain(frame, getattr(ctx, "kernel_code", None))) from None
+        tb = exc.__traceback__
+        if isinstance(exc, TypeError) and tb is not None and tb.tb_next is None and "argument" in str(exc):
+            from .codegen import _strip_fn  # the call did not bind to the API's signature
+            raise NKITypeError(f"{name}(): {_strip_fn(str(exc))}", loc) from None
+        raise
+    result = wrap(result, keys)
+    _name_from_source(ctx, result._t if isinstance(result, NkiTensor) else result, loc)
+    return result
+
+
+class _Callee:
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _unroll_on_failure(ctx: TraceContext, name: str, keys: frozenset, exc: BaseException,
+                       loc: SourceLoc | None) -> None:
+    """An instruction rejected an argument that depends on a rolled loop's index (it needs a
+    compile-time int there, or a per-iteration check failed): unroll those loops, which
+    never changes what the kernel means, and let the unrolled trace decide."""
+    live = [k for k in keys if k not in ctx.unroll]
+    if live and ctx.mode != "roll":
+        msg = str(getattr(exc, "message", exc)).split("\n")[0][:120]
+        raise Retrace({k: f"{name} at {loc} needs a per-iteration value ({msg})" for k in live}) \
+            from None
+
+
+def _name_from_source(ctx: TraceContext, t: Any, loc: SourceLoc | None) -> None:
+    """Name a fresh allocation after the variable its line binds (``x = nl.ndarray(...)``)."""
+    from .isa_control import Register
+    if loc is None or getattr(t, "name", "x") or not (isinstance(t, Register) or
+                                                     (isinstance(t, Tensor) and t.is_base)):
+        return
+    from .naming import binding_name, name_tensor
+    name = binding_name(loc)
+    if name:
+        name_tensor(t, name)
+
+
+def tensor_method(t: NkiTensor, name: str) -> Any:
+    if "tensor." + name not in HANDLERS:
+        raise AttributeError(f"NkiTensor has no attribute '{name}'")
+
+    def method(*args: Any, **kwargs: Any) -> Any:
+        return dispatch("tensor." + name, args, kwargs, method_of=t)
+
+    method.__name__ = name
+    return method
+
+
+def subscript(t: NkiTensor, key: Any) -> NkiTensor:
+    ctx = _require("tensor indexing")
+    loc = ctx.b.loc = user_loc(2)
+    from .indexing import index_tensor
+    keys = _keys_of((key,))
+    ctx.check_visible(loc, t._t)
+    try:
+        return wrap(index_tensor(ctx, loc, t._t, unwrap(key)), keys)
+    except Exception as exc:
+        _unroll_on_failure(ctx, "tensor indexing", keys, exc, loc)
+        raise
+
+
+def store_subscript(t: NkiTensor, key: Any, value: Any) -> None:
+    """``t[key] = value``: a copy into the view (NKI 0.3 ``NkiTensor.__setitem__``)."""
+    ctx = _require("tensor assignment")
+    loc = ctx.b.loc = user_loc(2)
+    from .assign import assign_into
+    from .indexing import index_tensor
+    ctx.check_visible(loc, t._t)
+    keys = _keys_of((key, value))
+    v = unwrap(value)
+    if isinstance(v, Tensor):
+        ctx.check_visible(loc, v)
+    try:
+        view = index_tensor(ctx, loc, t._t, unwrap(key))
+        ctx.b.loc = loc
+        assign_into(ctx, view, v)
+    except Exception as exc:
+        _unroll_on_failure(ctx, "tensor assignment", keys, exc, loc)
+        raise
+
+
+_AST_OPS = None
+
+
+def _ast_op(op: str):
+    global _AST_OPS
+    if _AST_OPS is None:
+        import ast
+        _AST_OPS = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "truediv": ast.Div,
+                    "floordiv": ast.FloorDiv, "mod": ast.Mod, "pow": ast.Pow, "matmul": ast.MatMult,
+                    "and": ast.BitAnd, "or": ast.BitOr, "xor": ast.BitXor, "lshift": ast.LShift,
+                    "rshift": ast.RShift, "lt": ast.Lt, "le": ast.LtE, "gt": ast.Gt, "ge": ast.GtE,
+                    "eq": ast.Eq, "ne": ast.NotEq}
+    return _AST_OPS[op]
+
+
+def operator(op: str, a: Any, b: Any) -> Any:
+    """A Python operator with a tensor operand (Beta 1 tile arithmetic and comparisons)."""
+    ctx = _require("tensor operators")
+    loc = ctx.b.loc = user_loc(2)
+    from .tile_ops import compare_operator, tile_operator
+    ua, ub = unwrap(a), unwrap(b)
+    for v in (ua, ub):
+        if isinstance(v, Tensor):
+            ctx.check_visible(loc, v)
+    if op in ("lt", "le", "gt", "ge", "eq", "ne"):
+        return wrap(compare_operator(ctx, loc, _ast_op(op), ua, ub))
+    return wrap(tile_operator(ctx, loc, _ast_op(op), ua, ub))
+
+
+def unary(op: str, a: NkiTensor) -> Any:
+    import ast
+    ctx = _require("tensor operators")
+    ctx.b.loc = loc = user_loc(2)
+    from .tile_ops import unary_operator
+    return wrap(unary_operator(ctx, loc, ast.USub() if op == "neg" else ast.Invert(), a._t))
+
+
+def tensor_as_value(t: NkiTensor, what: str) -> None:
+    """A tensor used where Python needs a value (a condition, an int): located error."""
+    loc = user_loc()
+    if "truth" in what:
+        raise NKISyntaxError("a tensor's value is not known at compile time, so it cannot be used "
+                             "as a condition; if/while conditions must be compile-time values",
+                             loc, code="err_dynamic_control_flow_not_supported")
+    raise NKITypeError(f"a tensor's value is not known at compile time, so it cannot be used as "
+                       f"{what}; only tensor operations apply to '{t._t.name or 'tensor'}'", loc)
+
+
+# ----------------------------------------------------------- loop indices
+def index_arith(op: str, a: Any, b: Any) -> Any:
+    ctx = _require("loop index arithmetic")
+    ctx.b.loc = user_loc(2)
+    keys = _keys_of((a, b))
+    ua, ub = unwrap(a), unwrap(b)
+    from .values import is_int
+    for v in (ua, ub):
+        if not (isinstance(v, Index) or is_int(v)):
+            if isinstance(v, float):
+                concretize(a if type(a) is LoopIndex else b, "combined with a float")
+            return NotImplemented
+    return wrap(ctx.b.index_arith(op, ua, ub), keys)
+
+
+_CMP_NAMES = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+def index_compare(op: str, a: LoopIndex, other: Any) -> Any:
+    from .values import as_index, is_int
+    from .index_expr import IndexExpr, Mask
+    u = unwrap(other)
+    if not (isinstance(u, Index) or is_int(u)):
+        if op in ("eq", "ne"):
+            return op == "ne"  # a loop index never equals a non-number (None, a string, ...)
+        return NotImplemented
+    keys = a.keys | _keys_of((other,))
+    diff = as_index(a._i).sub(u)
+    ops = {"lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne"}
+    mask = Mask(((IndexExpr((), (), diff), ops[op]),))
+    return LoopCondition(mask, LoopIndex(a._i, keys), f"index {_CMP_NAMES[op]} {other!r}")
+
+
+def concretize(i: LoopIndex, what: str) -> None:
+    """The kernel needs a loop index as a Python value: unroll the loops it depends on."""
+    ctx = active()
+    loc = user_loc(2)
+    if ctx is None:
+        raise NKIError("a loop index escaped its kernel", loc)
+    if ctx.mode == "roll":
+        raise NKITypeError(f"the loop index is {what}, which needs the loop unrolled, but loops "
+                           f"are forced rolled (NKI_MLIR_LOOPS=roll)", loc,
+                           code="err_dynamic_control_flow_not_supported")
+    raise Retrace({k: f"its index is {what} at {loc}" for k in i.keys})

@@ -15,6 +15,9 @@ from .errors import NKIError  # noqa: E402
 from .kernel import Kernel, LaunchedKernel, jit, simulate, simulate_kernel  # noqa: E402
 from .entry import baremetal, benchmark, profile  # noqa: E402
 
+#: ``nki.dtype``: the type of NKI dtypes (for annotations such as ``dtype: nki.dtype``)
+dtype = language.DType
+
 
 def compile(kernel, *args, target: str | None = None, use_cache: bool = True,
             schedule: str | None = None, **kwargs):

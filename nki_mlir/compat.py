@@ -18,6 +18,8 @@ _ALIASES = {
     "nki.language": "nki_mlir.language",
     "nki.isa": "nki_mlir.isa",
     "nki.typing": "nki_mlir.typing",
+    "nki.isa.constants": "nki_mlir.isa_constants",
+    "nki.language.dtypes": "nki_mlir.dtypes",
     "neuronxcc.nki": "nki_mlir.beta1",
     "neuronxcc.nki.language": "nki_mlir.beta1.language",
     "neuronxcc.nki.isa": "nki_mlir.beta1.isa",

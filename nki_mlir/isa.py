@@ -20,6 +20,7 @@ nc_version = _Enum("nc_version", {"gen2": 2, "gen3": 3, "gen4": 4})
 #: DMA of nisa.sendrecv: the shared DMA (default) or GpSimd's internal DMA (nki.isa.dma_engine)
 dma_engine = _Enum("dma_engine", {"dma": 0, "gpsimd_dma": 1})
 
+unknown_engine = engine.unknown  # deprecated: use engine.unknown
 tensor_engine = engine.tensor  # deprecated aliases kept for old kernels
 vector_engine = engine.vector
 scalar_engine = engine.scalar
@@ -29,5 +30,28 @@ from .isa_names import INSTRUCTIONS as _INSTRUCTIONS  # noqa: E402
 for _name in _INSTRUCTIONS:
     globals()[_name] = _B(f"nisa.{_name}")
 del _name
+
+from .frontend.isa_control import Register as VirtualRegister  # noqa: E402
+from .errors import NKIError as _NKIError  # noqa: E402
+
+
+class NkiValidationError(_NKIError):
+    """Raised when hardware constraints are violated (NKI ``nki.isa.NkiValidationError``)."""
+
+    category = "invalid kernel"
+
+
+class NkiInstruction:
+    """Opaque handle to a traced NKI instruction (NKI ``nki.isa.NkiInstruction``).
+
+    nki-mlir orders instructions by their dependences (dependence analysis and the list
+    schedule), so ``depends_on`` records nothing extra and returns the handle.
+    """
+
+    def depends_on(self, *producers) -> "NkiInstruction":
+        return self
+
+
+from . import isa_constants as constants  # noqa: E402  (``nki.isa.constants``)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

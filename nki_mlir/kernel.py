@@ -33,7 +33,9 @@ import numpy as np
 from .errors import NKIError, SourceLoc
 
 #: ``nki.jit(mode=...)`` values of NKI Beta 1 (nki_spec.md section 1.1)
-MODES = ("auto", "jax", "torchxla", "baremetal", "benchmark", "simulation")
+#: ``trace`` is NKI 0.1's sub-kernel decorator (``nki.jit(mode='trace')``): such a kernel
+#: called from inside a kernel runs inline, as a helper function does
+MODES = ("auto", "jax", "torchxla", "baremetal", "benchmark", "simulation", "trace")
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -93,6 +95,9 @@ class Kernel:
             raise exc.with_traceback(None) from None  # the user's error, not our frames
 
     def __call__(self, *args: Any, **kwargs: Any):
+        if self.options.get("mode") == "trace" and _tracing():
+            from .frontend.loop_rewrite import traced_function
+            return traced_function(self.fn)(*args, **kwargs)  # a sub-kernel runs inline
         _not_while_tracing(self)
         mode = self.options.get("mode")
         if mode is not None:
@@ -315,6 +320,11 @@ def simulate_kernel(kernel, *args: Any, **kwargs: Any):
     if not isinstance(k, (Kernel, LaunchedKernel)):
         k = Kernel(k)
     return k.run(args, kwargs)[0]
+
+
+def _tracing() -> bool:
+    from .frontend import tracer
+    return tracer.active() is not None
 
 
 def _not_while_tracing(kernel: Any) -> None:

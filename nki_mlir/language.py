@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import builtins as _builtins
+
+import numpy as _np
+
 from . import dtypes as _dt
 from .frontend.builtins import Builtin as _B
 
@@ -108,5 +112,106 @@ for _name in _FUNCS:
     globals()[_name] = _B(f"nl.{_name}")
 
 del _name
+
+# ------------------------------------------------------ objects, types and predicates
+from .frontend.frames import transparent as _transparent  # noqa: E402
+from .frontend.proxies import NkiTensor  # noqa: E402  (the tensor type a traced kernel sees)
+
+#: the type of NKI dtypes (``nl.float32`` ...): NumPy / ml_dtypes dtypes in nki-mlir
+DType = _np.dtype
+bool = bool_  # noqa: A001  (``nl.bool``: the NKI spelling of the boolean dtype)
+#: ``nl.tensor``: the tensor type, for annotations (an alias of :class:`NkiTensor`)
+tensor = NkiTensor
+#: ``nl.dtype``: the dtype type, for annotations
+dtype = DType
+
+
+class _NKIObjectType(type):
+    """Keyword construction of NKIObject dataclasses: a keyword naming a class attribute
+    that ``__init__`` does not take (``@dataclass`` makes no field of an attribute without
+    an annotation) is set on the instance after ``__init__``, as NKI's
+    ``NKIObject(**kwargs)`` does.  Anything else is Python's own behaviour."""
+
+    @_transparent
+    def __call__(cls, *args, **kwargs):
+        extra = {}
+        if kwargs:
+            params = _init_parameters(cls)
+            if params is not None:
+                extra = {k: kwargs.pop(k) for k in list(kwargs)
+                         if k not in params and hasattr(cls, k)}
+        obj = super().__call__(*args, **kwargs)
+        for k, v in extra.items():
+            setattr(obj, k, v)
+        return obj
+
+
+def _init_parameters(cls) -> "set[str] | None":
+    """The keyword names ``cls.__init__`` binds (None: it takes ``**kwargs``, or unknown)."""
+    import inspect
+    try:
+        params = inspect.signature(cls.__init__).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+class NKIObject(metaclass=_NKIObjectType):
+    """Base class for NKI kernel dataclasses and configuration objects (NKI
+    ``nki.language.NKIObject``).
+
+    A kernel's Python runs at compile time, so subclasses are ordinary Python classes:
+    they may hold tiles (:class:`NkiTensor`), lists of tiles and compile-time values, and
+    have methods.  ``NKIObject(**kwargs)`` sets one attribute per keyword (also on a
+    ``@dataclass`` subclass, for class attributes declared without an annotation).
+    """
+
+    def __init__(self, **kwargs) -> None:
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({fields})"
+
+
+def _buffer_name(buffer) -> str:
+    if isinstance(buffer, MemoryRegion):
+        return buffer.name
+    if isinstance(buffer, NkiTensor):
+        return buffer._t.buffer
+    if isinstance(buffer, str):
+        return buffer
+    raise TypeError(f"expected a buffer (nl.sbuf, nl.psum, nl.hbm, nl.shared_hbm), got {buffer!r}")
+
+
+def is_hbm(buffer) -> bool:
+    """True for any HBM buffer (``nl.hbm`` / ``nl.private_hbm`` / ``nl.shared_hbm``)."""
+    return _buffer_name(buffer) in ("hbm", "private_hbm", "shared_hbm")
+
+
+def is_sbuf(buffer) -> bool:
+    """True for ``nl.sbuf``."""
+    return _buffer_name(buffer) == "sbuf"
+
+
+def is_psum(buffer) -> bool:
+    """True for ``nl.psum``."""
+    return _buffer_name(buffer) == "psum"
+
+
+def is_on_chip(buffer) -> bool:
+    """True for on-chip buffers (SBUF or PSUM)."""
+    return _buffer_name(buffer) in ("sbuf", "psum")
+
+
+def range(*args):  # noqa: A001  (``nl.range``: an alias for Python's range)
+    """``nl.range(...)``: Python's ``range`` (a loop the compiler may keep rolled)."""
+    return _builtins.range(*args)
+
+
+from . import dtypes  # noqa: E402,F401  (``nki.language.dtypes``)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

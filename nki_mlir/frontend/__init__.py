@@ -136,7 +136,7 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2",
         if not isinstance(o, Tensor):
             raise NKITypeError(f"a kernel must return HBM tensors (or a tuple of them), got "
                                f"{type(o).__name__} as output {i}", b.loc)
-        if o.buffer != "shared_hbm" or not o.is_base:
+        if o.buffer != "shared_hbm" or not (o.is_base or _whole_reshape(o)):
             raise NKITypeError(f"kernel output {i} ('{o.name}') is {o.describe()}; kernel outputs "
                                f"must be whole tensors allocated with buffer=nl.shared_hbm", b.loc)
         check_visible(o)
@@ -179,6 +179,12 @@ class _Kernel:
             else:
                 self.scope[s.name] = s.value
         self.annotations = kernel_checks.check_arguments(b, src, fn, specs)  # nt annotations
+
+
+def _whole_reshape(t: Tensor) -> bool:
+    """``t`` views all of its storage, contiguously, in another shape (``out.reshape(...)``)."""
+    return (t.offset == 0 and t.indirect is None and t.size == int(np.prod(t.storage_shape))
+            and tuple(t.strides) == tuple(contiguous_strides(t.shape)))
 
 
 def _walk(k: _Kernel):

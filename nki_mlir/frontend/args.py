@@ -82,7 +82,12 @@ def enum_name(cg, api: str, role: str, v: Any, enum: str, default: str | None = 
         return default
     if isinstance(v, EnumMember) and v.enum == enum:
         return v.name
-    raise cg.b.error(f"{api}: {role} must be a nisa.{enum} member (raw ints are not accepted), "
+    from .builtins import Enum
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and enum in Enum.ALL:
+        m = Enum.ALL[enum].member(int(v))  # the enum's integer value (NKI enums are ints)
+        if m is not None:
+            return m.name
+    raise cg.b.error(f"{api}: {role} must be a nisa.{enum} member or its integer value, "
                      f"got {_show(v)}", NKITypeError)
 
 

@@ -39,6 +39,16 @@ class Builtin:
                            category="API misuse", code="err_nki_api_outside_of_nki_kernel")
         return tracer.dispatch(self.name, args, kwargs)
 
+    @property
+    def __signature__(self):
+        """The API's signature: its handler's, without the handler's ``cg`` parameter."""
+        import inspect
+        handler = HANDLERS.get(self.name)
+        if handler is None:
+            raise ValueError(f"{self.name} has no handler")
+        sig = inspect.signature(handler)
+        return sig.replace(parameters=list(sig.parameters.values())[1:])
+
     def __repr__(self) -> str:
         return f"<nki builtin {self.name}>"
 
@@ -60,10 +70,20 @@ def handles(*names: str):
 class Enum:
     """A small NKI enum namespace (``nisa.reduce_cmd.reset_reduce``) with string members."""
 
+    #: every enum by name (``"dge_mode"``), for looking members up by value
+    ALL: dict[str, "Enum"] = {}
+
     def __init__(self, name: str, members: dict[str, int]):
         self._name = name
+        self._by_value: dict[int, EnumMember] = {}
         for m, v in members.items():
             setattr(self, m, EnumMember(name, m, v))
+            self._by_value.setdefault(v, getattr(self, m))
+        Enum.ALL[name] = self
+
+    def member(self, value: int) -> "EnumMember | None":
+        """The member with integer ``value`` (the first one declared), or None."""
+        return self._by_value.get(value)
 
     def __repr__(self) -> str:
         return f"<nki enum {self._name}>"

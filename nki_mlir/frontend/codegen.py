@@ -657,6 +657,8 @@ class FunctionCodegen(ast.NodeVisitor):
                                   f"called from inside another kernel; call the helper without "
                                   f"brackets and without @nki.jit (helpers are inlined)",
                             NKITypeError, code="err_nested_kernel_with_spmd_grid")
+        if isinstance(callee, Kernel) and callee.options.get("mode") == "trace":
+            callee = callee.fn  # NKI 0.1 sub-kernel (nki.jit(mode='trace')): inlined
         if isinstance(callee, Kernel):
             raise self.fail(node, "calling an @nki.jit kernel from inside a kernel is not allowed; "
                                   "remove the decorator from the helper (helpers are inlined)")

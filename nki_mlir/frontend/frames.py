@@ -97,12 +97,24 @@ def call_chain(frame: FrameType | None, stop_code: CodeType | None) -> list[Sour
     return out
 
 
+_TRANSPARENT: set[CodeType] = set()
+
+
+def transparent(fn):
+    """Mark a function of nki-mlir that only forwards the user's own Python call (e.g. the
+    NKIObject constructor): an exception passing through it is the user's, not internal."""
+    _TRANSPARENT.add(fn.__code__)
+    return fn
+
+
 def traceback_user_frame(tb) -> tuple[FrameType | None, bool]:
     """The innermost user frame of a traceback, and whether the exception was raised by
     nki-mlir's own code below it (an internal error) rather than by the user's."""
     last_user, internal = None, False
     while tb is not None:
-        if is_user_file(tb.tb_frame.f_code.co_filename):
+        if tb.tb_frame.f_code in _TRANSPARENT:
+            pass
+        elif is_user_file(tb.tb_frame.f_code.co_filename):
             last_user, internal = tb.tb_frame, False
         else:
             internal = tb.tb_frame.f_code.co_filename.startswith(_PKG_DIR) or internal

@@ -229,6 +229,12 @@ def nc_transpose(cg, dst, data, engine=None, name=None):
     _dst_data(cg, "nisa.nc_transpose", nki.NcTransposeOp, dst, data, engine)
 
 
+@handles("nisa.get_nc_sub_version")
+def get_nc_sub_version(cg):
+    """The silicon revision within the target's generation: 0 (nki-mlir models the first)."""
+    return 0
+
+
 @handles("nisa.get_nc_version")
 def get_nc_version(cg):
     from ..isa import nc_version

@@ -499,8 +499,10 @@ def shared_constant(cg, constant, dtype=None):
 
 
 @handles("nl.device_print")
-def device_print(cg, prefix, tensor=None, x=None):
+def device_print(cg, print_prefix=None, tensor=None, x=None, prefix=None):
+    """``nl.device_print(print_prefix, tensor)`` (``prefix`` / ``x``: older spellings)."""
     api = "nl.device_print"
+    prefix = print_prefix if print_prefix is not None else prefix
     t = A.tensor(cg, api, "tensor", tensor if tensor is not None else x)
     if not isinstance(prefix, str):
         raise _err(cg, f"{api}: prefix must be a string, got {A._show(prefix)}")

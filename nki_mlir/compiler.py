@@ -28,7 +28,7 @@ from .dialects.nki import SUGAR_OPS
 from .errors import ArtifactError, NKIError, NKITypeError, NKIVerifyError
 from .frontend import ArgSpec, KernelSpec, OutputSpec, arg_specs, build_module
 from .diagnostics import error_at
-from .frontend.source import FunctionSource, file_hash, referenced_values_digest
+from .frontend.source import FunctionSource, file_hash, referenced_values_digest, value_digest
 from .runtime import artifact as art
 from .runtime import cache
 
@@ -188,6 +188,13 @@ class CompiledKernel:
 # ------------------------------------------------------------------------------ entry
 
 
+def _plain(v: Any) -> bool:
+    """A value whose repr is its content (numbers, strings, dtypes, tuples of them)."""
+    if isinstance(v, tuple):
+        return all(_plain(x) for x in v)
+    return isinstance(v, (int, float, bool, str, type(None), np.dtype, np.generic)) or hasattr(v, "enum")
+
+
 def _key_parts(fn, specs: tuple[ArgSpec, ...], target: str, options: dict) -> dict[str, Any]:
     import xdsl
     src = FunctionSource.of(fn)
@@ -196,7 +203,8 @@ def _key_parts(fn, specs: tuple[ArgSpec, ...], target: str, options: dict) -> di
         "referenced_values": referenced_values_digest(fn),
         "module": getattr(fn, "__module__", ""),
         "compiler": __version__, "xdsl": getattr(xdsl, "__version__", "0.74.0"),
-        "args": [(s.name, s.kind, s.shape, s.dtype, repr(s.value)) for s in specs],
+        "args": [(s.name, s.kind, s.shape, s.dtype,
+                  repr(s.value) if _plain(s.value) else value_digest(s.value)) for s in specs],
         "target": target, "options": options,
     }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,13 +90,20 @@ def arg_specs(fn, args: tuple, kwargs: dict) -> tuple[ArgSpec, ...]:
         elif isinstance(v, list):
             raise NKITypeError(f"kernel argument '{name}' is a list; list arguments are not "
                                f"accepted (NKI 0.3+), pass a tuple instead", loc)
-        elif isinstance(v, _CONST_TYPES) or hasattr(v, "enum"):
+        elif isinstance(v, _CONST_TYPES) or hasattr(v, "enum") or _config_object(v):
             out.append(ArgSpec(name, "const", value=v))
         else:
             raise NKITypeError(f"kernel argument '{name}' has unsupported type {type(v).__name__}; "
                                f"pass NumPy arrays for tensors and ints/floats/bools/strings/tuples "
                                f"for compile-time constants", loc)
     return tuple(out)
+
+
+def _config_object(v: Any) -> bool:
+    """A configuration object (an instance of a user class, e.g. a dataclass or NKIObject):
+    a compile-time constant, read by the kernel's Python."""
+    return hasattr(v, "__dict__") and not callable(v) and not isinstance(v, type) \
+        and not isinstance(v, types.ModuleType)
 
 
 def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2",

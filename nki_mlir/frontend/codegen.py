@@ -538,9 +538,12 @@ class FunctionCodegen(ast.NodeVisitor):
     def expr_Compare(self, node: ast.Compare) -> Any:
         left = self.eval(node.left)
         for op, comp in zip(node.ops, node.comparators):
-            if isinstance(op, (ast.Is, ast.IsNot)):
-                raise self.fail(node, "'is' / 'is not' are not supported in NKI kernels; use == or !=")
             right = self.eval(comp)
+            if isinstance(op, (ast.Is, ast.IsNot)):  # Python identity, on compile-time values
+                if (left is right) != isinstance(op, ast.Is):
+                    return False
+                left = right
+                continue
             if len(node.ops) == 1 and isinstance(op, tuple(_LOOP_CMP)) and \
                     any(isinstance(v, Index) for v in (left, right)) and \
                     all(isinstance(v, Index) or is_int(v) for v in (left, right)):

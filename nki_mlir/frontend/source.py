@@ -171,8 +171,22 @@ def _feed(h: "hashlib._Hash", value: Any, depth: int) -> None:
             h.update(repr(k).encode())
             _feed(h, value[k], depth + 1)
         h.update(b"}")
+    elif hasattr(value, "__dict__") and not callable(value):  # a configuration object
+        cls = type(value)
+        h.update(f"obj {cls.__module__}.{cls.__qualname__}".encode())
+        state = {k: v for k, v in vars(cls).items()
+                 if not k.startswith("__") and not callable(v) and not isinstance(v, (property, staticmethod, classmethod))}
+        state.update(vars(value))
+        _feed(h, state, depth + 1)
     else:
         h.update(type(value).__qualname__.encode())
+
+
+def value_digest(value: Any) -> str:
+    """SHA-256 of a compile-time value by content (used for kernel-argument cache keys)."""
+    h = hashlib.sha256()
+    _feed(h, value, 0)
+    return h.hexdigest()
 
 
 def uses_beta1(fn: Any) -> bool:

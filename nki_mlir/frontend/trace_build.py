@@ -113,20 +113,22 @@ def python_error(exc: BaseException, ctx: TraceContext) -> NKIError:
     return err.relocate(chain=chain)
 
 
-def _last_return(node: ast.AST) -> ast.Return | None:
-    rets = [n for n in ast.walk(node) if isinstance(n, ast.Return)
-            and _owner(node, n) is node]
-    return rets[-1] if rets else None
+_RETURNS: dict[int, "ast.Return | None"] = {}
 
 
-def _owner(root: ast.AST, target: ast.AST) -> ast.AST:
-    """The innermost function definition of ``root`` containing ``target``."""
-    owner = root
-    for n in ast.walk(root):
-        if n is not root and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            if any(c is target for c in ast.walk(n)):
-                return n
-    return owner
+def _last_return(node: ast.FunctionDef) -> ast.Return | None:
+    """The last ``return`` of the kernel's own body (not of functions nested in it)."""
+    key = id(node)
+    if key not in _RETURNS:
+        last, stack = None, list(reversed(node.body))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.Return):
+                last = n if last is None or (n.lineno, n.col_offset) > (last.lineno, last.col_offset) else last
+            if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                stack.extend(ast.iter_child_nodes(n))
+        _RETURNS[key] = last
+    return _RETURNS[key]
 
 
 __all__ = ["trace", "last_loop_report", "loop_mode", "NkiTensor"]

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import ast
 import copy
+import dis
+import sys
 import types
 from typing import Any
 
@@ -47,7 +49,101 @@ def traced_function(fn: Any) -> Any:
     return new
 
 
-def _rewrite(fn: Any) -> types.CodeType | None:
+# ------------------------------------------------------------- helper functions
+_HELPER_CACHE: dict[types.CodeType, types.CodeType | None] = {}
+_FOR_ITER = dis.opmap["FOR_ITER"]
+
+
+def rewrite_helpers(kernel: Any) -> list[tuple[Any, types.CodeType]]:
+    """Give the user functions the kernel can reach (helpers in its module and in helper
+    modules, methods of user classes) rewritten loops for the duration of a trace, by
+    swapping their ``__code__``; returns what :func:`restore_helpers` puts back.
+
+    Only functions whose code has a ``for`` loop are rewritten; their loop helpers are
+    reached as module globals (``__nki_loop__``), so the free variables, and so the closure,
+    stay those of the original.  A function whose source cannot be read keeps its code
+    (its loops run as Python loops: unrolled, still exact).
+    """
+    from .loops import nki_loop, nki_while
+    swaps: list[tuple[Any, types.CodeType]] = []
+    for fn in _reachable(kernel):
+        new = _HELPER_CACHE.get(fn.__code__, _MISSING)
+        if new is _MISSING:
+            new = _HELPER_CACHE[fn.__code__] = _rewrite(fn, inject=False)
+        if new is None or new.co_freevars != fn.__code__.co_freevars:
+            continue
+        g = fn.__globals__
+        g.setdefault("__nki_loop__", nki_loop)
+        g.setdefault("__nki_while__", nki_while)
+        swaps.append((fn, fn.__code__))
+        fn.__code__ = new
+    return swaps
+
+
+def restore_helpers(swaps: list[tuple[Any, types.CodeType]]) -> None:
+    for fn, code in reversed(swaps):
+        fn.__code__ = code
+
+
+_MISSING: Any = object()
+
+
+def _reachable(kernel: Any) -> list[Any]:
+    """User functions reachable from ``kernel`` through globals, closures, user classes and
+    user modules (breadth first), that contain a ``for`` loop; ``kernel`` itself excluded."""
+    from .frames import is_user_file
+    seen: set[int] = {id(kernel)}
+    out: list[Any] = []
+    todo: list[Any] = [kernel]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, (staticmethod, classmethod)):
+            v = v.__func__
+        elif isinstance(v, property):
+            todo.extend(f for f in (v.fget, v.fset) if f is not None)
+            continue
+        if isinstance(v, types.FunctionType):
+            if not is_user_file(v.__code__.co_filename):
+                continue
+            if v is not kernel and _FOR_ITER in v.__code__.co_code[::2]:
+                out.append(v)
+            for name in _names(v.__code__):
+                w = v.__globals__.get(name)
+                if w is not None and id(w) not in seen:
+                    seen.add(id(w))
+                    todo.append(w)
+            for cell in v.__closure__ or ():
+                try:
+                    w = cell.cell_contents
+                except ValueError:
+                    continue
+                if id(w) not in seen:
+                    seen.add(id(w))
+                    todo.append(w)
+        elif isinstance(v, type) or isinstance(v, types.ModuleType):
+            file = getattr(v, "__file__", None) if isinstance(v, types.ModuleType) else \
+                getattr(sys.modules.get(v.__module__), "__file__", None)
+            if not file or not is_user_file(file):
+                continue
+            for w in list(vars(v).values()):
+                owner = getattr(w, "__module__", None)
+                if id(w) not in seen and (isinstance(v, type) or owner == v.__name__):
+                    seen.add(id(w))
+                    todo.append(w)
+    return out
+
+
+def _names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _names(c)
+    return names
+
+
+def _rewrite(fn: Any, inject: bool = True) -> types.CodeType | None:
+    """The code of ``fn`` with its loops rewritten; the loop helpers are free variables
+    (``inject``: for the kernel's own fresh function) or module globals (helpers)."""
     src = FunctionSource.of(fn)
     if src is None:
         return None
@@ -61,7 +157,7 @@ def _rewrite(fn: Any) -> types.CodeType | None:
             if n.end_col_offset is not None:
                 n.end_col_offset += src.col_offset
     _Rewriter(src.file).visit(node)
-    params = [ast.arg(arg=n) for n in (*fn.__code__.co_freevars, *_HELPERS)]
+    params = [ast.arg(arg=n) for n in (*fn.__code__.co_freevars, *(_HELPERS if inject else ()))]
     outer = ast.FunctionDef(
         name="__nki_outer__", args=ast.arguments(posonlyargs=[], args=params, vararg=None,
                                                  kwonlyargs=[], kw_defaults=[], kwarg=None,

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from ..errors import NKIError, NKISyntaxError
 from .frames import call_chain, tb_loc, traceback_user_frame
-from .loop_rewrite import traced_function
+from .loop_rewrite import restore_helpers, rewrite_helpers, traced_function
 from .loops import explain
 from .proxies import NkiTensor
 from .tracer import _ACTIVE, Retrace, TraceContext, unwrap, wrap
@@ -63,6 +63,7 @@ def trace(make_kernel: Callable[[], Any]):
         ret = _last_return(k.src.node)
         ret_loc = k.src.loc(ret) if ret is not None else None
         _ACTIVE.append(ctx)
+        swaps = rewrite_helpers(k.fn)
         try:
             result = unwrap(fn(*args))
             for o in (result if isinstance(result, (tuple, list)) else [result]):
@@ -85,6 +86,7 @@ def trace(make_kernel: Callable[[], Any]):
         except Exception as exc:
             raise python_error(exc, ctx) from exc
         finally:
+            restore_helpers(swaps)
             _ACTIVE.pop()
         break
     _LAST_REPORT.clear()

@@ -440,7 +440,7 @@ def half_tiling(a):
 def bad_perf_mode(a):
     s = nl.ndarray((32, 8), nl.bfloat16, buffer=nl.sbuf)
     p = nl.ndarray((8, 8), nl.float32, buffer=nl.psum)
-    nisa.nc_matmul(dst=p, stationary=s, moving=s, perf_mode=1)  # E:perf
+    nisa.nc_matmul(dst=p, stationary=s, moving=s, perf_mode=7)  # E:perf (no member has value 7)
     return a
 
 

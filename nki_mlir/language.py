@@ -74,6 +74,10 @@ tile_size = SimpleNamespace(
     bn_stats_fmax=512,
     total_available_sbuf_size=212984,
     sbuf_fmax_bytes=212984,
+    sbuf_fmax=212984 // 4,            # in fp32 elements
+    sbuf_size_bytes=212984 * 128,     # all partitions
+    psum_min_align=4,                 # bytes (nki_spec.md section 2.3)
+    sbuf_min_align=1,
 )
 
 # ------------------------------------------------------------- op tokens + functions

@@ -116,6 +116,10 @@ def _rolled(ctx, rng: range, kind: str, key: str, carried, targets, frame):
     before = dict(frame.f_locals)
     fp_before = _fingerprint_locals(before, targets)
     b.loc = loc
+    if rng.step < 0:  # a descending range: count up, index = start + step * k
+        start, rng = rng, range(0, len(rng), 1)
+    else:
+        start = None
     lb, ub, step = (b.const_index(v) for v in (rng.start, rng.stop, rng.step))
     body = Block(arg_types=[IndexType()])
     iv = body.args[0]
@@ -130,7 +134,8 @@ def _rolled(ctx, rng: range, kind: str, key: str, carried, targets, frame):
     ctx.ir_loop_depth += 1
     saved = b.block
     b.block = body
-    yield LoopIndex(Index.of(iv), frozenset((key,)))
+    index = Index.of(iv) if start is None else Index.of(iv).scale(start.step).add(start.start)
+    yield LoopIndex(index, frozenset((key,)))
     # the body finished one (symbolic) iteration
     b.block = saved
     ctx.ir_loop_depth -= 1

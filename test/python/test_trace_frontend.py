@@ -122,3 +122,18 @@ def test_tensor_as_python_int_is_located():
 
 def _line_text(module, text):
     return next(l for l in inspect.getsource(module).splitlines() if text in l)
+
+
+def test_descending_range_stays_rolled():
+    a = _rows(512)
+    want = np.concatenate([a[i * 128:(i + 1) * 128] for i in range(3, -1, -1)])
+    np.testing.assert_array_equal(K.reverse_rows_descending(a), want)
+    (what, _), = _report(K.reverse_rows_descending, a).values()
+    assert what == "rolled"
+
+
+def test_helper_loop_stays_rolled_and_helper_code_is_restored():
+    code = H.load_rows.__code__
+    a = _rows(256)
+    K.configured(a, "DOUBLE")
+    assert H.load_rows.__code__ is code

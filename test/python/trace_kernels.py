@@ -130,3 +130,14 @@ def tensor_in_range(a):
     for i in range(a):  # tensor_in_range
         pass
     return a
+
+
+@nki.jit
+def reverse_rows_descending(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    n = a.shape[0] // 128
+    for i in range(n - 1, -1, -1):
+        t = nl.ndarray((128, a.shape[1]), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        nisa.dma_copy(dst=out[(n - 1 - i) * 128:(n - i) * 128, :], src=t)
+    return out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import enum
 import functools
 import hashlib
 import inspect
@@ -171,6 +172,8 @@ def _feed(h: "hashlib._Hash", value: Any, depth: int) -> None:
             h.update(repr(k).encode())
             _feed(h, value[k], depth + 1)
         h.update(b"}")
+    elif isinstance(value, enum.Enum):
+        h.update(f"enum {type(value).__module__}.{type(value).__qualname__}.{value.name}".encode())
     elif hasattr(value, "__dict__") and not callable(value):  # a configuration object
         cls = type(value)
         h.update(f"obj {cls.__module__}.{cls.__qualname__}".encode())

@@ -139,3 +139,12 @@ def test_helper_loop_stays_rolled_and_helper_code_is_restored():
     report = _report(K.copy_via_helper, a)
     assert report == {_line(H, "# copy_tiles loop"): ("rolled", "affine loop, 4 iterations in one body")}
     assert H.copy_tiles.__code__ is code  # the rewritten code is swapped in only while tracing
+
+
+def test_enum_and_config_object_arguments_key_the_cache_by_content():
+    a = np.ones((128, 8), np.float32)
+    f = K.enum_and_config_args
+    assert f(a, K.Act.DOUBLE, K.Scale(3.0))[0, 0] == 4.0
+    assert f(a, K.Act.TRIPLE, K.Scale(3.0))[0, 0] == 3.0
+    assert f(a, K.Act.TRIPLE, K.Scale(5.0))[0, 0] == 5.0  # a new config is a new specialisation
+    assert f(a, act=K.Act.DOUBLE, cfg=K.Scale())[0, 0] == 3.0

@@ -148,3 +148,19 @@ def copy_via_helper(a):
     out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
     H.copy_tiles(out, a, a.shape[0] // 128)
     return out
+
+
+@dataclass
+class Scale(nl.NKIObject):
+    factor: float = 2.0
+
+
+@nki.jit
+def enum_and_config_args(a, act, cfg):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    op = nl.add if act is Act.DOUBLE else nl.multiply
+    nisa.tensor_scalar(dst=t, data=t, op0=op, operand0=cfg.factor)
+    nisa.dma_copy(dst=out, src=t)
+    return out

@@ -127,7 +127,7 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2",
             raise NKITypeError(f"kernel argument '{s.name}' is {s.dtype}; NKI has no 64-bit types "
                                f"(use float32/bfloat16 or int32)", src.loc(src.node))
     arg_types = [memref(s.shape, dtypes.BY_NAME[s.dtype], "shared_hbm") for s in specs if s.kind == "tensor"]
-    front = os.environ.get("NKI_MLIR_FRONTEND") or ("ast" if uses_beta1(fn) else "trace")
+    front = os.environ.get("NKI_MLIR_FRONTEND") or "trace"
     if front == "ast":
         k = _Kernel(fn, src, specs, target, spmd, arg_types)
         result, ret_loc, check_visible = _walk(k)

@@ -66,6 +66,21 @@ def _is_branch(code: CodeType, lasti: int) -> bool:
     return 0 <= lasti < len(code.co_code) and code.co_code[lasti] in _BRANCHES
 
 
+_AND = frozenset(op for name, op in dis.opmap.items() if name == "JUMP_IF_FALSE_OR_POP")
+_OR = frozenset(op for name, op in dis.opmap.items() if name == "JUMP_IF_TRUE_OR_POP")
+_NOT = frozenset(op for name, op in dis.opmap.items() if name == "UNARY_NOT")
+
+
+def truth_context() -> str:
+    """What needs a truth value at the innermost user frame: ``"and"``, ``"or"``, ``"not"``,
+    or ``"condition"`` (if / while / anything else)."""
+    f = user_frame()
+    if f is None or not 0 <= f.f_lasti < len(f.f_code.co_code):
+        return "condition"
+    op = f.f_code.co_code[f.f_lasti]
+    return "and" if op in _AND else "or" if op in _OR else "not" if op in _NOT else "condition"
+
+
 def user_frame(skip: int = 0) -> FrameType | None:
     """The innermost frame of kernel code calling into nki-mlir.
 

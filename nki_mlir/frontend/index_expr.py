@@ -118,6 +118,76 @@ class IndexExpr:
     def scale(self, k: int) -> "IndexExpr":
         return IndexExpr(self.sizes, tuple(c * k for c in self.coeffs), simplify(as_index(self.const).scale(k)))
 
+    # ------------------------------------------ Python operators (a traced kernel)
+    # The Beta 1 AST front never reaches these (it dispatches operators itself); in a traced
+    # kernel they give the same results through frontend/beta1_trace.py.
+    def _op(self, op: str, other, reflected: bool = False):
+        from .beta1_trace import grid_operator
+        return grid_operator(op, other, self) if reflected else grid_operator(op, self, other)
+
+    __add__ = lambda s, o: s._op("add", o)
+    __radd__ = lambda s, o: s._op("add", o, True)
+    __sub__ = lambda s, o: s._op("sub", o)
+    __rsub__ = lambda s, o: s._op("sub", o, True)
+    __mul__ = lambda s, o: s._op("mul", o)
+    __rmul__ = lambda s, o: s._op("mul", o, True)
+    __floordiv__ = lambda s, o: s._op("floordiv", o)
+    __mod__ = lambda s, o: s._op("mod", o)
+    __truediv__ = lambda s, o: s._op("truediv", o)
+    __neg__ = lambda s: s._op("mul", -1)
+
+    def _cmp(self, op: str, other):
+        from .beta1_trace import grid_compare
+        return grid_compare(op, self, other)
+
+    __lt__ = lambda s, o: s._cmp("lt", o)
+    __le__ = lambda s, o: s._cmp("le", o)
+    __gt__ = lambda s, o: s._cmp("gt", o)
+    __ge__ = lambda s, o: s._cmp("ge", o)
+
+    def __getitem__(self, key):
+        from .beta1_trace import grid_subscript
+        return grid_subscript(self, key)
+
+    def __eq__(self, other):  # type: ignore[override]
+        if isinstance(other, IndexExpr):
+            return (self.sizes, self.coeffs, self.const) == (other.sizes, other.coeffs, other.const)
+        if _traced_number(other):
+            return self._cmp("eq", other)
+        return NotImplemented
+
+    def __ne__(self, other):  # type: ignore[override]
+        if isinstance(other, IndexExpr):
+            return not self == other
+        if _traced_number(other):
+            return self._cmp("ne", other)
+        return NotImplemented
+
+    __hash__ = object.__hash__  # replaced by the dataclass's field hash below
+
+    def __setitem__(self, key, value):
+        from ..errors import NKITypeError
+        from .frames import user_loc
+        raise NKITypeError("an nl.arange / nl.mgrid index expression cannot be assigned to; "
+                           "materialise it as a tile with nisa.iota first", user_loc(),
+                           code="err_cannot_assign_to_index")
+
+    def __bool__(self) -> bool:
+        from .beta1_trace import grid_truth
+        grid_truth("an index expression")
+
+
+def _traced_number(v) -> bool:
+    """An int or loop index compared with an index expression inside a traced kernel."""
+    from .tracer import active
+    if active() is None:
+        return False
+    from .proxies import LoopIndex
+    return (is_int(v) and not isinstance(v, bool)) or isinstance(v, (Index, LoopIndex))
+
+
+IndexExpr.__hash__ = lambda self: hash((self.sizes, self.coeffs, self.const))  # type: ignore[method-assign]
+
 
 @dataclass(frozen=True)
 class MGrid:
@@ -173,7 +243,18 @@ class Mask:
     constraints: tuple[tuple[IndexExpr, str], ...]
 
     def __and__(self, other: "Mask") -> "Mask":
+        if not isinstance(other, Mask):  # a traced kernel: `mask & tile` and the like
+            from .beta1_trace import grid_operator
+            return grid_operator("and", self, other)
         return Mask(self.constraints + other.constraints)
+
+    def __or__(self, other):
+        from .beta1_trace import grid_operator
+        return grid_operator("or", self, other)
+
+    def __bool__(self) -> bool:
+        from .beta1_trace import grid_truth
+        grid_truth("a mask")
 
 
 def compare(op, a, b) -> Mask:

@@ -25,12 +25,13 @@ from typing import Any
 
 from .source import FunctionSource
 
-_HELPERS = ("__nki_loop__", "__nki_while__")
+_HELPERS = ("__nki_loop__", "__nki_while__", "__nki_annotated__")
 _CODE_CACHE: dict[Any, types.CodeType | None] = {}
 
 
 def traced_function(fn: Any) -> Any:
     """``fn`` with its loops rewritten for the tracer (``fn`` itself if it has no source)."""
+    from .beta1_trace import check_annotation
     from .loops import nki_loop, nki_while
     code = getattr(fn, "__code__", None)
     if code is None:
@@ -42,7 +43,8 @@ def traced_function(fn: Any) -> Any:
     if inner is None:
         return fn
     cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
-    helpers = {"__nki_loop__": types.CellType(nki_loop), "__nki_while__": types.CellType(nki_while)}
+    helpers = {"__nki_loop__": types.CellType(nki_loop), "__nki_while__": types.CellType(nki_while),
+               "__nki_annotated__": types.CellType(check_annotation)}
     closure = tuple(cells[n] if n in cells else helpers[n] for n in inner.co_freevars)
     new = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure or None)
     new.__kwdefaults__ = getattr(fn, "__kwdefaults__", None)
@@ -64,6 +66,7 @@ def rewrite_helpers(kernel: Any) -> list[tuple[Any, types.CodeType]]:
     stay those of the original.  A function whose source cannot be read keeps its code
     (its loops run as Python loops: unrolled, still exact).
     """
+    from .beta1_trace import check_annotation
     from .loops import nki_loop, nki_while
     swaps: list[tuple[Any, types.CodeType]] = []
     for fn in _reachable(kernel):
@@ -75,6 +78,7 @@ def rewrite_helpers(kernel: Any) -> list[tuple[Any, types.CodeType]]:
         g = fn.__globals__
         g.setdefault("__nki_loop__", nki_loop)
         g.setdefault("__nki_while__", nki_while)
+        g.setdefault("__nki_annotated__", check_annotation)
         swaps.append((fn, fn.__code__))
         fn.__code__ = new
     return swaps
@@ -188,6 +192,16 @@ class _Rewriter(ast.NodeTransformer):
                 ast.Constant(carried), ast.Constant(targets)]
         call = ast.Call(ast.Name("__nki_loop__", ast.Load()), args, [])
         node.iter = ast.copy_location(call, node.iter)
+        return node
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AnnAssign:
+        """``x: nt.tensor[...] = v`` -> ``x: ... = __nki_annotated__(v, <annotation>, "x")``
+        (Python never evaluates a local variable's annotation)."""
+        self.generic_visit(node)
+        if node.value is not None and isinstance(node.target, ast.Name):
+            call = ast.Call(ast.Name("__nki_annotated__", ast.Load()),
+                            [node.value, copy.deepcopy(node.annotation), ast.Constant(node.target.id)], [])
+            node.value = ast.copy_location(call, node.value)
         return node
 
     def visit_While(self, node: ast.While) -> ast.While:

@@ -125,6 +125,9 @@ class NkiTensor:
 
     __hash__ = object.__hash__
 
+    def __iadd__(self, other: Any) -> Any:
+        return _tracer().inplace_add(self, other)
+
     def __neg__(self) -> Any:
         return _tracer().unary("neg", self)
 

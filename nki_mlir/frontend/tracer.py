@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import NKIError, NKISyntaxError, NKITypeError, SourceLoc
 from .builtins import HANDLERS
-from .frames import call_chain, frame_loc, user_frame, user_loc
+from .frames import call_chain, frame_loc, truth_context, user_frame, user_loc
 from .proxies import LoopCondition, LoopIndex, NkiTensor
 from .values import Index, Tensor
 
@@ -98,7 +98,7 @@ class TraceContext:
             cur = parent.parent_block() if parent is not None else None
         if cur is None or (rolled is None and not device):
             return
-        if rolled is not None and not device:
+        if rolled is not None and not device and not self.b.beta1:  # Beta 1 keeps its scope rule
             raise Retrace({rolled: f"a tile made in its body ('{t.name or '?'}') is used after "
                                    f"the loop, at {self.loc(node)}"})
         raise self.fail(node, f"tensor '{t.name or '?'}' was created inside a loop body and cannot "
@@ -111,9 +111,18 @@ class TraceContext:
         return unwrap(fn(*wrap(list(args)), **wrap(dict(kwargs))))
 
     def eval(self, node: Any) -> Any:
-        raise self.fail(node, "this construct needs the Beta 1 front (it evaluates source "
-                              "lazily); it is not available to a traced kernel", NKIError,
-                        category="not implemented")
+        """Evaluate a source expression of the kernel (``acc`` for ``acc = nl.loop_reduce(...)``)
+        in the running user frame; the result as the frontend's value."""
+        import ast
+        from .frames import user_frame
+        frame = user_frame()
+        if frame is None:
+            raise self.fail(node, "no kernel frame to evaluate this expression in", NKIError)
+        code = compile(ast.fix_missing_locations(ast.Expression(node)), frame.f_code.co_filename, "eval")
+        try:
+            return unwrap(eval(code, frame.f_globals, frame.f_locals))  # noqa: S307 (the kernel's own expression)
+        except NameError:
+            return None
 
 
 def _is_loop_body(block) -> bool:
@@ -137,7 +146,7 @@ def _require(what: str) -> TraceContext:
 def unwrap(x: Any) -> Any:
     """Proxies -> the frontend's values (recursively through tuples, lists, dicts, slices)."""
     t = type(x)
-    if t is NkiTensor:
+    if t is NkiTensor or t is _PendingTensor():
         return x._t
     if t is LoopIndex:
         _check_open(x)
@@ -154,6 +163,11 @@ def unwrap(x: Any) -> Any:
     if t is dict:
         return {k: unwrap(v) for k, v in x.items()}
     return x
+
+
+def _PendingTensor():
+    from .beta1_trace import PendingTensor
+    return PendingTensor
 
 
 def wrap(x: Any, keys: frozenset = frozenset()) -> Any:
@@ -201,8 +215,11 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
     if handler is None:
         raise NKIError(f"{name} is not supported by nki-mlir yet", loc, category="not implemented")
     keys = _keys_of(args) | _keys_of(tuple(kwargs.values()))
+    if kwargs.get("mask") is not None:  # Beta 1 mask=: pending views are built per masked shape
+        args, kwargs = tuple(_pending(a) for a in args), {k: _pending(v) for k, v in kwargs.items()}
     uargs = [unwrap(a) for a in args]
     ukw = {k: unwrap(v) for k, v in kwargs.items()}
+    first = ctx.b.block.last_op
     if method_of is not None:
         uargs.insert(0, method_of._t)
     for v in (*uargs, *ukw.values()):
@@ -223,9 +240,20 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
             from .codegen import _strip_fn  # the call did not bind to the API's signature
             raise NKITypeError(f"{name}(): {_strip_fn(str(exc))}", loc) from None
         raise
+    if isinstance(result, Tensor) and ctx.b.beta1:
+        from .beta1_trace import LastCall
+        start = first.next_op if first is not None else ctx.b.block.first_op
+        ctx.last_call = LastCall(name, uargs, ukw, result, start, ctx.b.block.last_op)
     result = wrap(result, keys)
     _name_from_source(ctx, result._t if isinstance(result, NkiTensor) else result, loc)
     return result
+
+
+def _pending(v: Any) -> Any:
+    """A Beta 1 pending view passed to a masked call stays pending (masks.py builds it)."""
+    if type(v) is _PendingTensor() and v._view is None:
+        return v.pending
+    return v
 
 
 class _Callee:
@@ -275,6 +303,11 @@ def subscript(t: NkiTensor, key: Any) -> NkiTensor:
     keys = _keys_of((key,))
     ctx.check_visible(loc, t._t)
     try:
+        if ctx.b.beta1:
+            from .beta1_trace import pending_subscript
+            pending = pending_subscript(ctx, loc, t._t, unwrap(key))
+            if pending is not None:
+                return pending
         return wrap(index_tensor(ctx, loc, t._t, unwrap(key)), keys)
     except Exception as exc:
         _unroll_on_failure(ctx, "tensor indexing", keys, exc, loc)
@@ -288,7 +321,12 @@ def store_subscript(t: NkiTensor, key: Any, value: Any) -> None:
     from .assign import assign_into
     from .indexing import index_tensor
     ctx.check_visible(loc, t._t)
+    if value is getattr(ctx, "accumulated", None):  # psum[...] += matmul: already accumulated
+        ctx.accumulated = None
+        return
     keys = _keys_of((key, value))
+    if _masked_into(ctx, loc, t, key, value):
+        return
     v = unwrap(value)
     if isinstance(v, Tensor):
         ctx.check_visible(loc, v)
@@ -330,6 +368,34 @@ def operator(op: str, a: Any, b: Any) -> Any:
     return wrap(tile_operator(ctx, loc, _ast_op(op), ua, ub))
 
 
+def _masked_into(ctx: TraceContext, loc, t: NkiTensor, key: Any, value: Any) -> bool:
+    """``t[key] = call(..., mask=m)`` (Beta 1): the masked call just emitted into a temporary
+    is re-emitted writing straight into ``t[key]``, only where the mask holds."""
+    last = getattr(ctx, "last_call", None)
+    if last is None or last.kwargs.get("mask") is None or not isinstance(value, NkiTensor) or \
+            value._t is not last.result or ctx.b.block.last_op is not last.last_op:
+        return False
+    from .beta1_trace import erase_last_call, pending_subscript
+    from .indexing import index_tensor
+    from .masks import masked_call
+    erase_last_call(ctx, last)
+    into = pending_subscript(ctx, loc, t._t, unwrap(key)) if ctx.b.beta1 else None
+    into = into.pending if into is not None else index_tensor(ctx, loc, t._t, unwrap(key))
+    ctx.b.loc = loc
+    masked_call(ctx, loc, _Callee(last.name), HANDLERS[last.name], last.args, last.kwargs, into=into)
+    return True
+
+
+def inplace_add(view: NkiTensor, value: Any) -> Any:
+    """``view += value``: an accumulating matmul when ``value`` is one (Beta 1), else
+    NotImplemented (Python falls back to ``view = view + value``)."""
+    ctx = _require("tensor operators")
+    if not ctx.b.beta1:
+        return NotImplemented
+    from .beta1_trace import accumulate
+    return accumulate(ctx, view, value)
+
+
 def unary(op: str, a: NkiTensor) -> Any:
     import ast
     ctx = _require("tensor operators")
@@ -341,6 +407,10 @@ def unary(op: str, a: NkiTensor) -> Any:
 def tensor_as_value(t: NkiTensor, what: str) -> None:
     """A tensor used where Python needs a value (a condition, an int): located error."""
     loc = user_loc()
+    if "truth" in what and (kind := truth_context()) in ("and", "or", "not"):
+        raise NKITypeError(f"'{kind}' needs a single truth value, but a tile (or index expression) "
+                           f"has many; use the element-wise forms & | ~ (nl.logical_and / "
+                           f"logical_or / logical_not)", loc, code="err_ambiguous_tensor_truth_value")
     if "truth" in what:
         raise NKISyntaxError("a tensor's value is not known at compile time, so it cannot be used "
                              "as a condition; if/while conditions must be compile-time values",

@@ -190,8 +190,10 @@ def test_output_never_written_beta1():
 
 
 def test_output_written_only_in_a_zero_trip_loop():
+    # the kernel's Python runs: a loop that runs 0 times never runs its body, so nothing
+    # writes the output (the AST front used to compile the dead body and say so)
     _raises(K.output_dead_loop, f32(128, 64), code="err_tensor_output_not_written_to",
-            marker="# DEAD_LOOP", fragment="inside a loop that runs 0 times")
+            marker="# DEAD_LOOP", fragment="is never written")
 
 
 def test_legacy_kernel_writing_nothing():
@@ -279,7 +281,7 @@ def test_initialised_tensor_with_direct_allocation():
 
 def test_allocation_function_with_the_wrong_signature():
     _raises(K.bad_alloc_func, f32(128, 512), marker="# BAD_FUNC",
-            fragment="num_elems() takes 1 positional arguments but 3 were given")
+            fragment="num_elems() takes 1 positional argument")
 
 
 def test_overlapping_direct_allocations_and_force_auto_alloc():

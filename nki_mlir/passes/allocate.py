@@ -64,6 +64,7 @@ from ..dialects.nisa import AllocOp
 from ..errors import NKIAllocationError, NKIError
 from . import memory_report, multibuffer
 from .effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition
+from .interval_index import IntervalIndex
 from .liveness import LiveRange, live_ranges
 
 #: usable SBUF bytes per partition (nki_spec.md 2.1, from ``tile_size.total_available_sbuf_size``)
@@ -258,6 +259,27 @@ def _legal_starts(partitions: int) -> tuple[int, ...]:
     return (0, 32, 64, 96)
 
 
+class Placed(list):
+    """The tensors placed so far (placement order), also indexed by live range so that the
+    ones live with a tensor are found in O(log n + k) instead of scanning them all."""
+
+    def __init__(self):
+        super().__init__()
+        self._by_live = IntervalIndex()
+
+    def append(self, t: Tensor) -> None:
+        self._by_live.insert(t.live.start, t.live.end, len(self))
+        super().append(t)
+
+    def live_with(self, t: Tensor) -> list[Tensor]:
+        """The placed tensors whose live range meets ``t``'s, in placement order."""
+        return [self[i] for i in sorted(self._by_live.query(t.live.start, t.live.end))]
+
+
+def _candidates(t: Tensor, placed: list[Tensor]) -> list[Tensor]:
+    return placed.live_with(t) if isinstance(placed, Placed) else placed
+
+
 def _place_pinned(t: Tensor, arena: Arena, placed: list[Tensor], target: str) -> None:
     part, off = t.pinned
     where = f"address=({part}, {off})"
@@ -278,7 +300,7 @@ def _place_pinned(t: Tensor, arena: Arena, placed: list[Tensor], target: str) ->
         raise fail(f"is out of range: bytes {off}..{off + t.size - 1} per partition exceed the "
                    f"{arena.space.upper()} capacity of {arena.capacity} bytes per partition on {target}")
     t.region = Region(arena.space, part, t.partitions, off, t.size)
-    for other in placed:
+    for other in _candidates(t, placed):
         if t.conflicts(other) and t.region.overlaps(other.region):
             raise fail(f"overlaps tensor {describe_tensor(other)} at address=("
                        f"{other.region.partition}, {other.region.offset}) while both are live")
@@ -290,7 +312,7 @@ def _place_pinned(t: Tensor, arena: Arena, placed: list[Tensor], target: str) ->
 def _occupied(t: Tensor, placed: list[Tensor]) -> list[tuple[int, int]]:
     """Byte ranges [lo, hi) taken by tensors live with ``t`` on its partitions, merged."""
     spans = sorted((o.region.offset, o.region.offset + o.region.size)
-                   for o in placed if t.conflicts(o))
+                   for o in _candidates(t, placed) if t.conflicts(o))
     merged: list[tuple[int, int]] = []
     for lo, hi in spans:
         if merged and lo <= merged[-1][1]:
@@ -318,7 +340,7 @@ def best_fit(t: Tensor, arena: Arena, placed: list[Tensor]) -> int | None:
 def _try_place(tensors: list[Tensor], arena: Arena, target: str) -> Tensor | None:
     """Place ``tensors`` (one memory): pinned first, then automatic ones in program order.
     Returns the first tensor that found no room (the others' regions are then partial)."""
-    placed: list[Tensor] = []
+    placed = Placed()
     for t in tensors:
         t.region = None
     for t in [t for t in tensors if t.pinned] + [t for t in tensors if not t.pinned]:

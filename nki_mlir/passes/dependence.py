@@ -34,7 +34,11 @@ Distinct kernel arguments never alias each other.
 
 :func:`check_output_dependencies` raises ``err_unexpected_output_dependencies`` (nki_spec.md
 loops table, error 35) for an ``affine_range`` loop two of whose iterations may write the same
-location of a tensor defined outside the loop.
+location of a tensor defined outside the loop: the interval + GCD test above proposes, the
+exact integer-set test of :mod:`.exact_overlap` (isl) confirms, so a bijective index map
+(``out[i2 * n1 + i1]``) is never reported while any real overlap still is (implemented in
+:mod:`.output_deps`).  The edges of :func:`analyze` keep the cheaper conservative test
+(possibly more edges, never fewer).
 """
 from __future__ import annotations
 
@@ -43,15 +47,14 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, StringAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 
-from ..diagnostics import error_at, loc_of
-from ..errors import NKIVerifyError
+from ..diagnostics import loc_of
 from .affine import (Affine, affine_of, const_int, iv_bounds, loop_of_iv, may_equal_mod,
                      trip_count, value_range)
-from .effects import accesses, base_buffer, enclosing_loops, int_attr, is_instruction, may_alias
+from .effects import RegionCache, accesses, base_buffer, enclosing_loops, int_attr, is_instruction
 
 #: how far the carried-distance scan looks before settling for a (safe) lower bound
 MAX_SCAN = 16
@@ -169,7 +172,14 @@ class Node:
         return self.op.name.split(".", 1)[-1]
 
 
-def node_accesses(op: Operation) -> list[Acc]:
+def node_accesses(op: Operation, cache: dict | None = None) -> list[Acc]:
+    """The :class:`Acc` of every memref operand of ``op``; ``cache`` (op -> list, valid
+    while operands do not change) computes them once per op."""
+    if cache is not None:
+        hit = cache.get(op)
+        if hit is None:
+            hit = cache[op] = node_accesses(op)
+        return hit
     return [Acc(a.role, box_of(a.value), a.is_write) for a in accesses(op)]
 
 
@@ -324,17 +334,20 @@ class Graph:
         return out
 
 
-def collect_nodes(func: FuncOp) -> list[Node]:
+def collect_nodes(func: FuncOp, cache: dict | None = None) -> list[Node]:
+    """The instructions of ``func`` in pre-order (``cache``: see :func:`node_accesses`)."""
     nodes = []
     for op in func.walk():
         if is_instruction(op):
-            nodes.append(Node(op, len(nodes), list(reversed(enclosing_loops(op))), node_accesses(op)))
+            nodes.append(Node(op, len(nodes), list(reversed(enclosing_loops(op))), node_accesses(op, cache)))
     return nodes
 
 
-def analyze(func: FuncOp) -> Graph:
-    """Every dependence edge between the instructions of ``func`` (program = IR order)."""
-    g = Graph(collect_nodes(func))
+def analyze(func: FuncOp, nodes: list[Node] | None = None) -> Graph:
+    """Every dependence edge between the instructions of ``func`` (program = IR order);
+    ``nodes``: :func:`collect_nodes` of ``func`` when already computed."""
+    g = Graph(nodes if nodes is not None else collect_nodes(func))
+    regions = RegionCache()
     touches: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
     for n in g.nodes:
         for a in n.accs:
@@ -351,7 +364,7 @@ def analyze(func: FuncOp) -> Graph:
     for i, b1 in enumerate(bases):
         for b2 in bases[i:]:
             same = b1 is b2
-            if not same and not may_alias(b1, b2):
+            if not same and not regions.may_alias(b1, b2):
                 continue
             for x, ax in touches[b1]:
                 for y, ay in touches[b2]:
@@ -442,86 +455,7 @@ def format_deps(func: FuncOp) -> list[str]:
 # --------------------------------------------------------- err_unexpected_output_dependencies
 
 
-def tensor_name(base: SSAValue) -> str:
-    if isinstance(base, OpResult):
-        name = base.op.attributes.get("nkim.name")
-        if isinstance(name, StringAttr):
-            return name.data
-    return base.name_hint or "tensor"
-
-
-def _accumulates(op: Operation, acc: Acc, all_accs: list[Acc], common: list[Operation]) -> bool:
-    """Associative accumulation by one instruction, allowed across affine_range iterations:
-    matmul into PSUM, DMA with an accumulate op, or a read-modify-write of the region."""
-    if op.name in ("nisa.matmul", "nisa.nc_matmul_mx"):
-        flags = op.properties.get("psum_accumulate_flags")
-        return not (isinstance(flags, StringAttr) and flags.data == "overwrite")
-    if op.name == "nisa.dma_compute" or "dst_rmw_op" in op.properties or "accumulate_op" in op.properties:
-        return True
-    return any(not r.is_write and r.base is acc.base and same_iteration_overlap(r.box, acc.box, common)
-               for r in all_accs)
-
-
-def _reduction(x: Node, ax: Acc, loop: Operation, reads: list[tuple[Node, Acc]]) -> bool:
-    """``x`` writes a region that the same iteration of ``loop`` read before (``t = acc op y;
-    acc = t``, how ``loop_reduce`` and ``acc += y`` on a subscript lower): an accumulation."""
-    return _accumulates(x.op, ax, x.accs, x.loops) or any(
-        r.index < x.index and loop in r.loops
-        and same_iteration_overlap(ar.box, ax.box, _common(r, x)) for r, ar in reads)
-
-
 def check_output_dependencies(func: FuncOp, nodes: list[Node] | None = None) -> None:
-    """Raise ``err_unexpected_output_dependencies`` (a located :class:`NKIVerifyError`) when two
-    iterations of an ``affine_range`` loop may write the same location of a tensor defined
-    outside the loop (both boxes exactly known).  Accumulations are exempt: matmul into PSUM,
-    DMA with an accumulate op, and a write of a region that the same iteration read before
-    it (by the same instruction or an earlier one)."""
-    nodes = nodes if nodes is not None else collect_nodes(func)
-    writes: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
-    reads: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
-    for n in nodes:
-        if not any(_is_affine(l) for l in n.loops):
-            continue
-        for a in n.accs:
-            if a.is_write and a.box.exact:
-                writes[a.base].append((n, a))
-            elif not a.is_write:
-                reads[a.base].append((n, a))
-    for base, ws in writes.items():
-        for i, (x, ax) in enumerate(ws):
-            for y, ay in ws[i:]:
-                common = _common(x, y)
-                for lvl, loop in enumerate(common):
-                    if not _is_affine(loop) or _inside(base, loop):
-                        continue
-                    if _reduction(x, ax, loop, reads[base]) and _reduction(y, ay, loop, reads[base]):
-                        continue
-                    if carried_distance(ax.box, ay.box, common, lvl) is None and \
-                            carried_distance(ay.box, ax.box, common, lvl) is None:
-                        continue
-                    bad = x if not _reduction(x, ax, loop, reads[base]) else y
-                    other = y if bad is x else x
-                    also = "" if x is y else f" (and by the {other.name} at {where(other.op)})"
-                    raise error_at(
-                        bad.op,
-                        f"tensor '{tensor_name(base)}' is written at the same location in different "
-                        f"iterations of the affine_range loop at {where(loop)}{also}; iterations of an "
-                        f"affine_range must be independent: write a different location per "
-                        f"iteration, or use nl.sequential_range for a loop-carried dependency",
-                        NKIVerifyError, code="err_unexpected_output_dependencies")
-
-
-def _is_affine(loop: Operation) -> bool:
-    r = loop.attributes.get("nki.range")
-    return loop.name == "scf.for" and isinstance(r, StringAttr) and r.data == "affine"
-
-
-def _inside(value: SSAValue, loop: Operation) -> bool:
-    """Whether ``value`` is defined inside ``loop``'s body."""
-    owner = value.op if isinstance(value, OpResult) else value.block.parent_op() \
-        if isinstance(value, BlockArgument) else None
-    while owner is not None:
-        if owner is loop:
-            return True
-        owner = owner.parent_op()
-    return False
+    """See :func:`.output_deps.check_output_dependencies` (kept here for importers)."""
+    from .output_deps import check_output_dependencies as check
+    check(func, nodes)

@@ -177,3 +177,25 @@ def enclosing_loops(op: Operation) -> list[Operation]:
             loops.append(node)
         node = node.parent_op()
     return loops
+
+
+class RegionCache:
+    """:func:`region_of` computed once per base buffer (valid while placements do not
+    change, e.g. for one run of ``nisa-schedule``)."""
+
+    def __init__(self):
+        self._regions: dict[SSAValue, Region | None] = {}
+
+    def region(self, base: SSAValue) -> Region | None:
+        try:
+            return self._regions[base]
+        except KeyError:
+            r = self._regions[base] = region_of(base)
+            return r
+
+    def may_alias(self, a: SSAValue, b: SSAValue) -> bool:
+        """:func:`may_alias` with cached regions."""
+        if a is b:
+            return True
+        ra, rb = self.region(a), self.region(b)
+        return ra is not None and rb is not None and ra.overlaps(rb)

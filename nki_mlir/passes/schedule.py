@@ -66,27 +66,36 @@ so execution is fully serialised -- the baseline for comparisons.
 Before scheduling, :func:`.dependence.check_output_dependencies` rejects writes to one
 location from different iterations of an ``affine_range``.  The module gets
 ``nkim.schedule = "list" | "in-order"``.
+
+Cost.  Accesses and placed regions are computed once per op / buffer.  The reorder graph
+keeps only closure-preserving edges found through a conflict scoreboard
+(:mod:`.reorder`, :mod:`.conflict_index`): O(n log n + edges) per block, same order as the
+all-pairs graph.  Straight-line functions (every instruction in the entry block, e.g. a
+fully unrolled kernel) get their waits from per-queue scoreboards (:mod:`.straight_waits`)
+without building the dependence graph; other functions use :func:`.dependence.analyze`
+(all pairs of accesses of one base, or of overlapping placements) and
+:func:`compute_waits` -- quadratic in the instructions of a loop nest, which the tracing
+frontend keeps rolled and small.
 """
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
-import heapq
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation, OpResult
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
-from xdsl.traits import NoMemoryEffect
 
 from ..dialects import nisa
 from ..dialects.common import HBM_SPACES, space_of
-from ..dialects.isa_control import NoReorderBeginOp, NoReorderEndOp, no_reorder_groups
-from .dependence import (Acc, Box, Edge, Node, analyze, check_output_dependencies, node_accesses,
-                         same_iteration_overlap)
+from ..dialects.isa_control import no_reorder_groups
+from .dependence import Edge, Node, analyze, check_output_dependencies, collect_nodes, node_accesses
 from .affine import trip_count
-from .effects import LOOP_OPS, base_buffer, enclosing_loops, is_instruction, may_alias
+from .effects import LOOP_OPS, RegionCache, is_instruction
+from .straight_waits import is_straight_line, straight_line_waits
+from .reorder import FENCES, is_dma, reorder_block, reorder_function  # noqa: F401 (re-exported)
 
 MODES = ("list", "in-order")
 ALIASES = {"program-order": "in-order"}
@@ -96,17 +105,11 @@ NATURAL_ENGINE = {
     nisa.MatmulOp: "tensor", nisa.NcTransposeOp: "tensor", nisa.ActivationOp: "scalar",
     nisa.IotaOp: "gpsimd", nisa.AffineSelectOp: "gpsimd",
 }
-#: instructions ordered against everything on every queue
-FENCES = ("nisa.core_barrier", "nisa.sendrecv")
 DMA_LOAD_QUEUES = ("dma0", "dma1")
 DMA_STORE_QUEUES = ("dma2", "dma3")
 
 
 # ------------------------------------------------------------------------------- queues
-
-
-def is_dma(op: Operation) -> bool:
-    return op.name.startswith("nisa.dma")
 
 
 def engine_queue(op: Operation) -> str:
@@ -116,12 +119,13 @@ def engine_queue(op: Operation) -> str:
     return NATURAL_ENGINE.get(type(op), "vector") if name == "unknown" else name
 
 
-def writes_hbm(op: Operation) -> bool:
-    return any(a.is_write and space_of(a.box.base) in HBM_SPACES for a in node_accesses(op))
+def writes_hbm(op: Operation, cache: dict | None = None) -> bool:
+    return any(a.is_write and space_of(a.box.base) in HBM_SPACES for a in node_accesses(op, cache))
 
 
-def assign_queues(func: FuncOp) -> dict[Operation, str]:
-    """Every instruction of ``func`` -> its queue (rule in the module docstring)."""
+def assign_queues(func: FuncOp, cache: dict | None = None) -> dict[Operation, str]:
+    """Every instruction of ``func`` -> its queue (rule in the module docstring);
+    ``cache``: see :func:`.dependence.node_accesses`."""
     out: dict[Operation, str] = {}
     loads = stores = 0
     for op in func.walk():
@@ -129,7 +133,7 @@ def assign_queues(func: FuncOp) -> dict[Operation, str]:
             continue
         if not is_dma(op):
             out[op] = engine_queue(op)
-        elif writes_hbm(op):
+        elif writes_hbm(op, cache):
             out[op] = DMA_STORE_QUEUES[stores % 2]
             stores += 1
         else:
@@ -141,134 +145,6 @@ def assign_queues(func: FuncOp) -> dict[Operation, str]:
 def queue_of(op: Operation) -> str:
     """The queue kind of one instruction (``dma`` for any DMA queue; see assign_queues)."""
     return "dma" if is_dma(op) else engine_queue(op)
-
-
-# --------------------------------------------------------------------------- reordering
-
-WEIGHT_DMA, WEIGHT_TENSOR, WEIGHT_OTHER = 4, 3, 2
-
-
-@dataclass(eq=False)
-class BlockNode:
-    op: Operation
-    index: int
-    accs: list[Acc] = field(default_factory=list)
-    queues: set[str] = field(default_factory=set)
-    prints: bool = False
-    barrier: bool = False
-    weight: int = 0
-    preds: set[int] = field(default_factory=set)
-
-
-def _pure(op: Operation) -> bool:
-    return (op.has_trait(NoMemoryEffect) or op.name.startswith("arith.")
-            or op.name in ("memref.subview", "memref.cast", "memref.reinterpret_cast",
-                           "memref.collapse_shape", "memref.expand_shape", "memref.transpose",
-                           "memref.reshape", "nisa.view_dtype", "nki.view_dtype",
-                           "nisa.shared_constant", "builtin.unrealized_conversion_cast"))
-
-
-def _is_terminator(op: Operation) -> bool:
-    from xdsl.traits import IsTerminator
-    return op.has_trait(IsTerminator)
-
-
-def _conflict(a: BlockNode, b: BlockNode, common: list[Operation]) -> bool:
-    for x in a.accs:
-        for y in b.accs:
-            if not (x.is_write or y.is_write):
-                continue
-            if x.base is y.base:
-                if same_iteration_overlap(x.box, y.box, common):
-                    return True
-            elif may_alias(x.base, y.base):
-                return True
-    return False
-
-
-def reorder_block(block: Block, queues: dict[Operation, str]) -> None:
-    """List-schedule the ops of one block (see the module docstring)."""
-    ops = [op for op in block.ops if not _is_terminator(op)]
-    if len(ops) < 2:
-        return
-    common = list(reversed(enclosing_loops(ops[0])))
-    nodes = []
-    for i, op in enumerate(ops):
-        nodes.append(_describe(op, i, queues))
-    owner = {op: n for n in nodes for op in n.op.walk()}
-    for j, n in enumerate(nodes):
-        for inner in n.op.walk():
-            for v in inner.operands:
-                src = owner.get(v.op) if isinstance(v, OpResult) else None
-                if src is not None and src is not n:
-                    n.preds.add(src.index)
-        for i in range(j):
-            m = nodes[i]
-            if (n.barrier or m.barrier or (n.queues & m.queues) or (n.prints and m.prints)
-                    or _conflict(m, n, common)):
-                n.preds.add(i)
-    # longest weighted path to the end of the block
-    succs: dict[int, list[int]] = defaultdict(list)
-    for n in nodes:
-        for p in n.preds:
-            succs[p].append(n.index)
-    prio = [0] * len(nodes)
-    for n in reversed(nodes):
-        prio[n.index] = n.weight + max((prio[s] for s in succs[n.index]), default=0)
-    waiting = [len(n.preds) for n in nodes]
-    ready = [(-prio[n.index], n.index) for n in nodes if not n.preds]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        _, i = heapq.heappop(ready)
-        order.append(i)
-        for s in succs[i]:
-            waiting[s] -= 1
-            if waiting[s] == 0:
-                heapq.heappush(ready, (-prio[s], s))
-    assert len(order) == len(nodes), "nisa-schedule: cyclic block dependences"
-    if order == sorted(order):
-        return
-    term = block.last_op if block.last_op is not None and _is_terminator(block.last_op) else None
-    for i in order:
-        op = nodes[i].op
-        block.detach_op(op)
-        if term is not None:
-            block.insert_op_before(op, term)
-        else:
-            block.add_op(op)
-
-
-def _describe(op: Operation, index: int, queues: dict[Operation, str]) -> BlockNode:
-    n = BlockNode(op, index)
-    for inner in op.walk():
-        if is_instruction(inner):
-            n.accs += node_accesses(inner)
-            n.queues.add(queues[inner])
-            n.prints |= inner.name == "nisa.device_print"
-            n.barrier |= inner.name in FENCES
-            n.weight += (WEIGHT_DMA if is_dma(inner) else
-                         WEIGHT_TENSOR if queues[inner] == "tensor" else WEIGHT_OTHER)
-        elif isinstance(inner, nisa.AllocOp):
-            n.accs.append(Acc("alloc", Box(inner.result, None), True))
-        elif isinstance(inner, nisa.ReleaseOp):
-            n.accs.append(Acc("release", Box(base_buffer(inner.memref), None), True))
-        elif isinstance(inner, (NoReorderBeginOp, NoReorderEndOp)):
-            n.barrier = True
-        elif inner.regions:
-            n.barrier |= inner.name not in (*LOOP_OPS, "scf.if", "scf.index_switch")
-        elif not (_pure(inner) or _is_terminator(inner)):
-            n.barrier = True
-    return n
-
-
-def reorder_function(func: FuncOp, queues: dict[Operation, str]) -> None:
-    groups = no_reorder_groups(func)
-    blocks = [b for op in func.walk() for r in op.regions for b in r.blocks]
-    for block in blocks:
-        if any(op in groups or isinstance(op, (NoReorderBeginOp, NoReorderEndOp)) for op in block.ops):
-            continue
-        reorder_block(block, queues)
 
 
 # ------------------------------------------------------------------------------- waits
@@ -460,20 +336,14 @@ def possible_predecessors(func: FuncOp) -> dict[Operation, set[Operation]]:
     return preds
 
 
-def schedule_function(func: FuncOp, mode: str = "list") -> list[Edge]:
-    """Reorder (``list``) and annotate the instructions of ``func``; returns the edges."""
-    check_output_dependencies(func)
-    queues = assign_queues(func)
-    if mode == "list":
-        reorder_function(func, queues)
-    graph = analyze(func)
-    queue = {n: queues[n.op] for n in graph.nodes}
-    fence = {n: n.op.name in FENCES for n in graph.nodes}
-    by_op = {n.op: n for n in graph.nodes}
+def _extra_waits(func: FuncOp, nodes: list[Node], mode: str) -> dict[Node, set[Node]]:
+    """Waits beyond the dependence edges: the previous instruction of a ``no_reorder`` span,
+    and (``in-order``) every instruction that may run right before."""
+    by_op = {n.op: n for n in nodes}
     extra: dict[Node, set[Node]] = defaultdict(set)
     groups = no_reorder_groups(func)
     last: dict[Operation, Node] = {}
-    for n in graph.nodes:
+    for n in nodes:
         g = groups.get(n.op)
         if g is not None:
             if g in last:
@@ -482,10 +352,34 @@ def schedule_function(func: FuncOp, mode: str = "list") -> list[Edge]:
     if mode == "in-order":
         for op, ps in possible_predecessors(func).items():
             extra[by_op[op]] |= {by_op[p] for p in ps}
-    into = graph.into()
-    waits = {n: raw_waits(n, into.get(n, []), queue, extra[n], fence)[0] for n in graph.nodes}
-    for n in graph.nodes:
-        deps, carried = compute_waits(n, into.get(n, []), queue, extra[n], fence, waits)
+    return extra
+
+
+def schedule_function(func: FuncOp, mode: str = "list", fast: bool = True) -> list[Edge]:
+    """Reorder (``list``) and annotate the instructions of ``func``.  Returns the dependence
+    edges, or ``[]`` when straight-line code took the fast path (:mod:`.straight_waits`;
+    ``fast=False`` forces the full graph -- same attributes, for cross-checking)."""
+    cache: dict = {}                                # op -> accesses, computed once
+    check_output_dependencies(func, collect_nodes(func, cache))
+    queues = assign_queues(func, cache)
+    if mode == "list":
+        reorder_function(func, queues, cache)
+    nodes = collect_nodes(func, cache)
+    queue = {n: queues[n.op] for n in nodes}
+    fence = {n: n.op.name in FENCES for n in nodes}
+    extra = _extra_waits(func, nodes, mode)
+    if fast and is_straight_line(func, nodes):
+        edges: list[Edge] = []
+        plain = straight_line_waits(nodes, queue, fence, extra, RegionCache())
+        result = {n: (plain[n], []) for n in nodes}
+    else:
+        graph = analyze(func, nodes)
+        edges = graph.edges
+        into = graph.into()
+        waits = {n: raw_waits(n, into.get(n, []), queue, extra[n], fence)[0] for n in nodes}
+        result = {n: compute_waits(n, into.get(n, []), queue, extra[n], fence, waits) for n in nodes}
+    for n in nodes:
+        deps, carried = result[n]
         n.op.attributes["nkim.id"] = IntegerAttr(n.index, i64)
         n.op.attributes["nkim.queue"] = StringAttr(queue[n])
         n.op.attributes["nkim.deps"] = ArrayAttr([IntegerAttr(d, i64) for d in deps])
@@ -496,7 +390,7 @@ def schedule_function(func: FuncOp, mode: str = "list") -> list[Edge]:
             n.op.attributes.pop("nkim.deps_carried", None)
         if fence[n]:
             n.op.attributes["nkim.fence"] = UnitAttr()
-    return graph.edges
+    return edges
 
 
 @dataclass(frozen=True)

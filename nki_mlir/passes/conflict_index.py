@@ -1,0 +1,245 @@
+"""Scoreboard of live memory accesses: the earlier accesses a new one may conflict with.
+
+Used by ``nisa-schedule`` instead of testing every pair of ops.  :class:`ConflictIndex`
+holds the accesses of the nodes seen so far (program order) and answers, for the accesses
+of a new node, the entries it conflicts with -- exactly the pairs the pairwise test
+(:func:`.dependence.same_iteration_overlap` on one base, overlapping placements
+(:meth:`.effects.RegionCache.may_alias`) across bases, one side a write) reports, minus
+*retired* entries:
+
+- entries are found per base buffer through an :class:`.interval_index.IntervalIndex` of
+  their conservative linear element range (row-major over the base shape), and across
+  bases through an index of the placed byte ranges of the bases with live entries;
+- a *whole* access ``W`` of a later node (its box is the whole buffer, or every dimension is
+  ``[0, shape)``) retires the entries ``A`` it covers: same-base entries whose box provably
+  lies inside the buffer, and every entry of another base whose placed region lies inside
+  ``W``'s.  Then any later access that conflicts with ``A`` also conflicts with ``W``, so
+  nothing is lost for a transitive question: a graph whose edges are the reported
+  conflicts has the same transitive closure as the all-pairs graph (``W`` must be a write;
+  with ``reads_retire_reads`` a whole read also retires covered reads, which keeps the
+  LATEST conflicting entry of every index -- what a per-queue wait needs -- but not the
+  closure);
+- an access that may lie outside its buffer (a dimension provably beyond the shape, which
+  a whole access cannot be shown to meet) is checked against every entry ever added.
+
+Costs: add O(accesses * log n) amortised; a query O(log n + candidates).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+
+from .affine import value_range
+from .dependence import Acc, Box, _bound, _shape, same_iteration_overlap
+from .effects import Region, RegionCache
+from .interval_index import IntervalIndex
+
+
+@dataclass(eq=False)
+class Entry:
+    """One access of node ``node`` (an index in program order)."""
+
+    node: int
+    acc: Acc
+    span: tuple[int | None, int | None]     # linear element range, None = unbounded
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """What the scoreboard needs of one box, computed once: :func:`linear_span`,
+    :func:`is_whole`, :func:`in_bounds`, :func:`may_escape`."""
+
+    span: tuple[int | None, int | None]
+    whole: bool
+    inside: bool
+    escapes: bool
+
+    @staticmethod
+    def of(box: Box) -> Geometry:
+        dims = _dim_ranges(box)
+        return Geometry(linear_span(box, dims), is_whole(box), in_bounds(box, dims),
+                        may_escape(box, dims))
+
+
+def _dim_ranges(box: Box):
+    """Per dimension ``(lo, hi_last_element, shape)`` of a box, None when unknown."""
+    shape = _shape(box.base)
+    if box.dims is None or len(shape) != len(box.dims):
+        return None
+    out = []
+    for d, n in zip(box.dims, shape):
+        if not d.known or n is None:
+            out.append(None)
+            continue
+        lo, hi = value_range(d.offset, lambda k: _bound(k, {}))
+        ext = d.stride * (d.size - 1)
+        out.append((lo, None if hi is None else hi + ext, n))
+    return out
+
+
+def linear_span(box: Box, dims=False) -> tuple[int | None, int | None]:
+    """Conservative row-major linear element range of ``box`` in its base (both sides
+    inclusive; ``(None, None)`` when some dimension is unknown).  ``dims``: the
+    :func:`_dim_ranges` of ``box`` when already computed."""
+    dims = _dim_ranges(box) if dims is False else dims
+    if dims is None or any(r is None or r[0] is None or r[1] is None for r in dims):
+        return None, None
+    lo = hi = 0
+    stride = 1
+    for r_lo, r_hi, n in reversed(dims):
+        lo += stride * r_lo
+        hi += stride * r_hi
+        stride *= n
+    return lo, hi
+
+
+def is_whole(box: Box) -> bool:
+    """The box is the whole buffer: unknown (``dims is None``) or ``[0, n)`` in every dim."""
+    if box.dims is None:
+        return True
+    shape = _shape(box.base)
+    return len(shape) == len(box.dims) and all(
+        d.known and d.offset.is_const and d.offset.const == 0 and d.stride == 1 and d.size == n
+        for d, n in zip(box.dims, shape))
+
+
+def in_bounds(box: Box, dims=False) -> bool:
+    """Every element of ``box`` provably lies inside its base buffer."""
+    dims = _dim_ranges(box) if dims is False else dims
+    return dims is not None and all(r is not None and r[0] is not None and r[1] is not None
+                                    and r[0] >= 0 and r[1] <= r[2] - 1 for r in dims)
+
+
+def may_escape(box: Box, dims=False) -> bool:
+    """Some dimension of ``box`` lies provably outside the base (a whole access of the
+    base is then not known to meet it)."""
+    dims = _dim_ranges(box) if dims is False else dims
+    return dims is not None and any(r is not None and ((r[0] is not None and r[0] > r[2] - 1)
+                                                       or (r[1] is not None and r[1] < 0))
+                                    for r in dims)
+
+
+def _inside(inner: Region, outer: Region) -> bool:
+    return (inner.space == outer.space and inner.partitions > 0 and inner.size > 0
+            and outer.partition <= inner.partition
+            and inner.partition + inner.partitions <= outer.partition + outer.partitions
+            and outer.offset <= inner.offset and inner.offset + inner.size <= outer.offset + outer.size)
+
+
+class ConflictIndex:
+    """Live accesses of earlier nodes (see the module docstring).
+
+    Args:
+        common: the loops around every node (outermost first): overlap is tested for the
+            same iteration of them.
+        regions: the placed-region cache of the function.
+        reads_retire_reads: whole reads also retire covered reads (latest-entry queries).
+        geometry: a memo of :class:`Geometry` per access, may be shared between indexes.
+    """
+
+    def __init__(self, common: list[Operation], regions: RegionCache, reads_retire_reads: bool = False,
+                 geometry: dict | None = None):
+        self.common = common
+        self.regions = regions
+        self.reads_retire_reads = reads_retire_reads
+        self.live: dict[tuple[SSAValue, bool], IntervalIndex] = defaultdict(IntervalIndex)
+        self.count: dict[SSAValue, int] = defaultdict(int)
+        self.placed: dict[str, IntervalIndex] = defaultdict(IntervalIndex)
+        self.history: dict[SSAValue, list[Entry]] = defaultdict(list)
+        self.placed_history: dict[str, list[SSAValue]] = defaultdict(list)
+        self._geo: dict[int, tuple[Acc, Geometry]] = geometry if geometry is not None else {}
+
+    def geometry(self, acc: Acc) -> Geometry:
+        """:class:`Geometry` of ``acc``'s box, memoised per access object."""
+        hit = self._geo.get(id(acc))
+        if hit is None or hit[0] is not acc:
+            hit = self._geo[id(acc)] = (acc, Geometry.of(acc.box))
+        return hit[1]
+
+    # ----------------------------------------------------------------------- queries
+
+    def _placed_near(self, region: Region) -> Iterator[SSAValue]:
+        return self.placed[region.space].query(region.offset, region.offset + region.size - 1)
+
+    def conflicts(self, accs: list[Acc]) -> Iterator[Entry]:
+        """Live (or, for an access that may escape its buffer, any earlier) entries that
+        conflict with one of ``accs``; an entry may be yielded more than once."""
+        for y in accs:
+            geo = self.geometry(y)
+            span = geo.span
+            kinds = (True, False) if y.is_write else (True,)
+            for kind in kinds:
+                for e in self.live[(y.base, kind)].query(*span):
+                    if same_iteration_overlap(e.acc.box, y.box, self.common):
+                        yield e
+            region = self.regions.region(y.base)
+            if region is not None:
+                for c in list(self._placed_near(region)):
+                    if c is not y.base and self.regions.region(c).overlaps(region):
+                        for kind in kinds:
+                            yield from self.live[(c, kind)].items()
+            if geo.escapes:
+                yield from self._all_conflicts(y, region)
+
+    def _all_conflicts(self, y: Acc, region: Region | None) -> Iterator[Entry]:
+        for e in self.history[y.base]:
+            if (e.acc.is_write or y.is_write) and same_iteration_overlap(e.acc.box, y.box, self.common):
+                yield e
+        if region is not None:
+            for c in self.placed_history[region.space]:
+                if c is not y.base and self.regions.region(c).overlaps(region):
+                    yield from (e for e in self.history[c] if e.acc.is_write or y.is_write)
+
+    # ------------------------------------------------------------------------ update
+
+    def add(self, node: int, accs: list[Acc]) -> None:
+        """Record the accesses of ``node`` (after every earlier node), then retire the
+        earlier entries its whole accesses cover."""
+        for a in accs:
+            e = Entry(node, a, self.geometry(a).span)
+            self.live[(a.base, a.is_write)].insert(*e.span, e)
+            self.history[a.base].append(e)
+            self._mark_live(a.base, +1)
+        for a in accs:
+            if (a.is_write or self.reads_retire_reads) and self.geometry(a).whole:
+                self._retire_covered(node, a)
+
+    def _mark_live(self, base: SSAValue, delta: int) -> None:
+        before = self.count[base]
+        self.count[base] = before + delta
+        region = self.regions.region(base)
+        if region is None:
+            return
+        if before == 0 and delta > 0:
+            self.placed[region.space].insert(region.offset, region.offset + region.size - 1, base)
+            if len(self.history[base]) == 1:
+                self.placed_history[region.space].append(base)
+        elif before + delta == 0:
+            self.placed[region.space].discard(base)
+
+    def _retire(self, e: Entry) -> None:
+        idx = self.live[(e.acc.base, e.acc.is_write)]
+        if e in idx:
+            idx.discard(e)
+            self._mark_live(e.acc.base, -1)
+
+    def _retire_covered(self, node: int, w: Acc) -> None:
+        kinds = (True, False) if w.is_write else (False,)
+        exact_all = w.box.dims is None
+        for kind in kinds:
+            for e in self.live[(w.base, kind)].items():
+                if e.node < node and (exact_all or self.geometry(e.acc).inside):
+                    self._retire(e)
+        region = self.regions.region(w.base)
+        if region is None:
+            return
+        for c in list(self._placed_near(region)):
+            rc = self.regions.region(c)
+            if c is not w.base and _inside(rc, region):
+                for kind in kinds:
+                    for e in self.live[(c, kind)].items():
+                        if e.node < node:
+                            self._retire(e)

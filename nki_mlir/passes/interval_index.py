@@ -1,0 +1,81 @@
+"""A dynamic set of integer intervals with overlap queries, for the conflict scoreboards.
+
+:class:`IntervalIndex` holds items with a closed interval ``[lo, hi]`` (``None`` for an
+unbounded side).  Bounded intervals are bucketed by length class ``c`` (length < ``2**c``)
+in lists sorted by ``lo``; a query ``[qlo, qhi]`` bisects each class for the items with
+``qlo - 2**c < lo <= qhi`` and keeps those that really overlap.  Unbounded intervals sit in
+one list scanned by every query.  Removal is lazy (a dead mark; lists are compacted when
+half dead).  Costs: insert O(log n) amortised (plus a list shift), query
+O(classes * log n + candidates).
+"""
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Hashable, Iterator
+
+
+class IntervalIndex:
+    """Items (hashable, each inserted at most once while alive) with closed intervals."""
+
+    def __init__(self):
+        self._classes: dict[int, list[tuple[int, int]]] = {}   # class -> sorted (lo, seq)
+        self._wide: list[int] = []                             # seqs of unbounded items
+        self._item: dict[int, Hashable] = {}                   # seq -> item
+        self._span: dict[int, tuple[int | None, int | None]] = {}
+        self._seq_of: dict[Hashable, int] = {}
+        self._dead = 0
+        self._next = 0
+
+    def __len__(self) -> int:
+        return len(self._seq_of)
+
+    def __contains__(self, item: Hashable) -> bool:
+        return item in self._seq_of
+
+    def insert(self, lo: int | None, hi: int | None, item: Hashable) -> None:
+        seq = self._next
+        self._next += 1
+        self._item[seq], self._span[seq], self._seq_of[item] = item, (lo, hi), seq
+        if lo is None or hi is None:
+            self._wide.append(seq)
+        else:
+            insort(self._classes.setdefault(max(0, hi - lo).bit_length(), []), (lo, seq))
+
+    def discard(self, item: Hashable) -> None:
+        seq = self._seq_of.pop(item, None)
+        if seq is None:
+            return
+        del self._item[seq]
+        self._dead += 1
+        if self._dead > 64 and self._dead > len(self._item):     # over half dead
+            self._compact()
+
+    def _compact(self) -> None:
+        for c, keys in list(self._classes.items()):
+            self._classes[c] = [k for k in keys if k[1] in self._item]
+        self._wide = [s for s in self._wide if s in self._item]
+        self._span = {s: self._span[s] for s in self._item}
+        self._dead = 0
+
+    def query(self, lo: int | None, hi: int | None) -> Iterator[Hashable]:
+        """The alive items whose interval meets ``[lo, hi]`` (``None``: unbounded side)."""
+        items, span = self._item, self._span
+        for seq in list(self._wide):
+            if seq in items and _meets(span[seq], lo, hi):
+                yield items[seq]
+        for c, keys in list(self._classes.items()):
+            start = 0 if lo is None else bisect_left(keys, (lo - (1 << c), -1))
+            stop = len(keys) if hi is None else bisect_right(keys, (hi, 1 << 62))
+            for k in keys[start:stop]:
+                seq = k[1]
+                if seq in items and _meets(span[seq], lo, hi):
+                    yield items[seq]
+
+    def items(self) -> list[Hashable]:
+        return list(self._seq_of)
+
+
+def _meets(span: tuple[int | None, int | None], lo: int | None, hi: int | None) -> bool:
+    slo, shi = span
+    return ((hi is None or slo is None or slo <= hi)
+            and (lo is None or shi is None or lo <= shi))

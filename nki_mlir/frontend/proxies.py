@@ -201,6 +201,12 @@ class LoopIndex:
     __mod__ = lambda s, o: s._arith("mod", o)
     __rmod__ = lambda s, o: s._arith("mod", o, True)
 
+    def __divmod__(self, other: Any) -> Any:
+        return self // other, self % other
+
+    def __rdivmod__(self, other: Any) -> Any:
+        return other // self, other % self
+
     def __neg__(self) -> Any:
         return _tracer().index_arith("mul", self, -1)
 

@@ -1,0 +1,4 @@
+"""``nki_cpu_simulator.nki.isa.constants``: is :mod:`nki_mlir.isa_constants`."""
+from nki_cpu_simulator._alias import become
+
+become(__name__, "nki_mlir.isa_constants")

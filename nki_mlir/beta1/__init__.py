@@ -15,5 +15,8 @@ from ..kernel import Kernel, jit, simulate_kernel  # noqa: F401
 from ..entry import baremetal, benchmark, profile  # noqa: F401
 from . import compiler, isa, language  # noqa: F401
 from .. import typing  # noqa: F401
+#: ``neuronxcc.nki.tensor``: the tensor type, used in Beta 1 kernels' annotations
+#: (``def k(x: nki.tensor) -> nki.tensor``); annotations are not checked against it.
+from ..typing import tensor  # noqa: F401,E402
 
-__all__ = ["jit", "simulate_kernel", "baremetal", "benchmark", "profile", "Kernel", "language", "isa", "typing", "compiler", "errors"]
+__all__ = ["jit", "simulate_kernel", "baremetal", "benchmark", "profile", "Kernel", "language", "isa", "typing", "compiler", "errors", "tensor"]

@@ -53,4 +53,8 @@ def finfo(dtype):
         raise NKITypeError(f"nl.finfo: {dtype!r} is not a float dtype")
     return ml_dtypes.finfo(dt)
 
+
+#: ``nl.fp32`` (Beta 1): the limits of float32 (``nl.fp32.min`` is the usual masked-out value)
+fp32 = finfo("float32")
+
 __all__ = [n for n in dir() if not n.startswith("_")]

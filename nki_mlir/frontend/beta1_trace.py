@@ -164,11 +164,16 @@ class LastCall:
 def erase_last_call(ctx, last: LastCall) -> None:
     """Erase the ops the last value-returning call emitted (its result is unused so far)."""
     op = last.last_op
+    erased: set[int] = set()
     while op is not None:
         prev = op.prev_op if op is not last.first_op else None
+        erased.add(id(op))
         op.detach()
         op.erase(safe_erase=False)
         op = prev
+    consts = ctx.b._consts  # constants the call emitted are no longer there to reuse
+    for key in [k for k, v in consts.items() if id(v.owner) in erased]:
+        del consts[key]
     ctx.last_call = None
 
 

@@ -216,7 +216,7 @@ def mgrid(key) -> MGrid:
     """``nl.mgrid[a:b, c:d]`` -> :class:`MGrid` (slices with compile-time int bounds)."""
     keys = list(key) if isinstance(key, tuple) else [key]
     rank = len(keys)
-    exprs = []
+    exprs, ranges = [], []
     for r, k in enumerate(keys):
         if not isinstance(k, slice) or not all(v is None or is_int(v) for v in (k.start, k.stop, k.step)):
             raise IndexError_(f"nl.mgrid takes slices with compile-time int bounds (nl.mgrid[0:128, "
@@ -224,11 +224,14 @@ def mgrid(key) -> MGrid:
         start, step = k.start or 0, k.step or 1
         if k.stop is None:
             raise IndexError_("nl.mgrid slices need a stop")
-        a = IndexExpr.arange(int(start), int(k.stop), int(step))
-        sizes = [1] * rank
+        ranges.append(IndexExpr.arange(int(start), int(k.stop), int(step)))
+    # NumPy's mgrid is dense: every component has the whole grid's shape (coefficient 0
+    # along the axes it does not vary on), so ``3 * g.y + g.z`` is [P, F, 3, 3], not [1, 1, 3, 3]
+    full = tuple(a.sizes[0] for a in ranges)
+    for r, a in enumerate(ranges):
         coeffs = [0] * rank
-        sizes[r], coeffs[r] = a.sizes[0], a.coeffs[0]
-        exprs.append(IndexExpr(tuple(sizes), tuple(coeffs), a.const))
+        coeffs[r] = a.coeffs[0]
+        exprs.append(IndexExpr(full, tuple(coeffs), a.const))
     return MGrid(tuple(exprs))
 
 

@@ -47,8 +47,18 @@ def dma_copy(cg, dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, engine
 
 
 @handles("nisa.tensor_copy")
-def tensor_copy(cg, dst, src, engine=None, name=None):
-    _dst_data(cg, "nisa.tensor_copy", nki.TensorCopyOp, dst, src, engine, src_role="src")
+def tensor_copy(cg, dst, src, engine=None, name=None, dtype=None):
+    """``nisa.tensor_copy(dst, src, engine)``: copy ``src`` into ``dst`` converting to
+    ``dst.dtype`` (nki/api/generated/nki.isa.tensor_copy.rst).
+
+    ``dtype=`` is the legacy (NKI 0.x) spelling of the result dtype that tutorial kernels
+    still pass next to ``dst=``: it must name an NKI dtype (else a located ``NKITypeError``)
+    and is otherwise ignored, because the copy always converts to ``dst.dtype``."""
+    api = "nisa.tensor_copy"
+    if dtype is not None:
+        from .lang_calls import _dtype
+        _dtype(cg, api, dtype)
+    _dst_data(cg, api, nki.TensorCopyOp, dst, src, engine, src_role="src")
 
 
 @handles("nisa.tensor_tensor")

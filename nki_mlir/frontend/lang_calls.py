@@ -195,10 +195,26 @@ def exp(cg, x, dtype=None, mask=None):
     return _elementwise(cg, "nl.exp", nki.ExpOp, x, None, dtype, binary=False)
 
 
+def _sbuf_operand(cg, t: Tensor) -> Tensor:
+    """``t`` itself, or for a PSUM tile an SBUF copy of it (same shape and dtype)."""
+    if t.buffer != "psum":
+        return t
+    from .builtins import HANDLERS
+    out = new_tensor(cg, nki.NdarrayOp, t.shape, t.dtype, "sbuf")
+    HANDLERS["nisa.tensor_copy"](cg, out, t)
+    return out
+
+
 @handles("nl.matmul")
 def matmul(cg, x, y, transpose_x=False, mask=None):
+    """``nl.matmul(x, y, transpose_x)`` -> a float32 PSUM tile (nki/api/nki.language.rst,
+    ``matmul``).  TensorE reads its operands from SBUF only, so an operand that lives in
+    PSUM (e.g. the result of ``nl.transpose``) is first copied to a new SBUF tile of its
+    shape and dtype (one ``tensor_copy``, exact), as the compiler does for this
+    high-level call.  Bad operands raise located ``NKITypeError`` / verifier errors."""
     api = "nl.matmul"
     a, b = A.tensor(cg, api, "x", x), A.tensor(cg, api, "y", y)
+    a, b = _sbuf_operand(cg, a), _sbuf_operand(cg, b)
     m = a.shape[-1] if transpose_x else a.shape[0]
     shape = (m, int(np.prod(b.shape[1:])))
     op = A.emit(cg, nki.MatmulOp, {"x": a.value, "y": b.value},

@@ -98,11 +98,7 @@ def _check_broadcast(cg, api: str, role: str, src: tuple[int, ...], dst: tuple[i
     """The limits of materialising ``src -> dst`` (see legalize_math.broadcast)."""
     if tuple(src) == tuple(dst):
         return
-    free = int(np.prod(src[1:], dtype=np.int64))
-    if src[0] == 1 and dst[0] > 1 and free > BCAST_PART_FMAX:
-        raise _err(cg, f"{api}: broadcasting '{role}' {list(src)} along the partition dim needs a "
-                       f"TensorE ones-matmul, which handles at most {BCAST_PART_FMAX} free "
-                       f"elements per partition (got {free})")
+    free = int(np.prod(src[1:], dtype=np.int64))  # (partition broadcasts: 512-wide chunks)
     if free > 1:
         copies = int(np.prod([d for s, d in zip(src[1:], dst[1:]) if s == 1 and d > 1],
                              dtype=np.int64))
@@ -128,8 +124,9 @@ def _operand(cg, api: str, role: str, v: Any, bitvec: bool):
     return A.tile_or_scalar(cg, api, role, v), None  # raises a located error
 
 
-def _axes(cg, api: str, x: Tensor, axis) -> list[int]:
-    """Normalised trailing free axes of ``x`` (negative axes count from the end)."""
+def _axes(cg, api: str, x: Tensor, axis, trailing: bool = True) -> list[int]:
+    """Normalised free axes of ``x`` (negative axes count from the end; trailing only
+    unless ``trailing`` is false)."""
     rank = x.ndim
     items = list(axis) if isinstance(axis, (tuple, list)) else [axis]
     if not items or not all(is_int(a) for a in items):
@@ -144,7 +141,7 @@ def _axes(cg, api: str, x: Tensor, axis) -> list[int]:
     if axes[0] == 0:
         raise _err(cg, f"{api}: axis={axis!r} includes the partition axis 0; reductions run over the "
                        f"trailing free axes (1..{rank - 1}) of an on-chip tile")
-    if axes != list(range(axes[0], rank)):
+    if trailing and axes != list(range(axes[0], rank)):
         raise _err(cg, f"{api}: axis={axis!r} must be the trailing free axes of a rank-{rank} tile "
                        f"(e.g. [{rank - 1}] or {list(range(1, rank))})")
     return axes
@@ -268,18 +265,21 @@ def _reduction(fn: str):
     api = f"nl.{fn}"
 
     def handler(cg, x, axis, dtype=None, keepdims=False, mask=None):
+        from .tile_ops import reduced_axes_last
         t = _tile(cg, api, "x", x)
-        axes = _axes(cg, api, t, axis)
+        axes = _axes(cg, api, t, axis, trailing=fn == "var" or not cg.b.beta1)
         if fn == "var":
             _whole_free(cg, api, t, axes)
-        if keepdims or fn == "var":
-            shape = tuple(1 if d in axes else s for d, s in enumerate(t.shape))
-        else:
-            shape = tuple(s for d, s in enumerate(t.shape) if d not in axes)
-            if len(shape) < 2:
-                shape = shape + (1,)
-        return _result(cg, S.ReduceOp, {"x": t.value}, {"fn": fn, "axis": axes}, shape,
-                       _out_dtype(cg, api, dtype, t))
+        kept = tuple(s for d, s in enumerate(t.shape) if d not in axes)
+        full = tuple(1 if d in axes else s for d, s in enumerate(t.shape))
+        v, vaxes = reduced_axes_last(cg, t, axes)
+        keep = keepdims or fn == "var"
+        shape = kept + (1,) * len(axes) if keep else kept + (1,) * (len(kept) < 2)
+        r = _result(cg, S.ReduceOp, {"x": v.value}, {"fn": fn, "axis": vaxes}, shape,
+                    _out_dtype(cg, api, dtype, t))
+        if keep and shape != full:  # size-1 dims move back in place: same element order
+            r = cg.b.reinterpret(r, full, contiguous_strides(full), r.offset_index)
+        return r
     return handler
 
 

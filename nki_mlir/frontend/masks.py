@@ -109,6 +109,7 @@ def masked_call(cg, node: ast.Call, callee, handler: Callable, args: list, kwarg
         NKITypeError: ``err_unsupported_expression_in_mask`` (see the module docstring).
         NKIError: the mask needs more than :data:`MAX_VERSIONS` versions.
     """
+    drop_stale_consts(cg.b)
     kwargs = dict(kwargs)
     mask = kwargs.pop("mask")
     mnode = _mask_node(node)
@@ -362,6 +363,16 @@ def drop_superseded_views(b) -> None:
         _erase_dead(v)
     if values:
         setattr(b, _SUPERSEDED, [])
+
+
+def drop_stale_consts(b) -> None:
+    """Forget cached constants whose op is no longer in the block it was cached for (a
+    re-emitted Beta 1 call erases the ops of its first emission, constants included), so
+    the builder emits fresh ones instead of using erased values."""
+    for key, v in list(b._consts.items()):
+        parent = v.op.parent if isinstance(v, OpResult) else None
+        if parent is None or id(parent) != key[0]:
+            del b._consts[key]
 
 
 def _erase_dead(v: SSAValue) -> None:

@@ -414,10 +414,16 @@ def squeeze_dim(cg, t: Tensor, dim):
 
 
 @handles("tensor.reshape")
-def reshape(cg, t: Tensor, *shape):
-    """``t.reshape(shape)``: same elements, new shape (one -1 allowed; on-chip ``shape[0]``
-    unchanged; the layout must allow it without a copy)."""
+def reshape(cg, t: Tensor, *shape, **kw):
+    """``t.reshape(shape)`` or ``t.reshape(shape=...)``: same elements, new shape (one -1
+    allowed; on-chip ``shape[0]`` unchanged; the layout must allow it without a copy).
+    See nki/api/nki.language.rst (tensor.reshape).  Other keywords raise ``NKITypeError``."""
     m = "reshape"
+    if kw:
+        if set(kw) != {"shape"} or shape:
+            raise _err(cg, m, f"takes the new shape positionally or as shape=, got keywords "
+                              f"{sorted(kw)} and {len(shape)} positional argument(s)")
+        shape = (kw["shape"],)
     _direct(cg, t, m)
     new = _infer(cg, m, _shape_arg(cg, m, shape), t.size)
     _rank(cg, t, m, new)

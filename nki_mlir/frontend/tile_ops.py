@@ -207,3 +207,22 @@ def _sym(op: type) -> str:
             ast.Mod: "%", ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|",
             ast.BitAnd: "&", ast.BitXor: "^", ast.MatMult: "@", ast.Eq: "==", ast.NotEq: "!=",
             ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}.get(op, op.__name__)
+
+
+def reduced_axes_last(cg, t: Tensor, axes: list[int]) -> tuple[Tensor, list[int]]:
+    """A view of on-chip tile ``t`` whose reduced free ``axes`` come last.
+
+    ``nl.sum(x, axis=[2, 4])`` on a rank-5 tile reduces non-trailing free axes
+    (nki/api/nki.language.rst, reductions: "axis: int or tuple/list of ints"); the ``nki``
+    reduce op reduces trailing axes only, so the tile is viewed with its dims permuted to
+    ``[0, kept free axes..., reduced axes...]`` (a ``memref.reinterpret_cast``, no copy) and
+    reduced over its trailing ``len(axes)`` axes (Beta 1 kernels; Beta 2 keeps requiring
+    trailing axes).  The kept axes keep their order, so the
+    reduced result is the same as NumPy's.  ``axes``: sorted, without 0.  Returns the view
+    and its trailing axes (``t`` and ``axes`` unchanged when they are already trailing)."""
+    if axes == list(range(axes[0], t.ndim)):
+        return t, axes
+    order = [0] + [d for d in range(1, t.ndim) if d not in axes] + list(axes)
+    view = cg.b.reinterpret(t, [t.shape[d] for d in order], [t.strides[d] for d in order],
+                            t.offset_index)
+    return view, list(range(t.ndim - len(axes), t.ndim))

@@ -16,7 +16,7 @@ allocation, with explicit temporaries (float32 unless noted).  Engines follow th
 - binary functions -> ``tensor_tensor`` (``power`` on GpSimd), or ``tensor_scalar`` when
   one side is a scalar or a ``[P, 1]`` column (``reverse0`` when it is the left side);
 - NumPy broadcasting: a partition broadcast ``[1, F] -> [P, F]`` is a TensorE matmul of a
-  ``[1, P]`` ones tile with the row (F <= 512); a ``[P, 1]`` tile broadcasts along the free
+  ``[1, P]`` ones tile with the row (chunks of <= 512); a ``[P, 1]`` tile broadcasts along the free
   dims with ``memset 0`` + ``tensor_scalar(add)``; other free-dim broadcasts copy the
   source into each broadcast index with ``tensor_copy`` on ``memref.subview`` slices;
 - reductions -> ``tensor_reduce`` (``mean``: sum then ``* 1/N``; ``var``: two passes,
@@ -181,19 +181,29 @@ class Emitter:
 
     # ------------------------------------------------------------ broadcasting
     def part_bcast(self, v: SSAValue, parts: int) -> SSAValue:
-        """``[1, f...] -> [parts, f...]`` with a TensorE ones-matmul (exact in fp32)."""
-        shape, dt = shape_of(v), dtype_of(v)
+        """``[1, f...] -> [parts, f...]`` with TensorE ones-matmuls (exact in fp32), one per
+        <= 512-wide chunk of the last dim (512 fp32 per partition fill a PSUM bank)."""
+        shape, dt, chunk = tuple(shape_of(v)), dtype_of(v), 512
         moving = self.sbuf(v)
-        if dt not in _MATMUL_IN:
-            tmp = self.alloc(shape, dtypes.float32)
-            self.copy(tmp, moving)
+        if dt not in _MATMUL_IN:  # TensorE inputs: convert to fp32 first
+            self.copy(tmp := self.alloc(shape, dtypes.float32), moving)
             moving = tmp
         ones = self.alloc((1, parts), dtypes.float32)
         self.memset(ones, self.f32(1.0))
-        ps = self.alloc((parts, free_size(v)), dtypes.float32, "psum")
-        self.add(nki.NcMatmulOp.build(operands=[ps, ones, moving]))
-        out = self.alloc((parts,) + tuple(shape[1:]), dt)
-        self.copy(out, ps)
+        if free_size(v) <= chunk:  # one matmul over the whole row
+            ps = self.alloc((parts, free_size(v)), dtypes.float32, "psum")
+            self.add(nki.NcMatmulOp.build(operands=[ps, ones, moving]))
+            out = self.alloc((parts,) + shape[1:], dt)
+            self.copy(out, ps)
+            return out
+        out, rank, last = self.alloc((parts,) + shape[1:], dt), len(shape), shape[-1]
+        for idx in itertools.product(*[range(n) for n in shape[1:-1]]):
+            for lo in range(0, last, chunk):
+                c, offs = min(chunk, last - lo), [0, *idx, lo]
+                ps = self.alloc((parts, c), dtypes.float32, "psum")
+                row = self.subview(moving, offs, [1] * (rank - 1) + [c])
+                self.add(nki.NcMatmulOp.build(operands=[ps, ones, row]))
+                self.copy(self.subview(out, offs, [parts] + [1] * (rank - 2) + [c]), ps)
         return out
 
     def bcast(self, v: SSAValue, shape, out: SSAValue | None = None) -> SSAValue:

@@ -19,6 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
+#: ``np.byte_bounds`` moved to ``np.lib.array_utils`` in NumPy 2.0 (removed from ``np``)
+_byte_bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) \
+    or np.byte_bounds
+
 
 def root_of(a: np.ndarray) -> np.ndarray:
     """The array owning ``a``'s memory (following ``.base`` through views and ``as_strided``)."""
@@ -118,7 +122,7 @@ def footprint(a: np.ndarray, root: np.ndarray | None = None) -> Footprint | None
             vol *= h0 - l0
         return Footprint(root, lo, hi, vol == distinct, off, a.shape, a.strides, item)
     # not a box of the root's dimensions: the rows (first dimension) it touches, whole rows
-    low, high = np.byte_bounds(a)
+    low, high = _byte_bounds(a)
     base = address(root)
     r0 = max((low - base) // rstrides[0], 0)
     r1 = min((high - base - 1) // rstrides[0] + 1, rshape[0])

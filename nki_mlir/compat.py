@@ -20,6 +20,7 @@ _ALIASES = {
     "nki.typing": "nki_mlir.typing",
     "nki.isa.constants": "nki_mlir.isa_constants",
     "nki.language.dtypes": "nki_mlir.dtypes",
+    "nki.collectives": "nki_mlir.collectives",
     "neuronxcc.nki": "nki_mlir.beta1",
     "neuronxcc.nki.language": "nki_mlir.beta1.language",
     "neuronxcc.nki.isa": "nki_mlir.beta1.isa",

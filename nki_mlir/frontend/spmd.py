@@ -146,6 +146,9 @@ class SpmdInfo:
         cores: physical NeuronCores of the launch (2 for LNC2, else 1).
         core: the physical core this instance runs on (its rank for ``nisa.sendrecv``).
         lnc: True for a Beta 2 LNC launch (``kernel[2]``), False for a Beta 1 grid.
+        ranks: ranks of a multi-rank launch (``nki.collectives.simulate(kernel, num_ranks=N)``;
+            grid ``(1,)``), else 1.
+        rank: this program's rank id in such a launch (``nki.collectives.rank_id()``), else 0.
         uses_program_id: set by the frontend when ``nl.program_id`` is evaluated (not part
             of the cache key): instances of a kernel that never asks for its id are identical,
             so the launcher compiles one and runs it for all.
@@ -157,16 +160,24 @@ class SpmdInfo:
     core: int = 0
     lnc: bool = False
     uses_program_id: bool = field(default=False, compare=False)
+    ranks: int = 1
+    rank: int = 0
 
     def key(self) -> tuple:
         """The part of the compile-cache key (everything but the usage record)."""
-        return (self.grid, self.ids, self.cores, self.core, self.lnc)
+        base = (self.grid, self.ids, self.cores, self.core, self.lnc)
+        return base + (("ranks", self.ranks, self.rank),) if self.ranks > 1 else base
 
     def manifest(self) -> dict[str, Any]:
-        return {"grid": list(self.grid), "ids": list(self.ids), "cores": self.cores,
-                "core": self.core, "lnc": self.lnc, "uses_program_id": self.uses_program_id}
+        out = {"grid": list(self.grid), "ids": list(self.ids), "cores": self.cores,
+               "core": self.core, "lnc": self.lnc, "uses_program_id": self.uses_program_id}
+        if self.ranks > 1:
+            out.update(ranks=self.ranks, rank=self.rank)
+        return out
 
     def describe(self) -> str:
+        if self.ranks > 1:
+            return f"rank {self.rank} of a {self.ranks}-rank launch"
         return "kernel[" + ", ".join(str(g) for g in self.grid) + "]"
 
 
@@ -234,4 +245,17 @@ def require_lnc2(cg, api: str) -> SpmdInfo:
     return info
 
 
-__all__ = ["SpmdDim", "SpmdInfo", "nc", "spmd_dim", "require_lnc2", "MAX_CORES"]
+def rank_world(cg, api: str) -> tuple[int, int]:
+    """``(rank id, number of ranks)`` of this program for ``nki.collectives``: a multi-rank
+    launch's, or ``(0, 1)`` for a plain call.  An LNC / SPMD grid launch is a located error."""
+    info = spmd_of(cg)
+    if info is None:
+        return 0, 1
+    if info.ranks > 1 or (info.grid == (1,) and info.cores == 1):
+        return info.rank, info.ranks
+    raise cg.b.error(f"{api} is not supported in an SPMD / LNC grid launch ({info.describe()}); "
+                     f"launch the kernel with nki.collectives.simulate(kernel, num_ranks=N)",
+                     NKITypeError)
+
+
+__all__ = ["SpmdDim", "SpmdInfo", "nc", "spmd_dim", "require_lnc2", "rank_world", "MAX_CORES"]

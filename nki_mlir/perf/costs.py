@@ -89,7 +89,7 @@ NO_COST_OPS = frozenset({
 })
 #: ops that are DMA transfers (timed by :func:`dma_engine_shares`)
 DMA_OPS = frozenset({"nisa.dma_copy", "nisa.dma_transpose", "nisa.dma_copy_indirect",
-                     "nisa.dma_compute", "nisa.sendrecv"})
+                     "nisa.dma_compute", "nisa.sendrecv", "nisa.collective"})
 #: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
 DEFAULT_ENGINE = {
     "nisa.matmul": "tensor", "nisa.nc_transpose": "tensor", "nisa.nc_matmul_mx": "tensor",

@@ -22,6 +22,10 @@ mailboxes).  A wait that cannot complete -- the other core finished, failed, or 
 elsewhere past :data:`BARRIER_TIMEOUT` seconds -- is a runtime error located at the waiting
 instruction, never a hang.  (Every sendrecv sends one tile and receives one, so when all
 complete no tile is left over.)
+
+Multi-rank launches (``nki.collectives.simulate(kernel, num_ranks=N)``): :func:`run_ranks`
+runs one program per rank, each a thread with its own single-core :class:`Launch` (own
+outputs and HBM) sharing one :class:`Comm`, through which ``nisa.collective`` exchanges data.
 """
 from __future__ import annotations
 
@@ -57,12 +61,16 @@ class Launch:
 
     Attributes:
         cores: physical NeuronCores of the launch (1, or 2 for LNC2).
+        comm: the :class:`Comm` of a multi-rank launch (``nki.collectives``), else None.
+        rank_id: this launch's rank in ``comm`` (0 without one).
         timeout: seconds a cross-core wait may block (default :data:`BARRIER_TIMEOUT`).
         shared: ``shared_hbm`` tensors by key (``("output", i)`` / ``("named", name, n)``).
     """
 
-    def __init__(self, cores: int = 1, timeout: float | None = None):
+    def __init__(self, cores: int = 1, timeout: float | None = None, comm: Comm | None = None,
+                 rank_id: int = 0):
         self.cores = cores
+        self.comm, self.rank_id = comm, rank_id
         self.timeout = BARRIER_TIMEOUT if timeout is None else float(timeout)
         self.shared: dict[tuple, np.ndarray] = {}
         self._lock = threading.Lock()
@@ -132,6 +140,66 @@ class Launch:
     def core_finished(self, core: int, failed: bool) -> None:
         with self._cv:
             self._done[core] = True
+            self._failed = self._failed or failed
+            self._cv.notify_all()
+
+
+class Comm:
+    """The ranks of a multi-rank launch (``nki.collectives``): matched data exchanges.
+
+    Every rank runs the same kernel, so the k-th collective of each rank is the same
+    operation: :meth:`exchange` posts this rank's payload under its sequence number k and
+    waits for the payloads of the ranks it needs.  A rank that finished, failed or did not
+    arrive within ``timeout`` seconds is a runtime error at the waiting instruction.
+    """
+
+    def __init__(self, ranks: int, timeout: float | None = None):
+        self.ranks = ranks
+        self.timeout = BARRIER_TIMEOUT if timeout is None else float(timeout)
+        self._cv = threading.Condition()
+        self._seq = [0] * ranks
+        self._posts: dict[int, dict[int, tuple[str, Any]]] = {}
+        self._passed: dict[int, int] = {}   # exchange k -> ranks past it
+        self._done = [False] * ranks
+        self._failed = False
+
+    def exchange(self, rank: int, what: str, payload: Any, peers: Sequence[int]) -> dict[int, Any]:
+        """Post ``payload`` as this rank's ``what`` and return the payloads of ``peers``."""
+        with self._cv:
+            k = self._seq[rank]
+            self._seq[rank] += 1
+            slot = self._posts.setdefault(k, {})
+            slot[rank] = (what, payload)
+            self._cv.notify_all()
+            deadline = time.monotonic() + self.timeout
+            while True:
+                missing = [p for p in peers if p not in slot]
+                if not missing:
+                    break
+                if self._failed:
+                    raise PeerFailed(f"rank {rank} stopped: another rank of the launch failed")
+                gone = [p for p in missing if self._done[p]]
+                if gone:
+                    raise Fault(f"rank {rank} waits for rank {gone[0]} at collective #{k} ({what}), "
+                                f"but rank {gone[0]} finished its kernel without getting there")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise Fault(f"rank {rank} timed out after {self.timeout:g} s waiting for rank "
+                                f"{missing[0]} at collective #{k} ({what})")
+                self._cv.wait(left)
+            for p in peers:
+                if slot[p][0] != what:
+                    raise Fault(f"collective #{k} is {what} on rank {rank} but {slot[p][0]} on rank "
+                                f"{p}; every rank must execute the same collectives in the same order")
+            got = {p: slot[p][1] for p in peers}
+            self._passed[k] = self._passed.get(k, 0) + 1
+            if self._passed[k] == self.ranks:  # every rank is past exchange k: free it
+                del self._posts[k], self._passed[k]
+            return got
+
+    def rank_finished(self, rank: int, failed: bool) -> None:
+        with self._cv:
+            self._done[rank] = True
             self._failed = self._failed or failed
             self._cv.notify_all()
 
@@ -238,5 +306,44 @@ def run_instances(work: Sequence[tuple[int, tuple[int, ...], Callable[[Instance]
     return results
 
 
-__all__ = ["Launch", "Instance", "run_instances", "shared_alloc", "BARRIER_TIMEOUT",
+def run_ranks(work: Sequence[Callable[[Instance], Any]], timeout: float | None = None) -> list:
+    """Run one single-core program per rank of a multi-rank launch, one thread each.
+
+    ``work[r](instance)`` runs rank ``r`` (its own :class:`Launch`, so its outputs are its
+    own; the launches share one :class:`Comm`).  Returns the results in rank order.
+
+    Raises:
+        NKIError: the first failure (a rank stopped only because another failed is not
+            reported).
+    """
+    comm = Comm(len(work), timeout)
+    results: list = [None] * len(work)
+    errors: list[BaseException | None] = [None] * len(work)
+
+    def worker(r: int) -> None:
+        failed = False
+        try:
+            results[r] = work[r](Instance(Launch(1, timeout, comm, r), 0, (0,)))
+        except BaseException as exc:  # noqa: BLE001 -- handed to the launching thread
+            errors[r] = exc
+            failed = True
+        finally:
+            comm.rank_finished(r, failed)
+
+    threads = [threading.Thread(target=worker, args=(r,), name=f"nki-rank-{r}", daemon=True)
+               for r in range(len(work))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    real = [e for e in errors if e is not None and not isinstance(e, PeerFailed)]
+    first = real[0] if real else next((e for e in errors if e is not None), None)
+    if first is not None:
+        if isinstance(first, NKIError):
+            raise first.with_traceback(None)
+        raise first
+    return results
+
+
+__all__ = ["Launch", "Comm", "run_ranks", "Instance", "run_instances", "shared_alloc", "BARRIER_TIMEOUT",
            "CROSS_CORE_OPS", "PeerFailed"]

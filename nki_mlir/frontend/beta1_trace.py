@@ -26,11 +26,8 @@ from typing import Any
 
 from ..errors import NKISyntaxError, NKITypeError
 from .frames import user_loc
-from .proxies import NkiTensor
+from .proxies import AST_OPS, NkiTensor
 
-_AST_OPS = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "floordiv": ast.FloorDiv,
-            "mod": ast.Mod, "and": ast.BitAnd, "or": ast.BitOr, "truediv": ast.Div,
-            "lt": ast.Lt, "le": ast.LtE, "gt": ast.Gt, "ge": ast.GtE, "eq": ast.Eq, "ne": ast.NotEq}
 _MATMULS = ("nisa1.nc_matmul", "nl.matmul", "nisa.nc_matmul")
 
 
@@ -50,7 +47,7 @@ def grid_operator(op: str, a: Any, b: Any) -> Any:
     ctx = _ctx()
     loc = ctx.b.loc = user_loc()
     try:
-        return index_operator(ctx, loc, _AST_OPS[op], unwrap(a), unwrap(b))
+        return index_operator(ctx, loc, AST_OPS[op], unwrap(a), unwrap(b))
     except NKITypeError as exc:
         if exc.code is None and loc is not None and _in_mask_argument(loc):
             exc.code = "err_unsupported_expression_in_mask"
@@ -71,7 +68,7 @@ def grid_compare(op: str, a: Any, b: Any) -> Any:
     from .tracer import unwrap
     ctx = _ctx()
     loc = ctx.b.loc = user_loc()
-    return compare_operator(ctx, loc, _AST_OPS[op], unwrap(a), unwrap(b))
+    return compare_operator(ctx, loc, AST_OPS[op], unwrap(a), unwrap(b))
 
 
 def grid_subscript(obj: Any, key: Any) -> Any:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 
+from .proxies import with_operators
 from .values import Index, as_index, is_int, simplify
 
 #: comparison operator -> its name in a :class:`Mask` constraint (``expr <op> 0``)
@@ -30,6 +31,8 @@ class IndexError_(ValueError):
     """A non-affine or ill-shaped index expression (the frontend reports it located)."""
 
 
+@with_operators("_op", ("add", "sub", "mul", "floordiv", "mod", "truediv"), ("add", "sub", "mul"))
+@with_operators("_cmp", ("lt", "le", "gt", "ge"))
 @dataclass(frozen=True)
 class IndexExpr:
     """An affine index grid (see the module docstring).
@@ -125,25 +128,12 @@ class IndexExpr:
         from .beta1_trace import grid_operator
         return grid_operator(op, other, self) if reflected else grid_operator(op, self, other)
 
-    __add__ = lambda s, o: s._op("add", o)
-    __radd__ = lambda s, o: s._op("add", o, True)
-    __sub__ = lambda s, o: s._op("sub", o)
-    __rsub__ = lambda s, o: s._op("sub", o, True)
-    __mul__ = lambda s, o: s._op("mul", o)
-    __rmul__ = lambda s, o: s._op("mul", o, True)
-    __floordiv__ = lambda s, o: s._op("floordiv", o)
-    __mod__ = lambda s, o: s._op("mod", o)
-    __truediv__ = lambda s, o: s._op("truediv", o)
-    __neg__ = lambda s: s._op("mul", -1)
-
     def _cmp(self, op: str, other):
         from .beta1_trace import grid_compare
         return grid_compare(op, self, other)
 
-    __lt__ = lambda s, o: s._cmp("lt", o)
-    __le__ = lambda s, o: s._cmp("le", o)
-    __gt__ = lambda s, o: s._cmp("gt", o)
-    __ge__ = lambda s, o: s._cmp("ge", o)
+    def __neg__(self):
+        return self._op("mul", -1)
 
     def __getitem__(self, key):
         from .beta1_trace import grid_subscript

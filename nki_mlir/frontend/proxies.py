@@ -16,6 +16,7 @@ Semantics: NKI ``nki.language.NkiTensor`` (AWS's API stubs); loops are Python lo
 """
 from __future__ import annotations
 
+import ast
 import operator
 from typing import Any
 
@@ -25,6 +26,37 @@ def _tracer():
     return tracer
 
 
+#: Python operator name -> the ``ast`` operator class the frontend's operator helpers take
+AST_OPS = {
+    "add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "truediv": ast.Div, "floordiv": ast.FloorDiv,
+    "mod": ast.Mod, "pow": ast.Pow, "matmul": ast.MatMult, "and": ast.BitAnd, "or": ast.BitOr,
+    "xor": ast.BitXor, "lshift": ast.LShift, "rshift": ast.RShift, "lt": ast.Lt, "le": ast.LtE,
+    "gt": ast.Gt, "ge": ast.GtE, "eq": ast.Eq, "ne": ast.NotEq,
+}
+
+
+def with_operators(impl: str, forward: tuple[str, ...], reflected: tuple[str, ...] = ()):
+    """Class decorator: ``__<op>__(self, other)`` calls ``self.<impl>(op, other)`` for each op
+    in ``forward`` and ``__r<op>__`` calls ``self.<impl>(op, other, True)`` for ``reflected``
+    (the operator tables of the traced values, written once)."""
+    def forward_method(op: str):
+        return lambda self, other: getattr(self, impl)(op, other)
+
+    def reflected_method(op: str):
+        return lambda self, other: getattr(self, impl)(op, other, True)
+
+    def deco(cls):
+        for op in forward:
+            setattr(cls, f"__{op}__", forward_method(op))
+        for op in reflected:
+            setattr(cls, f"__r{op}__", reflected_method(op))
+        return cls
+    return deco
+
+
+@with_operators("_op", ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+                       "and", "or", "xor", "lshift", "rshift", "lt", "le", "gt", "ge"),
+                ("add", "sub", "mul", "truediv", "and", "or"))
 class NkiTensor:
     """A tensor (or a view of one) inside a traced kernel.
 
@@ -89,30 +121,6 @@ class NkiTensor:
         a, b = (other, self) if reflected else (self, other)
         return _tracer().operator(op, a, b)
 
-    __add__ = lambda s, o: s._op("add", o)
-    __radd__ = lambda s, o: s._op("add", o, True)
-    __sub__ = lambda s, o: s._op("sub", o)
-    __rsub__ = lambda s, o: s._op("sub", o, True)
-    __mul__ = lambda s, o: s._op("mul", o)
-    __rmul__ = lambda s, o: s._op("mul", o, True)
-    __truediv__ = lambda s, o: s._op("truediv", o)
-    __rtruediv__ = lambda s, o: s._op("truediv", o, True)
-    __floordiv__ = lambda s, o: s._op("floordiv", o)
-    __mod__ = lambda s, o: s._op("mod", o)
-    __pow__ = lambda s, o: s._op("pow", o)
-    __matmul__ = lambda s, o: s._op("matmul", o)
-    __and__ = lambda s, o: s._op("and", o)
-    __rand__ = lambda s, o: s._op("and", o, True)
-    __or__ = lambda s, o: s._op("or", o)
-    __ror__ = lambda s, o: s._op("or", o, True)
-    __xor__ = lambda s, o: s._op("xor", o)
-    __lshift__ = lambda s, o: s._op("lshift", o)
-    __rshift__ = lambda s, o: s._op("rshift", o)
-    __lt__ = lambda s, o: s._op("lt", o)
-    __le__ = lambda s, o: s._op("le", o)
-    __gt__ = lambda s, o: s._op("gt", o)
-    __ge__ = lambda s, o: s._op("ge", o)
-
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         if other is None or not _comparable(other):
             return NotImplemented
@@ -172,6 +180,9 @@ def _comparable(other: Any) -> bool:
     return isinstance(other, (NkiTensor, int, float, np.number, LoopIndex, IndexExpr))
 
 
+@with_operators("_arith", ("add", "sub", "mul", "floordiv", "mod"),
+                ("add", "sub", "mul", "floordiv", "mod"))
+@with_operators("_cmp", ("lt", "le", "gt", "ge"))
 class LoopIndex:
     """The symbolic index of a rolled loop (an affine expression over loop variables).
 
@@ -190,17 +201,6 @@ class LoopIndex:
         a, b = (other, self) if reflected else (self, other)
         return _tracer().index_arith(op, a, b)
 
-    __add__ = lambda s, o: s._arith("add", o)
-    __radd__ = lambda s, o: s._arith("add", o, True)
-    __sub__ = lambda s, o: s._arith("sub", o)
-    __rsub__ = lambda s, o: s._arith("sub", o, True)
-    __mul__ = lambda s, o: s._arith("mul", o)
-    __rmul__ = lambda s, o: s._arith("mul", o, True)
-    __floordiv__ = lambda s, o: s._arith("floordiv", o)
-    __rfloordiv__ = lambda s, o: s._arith("floordiv", o, True)
-    __mod__ = lambda s, o: s._arith("mod", o)
-    __rmod__ = lambda s, o: s._arith("mod", o, True)
-
     def __divmod__(self, other: Any) -> Any:
         return self // other, self % other
 
@@ -215,11 +215,6 @@ class LoopIndex:
 
     def _cmp(self, op: str, other: Any) -> Any:
         return _tracer().index_compare(op, self, other)
-
-    __lt__ = lambda s, o: s._cmp("lt", o)
-    __le__ = lambda s, o: s._cmp("le", o)
-    __gt__ = lambda s, o: s._cmp("gt", o)
-    __ge__ = lambda s, o: s._cmp("ge", o)
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         return self._cmp("eq", other)

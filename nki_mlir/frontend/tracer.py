@@ -19,7 +19,8 @@ from typing import Any
 from ..errors import NKIError, NKISyntaxError, NKITypeError, SourceLoc
 from .builtins import HANDLERS
 from .frames import call_chain, frame_loc, truth_context, user_frame, user_loc
-from .proxies import LoopCondition, LoopIndex, NkiTensor
+from .beta1_trace import PendingTensor
+from .proxies import AST_OPS, LoopCondition, LoopIndex, NkiTensor
 from .values import Index, Tensor
 
 _ACTIVE: list["TraceContext"] = []
@@ -146,7 +147,7 @@ def _require(what: str) -> TraceContext:
 def unwrap(x: Any) -> Any:
     """Proxies -> the frontend's values (recursively through tuples, lists, dicts, slices)."""
     t = type(x)
-    if t is NkiTensor or t is _PendingTensor():
+    if t is NkiTensor or t is PendingTensor:
         return x._t
     if t is LoopIndex:
         _check_open(x)
@@ -163,11 +164,6 @@ def unwrap(x: Any) -> Any:
     if t is dict:
         return {k: unwrap(v) for k, v in x.items()}
     return x
-
-
-def _PendingTensor():
-    from .beta1_trace import PendingTensor
-    return PendingTensor
 
 
 def wrap(x: Any, keys: frozenset = frozenset()) -> Any:
@@ -251,7 +247,7 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
 
 def _pending(v: Any) -> Any:
     """A Beta 1 pending view passed to a masked call stays pending (masks.py builds it)."""
-    if type(v) is _PendingTensor() and v._view is None:
+    if type(v) is PendingTensor and v._view is None:
         return v.pending
     return v
 
@@ -339,21 +335,6 @@ def store_subscript(t: NkiTensor, key: Any, value: Any) -> None:
         raise
 
 
-_AST_OPS = None
-
-
-def _ast_op(op: str):
-    global _AST_OPS
-    if _AST_OPS is None:
-        import ast
-        _AST_OPS = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "truediv": ast.Div,
-                    "floordiv": ast.FloorDiv, "mod": ast.Mod, "pow": ast.Pow, "matmul": ast.MatMult,
-                    "and": ast.BitAnd, "or": ast.BitOr, "xor": ast.BitXor, "lshift": ast.LShift,
-                    "rshift": ast.RShift, "lt": ast.Lt, "le": ast.LtE, "gt": ast.Gt, "ge": ast.GtE,
-                    "eq": ast.Eq, "ne": ast.NotEq}
-    return _AST_OPS[op]
-
-
 def operator(op: str, a: Any, b: Any) -> Any:
     """A Python operator with a tensor operand (Beta 1 tile arithmetic and comparisons)."""
     ctx = _require("tensor operators")
@@ -364,8 +345,8 @@ def operator(op: str, a: Any, b: Any) -> Any:
         if isinstance(v, Tensor):
             ctx.check_visible(loc, v)
     if op in ("lt", "le", "gt", "ge", "eq", "ne"):
-        return wrap(compare_operator(ctx, loc, _ast_op(op), ua, ub))
-    return wrap(tile_operator(ctx, loc, _ast_op(op), ua, ub))
+        return wrap(compare_operator(ctx, loc, AST_OPS[op], ua, ub))
+    return wrap(tile_operator(ctx, loc, AST_OPS[op], ua, ub))
 
 
 def _masked_into(ctx: TraceContext, loc, t: NkiTensor, key: Any, value: Any) -> bool:

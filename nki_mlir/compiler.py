@@ -112,14 +112,16 @@ class CompiledKernel:
 
     Attributes:
         spec: the argument and output specs.
-        artifact: path of the artifact directory (manifest.json + kernel.nisa.mlir).
+        artifact: path of the artifact directory in the compile cache (manifest.json +
+            kernel.nisa.mlir), or None for a ``use_cache=False`` compile, whose artifact is
+            kept in memory (write it with :meth:`save`).
         target: "trn1" | "trn2" | "trn3".
         compile_seconds: wall time of the compile that produced it (0 for a cache hit).
         cache_hit: "memory", "disk" or None.
     """
 
     spec: KernelSpec
-    artifact: Path
+    artifact: Path | None
     target: str
     manifest: dict[str, Any]
     compile_seconds: float = 0.0
@@ -134,6 +136,12 @@ class CompiledKernel:
         if stage not in self._ir:
             _, self._ir = art.read_artifact(self.artifact)
         return self._ir[stage]
+
+    def save(self, dest: str | os.PathLike) -> Path:
+        """Write this kernel's artifact files (``manifest.json``, ``kernel.nisa.mlir``,
+        ``kernel.nki.mlir``) into the directory ``dest`` (created if needed); returns it."""
+        art.save_files(Path(dest), self.manifest, {s: self.ir(s) for s in art.FILES})
+        return Path(dest)
 
     @property
     def program(self):
@@ -202,7 +210,7 @@ def _key_parts(fn, specs: tuple[ArgSpec, ...], target: str, options: dict) -> di
         "source": file_hash(src.file) if src else "", "qualname": getattr(fn, "__qualname__", ""),
         "referenced_values": referenced_values_digest(fn),
         "module": getattr(fn, "__module__", ""),
-        "compiler": __version__, "xdsl": getattr(xdsl, "__version__", "0.74.0"),
+        "compiler": __version__, "xdsl": str(getattr(xdsl, "__version__", "0.74.0")),
         "args": [(s.name, s.kind, s.shape, s.dtype,
                   repr(s.value) if _plain(s.value) else value_digest(s.value)) for s in specs],
         "target": target, "options": options,
@@ -226,20 +234,18 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     if spmd is not None:
         opts["spmd"] = list(spmd.key())
     parts = _key_parts(fn, specs, tgt, opts)
-    key = cache.cache_key(parts)
+    try:
+        key = cache.cache_key(parts)
+    except cache.UnstableKey:
+        key, use_cache = os.urandom(32).hex(), False   # no content key: compile uncached
     if use_cache and (hit := cache.memory_get(key)) is not None:
         return hit
     dest = cache.cache_dir() / f"{fn.__name__}-{key[:16]}"
-    if use_cache and dest.exists():
-        try:
-            manifest, ir = art.read_artifact(dest, compiler_version=__version__)
-            ck = CompiledKernel(_spec_from_manifest(manifest), dest, tgt, manifest, 0.0, "disk", ir)
+    if use_cache and os.path.lexists(dest):
+        ck = _disk_hit(dest, tgt)
+        if ck is not None:
             cache.memory_put(key, ck)
             return ck
-        except (ArtifactError, KeyError, TypeError, ValueError) as exc:
-            warnings.warn(f"nki-mlir: ignoring a damaged cache entry and rebuilding it: {exc}")
-            import shutil
-            shutil.rmtree(dest, ignore_errors=True)
     t0 = time.perf_counter()
     module, spec = build_module(fn, specs, tgt, spmd=spmd)
     ir_nki = print_module(module)
@@ -256,15 +262,31 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         "compile_seconds": round(seconds, 6),
         "spmd": spmd.manifest() if spmd is not None else None,
     }
-    if use_cache:
-        dest = art.write_artifact(dest, manifest, {"nisa": ir_nisa, "nki": ir_nki})
-    else:
-        import tempfile
-        dest = art.write_artifact(Path(tempfile.mkdtemp(prefix="nki-mlir-")) / dest.name, manifest,
-                                  {"nisa": ir_nisa, "nki": ir_nki})
-    ck = CompiledKernel(spec, dest, tgt, manifest, seconds, None, {"nisa": ir_nisa, "nki": ir_nki})
+    ir = {"nisa": ir_nisa, "nki": ir_nki}
+    path = None
+    if use_cache:      # an uncached compile keeps its artifact in memory: no files left behind
+        path = art.write_artifact(dest, manifest, ir)
+        cache.added(path)
+    ck = CompiledKernel(spec, path, tgt, manifest, seconds, None, ir)
     if use_cache:
         cache.memory_put(key, ck)
+    return ck
+
+
+def _disk_hit(dest: Path, target: str) -> CompiledKernel | None:
+    """The cache entry at ``dest``, checked and decoded; ``None`` (after a warning naming the
+    entry, which is removed) when it is damaged in any way, so the caller rebuilds it."""
+    from xdsl.utils.exceptions import ParseError
+    try:
+        manifest, ir = art.read_artifact(dest, compiler_version=__version__)
+        ck = CompiledKernel(_spec_from_manifest(manifest), dest, target, manifest, 0.0, "disk", ir)
+        ck.program        # parse and decode now: an entry that does not decode is damaged
+    except (ArtifactError, ParseError, VerifyException, NKIError, KeyError, TypeError, ValueError,
+            AttributeError) as exc:
+        warnings.warn(f"nki-mlir: ignoring a damaged cache entry and rebuilding it: {dest.name}: {exc}")
+        cache.remove(dest)
+        return None
+    cache.touch(dest)
     return ck
 
 

@@ -51,7 +51,6 @@ import importlib
 import importlib.util
 import json
 import os
-import shutil
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -252,15 +251,11 @@ class EntryKernel:
 
 
 def _copy_artifacts(compiled: list, dest: str) -> None:
-    distinct = list({str(c.artifact): c for c in compiled}.values())
+    distinct = list({id(c): c for c in compiled}.values())
     os.makedirs(dest, exist_ok=True)
     for c in distinct:
-        out = dest if len(distinct) == 1 else os.path.join(dest, os.path.basename(str(c.artifact)))
-        os.makedirs(out, exist_ok=True)
-        for name in os.listdir(c.artifact):
-            src = os.path.join(c.artifact, name)
-            if os.path.isfile(src):
-                shutil.copy2(src, os.path.join(out, name))
+        name = f"{c.spec.name}-{c.manifest['cache_key'][:16]}"
+        c.save(dest if len(distinct) == 1 else os.path.join(dest, name))
 
 
 def _write_profile(ek: EntryKernel, record: LaunchRecord) -> None:
@@ -296,7 +291,7 @@ def _write_profile(ek: EntryKernel, record: LaunchRecord) -> None:
             "warnings": [{"kind": w.kind, "loc": w.loc, "message": w.message} for w in est.warnings],
             "note": "no NEFF/NTFF: no Neuron device; figures come from a cycle-approximate model (+-30%)",
             "files": files,
-            "artifact": str(ck.artifact),
+            "artifact": str(ck.artifact) if ck.artifact else None,
         }
         atomic_write(base + ".json", json.dumps(summary, indent=2), "profile summary")
 

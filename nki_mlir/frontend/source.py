@@ -9,6 +9,7 @@ import inspect
 import os
 import sys
 import textwrap
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,10 +74,17 @@ class FunctionSource:
     @functools.cached_property
     def is_user_code(self) -> bool:
         """True for functions outside nki-mlir and the standard library / site-packages."""
-        f = os.path.abspath(self.file)
-        if f.startswith(_PKG_DIR):
-            return False
-        return not any(f.startswith(p) for p in _std_prefixes())
+        return _is_user_file(self.file)
+
+
+def _is_user_file(file: str) -> bool:
+    """A source file outside nki-mlir and the standard library / site-packages."""
+    if not file:
+        return False
+    f = os.path.abspath(file)
+    if f.startswith(_PKG_DIR):
+        return False
+    return not any(f.startswith(p) for p in _std_prefixes())
 
 
 def _closure_vars(fn: Any) -> dict[str, Any]:
@@ -138,6 +146,7 @@ def referenced_values_digest(fn: Any) -> str:
         src = FunctionSource.of(f)
         if src is None or not src.is_user_code:
             return
+        h.update(f"fn {src.file} {file_hash(src.file)}".encode())   # helpers in other files too
         env = {**getattr(f, "__globals__", {}), **_closure_vars(f)}
         for name in (*code.co_names, *code.co_freevars):
             if name in env:
@@ -154,8 +163,8 @@ def referenced_values_digest(fn: Any) -> str:
 
 def _feed(h: "hashlib._Hash", value: Any, depth: int) -> None:
     import numpy as np
-    if depth > 4:
-        h.update(b"<deep>")
+    if depth > 24:   # too deep (or cyclic) to hash by content: a key that never matches
+        h.update(os.urandom(16))   # another, so a different value is never mistaken for it
     elif isinstance(value, np.ndarray):
         h.update(f"nd{value.dtype.str}{value.shape}".encode())
         h.update(np.ascontiguousarray(value).tobytes())
@@ -172,6 +181,13 @@ def _feed(h: "hashlib._Hash", value: Any, depth: int) -> None:
             h.update(repr(k).encode())
             _feed(h, value[k], depth + 1)
         h.update(b"}")
+    elif isinstance(value, types.ModuleType):   # by name and source, never by its mutable state
+        file = getattr(value, "__file__", None) or ""
+        h.update(f"module {value.__name__} {file_hash(file) if _is_user_file(file) else ''}".encode())
+    elif isinstance(value, type):
+        file = getattr(sys.modules.get(value.__module__), "__file__", None) or ""
+        h.update(f"class {value.__module__}.{value.__qualname__} "
+                 f"{file_hash(file) if _is_user_file(file) else ''}".encode())
     elif isinstance(value, enum.Enum):
         h.update(f"enum {type(value).__module__}.{type(value).__qualname__}.{value.name}".encode())
     elif hasattr(value, "__dict__") and not callable(value):  # a configuration object

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
@@ -35,6 +36,25 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _manifest_digest(manifest: dict[str, Any]) -> str:
+    """SHA-256 of the manifest's canonical JSON without its own ``manifest_sha256`` field."""
+    body = {k: v for k, v in manifest.items() if k != "manifest_sha256"}
+    return _sha256(json.dumps(body, sort_keys=True, default=_json).encode())
+
+
+def encode(manifest: dict[str, Any], ir: dict[str, str]) -> dict[str, bytes]:
+    """The files of an artifact (name -> bytes): the IR files and ``manifest.json`` holding
+    the format, ``manifest``'s fields, the SHA-256 of every IR file and of the manifest
+    itself (``manifest_sha256``, over the canonical JSON of every other field)."""
+    files = {fname: ir[stage].encode() for stage, fname in FILES.items()}
+    full = {"format": FORMAT, "format_version": FORMAT_VERSION, **manifest, "files": FILES,
+            "sha256": {fname: _sha256(data) for fname, data in files.items()}}
+    full = json.loads(json.dumps(full, default=_json))   # what a reader will see
+    full["manifest_sha256"] = _manifest_digest(full)
+    files["manifest.json"] = json.dumps(full, indent=2, sort_keys=True).encode()
+    return files
+
+
 def write_artifact(dest: Path, manifest: dict[str, Any], ir: dict[str, str]) -> Path:
     """Write an artifact atomically: build it in a temporary sibling dir, then rename.
 
@@ -45,18 +65,15 @@ def write_artifact(dest: Path, manifest: dict[str, Any], ir: dict[str, str]) -> 
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-" + dest.name + "-", dir=dest.parent))
     try:
-        digests = {}
-        for stage, fname in FILES.items():
-            data = ir[stage].encode()
+        for fname, data in encode(manifest, ir).items():
             (tmp / fname).write_bytes(data)
-            digests[fname] = _sha256(data)
-        full = {"format": FORMAT, "format_version": FORMAT_VERSION, **manifest, "files": FILES,
-                "sha256": digests}
-        (tmp / "manifest.json").write_text(json.dumps(full, indent=2, sort_keys=True, default=_json))
         try:
             os.rename(tmp, dest)
         except OSError:
-            if not (dest / "manifest.json").exists():
+            if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
+                dest.unlink()            # a damaged entry: never write through a symlink
+                os.rename(tmp, dest)
+            elif not (dest / "manifest.json").exists():
                 shutil.rmtree(dest, ignore_errors=True)
                 os.rename(tmp, dest)
     finally:
@@ -65,19 +82,49 @@ def write_artifact(dest: Path, manifest: dict[str, Any], ir: dict[str, str]) -> 
     return dest
 
 
+def save_files(dest: Path, manifest: dict[str, Any], ir: dict[str, str]) -> None:
+    """Write the artifact's files into the existing or new directory ``dest`` (a copy the
+    user asked for, e.g. ``artifacts_dir=``); files of other names there are left alone."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for fname, data in encode(manifest, ir).items():
+        (dest / fname).write_bytes(data)
+
+
+def _read(path: Path, fname: str) -> bytes:
+    """A regular file of the artifact directory, never through a symlink."""
+    try:
+        fd = os.open(path / fname, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        raise ArtifactError(f"{path}: missing {fname}") from None
+    except OSError as exc:
+        raise ArtifactError(f"{path}: unreadable {fname} ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ArtifactError(f"{path}: {fname} is not a regular file")
+        return fh.read()
+
+
 def read_artifact(path: Path, *, compiler_version: str | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """Read and check an artifact; returns ``(manifest, {"nisa": text, "nki": text})``.
 
     Raises:
-        ArtifactError: missing files, bad JSON, foreign format, unsupported version, a
-            different compiler version (when given) or a checksum mismatch.
+        ArtifactError: not a real directory (a symlink or a plain file), missing files, bad
+            JSON, foreign format, unsupported version, a different compiler version (when
+            given), a malformed field or a checksum mismatch (of an IR file or of the
+            manifest itself).
     """
     path = Path(path)
+    if path.is_symlink() or not path.is_dir():
+        raise ArtifactError(f"{path}: not a directory (a kernel artifact is a directory)"
+                            if not path.is_symlink() else f"{path}: is a symlink (not followed)")
     try:
-        manifest = json.loads((path / "manifest.json").read_text())
-    except FileNotFoundError:
-        raise ArtifactError(f"{path}: no manifest.json (not a kernel artifact)") from None
-    except (OSError, ValueError) as exc:
+        manifest = json.loads(_read(path, "manifest.json"))
+    except ArtifactError as exc:
+        if "missing" in str(exc):
+            raise ArtifactError(f"{path}: no manifest.json (not a kernel artifact)") from None
+        raise
+    except ValueError as exc:
         raise ArtifactError(f"{path}: unreadable manifest.json ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ArtifactError(f"{path}: not an nki-mlir artifact (format {manifest.get('format')!r})"
@@ -85,18 +132,23 @@ def read_artifact(path: Path, *, compiler_version: str | None = None) -> tuple[d
     if manifest.get("format_version") != FORMAT_VERSION:
         raise ArtifactError(f"{path}: artifact format version {manifest.get('format_version')!r}, "
                             f"this compiler reads version {FORMAT_VERSION}")
+    if manifest.get("manifest_sha256") != _manifest_digest(manifest):
+        raise ArtifactError(f"{path}: manifest.json does not match its checksum (damaged artifact)")
     if compiler_version is not None and manifest.get("compiler_version") != compiler_version:
         raise ArtifactError(f"{path}: built by nki-mlir {manifest.get('compiler_version')}, "
                             f"this is {compiler_version}")
+    sums = manifest.get("sha256")
+    if not isinstance(sums, dict):
+        raise ArtifactError(f"{path}: malformed manifest (sha256 is not an object)")
     ir: dict[str, str] = {}
     for stage, fname in FILES.items():
-        try:
-            data = (path / fname).read_bytes()
-        except OSError as exc:
-            raise ArtifactError(f"{path}: missing {fname} ({exc.strerror})") from None
-        if _sha256(data) != manifest.get("sha256", {}).get(fname):
+        data = _read(path, fname)
+        if _sha256(data) != sums.get(fname):
             raise ArtifactError(f"{path}: {fname} does not match its checksum (damaged artifact)")
-        ir[stage] = data.decode()
+        try:
+            ir[stage] = data.decode()
+        except UnicodeDecodeError:
+            raise ArtifactError(f"{path}: {fname} is not UTF-8 text (damaged artifact)") from None
     return manifest, ir
 
 

@@ -4,6 +4,7 @@ profile it with the cost model.
     nki-mlir compile examples/kernels.py::tensor_add --arg 256x1024xf32 --arg 256x1024xf32 --stage nisa
     nki-mlir run examples/kernels.py::row_softmax --arg 256x512xf32
     nki-mlir profile examples/matmul.py --out /tmp/prof      # every kernel in EXAMPLE_ARGS
+    nki-mlir cache info | nki-mlir cache clear                 # the compile cache on disk
 
 ``profile`` prints the cost model's report (estimated latency, roofline bound and ratio,
 MFU/MBU, per-queue busy time, critical path, warnings); ``--out DIR`` also writes
@@ -132,7 +133,11 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--compare", action="store_true",
                            help="also estimate the in-order schedule and print the speedup")
             p.add_argument("--throttle", action="store_true", help="model TensorE power throttling")
+    pc = sub.add_parser("cache", help="show or clear the compile cache on disk")
+    pc.add_argument("action", choices=["info", "clear"])
     ns = ap.parse_args(argv)
+    if ns.cmd == "cache":
+        return cache_command(ns.action)
     if ns.cmd == "profile":
         from .profile_cmd import profile
         return profile(ns)
@@ -162,6 +167,23 @@ def main(argv: list[str] | None = None) -> int:
     except NKIError as exc:
         print(exc, file=sys.stderr)
         return 1
+
+
+def cache_command(action: str) -> int:
+    """``nki-mlir cache info``: directory, entries, bytes and limit; ``clear``: remove all."""
+    from ..runtime import cache
+    d = cache.cache_dir()
+    if action == "clear":
+        n = cache.clear(d)
+        print(f"removed {n} entries from {d}")
+        return 0
+    es = cache.entries(d)
+    total = sum(e.bytes for e in es)
+    limit = cache.limit("NKI_MLIR_CACHE_MAX_BYTES", cache.DEFAULT_MAX_BYTES)
+    print(f"cache directory: {d}")
+    print(f"entries: {len(es)}, {total / 2**20:.2f} MiB of {limit / 2**20:.0f} MiB "
+          f"(NKI_MLIR_CACHE_MAX_BYTES; least recently used entries are evicted past it)")
+    return 0
 
 
 def _strip_locs(text: str) -> str:

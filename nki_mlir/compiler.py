@@ -229,6 +229,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         NKIError: any error in the kernel, located at its source line.
     """
     tgt = resolve_target(target)
+    _check_schedule(schedule)
     specs = arg_specs(fn, args, kwargs)
     opts: dict[str, Any] = {"schedule": schedule}
     if spmd is not None:
@@ -271,6 +272,14 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     if use_cache:
         cache.memory_put(key, ck)
     return ck
+
+
+def _check_schedule(schedule: Any) -> None:
+    from .passes.schedule import ALIASES, MODES
+    if not isinstance(schedule, str) or ALIASES.get(schedule, schedule) not in MODES:
+        from .kernel import caller_loc
+        raise NKIError(f"schedule={schedule!r}: expected one of {', '.join(map(repr, MODES))}",
+                       caller_loc(), category="bad option")
 
 
 def _disk_hit(dest: Path, target: str) -> CompiledKernel | None:

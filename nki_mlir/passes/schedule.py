@@ -89,6 +89,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
 from ..dialects import nisa
+from ..errors import NKIError
 from ..dialects.common import HBM_SPACES, space_of
 from ..dialects.isa_control import no_reorder_groups
 from .dependence import Edge, Node, analyze, check_output_dependencies, collect_nodes, node_accesses
@@ -404,8 +405,8 @@ class NisaSchedule(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         mode = ALIASES.get(self.mode, self.mode)
         if mode not in MODES:
-            raise ValueError(f"nisa-schedule: unknown mode '{self.mode}' "
-                             f"(expected one of: {', '.join(MODES)})")
+            raise NKIError(f"nisa-schedule: unknown mode '{self.mode}' "
+                           f"(expected one of: {', '.join(MODES)})", category="bad option")
         for func in list(op.walk()):
             if isinstance(func, FuncOp):
                 schedule_function(func, mode)

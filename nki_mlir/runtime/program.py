@@ -8,6 +8,8 @@ checks (:mod:`.hazards`) -- and returns the ``func.return`` operands as NumPy ar
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -81,28 +83,60 @@ class State:
         self.once.clear()
 
 
-# Idle machine states by target, reused across runs and programs: a fresh 28 MiB SBUF per
-# run would cost milliseconds in page faults.  Reuse is safe because every nisa.alloc
-# refills its region with sentinels (and clears PSUM flags) when it executes, so no value
-# can leak from one run to the next.  list.pop/append are atomic, so concurrent runs each
-# get their own state.
-_POOL: dict[str, list[State]] = {}
-_POOL_MAX = 2
+# Idle machine states, reused across runs and programs: a fresh 28 MiB SBUF per run would
+# cost milliseconds in page faults.  Reuse is safe because every nisa.alloc refills its
+# region with sentinels (and clears PSUM flags) when it executes, so no value can leak from
+# one run to the next.  The pool is bounded (POOL_MAX states over all targets, the least
+# recently used dropped first) and released when idle: a daemon timer drops every state
+# unused for IDLE_SECONDS ($NKI_MLIR_STATE_IDLE_SECONDS, default 30 s), so a long-running
+# process holds no interpreter memory between bursts of work.
+POOL_MAX = 2
+IDLE_SECONDS = float(os.environ.get("NKI_MLIR_STATE_IDLE_SECONDS", "30") or 30)
+_POOL: list[tuple[State, float]] = []     # (state, monotonic time of its release)
+_POOL_LOCK = threading.Lock()
+_POOL_TIMER: list[threading.Timer] = []
 
 
 def _acquire_state(target: str) -> State:
-    try:
-        state = _POOL.setdefault(target, []).pop()
-    except IndexError:
-        return State(target)
+    with _POOL_LOCK:
+        for i in range(len(_POOL) - 1, -1, -1):
+            if _POOL[i][0].mem.target == target:
+                state = _POOL.pop(i)[0]
+                break
+        else:
+            return State(target)
     state.reset()
     return state
 
 
 def _release_state(state: State) -> None:
-    idle = _POOL.setdefault(state.mem.target, [])
-    if len(idle) < _POOL_MAX:
-        idle.append(state)
+    with _POOL_LOCK:
+        _POOL.append((state, time.monotonic()))
+        del _POOL[:-POOL_MAX]
+        if not _POOL_TIMER:
+            _arm_timer(IDLE_SECONDS)
+
+
+def _arm_timer(delay: float) -> None:
+    t = threading.Timer(delay, release_idle_states)
+    t.daemon = True
+    _POOL_TIMER.append(t)
+    t.start()
+
+
+def release_idle_states(max_idle: float | None = None) -> int:
+    """Drop pooled interpreter states idle for ``max_idle`` seconds or more (default
+    ``IDLE_SECONDS``; 0 drops all); returns how many were dropped."""
+    limit = IDLE_SECONDS if max_idle is None else max_idle
+    with _POOL_LOCK:
+        now = time.monotonic()
+        keep = [(st, t) for st, t in _POOL if now - t < limit]
+        dropped = len(_POOL) - len(keep)
+        _POOL[:] = keep
+        _POOL_TIMER.clear()
+        if _POOL:
+            _arm_timer(max(0.01, limit - (now - min(t for _, t in _POOL))))
+    return dropped
 
 
 class Program:

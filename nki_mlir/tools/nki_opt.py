@@ -82,6 +82,16 @@ class NkiOptMain(xDSLOptMain):
         if self.args.print_deps:
             _print_deps(prog)
 
+    def setup_pipeline(self) -> None:
+        """xDSL's pipeline from ``-p``; a bad pass name or option is a diagnostic pointing
+        into the ``-p`` string (exit status 1), not a traceback."""
+        try:
+            super().setup_pipeline()
+        except (ValueError, ParseError, NKIError) as err:
+            sys.stdout.flush()
+            print(pipeline_error(self.args.passes, err), file=sys.stderr)
+            sys.exit(1)
+
     def run(self) -> None:
         try:
             super().run()
@@ -89,6 +99,39 @@ class NkiOptMain(xDSLOptMain):
             sys.stdout.flush()
             print(_message(err), file=sys.stderr)
             sys.exit(1)
+        except Exception as err:   # a bug of ours: said so, the traceback on request
+            sys.stdout.flush()
+            print(internal_error(err), file=sys.stderr)
+            sys.exit(2)
+
+
+def pipeline_error(spec: str, err: Exception) -> str:
+    """``<pipeline>:1:COL: error: MESSAGE`` with the ``-p`` string and a caret under the
+    pass the error names (column 1 when none can be told)."""
+    text = str(err).strip().splitlines()
+    msg = next((ln.strip() for ln in reversed(text) if ln.strip() and set(ln.strip()) != {"^"}), str(err))
+    col = 0
+    import re
+    names = re.findall(r"'([\w-]+)'|\"([\w-]+)\"", str(err))
+    for name in (a or b for a, b in names):
+        at = spec.find(name)
+        if at >= 0:
+            col = at
+            break
+    return (f"<pipeline>:1:{col + 1}: error: bad pass pipeline: {msg}\n"
+            f"  -p '{spec}'\n  {' ' * (col + 4)}^")
+
+
+def internal_error(err: Exception) -> str:
+    """The message of an unexpected exception: an internal compiler error, with the
+    traceback when ``NKI_MLIR_TRACEBACK=1``."""
+    import os
+    import traceback
+    head = (f"nki-opt: internal compiler error: {type(err).__name__}: {err} (please report this"
+            f"{'' if os.environ.get('NKI_MLIR_TRACEBACK') else '; NKI_MLIR_TRACEBACK=1 shows the traceback'})")
+    if os.environ.get("NKI_MLIR_TRACEBACK"):
+        return "".join(traceback.format_exception(err)) + head
+    return head
 
 
 def _print_deps(module: ModuleOp) -> None:

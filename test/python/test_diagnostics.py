@@ -95,3 +95,13 @@ def test_api_called_outside_a_kernel():
     import nki_mlir.language as nl
     with pytest.raises(NKIError, match="err_nki_api_outside_of_nki_kernel"):
         nl.ndarray((128, 4), nl.float32)
+
+
+def test_bad_schedule_option_is_located_at_the_call():
+    import kernels_for_tests as K
+    import nki_mlir
+    x = np.ones((128, 64), np.float32)
+    line = inspect.currentframe().f_lineno + 2
+    with pytest.raises(NKIError, match="bad option: schedule='bogus'") as exc:
+        nki_mlir.compile(K.add, x, x, schedule="bogus")
+    assert f"test_diagnostics.py:{line}:" in str(exc.value)

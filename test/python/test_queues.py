@@ -198,9 +198,9 @@ def test_copy_rotation_places_copies_at_offset_plus_slot_times_stride(tmp_path):
     the run SBUF bytes [128, 144) hold tile 2 and [192, 208) tile 3 (times two)."""
     from nki_mlir.runtime.program import _POOL
     prog = loop_kernel(carried=True).build(tmp_path)
-    _POOL.get(prog.target, []).clear()  # the run then leaves its state in the pool
+    _POOL.clear()  # the run then leaves its state in the pool
     prog.run([XL.copy()], mode="program-order")
-    sbuf = _POOL[prog.target][-1].mem.sbuf
+    sbuf = _POOL[-1][0].mem.sbuf
     copy0 = sbuf[:, 128:144].view(np.float32)
     copy1 = sbuf[:, 192:208].view(np.float32)
     np.testing.assert_array_equal(copy0, 2 * XL[256:384])

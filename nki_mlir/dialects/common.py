@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+import math
+
 import numpy as np
 from xdsl.dialects.builtin import (
     IntegerAttr,
@@ -138,7 +140,7 @@ def is_buffer(v: Attribute | SSAValue | None) -> bool:
 
 def free_size(t: Attribute | SSAValue) -> int:
     """Elements per partition of an on-chip buffer (product of the free dims)."""
-    return int(np.prod(shape_of(t)[1:], dtype=np.int64)) if len(shape_of(t)) > 1 else 1
+    return math.prod(shape_of(t)[1:])   # exact: a huge shape is reported, never wrapped
 
 
 def describe(v: SSAValue) -> str:

@@ -85,7 +85,10 @@ def arg_specs(fn, args: tuple, kwargs: dict) -> tuple[ArgSpec, ...]:
     for name, v in bound.arguments.items():
         if isinstance(v, np.ndarray):
             wide = v.dtype.kind in "fiu" and v.dtype.itemsize == 8  # no 64-bit NKI types
-            dt = str(v.dtype) if wide else dtypes.name_of(dtypes.as_dtype(v.dtype))
+            try:
+                dt = str(v.dtype) if wide else dtypes.name_of(dtypes.as_dtype(v.dtype))
+            except NKIError as exc:
+                raise exc.relocate(loc) from None
             out.append(ArgSpec(name, "tensor", tuple(int(d) for d in v.shape), dt))
         elif isinstance(v, list):
             raise NKITypeError(f"kernel argument '{name}' is a list; list arguments are not "

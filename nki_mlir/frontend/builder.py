@@ -6,6 +6,7 @@ location and verified at once, so a verifier rule broken by the kernel surfaces 
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -20,6 +21,8 @@ from ..diagnostics import make_loc
 from ..dialects.common import memref
 from ..errors import NKIError, NKISyntaxError, NKITypeError, NKIVerifyError, SourceLoc
 from .values import Index, Tensor, as_index, simplify
+
+F32_MAX = 3.4028234663852886e38   # the largest finite float32
 
 
 class IRBuilder:
@@ -79,7 +82,11 @@ class IRBuilder:
             iv = int(v) % (1 << width)
             attr: Attribute = IntegerAttr(iv - (1 << width) if iv >= 1 << (width - 1) else iv, t)
         else:
-            t, attr = f32, FloatAttr(float(v), f32)
+            fv = float(v)
+            if math.isfinite(fv) and abs(fv) > F32_MAX:
+                raise self.error(f"the scalar {v!r} is out of float32 range (|x| <= {F32_MAX:.8g}); "
+                                 f"NKI's scalar operands are float32", NKITypeError)
+            t, attr = f32, FloatAttr(fv, f32)
         key = (id(self.block), (str(t), repr(float(v)) if t == f32 else int(v)))
         if key not in self._consts:
             self._consts[key] = self.emit(arith.ConstantOp(attr, t)).results[0]

@@ -25,14 +25,13 @@ from typing import Any
 
 from .source import FunctionSource
 
-_HELPERS = ("__nki_loop__", "__nki_while__", "__nki_annotated__")
+_HELPERS = ("__nki_loop__", "__nki_while__", "__nki_annotated__", "__nki_pow__", "__nki_lshift__")
+_GUARDED = {ast.Pow: "__nki_pow__", ast.LShift: "__nki_lshift__"}   # see .guards
 _CODE_CACHE: dict[Any, types.CodeType | None] = {}
 
 
 def traced_function(fn: Any) -> Any:
     """``fn`` with its loops rewritten for the tracer (``fn`` itself if it has no source)."""
-    from .beta1_trace import check_annotation
-    from .loops import nki_loop, nki_while
     code = getattr(fn, "__code__", None)
     if code is None:
         return fn
@@ -43,12 +42,21 @@ def traced_function(fn: Any) -> Any:
     if inner is None:
         return fn
     cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
-    helpers = {"__nki_loop__": types.CellType(nki_loop), "__nki_while__": types.CellType(nki_while),
-               "__nki_annotated__": types.CellType(check_annotation)}
+    helpers = {name: types.CellType(f) for name, f in _helper_functions().items()}
     closure = tuple(cells[n] if n in cells else helpers[n] for n in inner.co_freevars)
     new = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure or None)
     new.__kwdefaults__ = getattr(fn, "__kwdefaults__", None)
     return new
+
+
+def _helper_functions() -> dict[str, Any]:
+    """What the rewritten code calls, by the names in ``_HELPERS``."""
+    from .beta1_trace import check_annotation
+    from .guards import nki_lshift, nki_pow
+    from .loops import nki_loop, nki_while
+    return {"__nki_loop__": nki_loop, "__nki_while__": nki_while,
+            "__nki_annotated__": check_annotation, "__nki_pow__": nki_pow,
+            "__nki_lshift__": nki_lshift}
 
 
 # ------------------------------------------------------------- helper functions
@@ -66,9 +74,8 @@ def rewrite_helpers(kernel: Any) -> list[tuple[Any, types.CodeType]]:
     stay those of the original.  A function whose source cannot be read keeps its code
     (its loops run as Python loops: unrolled, still exact).
     """
-    from .beta1_trace import check_annotation
-    from .loops import nki_loop, nki_while
     swaps: list[tuple[Any, types.CodeType]] = []
+    helpers = _helper_functions()
     for fn in _reachable(kernel):
         new = _HELPER_CACHE.get(fn.__code__, _MISSING)
         if new is _MISSING:
@@ -76,9 +83,8 @@ def rewrite_helpers(kernel: Any) -> list[tuple[Any, types.CodeType]]:
         if new is None or new.co_freevars != fn.__code__.co_freevars:
             continue
         g = fn.__globals__
-        g.setdefault("__nki_loop__", nki_loop)
-        g.setdefault("__nki_while__", nki_while)
-        g.setdefault("__nki_annotated__", check_annotation)
+        for name, f in helpers.items():
+            g.setdefault(name, f)
         swaps.append((fn, fn.__code__))
         fn.__code__ = new
     return swaps
@@ -203,6 +209,23 @@ class _Rewriter(ast.NodeTransformer):
                             [node.value, copy.deepcopy(node.annotation), ast.Constant(node.target.id)], [])
             node.value = ast.copy_location(call, node.value)
         return node
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        """``a ** b`` / ``a << b`` -> a guarded call (:mod:`.guards`)."""
+        self.generic_visit(node)
+        name = _GUARDED.get(type(node.op))
+        if name is None:
+            return node
+        return ast.copy_location(ast.Call(ast.Name(name, ast.Load()), [node.left, node.right], []), node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        """``x **= b`` / ``x <<= b`` on a plain name -> ``x = <guarded call>``."""
+        self.generic_visit(node)
+        name = _GUARDED.get(type(node.op))
+        if name is None or not isinstance(node.target, ast.Name):
+            return node
+        call = ast.Call(ast.Name(name, ast.Load()), [ast.Name(node.target.id, ast.Load()), node.value], [])
+        return ast.copy_location(ast.Assign([node.target], ast.copy_location(call, node)), node)
 
     def visit_While(self, node: ast.While) -> ast.While:
         self.generic_visit(node)

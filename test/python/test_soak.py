@@ -26,3 +26,14 @@ def test_soak_200_kernels_leaves_nothing_behind(soak_module, tmp_path, monkeypat
     assert r["temp_entries"] == []
     assert r["failed"] == len([i for i in range(200) if i % 11 == 0])
     assert r["growth_bytes"] < 50 * 2**20
+
+
+def test_idle_interpreter_states_are_released():
+    import numpy as np
+
+    import kernels_for_tests as K
+    from nki_mlir.runtime import program
+    x = np.ones((128, 64), np.float32)
+    K.add(x, x)
+    assert 1 <= len(program._POOL) <= program.POOL_MAX
+    assert program.release_idle_states(0) >= 1 and program._POOL == []

@@ -29,4 +29,6 @@ def make_loc(loc: SourceLoc) -> FileLineColLoc:
 
 def error_at(op: Operation | None, message: str, cls: type[NKIError] = NKIError, **kw) -> NKIError:
     """An ``NKIError`` of class ``cls`` located at ``op``'s source position."""
-    return cls(message, loc_of(op), **kw)
+    err = cls(message, loc_of(op), **kw)
+    err.op = op      # lets a driver without source locations (nki-opt) place it in its input
+    return err

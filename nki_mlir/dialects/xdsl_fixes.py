@@ -32,3 +32,20 @@ def _print_scf_while(self: scf.WhileOp, printer: Printer) -> None:
 
 
 scf.WhileOp.print = _print_scf_while  # type: ignore[method-assign]
+
+
+def _linear_string_literal_regex() -> None:
+    """xDSL 0.74's lexer matches a string literal with ``"(?:[^"...]+|\\\\...)*"``: a
+    quantified group inside a quantifier, which backtracks exponentially on an unterminated
+    string (``{name = "b>} : ...`` in a damaged file hangs the parser for minutes, found by
+    our ``nki-opt`` fuzzer).  The same language without the inner ``+`` matches in linear
+    time, so a bad file gets its "End of file reached before closing string literal" error
+    at once."""
+    import re
+
+    from xdsl.utils.mlir_lexer import MLIRLexer
+    MLIRLexer._unescaped_characters_regex = re.compile(
+        r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+
+_linear_string_literal_regex()

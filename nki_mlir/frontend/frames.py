@@ -122,12 +122,17 @@ def transparent(fn):
     return fn
 
 
+#: attribute lookups of nki-mlir's modules and objects: what they raise (an AttributeError
+#: for a misspelt name) is the user's mistake, not an internal error
+_LOOKUPS = frozenset({"__getattr__", "__getattribute__"})
+
+
 def traceback_user_frame(tb) -> tuple[FrameType | None, bool]:
     """The innermost user frame of a traceback, and whether the exception was raised by
     nki-mlir's own code below it (an internal error) rather than by the user's."""
     last_user, internal = None, False
     while tb is not None:
-        if tb.tb_frame.f_code in _TRANSPARENT:
+        if tb.tb_frame.f_code in _TRANSPARENT or tb.tb_frame.f_code.co_name in _LOOKUPS:
             pass
         elif is_user_file(tb.tb_frame.f_code.co_filename):
             last_user, internal = tb.tb_frame, False

@@ -33,7 +33,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType, StringAttr
 from xdsl.ir import Block, Region
 
-from ..errors import NKIError, NKISyntaxError, SourceLoc
+from ..errors import NKIError, NKISyntaxError, NKITypeError, SourceLoc
 from .isa_control import DynamicRange, Register, dynamic_for
 from .proxies import LoopIndex, NkiTensor
 from .tracer import Retrace, active
@@ -83,6 +83,9 @@ def nki_loop(iterable: Any, key: str, can_roll: bool, carried: tuple[str, ...],
         kind, rng = "sequential", iterable
     else:
         return iterable
+    if any(abs(v) >= 1 << 62 for v in (rng.start, rng.stop, rng.step)):
+        raise NKITypeError(f"loop bounds {rng.start}, {rng.stop}, {rng.step} are too large: a loop "
+                           f"index is a 64-bit integer (|bound| < 2**62)", key_loc(key))
     why = _why_unrolled(ctx, key, can_roll, targets, len(rng))
     if why is not None:
         ctx.decide(key, "unrolled", why)

@@ -27,12 +27,13 @@ from importlib import metadata
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ..dialects import get_all_dialects
-from ..errors import NKIError
+from ..errors import NKIError, SourceLoc
 from ..passes import get_all_passes
+from .opt_locations import PositionParser, at_offset, line_col, located_message, position_of
 
 
 def _nki_mlir_version() -> str:
@@ -72,13 +73,51 @@ class NkiOptMain(xDSLOptMain):
             help="after the passes, print every memory dependence edge between nisa "
                  "instructions (passes/dependence.py), one per line, before the IR")
 
+    def register_all_frontends(self) -> None:
+        """The ``.mlir`` frontend with op positions recorded (:mod:`.opt_locations`)."""
+        super().register_all_frontends()
+        self._positions: dict[int, int] = {}
+        self._text, self._line_offset = "", 0
+
+        def parse_mlir(io) -> ModuleOp:
+            data = io.read()
+            self._text = data.decode(errors="replace") if isinstance(data, bytes) else data
+            parser = PositionParser(self.ctx, data, self.get_input_name(), positions=self._positions)
+            try:
+                return parser.parse_module(not self.args.no_implicit_module)
+            except VerifyException as err:   # an op's parser verified it (e.g. terminators)
+                if parser.failed_at is None or self.args.verify_diagnostics:
+                    raise
+                raise DiagnosticException(at_offset(self._text, parser.failed_at, self.get_input_name(),
+                                                    str(err).strip().splitlines()[0],
+                                                    self._line_offset)) from None
+
+        self.available_frontends["mlir"] = parse_mlir
+
+    def parse_chunk(self, chunk, file_extension: str, start_offset: int = 0):
+        self._positions.clear()
+        self._line_offset = start_offset
+        return super().parse_chunk(chunk, file_extension, start_offset)
+
     def apply_passes(self, prog: ModuleOp) -> None:
         try:
             super().apply_passes(prog)
         except NKIError as err:
+            at = position_of(getattr(err, "op", None), self._positions) if err.loc is None else None
+            if at is not None:   # an op without a source loc: its position in the input
+                line, col = line_col(self._text, at)
+                err.relocate(SourceLoc(self.get_input_name(), line + self._line_offset, col))
             if self.args.verify_diagnostics:
                 raise DiagnosticException(str(err)) from err
             raise
+        except DiagnosticException as err:
+            if self.args.verify_diagnostics:
+                raise
+            located = located_message(prog, err, self._positions, self._text,
+                                      self.get_input_name(), self._line_offset)
+            if located is None:
+                raise
+            raise DiagnosticException(located) from None
         if self.args.print_deps:
             _print_deps(prog)
 
@@ -87,7 +126,7 @@ class NkiOptMain(xDSLOptMain):
         into the ``-p`` string (exit status 1), not a traceback."""
         try:
             super().setup_pipeline()
-        except (ValueError, ParseError, NKIError) as err:
+        except (ValueError, ParseError, NKIError, ArgSpecParseError) as err:
             sys.stdout.flush()
             print(pipeline_error(self.args.passes, err), file=sys.stderr)
             sys.exit(1)

@@ -86,7 +86,7 @@ def as_dtype(x: object) -> np.dtype:
         return BY_NAME[x]
     try:
         dt = np.dtype(x)  # type: ignore[arg-type]
-    except TypeError:
+    except (TypeError, ValueError):
         raise NKITypeError(f"{x!r} is not an NKI dtype; use one of nl.{', nl.'.join(BY_NAME)}")
     if dt == np.float64:
         return float32  # Python floats are weakly typed fp32 in NKI

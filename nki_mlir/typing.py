@@ -122,9 +122,10 @@ def _is_dim(k: Any) -> bool:
 
 def _as_dtype(k: Any):
     from .dtypes import as_dtype
+    from .errors import NKITypeError
     try:
         return as_dtype(k)
-    except Exception:
+    except NKITypeError:
         raise TypeError(f"nt.tensor[...]: {k!r} is neither a dimension (int) nor an NKI dtype") from None
 
 

@@ -57,7 +57,7 @@ def _shape(cg, api: str, shape: Any) -> tuple[int, ...]:
 def _dtype(cg, api: str, dtype: Any):
     try:
         return dtypes.as_dtype(dtype)
-    except Exception:
+    except NKITypeError:
         raise cg.b.error(f"{api}: {dtype!r} is not an NKI dtype", NKITypeError) from None
 
 

@@ -488,7 +488,7 @@ def shared_constant(cg, constant, dtype=None):
     else:
         try:
             dt = dtypes.as_dtype(arr.dtype)
-        except Exception:
+        except NKITypeError:
             raise _err(cg, f"{api}: array dtype {arr.dtype} is not an NKI dtype") from None
     data = arr.astype(dt)
     shape = tuple(int(s) for s in data.shape)

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -68,6 +71,12 @@ class NkiOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--print-ir-after-all", action="store_true",
+            help="print the module after every pass on stderr (MLIR's option)")
+        arg_parser.add_argument(
+            "--print-ir-after", action="append", metavar="PASS",
+            help="print the module after pass PASS on stderr (repeatable)")
         arg_parser.add_argument(
             "--print-deps", action="store_true",
             help="after the passes, print every memory dependence edge between nisa "
@@ -122,10 +131,30 @@ class NkiOptMain(xDSLOptMain):
             _print_deps(prog)
 
     def setup_pipeline(self) -> None:
-        """xDSL's pipeline from ``-p``; a bad pass name or option is a diagnostic pointing
-        into the ``-p`` string (exit status 1), not a traceback."""
+        """The pipeline from ``-p`` (xDSL's spec syntax), with a callback between passes that
+        verifies (unless ``--disable-verify``) and writes ``--time-passes`` timings and
+        ``--print-ir-after-all`` / ``--print-ir-after=PASS`` dumps to **stderr**, so stdout
+        holds only the output module (``nki-opt F -p P --time-passes | nki-opt`` parses).
+        A bad pass name or option is a diagnostic pointing into the ``-p`` string (exit
+        status 1), not a traceback."""
+        args = self.args
+        after = set(args.print_ir_after or ())
+        clock = {"start": time.perf_counter()}
+
+        def between(prev, module: ModuleOp, _next) -> None:
+            now = time.perf_counter()
+            if prev is not None and args.time_passes:
+                print(f"Pass {prev.name} took {now - clock['start']:.6f} s", file=sys.stderr)
+            if not args.disable_verify:
+                module.verify()
+            if prev is not None and (args.print_ir_after_all or prev.name in after):
+                print(f"// -----// IR Dump After {prev.name} //----- //", file=sys.stderr)
+                Printer(stream=sys.stderr).print_op(module)
+                print(file=sys.stderr)
+            clock["start"] = time.perf_counter()
+
         try:
-            super().setup_pipeline()
+            self.pipeline = PassPipeline.parse_spec(self.available_passes, args.passes, between)
         except (ValueError, ParseError, NKIError, ArgSpecParseError) as err:
             sys.stdout.flush()
             print(pipeline_error(self.args.passes, err), file=sys.stderr)

@@ -346,13 +346,15 @@ def profile(func=None, *, working_directory: str | None = None, save_neff_name: 
     ``fn.benchmark_result`` and write the summary, Perfetto trace, HTML timeline and text
     report into ``working_directory`` (module docstring).
 
+    A relative ``working_directory`` is taken relative to the current directory at
+    decoration time (and made absolute then).
+
     Raises:
-        NKIError: ``working_directory`` not absolute, ``profile_nth`` < 1, or the summary
-            file exists and ``overwrite`` is False (at the profiled call).
+        NKIError: ``profile_nth`` < 1, or the summary file exists and ``overwrite`` is
+            False (at the profiled call).
     """
-    if working_directory is not None and not os.path.isabs(str(working_directory)):
-        raise NKIError(f"nki.profile: working_directory must be an absolute path, got "
-                       f"{working_directory!r}", category="bad argument")
+    if working_directory is not None:
+        working_directory = os.path.abspath(os.fspath(working_directory))
     opts = {"working_directory": working_directory, "save_neff_name": save_neff_name,
             "save_trace_name": save_trace_name, "additional_compile_opt": additional_compile_opt,
             "overwrite": bool(overwrite), "profile_nth": _check_int("nki.profile", "profile_nth", profile_nth, 1)}

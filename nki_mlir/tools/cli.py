@@ -12,10 +12,15 @@ MFU/MBU, per-queue busy time, critical path, warnings); ``--out DIR`` also write
 ``--compare`` also estimates the in-order schedule.  Without ``--arg`` the kernel's
 arguments come from the file's ``EXAMPLE_ARGS = {"kernel": ["SHAPExDTYPE", ...]}``.
 
+Without ``--arg``, ``compile`` and ``run`` also take the arguments from ``EXAMPLE_ARGS``.
+
 ``--arg SHAPExDTYPE`` gives one tensor argument (dtype: f32, bf16, f16, f8e4m3, f8e5m2,
 i8/i16/i32, u8/u16/u32, or an NKI name such as float32); ``--const NAME=VALUE`` gives a
 compile-time argument (a Python literal).  Errors in the kernel print as located
 diagnostics and exit with status 1.
+
+Exit status: 0 success; 1 an error in the kernel or its inputs (a located diagnostic on
+stderr); 2 a bad command line (argparse's usage message).
 """
 from __future__ import annotations
 
@@ -101,6 +106,14 @@ def load_kernel(spec: str):
     return kernels[name]
 
 
+def example_args(spec: str, kernel) -> list[tuple[tuple[int, ...], np.dtype]]:
+    """The kernel's ``EXAMPLE_ARGS`` entry in its file (parsed ``SHAPExDTYPE`` strings), or
+    ``[]`` when the file lists none for it."""
+    mod = sys.modules.get(Path(spec.partition("::")[0]).stem)
+    examples = getattr(mod, "EXAMPLE_ARGS", {}) or {}
+    return [parse_arg(a) for a in examples.get(kernel.fn.__name__, [])]
+
+
 def _inputs(args, rng) -> list[np.ndarray]:
     out = []
     for shape, dt in args:
@@ -109,12 +122,31 @@ def _inputs(args, rng) -> list[np.ndarray]:
     return out
 
 
+_HELP = {"compile": "compile a kernel and print its IR (--stage nki|nisa)",
+         "run": "compile a kernel and run it on the ISA interpreter with random inputs",
+         "profile": "the cost model's report of a kernel (or of every kernel in EXAMPLE_ARGS)"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``nki-mlir`` console script; returns the exit status."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()        # inside the try: a closed pipe surfaces here, not at exit
+        return status
+    except BrokenPipeError:       # `nki-mlir compile ... | head`: the reader left, quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: list[str] | None = None) -> int:
     from ..errors import NKIError
-    ap = argparse.ArgumentParser(prog="nki-mlir", description=__doc__.split("\n")[0])
+    fmt = argparse.RawDescriptionHelpFormatter
+    ap = argparse.ArgumentParser(prog="nki-mlir", description=__doc__, formatter_class=fmt)
     sub = ap.add_subparsers(dest="cmd", required=True)
     for cmd in ("compile", "run", "profile"):
-        p = sub.add_parser(cmd)
+        p = sub.add_parser(cmd, help=_HELP[cmd], description=_HELP[cmd] + ".\n\n" + __doc__,
+                           formatter_class=fmt)
         p.add_argument("kernel", help="FILE.py::KERNEL")
         p.add_argument("--arg", action="append", type=parse_arg, default=[], metavar="SHAPExDTYPE")
         p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE")
@@ -133,7 +165,10 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--compare", action="store_true",
                            help="also estimate the in-order schedule and print the speedup")
             p.add_argument("--throttle", action="store_true", help="model TensorE power throttling")
-    pc = sub.add_parser("cache", help="show or clear the compile cache on disk")
+    pc = sub.add_parser("cache", help="show or clear the compile cache on disk",
+                        description="info: the cache directory, its entries and size; clear: "
+                                    "remove every entry. Directory: $NKI_MLIR_CACHE_DIR (default "
+                                    "~/.cache/nki-mlir); size limit: $NKI_MLIR_CACHE_MAX_BYTES.")
     pc.add_argument("action", choices=["info", "clear"])
     ns = ap.parse_args(argv)
     if ns.cmd == "cache":
@@ -144,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     kernel = load_kernel(ns.kernel)
     consts = parse_consts(ns.const)
     rng = np.random.default_rng(0)
-    arrays = _inputs(ns.arg, rng)
+    arrays = _inputs(ns.arg or example_args(ns.kernel, kernel), rng)
     try:
         ck = kernel.compile_with(tuple(arrays), consts, use_cache=False, schedule=ns.schedule,
                                  **({"target": ns.target} if ns.target else {}))

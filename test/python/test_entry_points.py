@@ -230,12 +230,20 @@ def test_profile_writes_a_summary(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs,fragment", [
-    ({"working_directory": "relative/dir"}, "working_directory must be an absolute path"),
     ({"profile_nth": 0}, "profile_nth must be an int >= 1"),
 ])
 def test_profile_bad_arguments(kwargs, fragment):
     with pytest.raises(NKIError, match=fragment):
         nki_mlir.profile(**kwargs)
+
+
+def test_profile_relative_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    x = np.ones((128, 64), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nki_mlir.profile(K.copy_kernel, working_directory="prof")(x)
+    assert (tmp_path / "prof" / "profile.json").exists()
 
 
 def test_unwrap_entry_wrappers():

@@ -430,7 +430,7 @@ class NisaAllocate(ModulePass):
         target = module_target(op, self.target)
         if not 1 <= self.max_copies <= multibuffer.MAX_COPIES:
             raise NKIError(f"nisa-allocate: max-copies must be 1..{multibuffer.MAX_COPIES}, "
-                           f"got {self.max_copies}")
+                           f"got {self.max_copies}", category="bad option")
         per_function = [place_function(func, target, self.max_copies)
                         for func in op.walk() if isinstance(func, FuncOp)]
         memory_report.annotate(op, per_function)

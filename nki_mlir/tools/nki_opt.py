@@ -94,7 +94,10 @@ class NkiOptMain(xDSLOptMain):
             parser = PositionParser(self.ctx, data, self.get_input_name(), positions=self._positions)
             try:
                 return parser.parse_module(not self.args.no_implicit_module)
-            except VerifyException as err:   # an op's parser verified it (e.g. terminators)
+            except (VerifyException, ValueError, OverflowError) as err:
+                # an op's parser verified it (e.g. terminators), or xDSL rejected a value
+                # while building an attribute (an integer out of range) instead of raising
+                # a ParseError: a diagnostic at the op all the same
                 if parser.failed_at is None or self.args.verify_diagnostics:
                     raise
                 raise DiagnosticException(at_offset(self._text, parser.failed_at, self.get_input_name(),
@@ -112,6 +115,10 @@ class NkiOptMain(xDSLOptMain):
         try:
             super().apply_passes(prog)
         except NKIError as err:
+            if err.loc is None and getattr(err, "op", None) is None and err.category == "bad option":
+                sys.stdout.flush()
+                print(pipeline_error(self.args.passes, err), file=sys.stderr)
+                sys.exit(1)
             at = position_of(getattr(err, "op", None), self._positions) if err.loc is None else None
             if at is not None:   # an op without a source loc: its position in the input
                 line, col = line_col(self._text, at)
@@ -180,8 +187,8 @@ def pipeline_error(spec: str, err: Exception) -> str:
     msg = next((ln.strip() for ln in reversed(text) if ln.strip() and set(ln.strip()) != {"^"}), str(err))
     col = 0
     import re
-    names = re.findall(r"'([\w-]+)'|\"([\w-]+)\"", str(err))
-    for name in (a or b for a, b in names):
+    names = re.findall(r"'([\w-]+)'|\"([\w-]+)\"|^(?:\w[\w ]*: )?([a-z][\w-]+):", str(err))
+    for name in (a or b or c for a, b, c in names):
         at = spec.find(name)
         if at >= 0:
             col = at

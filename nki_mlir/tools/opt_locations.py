@@ -47,9 +47,10 @@ def _failing_op(module: ModuleOp, message: str) -> Operation | None:
             return op
         except Exception:   # a verifier that cannot run on damaged IR: that op
             return op
-    m = re.search(r"Operation ([\w.]+)", message)
-    if m:
-        return next((op for op in module.walk() if op.name == m.group(1)), None)
+    for name in re.findall(r"(?:Operation |')([a-z_]\w*\.[\w.]+)", message):   # ops it names
+        op = next((op for op in module.walk() if op.name == name), None)
+        if op is not None:
+            return op
     return None
 
 

@@ -76,6 +76,8 @@ def _nc_matmul(cg, api, bound, dt):
     s, m = bound.get("stationary"), bound.get("moving")
     if not (isinstance(s, Tensor) and isinstance(m, Tensor)):
         raise cg.b.error(f"{api}: stationary and moving must be tiles", NKITypeError)
+    if bound.get("is_transpose"):  # a bit-exact transpose keeps the stationary dtype (v3+)
+        return (s.shape[-1],) + tuple(m.shape[1:]), dt or s.dtype, "psum"
     return (s.shape[-1],) + tuple(m.shape[1:]), dt or dtypes.float32, "psum"
 
 
@@ -215,12 +217,26 @@ for _name in _INSTRUCTIONS:
 
 def accumulate_matmul(cg, name: str, view: Tensor, args: list, kwargs: dict) -> None:
     """``view += nisa.nc_matmul(stationary, moving, ...)`` or ``view += nl.matmul(x, y,
-    transpose_x)``: one matmul accumulating into the PSUM ``view``."""
-    if kwargs.get("mask") is not None:
-        raise cg.b.error(f"{name}: mask= on an accumulating matmul (psum[...] += ...) is not "
-                         f"supported by nki-mlir yet; mask the operand tiles instead",
-                         NKIError, category="not implemented")
+    transpose_x)``: one matmul accumulating into the PSUM ``view``.  With ``mask=`` the
+    accumulating matmul is compiled like any masked call (``masks.masked_call``, ``view``
+    one of its operands): it runs only where the mask holds (a predicate on loop indices
+    skips it in the iterations where it is false)."""
+    mask = kwargs.get("mask")
     kwargs = {k: v for k, v in kwargs.items() if k not in ("mask", "dtype")}
+    if mask is None:
+        _accumulate(cg, name, view, args, kwargs)
+        return
+    from types import SimpleNamespace
+    from .masks import masked_call
+
+    def handler(cg, dst, *a, **kw):
+        _accumulate(cg, name, dst, list(a), kw)
+
+    masked_call(cg, cg.b.loc, SimpleNamespace(name=name), handler, [view, *args],
+                {**kwargs, "mask": mask})
+
+
+def _accumulate(cg, name: str, view: Tensor, args: list, kwargs: dict) -> None:
     if name == "nl.matmul":
         sig = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                                    default=d) for p, d in

@@ -236,7 +236,22 @@ def accumulate_matmul(cg, name: str, view: Tensor, args: list, kwargs: dict) -> 
                 {**kwargs, "mask": mask})
 
 
+def _accumulate_flag(view: Tensor) -> bool | None:
+    """``accumulate=`` of ``view += matmul``: True (add onto PSUM) when ``view`` is a part of
+    an initialised tensor (``nl.zeros``, ``nl.full``: the documented ``acc = nl.zeros(...,
+    buffer=nl.psum); acc += nc_matmul(...)`` idiom), None (the first matmul write overwrites,
+    later ones add: ``nki.isa.nc_matmul`` ``accumulate=None``) when it is part of an
+    uninitialised ``nl.ndarray``, as direct-allocated kernels must use."""
+    from xdsl.dialects import memref as memref_d
+    v = view.value
+    while isinstance(v.owner, (memref_d.SubviewOp, memref_d.ReinterpretCastOp)) or \
+            v.owner.name == "nki.view_dtype":
+        v = v.owner.operands[0]
+    return None if isinstance(v.owner, nki.NdarrayOp) else True
+
+
 def _accumulate(cg, name: str, view: Tensor, args: list, kwargs: dict) -> None:
+    flag = _accumulate_flag(view)
     if name == "nl.matmul":
         sig = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                                    default=d) for p, d in
@@ -250,9 +265,9 @@ def _accumulate(cg, name: str, view: Tensor, args: list, kwargs: dict) -> None:
         if not b.get("transpose_x", False):
             xt = HANDLERS["nl.transpose"](cg, x)
             x = HANDLERS["nl.copy"](cg, xt, dtype=x.dtype)
-        HANDLERS["nisa.nc_matmul"](cg, view, x, y, accumulate=True)
+        HANDLERS["nisa.nc_matmul"](cg, view, x, y, accumulate=flag)
         return
-    HANDLERS["nisa.nc_matmul"](cg, view, *args, accumulate=True, **kwargs)
+    HANDLERS["nisa.nc_matmul"](cg, view, *args, accumulate=flag, **kwargs)
 
 
 __all__ = ["accumulate_matmul", "RESULT_RULES"]

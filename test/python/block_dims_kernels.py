@@ -95,3 +95,65 @@ def mod_alloc_blocks(a):
         res[...] = nl.multiply(buf[i], 3.0)
         nl.store(out[i * 128:(i + 1) * 128, :], value=res)
     return out
+
+
+@nki.jit
+def blocks_shape(a):
+    """The kernel sees the block dims first in ``t.shape`` / ``ndim``; ``t[i]`` is a tile."""
+    t = nl.ndarray((3, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+    assert tuple(t.shape) == (3, 128, 64) and t.ndim == 3, t.shape
+    assert tuple(t[1].shape) == (128, 64), t[1].shape
+    t2 = nl.ndarray((2, 3, nl.par_dim(128), 1), dtype=a.dtype, buffer=nl.sbuf)
+    assert tuple(t2[1].shape) == (3, 128, 1), t2[1].shape
+    assert tuple(t2[1, 2, :, 0].shape) == (128, 1), t2[1, 2, :, 0].shape
+    h = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.private_hbm)
+    assert tuple(h.shape) == (2, 128, 64)  # HBM: par_dim marks nothing
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t[2] = nl.load(a)
+    nl.store(out, value=t[2])
+    return out
+
+
+# ------------------------------------------------------------------ errors (marked lines)
+
+
+@nki.jit
+def block_out_of_bounds(a):
+    t = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+    t[2] = nl.load(a)  # OOB
+    return a
+
+
+@nki.jit
+def arange_on_block_dim(a):
+    t = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+    i_b = nl.arange(2)[:, None, None]
+    i_p = nl.arange(128)[None, :, None]
+    i_f = nl.arange(64)[None, None, :]
+    nl.store(a, value=t[i_b, i_p, i_f])  # ARANGE
+    return a
+
+
+@nki.jit
+def block_operand(a):
+    t = nl.zeros((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+    u = nl.exp(t)  # WHOLE
+    return a
+
+
+@nki.jit
+def par_tiles(a):
+    alloc = ncc.sbuf.mod_alloc(base_addr=0, num_par_tiles=(2,))
+    t = nl.ndarray((2, nl.par_dim(64), 64), dtype=a.dtype, buffer=alloc)  # PAR_TILES
+    return a
+
+
+@nki.jit
+def same_block_every_iteration(a):
+    n = a.shape[0] // 128
+    out = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
+    buf = nl.ndarray((n, nl.par_dim(128), a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+    for i in nl.affine_range(n):
+        buf[0] = nl.load(a[i * 128:(i + 1) * 128, :])  # SAME
+    nl.store(out, value=buf[0])
+    return out

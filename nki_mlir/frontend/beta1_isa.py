@@ -76,6 +76,9 @@ def _nc_matmul(cg, api, bound, dt):
     s, m = bound.get("stationary"), bound.get("moving")
     if not (isinstance(s, Tensor) and isinstance(m, Tensor)):
         raise cg.b.error(f"{api}: stationary and moving must be tiles", NKITypeError)
+    pm = bound.get("perf_mode")
+    if getattr(pm, "name", pm) in ("double_row", "double_row_gen3"):  # [K, 2, M] x [K, 2, N]
+        return (s.shape[-1], m.shape[-1]), dt or dtypes.float32, "psum"
     if bound.get("is_transpose"):  # a bit-exact transpose keeps the stationary dtype (v3+)
         return (s.shape[-1],) + tuple(m.shape[1:]), dt or s.dtype, "psum"
     return (s.shape[-1],) + tuple(m.shape[1:]), dt or dtypes.float32, "psum"

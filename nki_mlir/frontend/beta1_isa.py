@@ -143,9 +143,21 @@ def _beta1(name: str):
         dt = None if dtype is None else _dtype(cg, api, dtype)
         shape, dt, buf = RESULT_RULES.get(name, _elementwise)(cg, api, bound, dt)
         dst = new_tensor(cg, nki.NdarrayOp, shape, dt, buf)
+        if name == "nc_matmul":
+            _sbuf_matmul_operands(cg, bound)
         b2(cg, dst, **bound)
         return dst
     return handler
+
+
+def _sbuf_matmul_operands(cg, bound: dict) -> None:
+    """TensorE reads SBUF only: a PSUM ``stationary`` / ``moving`` of a Beta 1 value-form
+    ``nc_matmul`` (e.g. straight from ``nisa.nc_transpose``) is first copied to an SBUF tile
+    of its shape and dtype (exact), as ``nl.matmul`` does."""
+    from .lang_calls import _sbuf_operand
+    for role in ("stationary", "moving"):
+        if isinstance(bound.get(role), Tensor):
+            bound[role] = _sbuf_operand(cg, bound[role])
 
 
 # ---------------------------------------------------------------- reshaped Beta 1 forms
@@ -180,7 +192,9 @@ def _iota(cg, expr, dtype=None, **kw):
 
 def _affine_select(cg, pred, on_true_tile, on_false_value, dtype=None, **kw):
     """``nisa.affine_select(pred, on_true_tile, on_false_value)``: ``on_true_tile`` where the
-    affine predicate holds, else ``on_false_value``."""
+    affine predicate holds, else ``on_false_value``.  GpSimd cannot read PSUM, so a PSUM
+    ``on_true_tile`` (real Beta 1 kernels select straight from a matmul result) is first
+    copied to an SBUF tile of its shape and dtype (exact)."""
     api = "nisa.affine_select"
     if not isinstance(pred, Mask) or len(pred.constraints) != 1:
         raise cg.b.error(f"{api}: pred must be one affine comparison of nl.arange expressions, "
@@ -190,6 +204,8 @@ def _affine_select(cg, pred, on_true_tile, on_false_value, dtype=None, **kw):
     if not isinstance(on_true_tile, Tensor):
         raise cg.b.error(f"{api}: on_true_tile must be a tile", NKITypeError)
     dt = on_true_tile.dtype if dtype is None else _dtype(cg, api, dtype)
+    from .lang_calls import _sbuf_operand
+    on_true_tile = _sbuf_operand(cg, on_true_tile)
     dst = new_tensor(cg, nki.NdarrayOp, on_true_tile.shape, dt, "sbuf")
     pattern, cm = _pattern(e)
     from .builtins import Builtin
@@ -270,7 +286,15 @@ def _accumulate(cg, name: str, view: Tensor, args: list, kwargs: dict) -> None:
             x = HANDLERS["nl.copy"](cg, xt, dtype=x.dtype)
         HANDLERS["nisa.nc_matmul"](cg, view, x, y, accumulate=flag)
         return
-    HANDLERS["nisa.nc_matmul"](cg, view, *args, accumulate=flag, **kwargs)
+    b2 = HANDLERS["nisa.nc_matmul"]
+    try:
+        bound = inspect.signature(b2).bind(cg, view, *args, **kwargs).arguments
+    except TypeError as exc:
+        raise cg.b.error(f"nisa.nc_matmul: {exc}", NKITypeError) from None
+    bound.pop("cg", None)
+    bound["accumulate"] = flag
+    _sbuf_matmul_operands(cg, bound)
+    b2(cg, **bound)
 
 
 __all__ = ["accumulate_matmul", "RESULT_RULES"]

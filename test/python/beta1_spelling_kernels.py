@@ -41,3 +41,20 @@ def masked_accumulate(lhs_t, rhs):
         acc[...] += nisa.nc_matmul(a, b, mask=(k < 2))
     nl.store(out, value=nl.copy(acc))
     return out
+
+
+@nki.jit
+def psum_operands(a, b):
+    """A TensorE transpose (a PSUM tile) used as matmul stationary and a PSUM matmul result
+    selected by affine_select: each copied to SBUF first.  Returns tril(a @ b) (rows i,
+    columns j <= i kept, -1 elsewhere)."""
+    out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    xt = nisa.nc_transpose(x)
+    prod = nl.zeros((nl.par_dim(128), 128), dtype=nl.float32, buffer=nl.psum)
+    prod[...] += nisa.nc_matmul(xt, y)
+    i_p, i_f = nl.mgrid[0:128, 0:128]
+    sel = nisa.affine_select(pred=(i_p - i_f >= 0), on_true_tile=prod, on_false_value=-1.0)
+    nl.store(out, value=sel)
+    return out

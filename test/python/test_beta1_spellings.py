@@ -49,3 +49,9 @@ def test_perf_mode_string():
     class _Cg:
         b = _B()
     assert enum_name(_Cg(), "nisa.nc_matmul", "perf_mode", "double_row_gen3", "matmul_perf_mode") == "double_row"
+
+
+def test_psum_operands_are_copied_to_sbuf():
+    a, b = f32(128, 128), f32(128, 128)
+    want = np.where(np.tril(np.ones((128, 128), bool)), a @ b, -1.0)
+    np.testing.assert_allclose(K.psum_operands(a, b), want, rtol=1e-4, atol=1e-4)

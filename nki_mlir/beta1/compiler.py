@@ -21,9 +21,13 @@ capacity and overlaps, and reports violations at the ``nl.ndarray`` line):
   ``ncc.psum.alloc(func)`` must return ``(bank_id, start_partition, byte_addr)``.  ``func``
   may be a helper defined in the kernel or its module (it is inlined like any helper).
 
-Only single-tile tensors (no block dimensions, ``num_*_tiles`` empty or all 1) are
-supported: a multi-tile allocation is a located ``NKIError`` ("not implemented") naming
-the form.  Tensors with an allocation cannot be created with an initial value
+Block dimensions (``nl.ndarray((B, nl.par_dim(P), F), buffer=ncc.sbuf.mod_alloc(...))``,
+see ``frontend/block_dims.py``): block ``i`` lives in slot ``i % S`` of ``S`` physical
+tiles placed one after the other from the base address, ``S`` from ``num_free_tiles``
+(SBUF and PSUM, one tile's bytes apart; ``()`` means 1: every block at the base) or
+``num_bank_tiles`` (PSUM, one bank apart).  ``num_par_tiles`` other than 1, PSUM bank and
+free tiles together, and ``alloc(func)`` with several blocks are located ``NKIError``\ s
+("not implemented").  Tensors with an allocation cannot be created with an initial value
 (``nl.zeros(..., buffer=ncc.sbuf.mod_alloc(...))``:
 ``err_tensor_creation_on_scratchpad_with_init_value_not_supported``).
 

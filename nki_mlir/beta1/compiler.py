@@ -21,9 +21,13 @@ capacity and overlaps, and reports violations at the ``nl.ndarray`` line):
   ``ncc.psum.alloc(func)`` must return ``(bank_id, start_partition, byte_addr)``.  ``func``
   may be a helper defined in the kernel or its module (it is inlined like any helper).
 
-Only single-tile tensors (no block dimensions, ``num_*_tiles`` empty or all 1) are
-supported: a multi-tile allocation is a located ``NKIError`` ("not implemented") naming
-the form.  Tensors with an allocation cannot be created with an initial value
+Block dimensions (``nl.ndarray((B, nl.par_dim(P), F), buffer=ncc.sbuf.mod_alloc(...))``,
+see ``frontend/block_dims.py``): block ``i`` lives in slot ``i % S`` of ``S`` physical
+tiles placed one after the other from the base address, ``S`` from ``num_free_tiles``
+(SBUF and PSUM, one tile's bytes apart; ``()`` means 1: every block at the base) or
+``num_bank_tiles`` (PSUM, one bank apart).  ``num_par_tiles`` other than 1, PSUM bank and
+free tiles together, and ``alloc(func)`` with several blocks are located ``NKIError``\ s
+("not implemented").  Tensors with an allocation cannot be created with an initial value
 (``nl.zeros(..., buffer=ncc.sbuf.mod_alloc(...))``:
 ``err_tensor_creation_on_scratchpad_with_init_value_not_supported``).
 
@@ -90,11 +94,11 @@ class Allocation:
         if not self.is_direct or getattr(cg.b, "force_auto_alloc", False):
             return None
         blocks = _block_dims(raw_shape)
-        if any(int(d) != 1 for d in blocks):
+        if self.kind != "mod" and any(int(d) != 1 for d in blocks):
             raise cg.b.error(f"{api}: buffer={self.form}: a tensor with block dimensions "
-                             f"{list(blocks)} (several tiles) under direct allocation is not "
-                             f"supported by nki-mlir; allocate one tile per tensor (the partition "
-                             f"dim first)", NKIError, category="not implemented")
+                             f"{list(blocks)} (several tiles) placed by an allocation function is "
+                             f"not supported by nki-mlir; use mod_alloc or one tile per tensor",
+                             NKIError, category="not implemented")
         from .. import dtypes
         pdim = int(shape[len(blocks)]) if len(shape) > len(blocks) else 1
         free = 1
@@ -102,13 +106,7 @@ class Allocation:
             free *= int(d)
         fdim_bytes = free * dtypes.as_dtype(dtype).itemsize
         if self.kind == "mod":
-            for key in ("num_par_tiles", "num_free_tiles", "num_bank_tiles"):
-                tiles = self.params.get(key, ())
-                if tiles and any(int(t) != 1 for t in tiles):
-                    raise cg.b.error(f"{api}: buffer={self.form}: {key}={tuple(tiles)} (modulo "
-                                     f"allocation over several physical tiles) is not supported "
-                                     f"by nki-mlir; only single-tile tensors are", NKIError,
-                                     category="not implemented")
+            self.nki_block_slots(cg, api, blocks, shape[len(blocks):], dtype)  # checks the form
             p = self.params
             if self.nki_buffer_name == "psum":
                 return int(p["base_partition"]), int(p["base_bank"]) * PSUM_BANK_BYTES + int(p["base_addr"])
@@ -136,6 +134,48 @@ class Allocation:
             bank, part, off = (int(v) for v in got)
             return part, bank * PSUM_BANK_BYTES + off
         return int(got[0]), int(got[1])
+
+
+    def nki_block_slots(self, cg, api: str, blocks: tuple[int, ...], tile: tuple[int, ...],
+                        dtype) -> tuple[tuple[int, ...], int | None]:
+        """``(slots, slot_bytes)`` of a ``mod_alloc`` tensor with block dims ``blocks`` and
+        tiles of shape ``tile``: block ``(i0, i1, ...)`` lives in slot ``(i0 % S0, i1 % S1,
+        ...)`` (``num_free_tiles`` / ``num_bank_tiles``; ``()`` is all 1: every block at the
+        base address), slots ``slot_bytes`` bytes per partition apart (None: one tile's
+        bytes; one PSUM bank for ``num_bank_tiles``).
+
+        Raises:
+            NKIError: ``num_par_tiles`` other than 1 (blocks on different partitions), PSUM
+                ``num_bank_tiles`` and ``num_free_tiles`` both above 1, a tiles tuple whose
+                length is not the number of block dims.
+        """
+        from ..errors import NKIError
+        p = self.params
+
+        def tiles(key: str) -> tuple[int, ...]:
+            got = tuple(int(t) for t in p.get(key, ()))
+            if not got:
+                return (1,) * len(blocks)
+            if len(got) != len(blocks) and any(t != 1 for t in got):
+                raise cg.b.error(f"{api}: buffer={self.form}: {key}={got} needs one entry per "
+                                 f"block dim {list(blocks)}", NKIError)
+            return got if len(got) == len(blocks) else (1,) * len(blocks)
+
+        if any(t != 1 for t in p.get("num_par_tiles", ())):
+            raise cg.b.error(f"{api}: buffer={self.form}: num_par_tiles (blocks placed on different "
+                             f"partitions) is not supported by nki-mlir; blocks share the "
+                             f"partitions and take slots along the free dim (num_free_tiles)",
+                             NKIError, category="not implemented")
+        free = tiles("num_free_tiles")
+        if self.nki_buffer_name == "psum":
+            banks = tiles("num_bank_tiles")
+            if any(b != 1 for b in banks):
+                if any(f != 1 for f in free):
+                    raise cg.b.error(f"{api}: buffer={self.form}: num_bank_tiles and num_free_tiles "
+                                     f"both above 1 are not supported by nki-mlir", NKIError,
+                                     category="not implemented")
+                return tuple(min(b, n) for b, n in zip(banks, blocks)), PSUM_BANK_BYTES
+        return tuple(min(f, n) for f, n in zip(free, blocks)), None
 
 
 def _block_dims(raw_shape: Any) -> tuple[int, ...]:

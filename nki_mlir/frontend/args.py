@@ -55,11 +55,21 @@ def tile_or_scalar(cg, api: str, role: str, v: Any, *, optional: bool = False,
     raise cg.b.error(f"{api}: '{role}' must be a number or a tensor, got {_show(v)}", NKITypeError)
 
 
+#: a reduction function passed as an op (``nisa.tensor_reduce(nl.max, ...)``, real Beta 1
+#: kernels) stands for the binary op it folds with
+_REDUCTION_TOKENS = {"nl.max": "maximum", "nl.min": "minimum", "nl.sum": "add",
+                     "nl.prod": "multiply", "nl.all": "logical_and"}
+_UFUNC_TOKENS.update({np.max: "maximum", np.min: "minimum", np.sum: "add", np.prod: "multiply"})
+
+
 def op_token(cg, api: str, role: str, v: Any, allowed=None) -> str:
-    """The token of an op argument: ``nl.add`` -> ``"add"`` (NumPy ufuncs accepted too)."""
+    """The token of an op argument: ``nl.add`` -> ``"add"`` (NumPy ufuncs accepted too; a
+    reduction such as ``nl.max`` is the op it folds with, ``maximum``)."""
     tok = None
     if isinstance(v, Builtin) and v.token is not None:
         tok = v.token
+    elif isinstance(v, Builtin) and v.name in _REDUCTION_TOKENS:
+        tok = _REDUCTION_TOKENS[v.name]
     elif isinstance(v, np.ufunc) or callable(v):
         tok = _UFUNC_TOKENS.get(v)  # type: ignore[call-overload]
     if tok is None or (allowed is not None and tok not in allowed):
@@ -77,11 +87,19 @@ def engine(cg, api: str, v: Any) -> str | None:
     raise cg.b.error(f"{api}: engine must be a nisa.engine member, got {_show(v)}", NKITypeError)
 
 
+#: Beta 1 string spellings of enum arguments (``nc_matmul(perf_mode='double_row_gen3')``
+#: in real Beta 1 kernels, where ``perf_mode`` was a string)
+_ENUM_STRINGS = {"matmul_perf_mode": {"": "none", "none": "none", "double_row": "double_row",
+                                      "double_row_gen3": "double_row"}}
+
+
 def enum_name(cg, api: str, role: str, v: Any, enum: str, default: str | None = None) -> str | None:
     if v is None:
         return default
     if isinstance(v, EnumMember) and v.enum == enum:
         return v.name
+    if isinstance(v, str) and v in _ENUM_STRINGS.get(enum, {}):
+        return _ENUM_STRINGS[enum][v]
     from .builtins import Enum
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and enum in Enum.ALL:
         m = Enum.ALL[enum].member(int(v))  # the enum's integer value (NKI enums are ints)

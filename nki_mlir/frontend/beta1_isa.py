@@ -76,6 +76,11 @@ def _nc_matmul(cg, api, bound, dt):
     s, m = bound.get("stationary"), bound.get("moving")
     if not (isinstance(s, Tensor) and isinstance(m, Tensor)):
         raise cg.b.error(f"{api}: stationary and moving must be tiles", NKITypeError)
+    pm = bound.get("perf_mode")
+    if getattr(pm, "name", pm) in ("double_row", "double_row_gen3"):  # [K, 2, M] x [K, 2, N]
+        return (s.shape[-1], m.shape[-1]), dt or dtypes.float32, "psum"
+    if bound.get("is_transpose"):  # a bit-exact transpose keeps the stationary dtype (v3+)
+        return (s.shape[-1],) + tuple(m.shape[1:]), dt or s.dtype, "psum"
     return (s.shape[-1],) + tuple(m.shape[1:]), dt or dtypes.float32, "psum"
 
 
@@ -138,9 +143,21 @@ def _beta1(name: str):
         dt = None if dtype is None else _dtype(cg, api, dtype)
         shape, dt, buf = RESULT_RULES.get(name, _elementwise)(cg, api, bound, dt)
         dst = new_tensor(cg, nki.NdarrayOp, shape, dt, buf)
+        if name == "nc_matmul":
+            _sbuf_matmul_operands(cg, bound)
         b2(cg, dst, **bound)
         return dst
     return handler
+
+
+def _sbuf_matmul_operands(cg, bound: dict) -> None:
+    """TensorE reads SBUF only: a PSUM ``stationary`` / ``moving`` of a Beta 1 value-form
+    ``nc_matmul`` (e.g. straight from ``nisa.nc_transpose``) is first copied to an SBUF tile
+    of its shape and dtype (exact), as ``nl.matmul`` does."""
+    from .lang_calls import _sbuf_operand
+    for role in ("stationary", "moving"):
+        if isinstance(bound.get(role), Tensor):
+            bound[role] = _sbuf_operand(cg, bound[role])
 
 
 # ---------------------------------------------------------------- reshaped Beta 1 forms
@@ -175,7 +192,9 @@ def _iota(cg, expr, dtype=None, **kw):
 
 def _affine_select(cg, pred, on_true_tile, on_false_value, dtype=None, **kw):
     """``nisa.affine_select(pred, on_true_tile, on_false_value)``: ``on_true_tile`` where the
-    affine predicate holds, else ``on_false_value``."""
+    affine predicate holds, else ``on_false_value``.  GpSimd cannot read PSUM, so a PSUM
+    ``on_true_tile`` (real Beta 1 kernels select straight from a matmul result) is first
+    copied to an SBUF tile of its shape and dtype (exact)."""
     api = "nisa.affine_select"
     if not isinstance(pred, Mask) or len(pred.constraints) != 1:
         raise cg.b.error(f"{api}: pred must be one affine comparison of nl.arange expressions, "
@@ -185,6 +204,8 @@ def _affine_select(cg, pred, on_true_tile, on_false_value, dtype=None, **kw):
     if not isinstance(on_true_tile, Tensor):
         raise cg.b.error(f"{api}: on_true_tile must be a tile", NKITypeError)
     dt = on_true_tile.dtype if dtype is None else _dtype(cg, api, dtype)
+    from .lang_calls import _sbuf_operand
+    on_true_tile = _sbuf_operand(cg, on_true_tile)
     dst = new_tensor(cg, nki.NdarrayOp, on_true_tile.shape, dt, "sbuf")
     pattern, cm = _pattern(e)
     from .builtins import Builtin
@@ -215,12 +236,41 @@ for _name in _INSTRUCTIONS:
 
 def accumulate_matmul(cg, name: str, view: Tensor, args: list, kwargs: dict) -> None:
     """``view += nisa.nc_matmul(stationary, moving, ...)`` or ``view += nl.matmul(x, y,
-    transpose_x)``: one matmul accumulating into the PSUM ``view``."""
-    if kwargs.get("mask") is not None:
-        raise cg.b.error(f"{name}: mask= on an accumulating matmul (psum[...] += ...) is not "
-                         f"supported by nki-mlir yet; mask the operand tiles instead",
-                         NKIError, category="not implemented")
+    transpose_x)``: one matmul accumulating into the PSUM ``view``.  With ``mask=`` the
+    accumulating matmul is compiled like any masked call (``masks.masked_call``, ``view``
+    one of its operands): it runs only where the mask holds (a predicate on loop indices
+    skips it in the iterations where it is false)."""
+    mask = kwargs.get("mask")
     kwargs = {k: v for k, v in kwargs.items() if k not in ("mask", "dtype")}
+    if mask is None:
+        _accumulate(cg, name, view, args, kwargs)
+        return
+    from types import SimpleNamespace
+    from .masks import masked_call
+
+    def handler(cg, dst, *a, **kw):
+        _accumulate(cg, name, dst, list(a), kw)
+
+    masked_call(cg, cg.b.loc, SimpleNamespace(name=name), handler, [view, *args],
+                {**kwargs, "mask": mask})
+
+
+def _accumulate_flag(view: Tensor) -> bool | None:
+    """``accumulate=`` of ``view += matmul``: True (add onto PSUM) when ``view`` is a part of
+    an initialised tensor (``nl.zeros``, ``nl.full``: the documented ``acc = nl.zeros(...,
+    buffer=nl.psum); acc += nc_matmul(...)`` idiom), None (the first matmul write overwrites,
+    later ones add: ``nki.isa.nc_matmul`` ``accumulate=None``) when it is part of an
+    uninitialised ``nl.ndarray``, as direct-allocated kernels must use."""
+    from xdsl.dialects import memref as memref_d
+    v = view.value
+    while isinstance(v.owner, (memref_d.SubviewOp, memref_d.ReinterpretCastOp)) or \
+            v.owner.name == "nki.view_dtype":
+        v = v.owner.operands[0]
+    return None if isinstance(v.owner, nki.NdarrayOp) else True
+
+
+def _accumulate(cg, name: str, view: Tensor, args: list, kwargs: dict) -> None:
+    flag = _accumulate_flag(view)
     if name == "nl.matmul":
         sig = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                                    default=d) for p, d in
@@ -234,9 +284,17 @@ def accumulate_matmul(cg, name: str, view: Tensor, args: list, kwargs: dict) -> 
         if not b.get("transpose_x", False):
             xt = HANDLERS["nl.transpose"](cg, x)
             x = HANDLERS["nl.copy"](cg, xt, dtype=x.dtype)
-        HANDLERS["nisa.nc_matmul"](cg, view, x, y, accumulate=True)
+        HANDLERS["nisa.nc_matmul"](cg, view, x, y, accumulate=flag)
         return
-    HANDLERS["nisa.nc_matmul"](cg, view, *args, accumulate=True, **kwargs)
+    b2 = HANDLERS["nisa.nc_matmul"]
+    try:
+        bound = inspect.signature(b2).bind(cg, view, *args, **kwargs).arguments
+    except TypeError as exc:
+        raise cg.b.error(f"nisa.nc_matmul: {exc}", NKITypeError) from None
+    bound.pop("cg", None)
+    bound["accumulate"] = flag
+    _sbuf_matmul_operands(cg, bound)
+    b2(cg, **bound)
 
 
 __all__ = ["accumulate_matmul", "RESULT_RULES"]

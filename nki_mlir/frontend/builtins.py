@@ -101,5 +101,34 @@ class EnumMember:
     def __hash__(self) -> int:
         return hash((self.enum, self.name))
 
+    #: enums whose members are ordered by value: real kernels test the target with
+    #: ``nisa.get_nc_version() >= nisa.nc_version.gen3`` (or ``>= 3``)
+    ORDERED = frozenset({"nc_version"})
+
+    def _rank(self, other: object) -> tuple[int, int] | None:
+        if self.enum not in self.ORDERED:
+            return None
+        if isinstance(other, EnumMember) and other.enum == self.enum:
+            return self.value, other.value
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.value, other
+        return None
+
+    def __lt__(self, other: object) -> bool:
+        r = self._rank(other)
+        return NotImplemented if r is None else r[0] < r[1]
+
+    def __le__(self, other: object) -> bool:
+        r = self._rank(other)
+        return NotImplemented if r is None else r[0] <= r[1]
+
+    def __gt__(self, other: object) -> bool:
+        r = self._rank(other)
+        return NotImplemented if r is None else r[0] > r[1]
+
+    def __ge__(self, other: object) -> bool:
+        r = self._rank(other)
+        return NotImplemented if r is None else r[0] >= r[1]
+
     def __repr__(self) -> str:
         return f"{self.enum}.{self.name}"

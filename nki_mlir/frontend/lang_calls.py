@@ -68,14 +68,28 @@ def new_tensor(cg, op_cls, shape, dtype, buffer: str, name: str = "", props=None
                   cg.b.block, name)
 
 
+def _alloc_shape(cg, api: str, raw_shape: Any, buf: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(blocks, shape)``: Beta 1 block dims (the dims left of ``nl.par_dim``, see
+    block_dims.py) and the shape of one tile, or ``((), shape)``."""
+    from .block_dims import split_shape
+    blocks, tile = split_shape(cg, api, raw_shape, buf)
+    if not blocks:
+        return (), _shape(cg, api, tile if tile else raw_shape)
+    return blocks, _shape(cg, api, blocks + tile)[len(blocks):]
+
+
 @handles("nl.ndarray")
 def ndarray(cg, shape, dtype, buffer=None, name="", address=None):
     api = "nl.ndarray"
     raw_shape = shape
-    shape, dt, buf = _shape(cg, api, shape), _dtype(cg, api, dtype), _buffer(cg, api, buffer)
+    dt, buf = _dtype(cg, api, dtype), _buffer(cg, api, buffer)
+    blocks, shape = _alloc_shape(cg, api, raw_shape, buf)
     addr = None
+    slots, slot_bytes = blocks, None
     if hasattr(buffer, "nki_address"):  # Beta 1 ncc.sbuf.mod_alloc(...) etc. (beta1/compiler.py)
-        pinned = buffer.nki_address(cg, api, raw_shape, shape, dt)
+        pinned = buffer.nki_address(cg, api, raw_shape, blocks + shape, dt)
+        if blocks and pinned is not None:
+            slots, slot_bytes = buffer.nki_block_slots(cg, api, blocks, shape, dt)
         if pinned is not None and address is not None:
             raise cg.b.error(f"{api}: give either address= or a direct-allocation buffer "
                              f"({buffer!r}), not both", NKITypeError)
@@ -86,13 +100,23 @@ def ndarray(cg, shape, dtype, buffer=None, name="", address=None):
         if not (isinstance(address, (tuple, list)) and len(address) == 2 and all(is_int(a) for a in address)):
             raise cg.b.error(f"{api}: address must be (partition, byte_offset), got {address!r}", NKITypeError)
         addr = [int(a) for a in address]
+    if blocks:
+        from .block_dims import new_block_tensor
+        return new_block_tensor(cg, api, lambda s: new_tensor(cg, nki.NdarrayOp, s, dt, buf, name,
+                                                              {"address": addr}),
+                                blocks, slots, shape, dt, buf, slot_bytes)
     return new_tensor(cg, nki.NdarrayOp, shape, dt, buf, name, {"address": addr})
 
 
 @handles("nl.zeros")
 def zeros(cg, shape, dtype, buffer=None, name=""):
     api = "nl.zeros"
-    shape, dt, buf = _shape(cg, api, shape), _dtype(cg, api, dtype), _buffer(cg, api, buffer)
+    dt, buf = _dtype(cg, api, dtype), _buffer(cg, api, buffer)
+    blocks, shape = _alloc_shape(cg, api, shape, buf)
+    if blocks:
+        from .block_dims import new_block_tensor
+        return new_block_tensor(cg, api, lambda s: new_tensor(cg, nki.ZerosOp, s, dt, buf, name),
+                                blocks, blocks, shape, dt, buf)
     return new_tensor(cg, nki.ZerosOp, shape, dt, buf, name)
 
 

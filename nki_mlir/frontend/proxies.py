@@ -17,6 +17,7 @@ Semantics: NKI ``nki.language.NkiTensor`` (AWS's API stubs); loops are Python lo
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from typing import Any
 
@@ -87,10 +88,10 @@ class NkiTensor:
         return p
 
     # ------------------------------------------------------------ compile-time facts
-    shape = property(lambda self: self._t.shape)
+    shape = property(lambda self: self._t.user_shape)
     dtype = property(lambda self: self._t.dtype)
-    ndim = property(lambda self: self._t.ndim)
-    size = property(lambda self: self._t.size)
+    ndim = property(lambda self: len(self._t.user_shape))
+    size = property(lambda self: math.prod(self._t.user_shape))
     strides = property(lambda self: self._t.strides)
     offset = property(lambda self: self._t.offset)
     name = property(lambda self: self._t.name)

@@ -221,6 +221,9 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
     for v in (*uargs, *ukw.values()):
         if isinstance(v, Tensor):
             ctx.check_visible(loc, v)
+            if v.blocks:
+                from .block_dims import check_operand
+                check_operand(ctx, name, v)
     try:
         if ukw.get("mask") is not None:
             from .masks import masked_call
@@ -329,6 +332,9 @@ def store_subscript(t: NkiTensor, key: Any, value: Any) -> None:
     try:
         view = index_tensor(ctx, loc, t._t, unwrap(key))
         ctx.b.loc = loc
+        if view.blocks or (isinstance(v, Tensor) and v.blocks):
+            from .block_dims import check_operand
+            check_operand(ctx, "tensor assignment", view if view.blocks else v)
         assign_into(ctx, view, v)
     except Exception as exc:
         _unroll_on_failure(ctx, "tensor assignment", keys, exc, loc)
@@ -344,6 +350,9 @@ def operator(op: str, a: Any, b: Any) -> Any:
     for v in (ua, ub):
         if isinstance(v, Tensor):
             ctx.check_visible(loc, v)
+            if v.blocks:
+                from .block_dims import check_operand
+                check_operand(ctx, f"operator {op}", v)
     if op in ("lt", "le", "gt", "ge", "eq", "ne"):
         return wrap(compare_operator(ctx, loc, AST_OPS[op], ua, ub))
     return wrap(tile_operator(ctx, loc, AST_OPS[op], ua, ub))
@@ -382,6 +391,9 @@ def unary(op: str, a: NkiTensor) -> Any:
     ctx = _require("tensor operators")
     ctx.b.loc = loc = user_loc(2)
     from .tile_ops import unary_operator
+    if a._t.blocks:
+        from .block_dims import check_operand
+        check_operand(ctx, f"operator {op}", a._t)
     return wrap(unary_operator(ctx, loc, ast.USub() if op == "neg" else ast.Invert(), a._t))
 
 

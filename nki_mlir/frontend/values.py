@@ -39,6 +39,18 @@ class Tensor:
     dyn_offset: "Index | None" = None
     #: set on an indirect (gather / scatter) view, usable only by ``nisa.dma_copy``
     indirect: "Indirect | None" = None
+    #: Beta 1 block dims (block_dims.py): one ``(blocks, slots)`` pair per dim left of
+    #: ``nl.par_dim``; the storage keeps the slots as free dims 1..n (``shape`` is that
+    #: physical order, partition first)
+    blocks: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def user_shape(self) -> tuple[int, ...]:
+        """The shape the kernel sees: block dims first (``shape`` for a tensor without)."""
+        if not self.blocks:
+            return self.shape
+        n = len(self.blocks)
+        return tuple(b for b, _ in self.blocks) + self.shape[:1] + self.shape[1 + n:]
 
     @property
     def ndim(self) -> int:

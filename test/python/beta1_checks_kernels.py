@@ -226,7 +226,7 @@ def func_alloc(a):
 
 
 @nki.jit
-def multi_tile_alloc(a):
+def tiles_without_block_dims(a):
     t = nl.ndarray((128, 512), dtype=a.dtype, buffer=ncc.sbuf.mod_alloc(base_addr=0, num_free_tiles=(2,)))  # MULTI
     return a
 

@@ -123,5 +123,6 @@ def operators_in_beta1_value(a):
 @nki.jit
 def block_dims(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    t = nl.ndarray((4, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)  # <- block_dims
+    t = nl.ndarray((4, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+    nl.store(out, value=t)  # <- block_dims
     return out

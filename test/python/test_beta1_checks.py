@@ -269,9 +269,9 @@ def test_sbuf_alloc_function_is_evaluated_at_compile_time():
     assert "address=[0, 8192]" in ir and "address=[0, 16384]" in ir
 
 
-def test_multi_tile_mod_alloc_is_not_supported():
-    _raises(K.multi_tile_alloc, f32(128, 512), marker="# MULTI",
-            fragment="num_free_tiles=(2,) (modulo allocation over several physical tiles) is not supported")
+def test_mod_alloc_tiles_need_block_dims():
+    _raises(K.tiles_without_block_dims, f32(128, 512), marker="# MULTI",
+            fragment="num_free_tiles=(2,) needs one entry per block dim []")
 
 
 def test_initialised_tensor_with_direct_allocation():

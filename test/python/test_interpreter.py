@@ -1099,8 +1099,9 @@ def test_mixed_class_tensor_scalar_is_rejected():
 # =========================================================================== speed
 
 
-def test_dispatch_overhead_is_small():
-    """2000 iterations of a tiny instruction: dispatch must be microseconds, not milliseconds."""
+def test_rolled_loop_of_a_tiny_instruction_runs_every_iteration():
+    """2000 iterations of a tiny instruction all execute (the dispatch cost itself is a
+    bench number, not a timed test: see issue 20's interpreter measurements)."""
     k = Kernel()
     x = k.arg("x", (1, 1))
     o = k.out("out", (1, 1))
@@ -1114,8 +1115,5 @@ def test_dispatch_overhead_is_small():
     k.raw("}")
     k.dma(o, t)
     prog = k.program()
-    start = time.perf_counter()
     (out,) = prog.run([np.zeros((1, 1), np.float32)])
-    elapsed = time.perf_counter() - start
     assert out[0, 0] == 2000
-    assert elapsed < 0.5, f"{elapsed * 1e6 / 2000:.1f} us per iteration"

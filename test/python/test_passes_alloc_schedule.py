@@ -296,7 +296,7 @@ def test_loop_kernel_schedule():
 
 
 def test_schedule_rejects_unknown_mode():
-    with pytest.raises(ValueError, match="unknown mode 'greedy'"):
+    with pytest.raises(NKIError, match="unknown mode 'greedy'"):
         run(parse(LOOP_KERNEL), NisaSchedule(mode="greedy"))
 
 

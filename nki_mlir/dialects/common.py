@@ -9,6 +9,7 @@ one 32-bit word, never placed by ``nisa-allocate`` (see ``dialects/isa_control.p
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -102,7 +103,17 @@ def contiguous_strides(shape: Sequence[int]) -> list[int]:
 
 def memref(shape: Sequence[int], dtype: np.dtype, space: str,
            strides: Sequence[int] | None = None, offset: int | None = 0) -> MemRefType:
-    """A buffer type.  ``strides``/``offset`` give a strided layout (``offset=None``: dynamic)."""
+    """A buffer type.  ``strides``/``offset`` give a strided layout (``offset=None``: dynamic).
+
+    Types are immutable, so equal requests share one object (memo table: building an xDSL
+    type costs far more than the lookup)."""
+    return _memref(tuple(shape), dtypes.as_dtype(dtype), space,
+                   None if strides is None else tuple(strides), offset)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _memref(shape: tuple[int, ...], dtype: np.dtype, space: str,
+            strides: tuple[int, ...] | None, offset: int | None) -> MemRefType:
     layout: Attribute = NoneAttr()
     if strides is not None:
         layout = StridedLayoutAttr(list(strides), offset)

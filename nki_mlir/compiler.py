@@ -8,6 +8,8 @@ written as an artifact in the compile cache and decoded for the interpreter.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import time
 import warnings
@@ -255,10 +257,11 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
             import shutil
             shutil.rmtree(dest, ignore_errors=True)
     t0 = time.perf_counter()
-    module, spec = build_module(fn, specs, tgt, spmd=spmd)
-    ir_nki = print_module(module)
-    pipeline = run_pipeline(module, tgt, schedule)
-    ir_nisa = print_module(module)
+    with _no_cyclic_gc():
+        module, spec = build_module(fn, specs, tgt, spmd=spmd)
+        ir_nki = print_module(module)
+        pipeline = run_pipeline(module, tgt, schedule)
+        ir_nisa = print_module(module)
     seconds = time.perf_counter() - t0
     from .passes.memory_report import manifest_entry
     mem = manifest_entry(module)    # every nkim.* module attribute as JSON (memory report)
@@ -280,6 +283,20 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     if use_cache:
         cache.memory_put(key, ck)
     return ck
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc():
+    """Pause Python's cyclic garbage collector while a kernel compiles: the IR is millions of
+    long-lived objects that every full collection would walk again (superlinear on large
+    kernels); the cycles the passes drop are collected after the compile."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _arg_json(a: ArgSpec) -> dict[str, Any]:

@@ -10,6 +10,7 @@ one 32-bit word, never placed by ``nisa-allocate`` (see ``dialects/isa_control.p
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -149,7 +150,8 @@ def is_buffer(v: Attribute | SSAValue | None) -> bool:
 
 def free_size(t: Attribute | SSAValue) -> int:
     """Elements per partition of an on-chip buffer (product of the free dims)."""
-    return int(np.prod(shape_of(t)[1:], dtype=np.int64)) if len(shape_of(t)) > 1 else 1
+    shape = shape_of(t)
+    return math.prod(shape[1:]) if len(shape) > 1 else 1
 
 
 def describe(v: SSAValue) -> str:

@@ -16,11 +16,15 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BoolAttr,
+    IntAttr,
     IntegerAttr,
     MemRefType,
     NoneAttr,
     StridedLayoutAttr,
     StringAttr,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import irdl_attr_definition, param_def
@@ -118,7 +122,28 @@ def _memref(shape: tuple[int, ...], dtype: np.dtype, space: str,
     layout: Attribute = NoneAttr()
     if strides is not None:
         layout = StridedLayoutAttr(list(strides), offset)
-    return MemRefType(dtypes.to_mlir(dtype), list(shape), layout, MemSpaceAttr(space))
+    # MemRefType(element, shape, layout, space) without its __init__'s isa() check of the
+    # shape (which builds a type constraint per call); the parameters are verified the same
+    return MemRefType.new([ArrayAttr([IntAttr(n) for n in shape]), dtypes.to_mlir(dtype), layout,
+                           MemSpaceAttr(space)])
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def i64_attr(v: int) -> IntegerAttr:
+    """``IntegerAttr(v, i64)``, one shared object per value (memo table)."""
+    return IntegerAttr(v, i64)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def str_attr(s: str) -> StringAttr:
+    """``StringAttr(s)``, one shared object per string (memo table)."""
+    return StringAttr(s)
+
+
+@functools.lru_cache(maxsize=2)
+def bool_attr(b: bool) -> BoolAttr:
+    """``BoolAttr.from_bool(b)`` (``true`` / ``false`` as i1), built once each."""
+    return BoolAttr.from_bool(bool(b))
 
 
 def space_of(t: Attribute | SSAValue) -> str | None:

@@ -4,7 +4,8 @@ xDSL attributes are frozen once built, but some of their readers rebuild their a
 every call: ``DenseArrayBase.get_values`` unpacks its bytes with :mod:`struct` (and every
 named-operand access of an op with ``AttrSizedOperandSegments``, e.g. ``op.dst``, reads the
 segment sizes that way), and ``MemRefType.get_shape`` rebuilds its tuple of ints.  The
-printer of ``memref.subview``'s index lists checks its attribute with ``isa(x,
+``DenseArrayBase.from_list`` of an integer list returns one shared attribute per list (views
+repeat their static sizes and strides).  The printer of ``memref.subview``'s index lists checks its attribute with ``isa(x,
 DenseArrayBase[IntegerType])``, which builds a type constraint per call: the same check is
 made with ``isinstance``.  Each
 reader below computes its answer once per attribute object and keeps it on the object
@@ -12,6 +13,8 @@ reader below computes its answer once per attribute object and keeps it on the o
 are identical; remove an override when the pinned xDSL caches by itself.
 """
 from __future__ import annotations
+
+import functools
 
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerType, MemRefType
 from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList, print_dynamic_index_list
@@ -38,6 +41,23 @@ def _cached_get_shape(self: MemRefType) -> tuple[int, ...]:
         return shape
 
 
+_from_list = DenseArrayBase.from_list
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _int_array(data_type: IntegerType, data: tuple[int, ...]) -> DenseArrayBase:
+    return _from_list(data_type, data)
+
+
+def _memo_from_list(data_type, data):
+    """``DenseArrayBase.from_list``, one shared attribute per integer list (static
+    offsets / sizes / strides of views repeat); float lists are built as before."""
+    if isinstance(data_type, IntegerType) and all(type(v) is int for v in data):
+        return _int_array(data_type, tuple(data))
+    return _from_list(data_type, data)
+
+
+DenseArrayBase.from_list = staticmethod(_memo_from_list)  # type: ignore[method-assign]
 DenseArrayBase.get_values = _cached_get_values  # type: ignore[method-assign]
 MemRefType.get_shape = _cached_get_shape  # type: ignore[method-assign]
 

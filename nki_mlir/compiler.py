@@ -8,6 +8,8 @@ written as an artifact in the compile cache and decoded for the interpreter.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import time
 import warnings
@@ -18,12 +20,12 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from . import __version__, dtypes
 from .dialects import make_context
 from .dialects.common import ON_CHIP, space_of
+from .dialects.memo_printer import MemoPrinter
 from .dialects.nki import SUGAR_OPS
 from .errors import ArtifactError, NKIError, NKITypeError, NKIVerifyError
 from .frontend import ArgSpec, KernelSpec, OutputSpec, arg_specs, build_module
@@ -46,9 +48,10 @@ def resolve_target(target: str | None = None) -> str:
 
 
 def print_module(module: ModuleOp, debuginfo: bool = True) -> str:
+    """The module's text as xDSL's ``Printer`` prints it (built by :class:`MemoPrinter`)."""
     import io
     buf = io.StringIO()
-    Printer(stream=buf, print_debuginfo=debuginfo).print_op(module)
+    MemoPrinter(stream=buf, print_debuginfo=debuginfo).print_op(module)
     return buf.getvalue() + "\n"
 
 
@@ -84,8 +87,19 @@ def _located(module: ModuleOp, message: str) -> NKIVerifyError:
     return NKIVerifyError(message)
 
 
+def verify_each_pass() -> bool:
+    """``NKI_MLIR_VERIFY_EACH_PASS=1``: run the module verifier after the frontend and after
+    every pass (the tests do); by default it runs once, on the final module, since the
+    frontend already verifies each op as it emits it (a verifier run costs about as much as
+    a pass on large kernels)."""
+    return os.environ.get("NKI_MLIR_VERIFY_EACH_PASS", "0") not in ("", "0")
+
+
 def run_pipeline(module: ModuleOp, target: str, schedule: str = "list") -> list[str]:
-    """Run the default pipeline in place; returns the pass names run (for the manifest)."""
+    """Run the default pipeline in place; returns the pass names run (for the manifest).
+
+    The module verifier runs on the final module (after every pass with
+    :func:`verify_each_pass`); a failure is located at the first op whose verifier fails."""
     from .passes.allocate import NisaAllocate
     from .passes.legalize import NkiLegalize
     from .passes.lower_nki_to_nisa import LowerNkiToNisa
@@ -93,10 +107,12 @@ def run_pipeline(module: ModuleOp, target: str, schedule: str = "list") -> list[
 
     ctx = make_context()
     passes = [NkiLegalize(), LowerNkiToNisa(), NisaAllocate(target=target), NisaSchedule(mode=schedule)]
-    for p in passes:
+    each = verify_each_pass()
+    for i, p in enumerate(passes):
         try:
             p.apply(ctx, module)
-            module.verify()
+            if each or i == len(passes) - 1:
+                module.verify()
         except VerifyException as exc:
             raise _located(module, f"{p.name}: {exc}") from None
         _stage_check(p.name, module)
@@ -248,10 +264,11 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
             cache.memory_put(key, ck)
             return ck
     t0 = time.perf_counter()
-    module, spec = build_module(fn, specs, tgt, spmd=spmd)
-    ir_nki = print_module(module)
-    pipeline = run_pipeline(module, tgt, schedule)
-    ir_nisa = print_module(module)
+    with _no_cyclic_gc():
+        module, spec = build_module(fn, specs, tgt, spmd=spmd)
+        ir_nki = print_module(module)
+        pipeline = run_pipeline(module, tgt, schedule)
+        ir_nisa = print_module(module)
     seconds = time.perf_counter() - t0
     from .passes.memory_report import manifest_entry
     mem = manifest_entry(module)    # every nkim.* module attribute as JSON (memory report)
@@ -297,6 +314,20 @@ def _disk_hit(dest: Path, target: str) -> CompiledKernel | None:
         return None
     cache.touch(dest)
     return ck
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc():
+    """Pause Python's cyclic garbage collector while a kernel compiles: the IR is millions of
+    long-lived objects that every full collection would walk again (superlinear on large
+    kernels); the cycles the passes drop are collected after the compile."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _arg_json(a: ArgSpec) -> dict[str, Any]:

@@ -5,6 +5,8 @@ interpreter use :func:`loc_of` to point their diagnostics at the user's source l
 """
 from __future__ import annotations
 
+import functools
+
 from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
 
@@ -22,9 +24,15 @@ def loc_of(op: Operation | None) -> SourceLoc | None:
 
 
 def make_loc(loc: SourceLoc) -> FileLineColLoc:
-    """The MLIR location attribute ``loc("file":line:col)`` of a source position."""
+    """The MLIR location attribute ``loc("file":line:col)`` of a source position (one shared
+    object per position: attributes are immutable)."""
+    return _file_line_col(loc.file, loc.line, loc.col)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _file_line_col(file: str, line: int, col: int) -> FileLineColLoc:
     from xdsl.dialects.builtin import IntAttr, StringAttr
-    return FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))
+    return FileLineColLoc(StringAttr(file), IntAttr(line), IntAttr(col))
 
 
 def error_at(op: Operation | None, message: str, cls: type[NKIError] = NKIError, **kw) -> NKIError:

@@ -7,6 +7,7 @@ from xdsl.context import Context
 from xdsl.ir import Dialect
 
 from . import xdsl_fixes  # noqa: F401  (upstream printer fixes, applied on import)
+from . import xdsl_speedups  # noqa: F401  (memoized attribute readers, applied on import)
 
 
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:

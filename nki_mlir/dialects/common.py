@@ -9,18 +9,23 @@ one 32-bit word, never placed by ``nisa-allocate`` (see ``dialects/isa_control.p
 """
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
-import math
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BoolAttr,
+    IntAttr,
     IntegerAttr,
     MemRefType,
     NoneAttr,
     StridedLayoutAttr,
     StringAttr,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import irdl_attr_definition, param_def
@@ -104,11 +109,42 @@ def contiguous_strides(shape: Sequence[int]) -> list[int]:
 
 def memref(shape: Sequence[int], dtype: np.dtype, space: str,
            strides: Sequence[int] | None = None, offset: int | None = 0) -> MemRefType:
-    """A buffer type.  ``strides``/``offset`` give a strided layout (``offset=None``: dynamic)."""
+    """A buffer type.  ``strides``/``offset`` give a strided layout (``offset=None``: dynamic).
+
+    Types are immutable, so equal requests share one object (memo table: building an xDSL
+    type costs far more than the lookup)."""
+    return _memref(tuple(shape), dtypes.as_dtype(dtype), space,
+                   None if strides is None else tuple(strides), offset)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _memref(shape: tuple[int, ...], dtype: np.dtype, space: str,
+            strides: tuple[int, ...] | None, offset: int | None) -> MemRefType:
     layout: Attribute = NoneAttr()
     if strides is not None:
         layout = StridedLayoutAttr(list(strides), offset)
-    return MemRefType(dtypes.to_mlir(dtype), list(shape), layout, MemSpaceAttr(space))
+    # MemRefType(element, shape, layout, space) without its __init__'s isa() check of the
+    # shape (which builds a type constraint per call); the parameters are verified the same
+    return MemRefType.new([ArrayAttr([IntAttr(n) for n in shape]), dtypes.to_mlir(dtype), layout,
+                           MemSpaceAttr(space)])
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def i64_attr(v: int) -> IntegerAttr:
+    """``IntegerAttr(v, i64)``, one shared object per value (memo table)."""
+    return IntegerAttr(v, i64)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def str_attr(s: str) -> StringAttr:
+    """``StringAttr(s)``, one shared object per string (memo table)."""
+    return StringAttr(s)
+
+
+@functools.lru_cache(maxsize=2)
+def bool_attr(b: bool) -> BoolAttr:
+    """``BoolAttr.from_bool(b)`` (``true`` / ``false`` as i1), built once each."""
+    return BoolAttr.from_bool(bool(b))
 
 
 def space_of(t: Attribute | SSAValue) -> str | None:
@@ -140,7 +176,8 @@ def is_buffer(v: Attribute | SSAValue | None) -> bool:
 
 def free_size(t: Attribute | SSAValue) -> int:
     """Elements per partition of an on-chip buffer (product of the free dims)."""
-    return math.prod(shape_of(t)[1:])   # exact: a huge shape is reported, never wrapped
+    shape = shape_of(t)
+    return math.prod(shape[1:]) if len(shape) > 1 else 1
 
 
 def describe(v: SSAValue) -> str:

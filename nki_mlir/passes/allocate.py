@@ -59,7 +59,7 @@ from xdsl.passes import ModulePass
 
 from .. import dtypes
 from ..diagnostics import error_at, loc_of
-from ..dialects.common import ON_CHIP, TARGETS, TargetAttr, space_of
+from ..dialects.common import ON_CHIP, TARGETS, TargetAttr, i64_attr, space_of
 from ..dialects.nisa import AllocOp
 from ..errors import NKIAllocationError, NKIError
 from . import memory_report, multibuffer
@@ -399,8 +399,8 @@ def _annotate(t: Tensor, slots: dict) -> None:
     alloc, region = t.op, t.region
     if alloc.alignment is None:
         alloc.properties["alignment"] = IntegerAttr(t.alignment, i64)
-    alloc.attributes[ATTR_PARTITION] = IntegerAttr(region.partition, i64)
-    alloc.attributes[ATTR_OFFSET] = IntegerAttr(region.offset, i64)
+    alloc.attributes[ATTR_PARTITION] = i64_attr(region.partition)
+    alloc.attributes[ATTR_OFFSET] = i64_attr(region.offset)
     if t.space == "psum":
         alloc.attributes[ATTR_BANK] = IntegerAttr(region.offset // PSUM_BANK_BYTES, i64)
     if t.copies > 1:

@@ -167,20 +167,24 @@ class ConflictIndex:
     def conflicts(self, accs: list[Acc]) -> Iterator[Entry]:
         """Live (or, for an access that may escape its buffer, any earlier) entries that
         conflict with one of ``accs``; an entry may be yielded more than once."""
+        live = self.live          # read with .get: a query adds no empty index
         for y in accs:
             geo = self.geometry(y)
-            span = geo.span
             kinds = (True, False) if y.is_write else (True,)
             for kind in kinds:
-                for e in self.live[(y.base, kind)].query(*span):
-                    if same_iteration_overlap(e.acc.box, y.box, self.common):
-                        yield e
+                idx = live.get((y.base, kind))
+                if idx:
+                    for e in idx.query(*geo.span):
+                        if same_iteration_overlap(e.acc.box, y.box, self.common):
+                            yield e
             region = self.regions.region(y.base)
-            if region is not None:
-                for c in list(self._placed_near(region)):
+            if region is not None and self.placed.get(region.space):
+                for c in self._placed_near(region):
                     if c is not y.base and self.regions.region(c).overlaps(region):
                         for kind in kinds:
-                            yield from self.live[(c, kind)].items()
+                            idx = live.get((c, kind))
+                            if idx:
+                                yield from idx.items()
             if geo.escapes:
                 yield from self._all_conflicts(y, region)
 

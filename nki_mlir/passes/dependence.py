@@ -203,8 +203,16 @@ def boxes_may_overlap(a: Box, b: Box, ra, rb, extra: dict | None = None) -> bool
     for da, db in zip(a.dims, b.dims):
         if not (da.known and db.known):
             continue
-        delta = db.offset.rename(rb) - da.offset.rename(ra)
         ea, eb = da.stride * (da.size - 1), db.stride * (db.size - 1)
+        if not da.offset.terms and not db.offset.terms:    # constant offsets: the same test
+            dc = db.offset.const - da.offset.const
+            if dc > ea or dc < -eb:
+                return False
+            if da.stride == db.stride and da.size > 1 and db.size > 1 and da.stride > 1 \
+                    and dc % da.stride != 0:
+                return False
+            continue
+        delta = db.offset.rename(rb) - da.offset.rename(ra)
         lo, hi = value_range(delta, lambda k: _bound(k, extra))
         # a covers [oa, oa + ea], b covers [ob, ob + eb]: they meet iff ob - oa in [-eb, ea]
         if (lo is not None and lo > ea) or (hi is not None and hi < -eb):

@@ -11,7 +11,7 @@ O(classes * log n + candidates).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable
 
 
 class IntervalIndex:
@@ -57,19 +57,18 @@ class IntervalIndex:
         self._span = {s: self._span[s] for s in self._item}
         self._dead = 0
 
-    def query(self, lo: int | None, hi: int | None) -> Iterator[Hashable]:
+    def query(self, lo: int | None, hi: int | None) -> list[Hashable]:
         """The alive items whose interval meets ``[lo, hi]`` (``None``: unbounded side)."""
         items, span = self._item, self._span
-        for seq in list(self._wide):
-            if seq in items and _meets(span[seq], lo, hi):
-                yield items[seq]
-        for c, keys in list(self._classes.items()):
+        out = [items[seq] for seq in self._wide if seq in items and _meets(span[seq], lo, hi)]
+        for c, keys in self._classes.items():
             start = 0 if lo is None else bisect_left(keys, (lo - (1 << c), -1))
             stop = len(keys) if hi is None else bisect_right(keys, (hi, 1 << 62))
             for k in keys[start:stop]:
                 seq = k[1]
                 if seq in items and _meets(span[seq], lo, hi):
-                    yield items[seq]
+                    out.append(items[seq])
+        return out
 
     def items(self) -> list[Hashable]:
         return list(self._seq_of)

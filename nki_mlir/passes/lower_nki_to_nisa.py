@@ -30,18 +30,18 @@ from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
 from ..dialects import nisa, nki
-from ..dialects.common import dtype_of, prop_flag, space_of
+from ..dialects.common import bool_attr, dtype_of, i64_attr, prop_flag, space_of, str_attr
 from ..dialects.instruction import DIRECT_LOWERINGS
 from ..dialects.nisa import ARITH_OPS
 
 
 def _engine(op: Operation, default: str) -> StringAttr:
     e = op.properties.get("engine")
-    return e if isinstance(e, StringAttr) and e.data != "unknown" else StringAttr(default)
+    return e if isinstance(e, StringAttr) and e.data != "unknown" else str_attr(default)
 
 
 def _arith(token: StringAttr) -> StringAttr:
-    return StringAttr(ARITH_OPS[token.data])
+    return str_attr(ARITH_OPS[token.data])
 
 
 def _replace(rewriter: PatternRewriter, op: Operation, new: list[Operation], results=None) -> None:
@@ -62,7 +62,7 @@ class LowerNdarray(RewritePattern):
             attrs["nkim.name"] = StringAttr(op.result.name_hint)
         if op.address is not None:
             attrs["nkim.address"] = op.address
-        props = {"alignment": IntegerAttr(64, i64)} if op.result.type.memory_space.space.data in ("sbuf", "psum") else {}
+        props = {"alignment": i64_attr(64)} if op.result.type.memory_space.space.data in ("sbuf", "psum") else {}
         new = nisa.AllocOp.build(operands=[[]], result_types=[op.result.type], properties=props,
                                  attributes=attrs)
         _replace(rewriter, op, [new], [new.result])
@@ -74,7 +74,7 @@ class LowerDmaCopy(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nki.DmaCopyOp, rewriter: PatternRewriter) -> None:
         oob = op.oob_mode is None or op.oob_mode.data != "skip"
-        props = {"engine": _engine(op, "dma"), "oob_is_err": BoolAttr.from_bool(oob)}  # hwdge: sync/scalar
+        props = {"engine": _engine(op, "dma"), "oob_is_err": bool_attr(oob)}  # hwdge: sync/scalar
         if op.dge_mode is not None and op.dge_mode.data not in ("unknown",):
             props["dge_mode"] = op.dge_mode
         _replace(rewriter, op, [nisa.DmaCopyOp.build(operands=[op.dst, op.src], properties=props)])
@@ -108,7 +108,7 @@ class LowerTensorScalar(RewritePattern):
         r0, r1 = prop_flag(op, "reverse0"), prop_flag(op, "reverse1")
         rev = {(False, False): "none_", (True, False): "first", (False, True): "second",
                (True, True): "both"}[(r0, r1)]
-        props = {"op0": _arith(op.op0), "reverse_operands": StringAttr(rev),
+        props = {"op0": _arith(op.op0), "reverse_operands": str_attr(rev),
                  "engine": _engine(op, "vector")}
         if op.op1 is not None:
             props["op1"] = _arith(op.op1)
@@ -127,7 +127,7 @@ class LowerActivation(RewritePattern):
             zero = arith.ConstantOp(FloatAttr(0.0, f32), f32)
             new.append(zero)
             bias = zero.result
-        props = {"op": op.op, "engine": StringAttr("scalar")}
+        props = {"op": op.op, "engine": str_attr("scalar")}
         if op.reduce_res is not None:
             props["reduce_op"] = op.properties.get("reduce_op") or StringAttr("add")
         cmd = op.properties.get("reduce_cmd")

@@ -83,14 +83,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
 from ..dialects import nisa
 from ..errors import NKIError
-from ..dialects.common import HBM_SPACES, space_of
+from ..dialects.common import HBM_SPACES, i64_attr, space_of, str_attr
 from ..dialects.isa_control import no_reorder_groups
 from .dependence import Edge, Node, analyze, check_output_dependencies, collect_nodes, node_accesses
 from .affine import trip_count
@@ -381,12 +381,12 @@ def schedule_function(func: FuncOp, mode: str = "list", fast: bool = True) -> li
         result = {n: compute_waits(n, into.get(n, []), queue, extra[n], fence, waits) for n in nodes}
     for n in nodes:
         deps, carried = result[n]
-        n.op.attributes["nkim.id"] = IntegerAttr(n.index, i64)
-        n.op.attributes["nkim.queue"] = StringAttr(queue[n])
-        n.op.attributes["nkim.deps"] = ArrayAttr([IntegerAttr(d, i64) for d in deps])
+        n.op.attributes["nkim.id"] = i64_attr(n.index)
+        n.op.attributes["nkim.queue"] = str_attr(queue[n])
+        n.op.attributes["nkim.deps"] = ArrayAttr([i64_attr(d) for d in deps])
         if carried:
             n.op.attributes["nkim.deps_carried"] = ArrayAttr(
-                [ArrayAttr([IntegerAttr(v, i64) for v in t]) for t in carried])
+                [ArrayAttr([i64_attr(v) for v in t]) for t in carried])
         else:
             n.op.attributes.pop("nkim.deps_carried", None)
         if fence[n]:

@@ -29,6 +29,7 @@ python = getattr(config, "python_executable", sys.executable)
 
 config.environment["PYTHONPATH"] = src_root + os.pathsep + os.environ.get("PYTHONPATH", "")
 config.environment["PATH"] = os.path.dirname(python) + os.pathsep + os.environ["PATH"]
+config.environment["NKI_MLIR_VERIFY_EACH_PASS"] = "1"  # the module verifier after every pass
 config.substitutions.append(("%nki-opt", f'"{python}" -m nki_mlir.tools.nki_opt'))
 config.substitutions.append(("%python", f'"{python}"'))
 config.substitutions.append(("%nki-mlir", f'"{python}" -m nki_mlir.tools.cli'))

@@ -1,0 +1,82 @@
+"""Compile-time shortcuts that must not change results (issue 16): the memo printer prints
+what xDSL's printer prints, memo tables hand out equal attributes, and the module verifier
+runs after every pass only with NKI_MLIR_VERIFY_EACH_PASS=1 (once at the end otherwise)."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import DenseArrayBase, MemRefType, i64
+from xdsl.printer import Printer
+
+import nki_mlir as nki
+import nki_mlir.isa as nisa
+import nki_mlir.language as nl
+from nki_mlir import compiler
+from nki_mlir.dialects.common import memref
+from nki_mlir.dialects.memo_printer import MemoPrinter, _escaped
+from nki_mlir.frontend import arg_specs, build_module
+
+
+@nki.jit
+def views(x):
+    """Strided views, dynamic offsets in a rolled loop, scalars of several types."""
+    out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(x.shape[0] // 128):
+        t = nl.ndarray((128, x.shape[1]), x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[i * 128:(i + 1) * 128, :])
+        nisa.activation(dst=t[:, 0:2], op=nl.exp, data=t[:, 2:4])
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=-0.0)
+        nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=t)
+    for j in range(2):
+        u = nl.ndarray((128, x.shape[1]), x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=u, src=x[j * 128:(j + 1) * 128, :])
+        nisa.tensor_scalar(dst=u, data=u, op0=nl.add, operand0=float("inf") if j else 1e-30)
+        nisa.dma_copy(dst=out[j * 128:(j + 1) * 128, :], src=u)
+    return out
+
+
+def _plain(module) -> str:
+    buf = io.StringIO()
+    Printer(stream=buf, print_debuginfo=True).print_op(module)
+    return buf.getvalue() + "\n"
+
+
+def test_memo_printer_prints_what_xdsl_prints():
+    x = np.zeros((512, 8), np.float32)
+    module, _ = build_module(views.fn, arg_specs(views.fn, (x,), {}), "trn2")
+    assert compiler.print_module(module) == _plain(module)
+    compiler.run_pipeline(module, "trn2")
+    text = compiler.print_module(module)
+    assert text == _plain(module)
+    assert compiler.print_module(compiler.parse_module(text)) == text
+
+
+def test_escaped_string_literal():
+    for s in (b"plain.py", b'q"uote', b"back\\slash", b"\x01\x7f\xc3\xa9"):
+        buf = io.StringIO()
+        Printer(stream=buf).print_bytes_literal(s)
+        assert _escaped(s) == buf.getvalue()
+
+
+def test_memo_tables_give_equal_attributes():
+    a = memref((128, 4), np.float32, "sbuf", strides=(8, 2), offset=None)
+    assert a is memref([128, 4], "float32", "sbuf", strides=[8, 2], offset=None)
+    assert isinstance(a, MemRefType) and a.get_shape() == (128, 4) and a.get_shape() is a.get_shape()
+    assert memref((128, 4), np.float32, "sbuf") != memref((128, 4), np.float32, "psum")
+    d = DenseArrayBase.from_list(i64, [3, -1, 7])
+    assert d.get_values() == (3, -1, 7) and d == DenseArrayBase.from_list(i64, [3, -1, 7])
+    assert hash(d) == hash(DenseArrayBase.from_list(i64, [3, -1, 7]))
+
+
+@pytest.mark.parametrize("each", ["0", "1"])
+def test_verifier_runs_at_the_end_or_after_every_pass(monkeypatch, each):
+    from xdsl.dialects.builtin import ModuleOp
+    monkeypatch.setenv("NKI_MLIR_VERIFY_EACH_PASS", each)
+    calls = []
+    orig = ModuleOp.verify
+    monkeypatch.setattr(ModuleOp, "verify", lambda self, *a, **k: (calls.append(1), orig(self, *a, **k))[1])
+    x = np.zeros((256, 8), np.float32)
+    nki.compile(views, x, use_cache=False)
+    assert len(calls) == (5 if each == "1" else 1)

@@ -95,11 +95,27 @@ def verify_each_pass() -> bool:
     return os.environ.get("NKI_MLIR_VERIFY_EACH_PASS", "0") not in ("", "0")
 
 
-def run_pipeline(module: ModuleOp, target: str, schedule: str = "list") -> list[str]:
+def ir_dumper(kernel: str, key: str):
+    """``NKI_MLIR_DUMP_IR=DIR``: a function ``dump(n, stage, text)`` writing
+    ``DIR/<kernel>-<key16>/NN-<stage>.mlir`` (``00-frontend.nki.mlir``, ``01-nki-legalize.mlir``,
+    ...), the IR after the frontend and after every pass; ``None`` when the variable is unset."""
+    root = os.environ.get("NKI_MLIR_DUMP_IR")
+    if not root:
+        return None
+    folder = Path(root) / f"{kernel}-{key[:16]}"
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def dump(n: int, stage: str, text: str) -> None:
+        (folder / f"{n:02d}-{stage}.mlir").write_text(text)
+    return dump
+
+
+def run_pipeline(module: ModuleOp, target: str, schedule: str = "list", dump=None) -> list[str]:
     """Run the default pipeline in place; returns the pass names run (for the manifest).
 
     The module verifier runs on the final module (after every pass with
-    :func:`verify_each_pass`); a failure is located at the first op whose verifier fails."""
+    :func:`verify_each_pass`); a failure is located at the first op whose verifier fails.
+    ``dump`` (see :func:`ir_dumper`) receives the IR after every pass."""
     from .passes.allocate import NisaAllocate
     from .passes.legalize import NkiLegalize
     from .passes.lower_nki_to_nisa import LowerNkiToNisa
@@ -116,6 +132,8 @@ def run_pipeline(module: ModuleOp, target: str, schedule: str = "list") -> list[
         except VerifyException as exc:
             raise _located(module, f"{p.name}: {exc}") from None
         _stage_check(p.name, module)
+        if dump is not None:
+            dump(i + 1, p.name, print_module(module))
     return [p.name for p in passes]
 
 
@@ -267,7 +285,10 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     with _no_cyclic_gc():
         module, spec = build_module(fn, specs, tgt, spmd=spmd)
         ir_nki = print_module(module)
-        pipeline = run_pipeline(module, tgt, schedule)
+        dump = ir_dumper(fn.__name__, key)
+        if dump is not None:
+            dump(0, "frontend.nki", ir_nki)
+        pipeline = run_pipeline(module, tgt, schedule, dump)
         ir_nisa = print_module(module)
     seconds = time.perf_counter() - t0
     from .passes.memory_report import manifest_entry

@@ -223,3 +223,34 @@ def test_cache_command_info_and_clear(xy, capsys):
     assert main(["cache", "clear"]) == 0
     assert "removed 1 entries" in capsys.readouterr().out
     assert cache.entries() == []
+
+
+def test_ir_dump_after_every_pass(tmp_path, monkeypatch):
+    monkeypatch.setenv("NKI_MLIR_DUMP_IR", str(tmp_path / "dump"))
+    x = np.ones((256, 64), np.float32)
+    ck = nki.compile(LOOPED, x, use_cache=False)
+    (folder,) = (tmp_path / "dump").iterdir()
+    assert folder.name.startswith("looped_scale-")
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["00-frontend.nki.mlir", "01-nki-legalize.mlir", "02-lower-nki-to-nisa.mlir",
+                     "03-nisa-allocate.mlir", "04-nisa-schedule.mlir"]
+    assert "scf.for" in (folder / "00-frontend.nki.mlir").read_text()   # the loop stayed rolled
+    assert (folder / "04-nisa-schedule.mlir").read_text() == ck.ir("nisa")
+
+
+import nki_mlir.isa as _nisa  # noqa: E402
+import nki_mlir.language as _nl  # noqa: E402
+
+
+@nki.jit
+def looped_scale(a):
+    out = _nl.ndarray(a.shape, a.dtype, buffer=_nl.shared_hbm)
+    for i in _nl.affine_range(a.shape[0] // 128):
+        t = _nl.ndarray((128, a.shape[1]), a.dtype, buffer=_nl.sbuf)
+        _nisa.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        _nisa.tensor_scalar(dst=t, data=t, op0=_nl.multiply, operand0=3.0)
+        _nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=t)
+    return out
+
+
+LOOPED = looped_scale

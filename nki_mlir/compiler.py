@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from . import __version__, dtypes
+from . import __version__, dtypes, progress
 from .dialects import make_context
 from .dialects.common import ON_CHIP, space_of
 from .dialects.memo_printer import MemoPrinter
@@ -87,6 +87,10 @@ def _located(module: ModuleOp, message: str) -> NKIVerifyError:
     return NKIVerifyError(message)
 
 
+#: a compile shows a progress bar (on a terminal) when the frontend made this many ops
+PROGRESS_MIN_OPS = 5000
+
+
 def verify_each_pass() -> bool:
     """``NKI_MLIR_VERIFY_EACH_PASS=1``: run the module verifier after the frontend and after
     every pass (the tests do); by default it runs once, on the final module, since the
@@ -110,12 +114,14 @@ def ir_dumper(kernel: str, key: str):
     return dump
 
 
-def run_pipeline(module: ModuleOp, target: str, schedule: str = "list", dump=None) -> list[str]:
+def run_pipeline(module: ModuleOp, target: str, schedule: str = "list", dump=None,
+                 progress=None) -> list[str]:
     """Run the default pipeline in place; returns the pass names run (for the manifest).
 
     The module verifier runs on the final module (after every pass with
     :func:`verify_each_pass`); a failure is located at the first op whose verifier fails.
-    ``dump`` (see :func:`ir_dumper`) receives the IR after every pass."""
+    ``dump`` (see :func:`ir_dumper`) receives the IR after every pass; ``progress`` (a
+    :func:`nki_mlir.progress.bar`) advances by one per pass."""
     from .passes.allocate import NisaAllocate
     from .passes.legalize import NkiLegalize
     from .passes.lower_nki_to_nisa import LowerNkiToNisa
@@ -125,6 +131,8 @@ def run_pipeline(module: ModuleOp, target: str, schedule: str = "list", dump=Non
     passes = [NkiLegalize(), LowerNkiToNisa(), NisaAllocate(target=target), NisaSchedule(mode=schedule)]
     each = verify_each_pass()
     for i, p in enumerate(passes):
+        if progress is not None:
+            progress.set_postfix_str(p.name)
         try:
             p.apply(ctx, module)
             if each or i == len(passes) - 1:
@@ -134,6 +142,8 @@ def run_pipeline(module: ModuleOp, target: str, schedule: str = "list", dump=Non
         _stage_check(p.name, module)
         if dump is not None:
             dump(i + 1, p.name, print_module(module))
+        if progress is not None:
+            progress.update()
     return [p.name for p in passes]
 
 
@@ -288,8 +298,11 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         dump = ir_dumper(fn.__name__, key)
         if dump is not None:
             dump(0, "frontend.nki", ir_nki)
-        pipeline = run_pipeline(module, tgt, schedule, dump)
-        ir_nisa = print_module(module)
+        big = progress.enabled() and sum(1 for _ in module.walk()) >= PROGRESS_MIN_OPS
+        with progress.bar(5, f"compiling {fn.__name__}", "stage") if big else progress.SILENT as bar:
+            pipeline = run_pipeline(module, tgt, schedule, dump, bar if big else None)
+            ir_nisa = print_module(module)
+            bar.update()
     seconds = time.perf_counter() - t0
     from .passes.memory_report import manifest_entry
     mem = manifest_entry(module)    # every nkim.* module attribute as JSON (memory report)

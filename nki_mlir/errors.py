@@ -144,6 +144,10 @@ class NKIRangeWarning(UserWarning):
     """
 
 
+class NKIProfileWarning(UserWarning):
+    """A profile output worth a word before it is written (e.g. a trace over 100 MiB)."""
+
+
 class NKIKernelWarning(UserWarning):
     """A located compile-time warning about a kernel that NKI Beta 1 rejects but Beta 2+
     accepts, e.g. an output tensor that is never written (``err_tensor_output_not_written_to``;

@@ -162,7 +162,7 @@ def summary(est: Estimate) -> dict:
     }
 
 
-def trace_events(est: Estimate) -> dict:
+def trace_events(est: Estimate, max_slices: int | None = None) -> dict:
     """The Chrome trace-event JSON object of ``est``'s timeline.
 
     Returns ``{"traceEvents": [...], "displayTimeUnit": "ns", "otherData": summary}``:
@@ -171,8 +171,9 @@ def trace_events(est: Estimate) -> dict:
     microseconds (``start_ns / 1000``, ``(end_ns - start_ns) / 1000``), ``tid`` the 1-based
     position of its queue in :func:`ordered_tracks`, ``cat`` its engine kind and ``args``
     ``{operands, source ("file:line"), line (source text), waited_on, bytes, flops,
-    instance}``.  Doc: the Chrome "Trace Event Format" (JSON object format, complete and
-    metadata events).
+    instance}``.  With ``max_slices``, only the first that many slices (by start) are
+    kept and ``otherData["truncated"]`` is ``{"kept": N, "total": all}``.  Doc: the Chrome
+    "Trace Event Format" (JSON object format, complete and metadata events).
     """
     tracks = ordered_tracks(est)
     tids = {name: i + 1 for i, name in enumerate(tracks)}
@@ -189,7 +190,10 @@ def trace_events(est: Estimate) -> dict:
         events.append({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": tid,
                        "args": {"sort_index": tid}})
     titles: dict[tuple[str, str], str] = {}
-    for s in sorted(est.slices, key=lambda s: (s.start_ns, tids[s.track])):
+    ordered = sorted(est.slices, key=lambda s: (s.start_ns, tids[s.track]))
+    if max_slices is not None:
+        ordered = ordered[:max_slices]
+    for s in ordered:
         key = (s.name, s.label)
         title = titles.get(key)
         if title is None:
@@ -212,7 +216,10 @@ def trace_events(est: Estimate) -> dict:
                 "instance": s.index,
             },
         })
-    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": summary(est)}
+    other = summary(est)
+    if max_slices is not None and max_slices < len(est.slices):
+        other["truncated"] = {"kept": max_slices, "total": len(est.slices)}
+    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": other}
 
 
 def atomic_write(path, text: str, what: str) -> Path:
@@ -240,12 +247,38 @@ def atomic_write(path, text: str, what: str) -> Path:
     return path
 
 
-def write_trace(est: Estimate, path) -> Path:
+#: a trace larger than this many bytes is announced with a warning before it is written
+WARN_BYTES = 100 * 1024 * 1024
+
+
+def write_trace(est: Estimate, path, max_slices: int | None = None) -> Path:
     """Write :func:`trace_events` of ``est`` as JSON to ``path`` (atomically: a temporary
     file then ``os.replace``; parent directories are created) and return it as a
-    :class:`~pathlib.Path`.  Raises NKIError if the file cannot be written."""
-    text = json.dumps(trace_events(est), separators=(",", ":"), allow_nan=False,
-                      ensure_ascii=False)
+    :class:`~pathlib.Path`.
+
+    ``max_slices`` (default ``$NKI_MLIR_TRACE_MAX_SLICES``, else all) keeps only the first
+    that many slices by start time (``otherData.truncated`` records it).  A trace over
+    :data:`WARN_BYTES` (100 MiB) is announced with an ``NKIProfileWarning`` naming the file,
+    its size and the cap, before it is written.
+
+    Raises:
+        NKIError: the file cannot be written.
+    """
+    if max_slices is None and os.environ.get("NKI_MLIR_TRACE_MAX_SLICES"):
+        try:
+            max_slices = max(0, int(os.environ["NKI_MLIR_TRACE_MAX_SLICES"]))
+        except ValueError:
+            raise NKIError(f"NKI_MLIR_TRACE_MAX_SLICES={os.environ['NKI_MLIR_TRACE_MAX_SLICES']!r}: "
+                           f"expected an integer", category="bad option") from None
+    obj = trace_events(est, max_slices)
+    text = json.dumps(obj, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    if len(text) > WARN_BYTES:
+        import warnings
+
+        from ..errors import NKIProfileWarning
+        warnings.warn(NKIProfileWarning(
+            f"writing a {len(text) / 2**20:.0f} MiB trace of {len(est.slices)} slices to {path}; "
+            f"NKI_MLIR_TRACE_MAX_SLICES=N (or max_slices=N) keeps only the first N slices"), stacklevel=2)
     return atomic_write(path, text, "trace")
 
 

@@ -225,3 +225,21 @@ def test_real_tiled_matmul_trace_validates(tmp_path):
     assert mm and all(e["name"].startswith("matmul ") for e in mm)
     assert all("kernels.py:" in e["args"]["source"] and "nc_matmul" in e["args"]["line"]
                for e in mm)
+
+
+def test_trace_cap_keeps_the_first_slices(tmp_path, monkeypatch):
+    t = trace_events(_est(), max_slices=2)
+    assert [e["ts"] for e in _x(t)] == [1.3, 2.8]
+    assert t["otherData"]["truncated"] == {"kept": 2, "total": 3}
+    monkeypatch.setenv("NKI_MLIR_TRACE_MAX_SLICES", "1")
+    written = json.loads(write_trace(_est(), tmp_path / "t.json").read_text())
+    assert len(_x(written)) == 1 and not validate_trace(written)
+
+
+def test_large_trace_is_announced_before_writing(tmp_path, monkeypatch):
+    import nki_mlir.perf.trace as trace_mod
+    from nki_mlir.errors import NKIProfileWarning
+    monkeypatch.setattr(trace_mod, "WARN_BYTES", 100)
+    with pytest.warns(NKIProfileWarning, match=r"MiB trace of 3 slices to .*t.json; NKI_MLIR_TRACE_MAX_SLICES"):
+        write_trace(_est(), tmp_path / "t.json")
+    assert (tmp_path / "t.json").exists()

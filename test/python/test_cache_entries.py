@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import textwrap
 
 import numpy as np
 import pytest
@@ -17,34 +16,12 @@ from nki_mlir.runtime import artifact, cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-KERNEL_FILE = textwrap.dedent('''
-    import sys
-    import numpy as np
-    import nki_mlir as nki
-    import nki_mlir.language as nl
-    import nki_mlir.isa as nisa
-
-    @nki.jit
-    def twice(a):
-        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
-        t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=t, src=a)
-        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
-        nisa.dma_copy(dst=out, src=t)
-        return out
-
-    x = np.arange(128 * 64, dtype=np.float32).reshape(128, 64)
-    ck = nki.compile(twice, x)
-    np.testing.assert_array_equal(ck(x), 2 * x)
-    print(ck.cache_hit)
-''')
 
 
 @pytest.fixture
 def script(tmp_path):
-    path = tmp_path / "twice_kernel.py"
-    path.write_text(KERNEL_FILE)
-    return path
+    import script_kernel
+    return script_kernel.copy_to(tmp_path)
 
 
 def _run(script, env_dir):

@@ -3,7 +3,6 @@ pipe ends quietly, documented exit codes."""
 import os
 import subprocess
 import sys
-import textwrap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENV = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -11,30 +10,14 @@ CLI = [sys.executable, "-c", "import sys; from nki_mlir.tools.cli import main; s
 
 
 def _file(tmp_path):
-    p = tmp_path / "cli_kernels.py"
-    p.write_text(textwrap.dedent('''
-        import nki_mlir as nki
-        import nki_mlir.isa as nisa
-        import nki_mlir.language as nl
-
-        EXAMPLE_ARGS = {"double": ["128x64xf32"]}
-
-        @nki.jit
-        def double(a):
-            out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
-            t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
-            nisa.dma_copy(dst=t, src=a)
-            nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
-            nisa.dma_copy(dst=out, src=t)
-            return out
-    '''))
-    return p
+    import script_kernel
+    return script_kernel.copy_to(tmp_path)
 
 
 def test_run_takes_example_args(tmp_path):
     from nki_mlir.tools.cli import main
     path = _file(tmp_path)
-    assert main(["run", f"{path}::double"]) == 0
+    assert main(["run", f"{path}::twice"]) == 0
 
 
 def test_help_texts_are_whole(capsys):
@@ -48,7 +31,7 @@ def test_help_texts_are_whole(capsys):
 
 def test_closed_pipe_is_quiet(tmp_path):
     path = _file(tmp_path)
-    p = subprocess.Popen(CLI + ["compile", f"{path}::double", "--arg", "128x64xf32"], stdout=subprocess.PIPE,
+    p = subprocess.Popen(CLI + ["compile", f"{path}::twice", "--arg", "128x64xf32"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env=ENV)
     p.stdout.close()            # the reader is gone before the output comes, as with `| head -0`
     err = p.stderr.read().decode()
@@ -59,4 +42,4 @@ def test_closed_pipe_is_quiet(tmp_path):
 def test_exit_status_of_a_kernel_error(tmp_path):
     from nki_mlir.tools.cli import main
     path = _file(tmp_path)
-    assert main(["run", f"{path}::double", "--arg", "256x64xf32"]) == 1   # 256 partitions
+    assert main(["run", f"{path}::twice", "--arg", "256x64xf32"]) == 1   # 256 partitions

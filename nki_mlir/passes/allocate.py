@@ -63,6 +63,7 @@ from ..dialects.common import ON_CHIP, TARGETS, TargetAttr, space_of
 from ..dialects.nisa import AllocOp
 from ..errors import NKIAllocationError, NKIError
 from . import memory_report, multibuffer
+from .alloc_sinking import sink_allocs
 from .effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition
 from .interval_index import IntervalIndex
 from .liveness import LiveRange, live_ranges
@@ -385,6 +386,7 @@ def place_function(func: FuncOp, target: str, max_copies: int = multibuffer.MAX_
     for op in func.walk():
         if isinstance(op, AllocOp):
             multibuffer.clear_copies(op)
+    sink_allocs(func)
     tensors = [_tensor(lr, by_space[space_of(lr.alloc.result)], max_copies)
                for lr in live_ranges(func) if space_of(lr.alloc.result) in ON_CHIP]
     for space, arena in by_space.items():

@@ -34,10 +34,10 @@ from xdsl.ir import Operation
 
 from ..dialects.common import ON_CHIP, space_of
 from ..dialects.nisa import AllocOp, ReleaseOp
-from .reorder import _pure
+from .reorder import is_pure
 
 
-def _ancestor_in(op: Operation, block) -> Operation | None:
+def ancestor_in(op: Operation, block) -> Operation | None:
     """The op of ``block`` that is ``op`` or contains it (None if ``op`` is outside it)."""
     node: Operation | None = op
     while node is not None and node.parent_block() is not block:
@@ -53,7 +53,7 @@ def first_use_in_block(alloc: AllocOp, orders: dict | None = None) -> Operation 
     block = alloc.parent_block()
     if block is None:
         return None
-    firsts = {_ancestor_in(use.operation, block) for use in alloc.result.uses
+    firsts = {ancestor_in(use.operation, block) for use in alloc.result.uses
               if not isinstance(use.operation, ReleaseOp)}
     firsts.discard(None)
     if not firsts:
@@ -68,7 +68,7 @@ def _passive(op: Operation) -> bool:
     """Ops an alloc need not move past: pure ones (constants, index arithmetic, views) and
     other allocs.  Only ops between the alloc and its first use that touch memory make the
     range longer than the tensor's use."""
-    return isinstance(op, AllocOp) or (not op.regions and _pure(op))
+    return isinstance(op, AllocOp) or (not op.regions and is_pure(op))
 
 
 def sink_allocs(func: FuncOp) -> int:

@@ -13,6 +13,9 @@ Rules implemented:
 - automatic placement starts at partition 0 (always legal), SBUF offsets are 64-byte
   aligned, PSUM offsets 4-byte aligned; a PSUM tensor of <= 2048 bytes lies inside one
   bank, a larger one starts on a bank boundary;
+- a tensor is live from its first use, not from its ``nl.ndarray`` call: each alloc is
+  first sunk to just below the last memory-touching op before its first use
+  (:mod:`.alloc_sinking`);
 - two tensors whose live ranges overlap (:mod:`.liveness`) never share a byte;
 - direct allocation ``nkim.address = [partition, byte_offset]`` (``nl.ndarray(...,
   address=(p, off))``) is honoured exactly after checking the start-partition rule
@@ -29,6 +32,14 @@ Algorithm, per memory (SBUF and PSUM are independent): pinned tensors first (pro
 order), then best-fit in program order: each tensor goes into the smallest free gap
 (among tensors live at the same time and sharing partitions) in which a legal offset
 exists.
+
+When SBUF does not fit even with one copy each, two tighter packings are tried before
+the overflow is reported ("chosen by what fits" again, so kernels that fit are placed
+exactly as before): an elementwise result is written into its dying input of the same
+type (:mod:`.inplace`, an IR rewrite), and every automatic SBUF tensor is placed by
+:func:`spread_fit`: over all its legal start partitions (64 for <= 64 partitions; 32, 64,
+96 for <= 32), at the lowest offset, then the lowest start partition, so tensors of half
+or a quarter of the partitions sit side by side over the same bytes.
 
 Copy policy ("chosen by what fits", deterministic): every eligible tensor starts with
 ``k = min(max-copies, 4, total iterations)``.  When a tensor cannot be placed, one tensor

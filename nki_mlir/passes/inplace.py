@@ -27,7 +27,7 @@ from xdsl.ir import Operation
 
 from ..dialects.common import space_of
 from ..dialects.nisa import AllocOp
-from .alloc_sinking import _ancestor_in
+from .alloc_sinking import ancestor_in
 from .liveness import users_through_views
 
 #: instructions where element i of dst is computed from element i of each same-typed source
@@ -53,7 +53,7 @@ def _last_use_is(alloc: AllocOp, op: Operation, order: dict[Operation, int]) -> 
     """``op`` (in the alloc's block) is at or after every use of the alloc's result."""
     block = alloc.parent_block()
     for user in users_through_views(alloc.result):
-        top = _ancestor_in(user, block)
+        top = ancestor_in(user, block)
         if top is None or order[top] > order[op]:
             return False
     return True
@@ -67,7 +67,7 @@ def _candidate(op: Operation, order: dict[Operation, int], space: str) -> tuple[
     b = _alloc_of(dst)
     if b is None or not _automatic(b, space) or b.parent_block() is not op.parent_block():
         return None
-    if any(order.get(_ancestor_in(u.operation, op.parent_block()), -1) < order[op]
+    if any(order.get(ancestor_in(u.operation, op.parent_block()), -1) < order[op]
            for u in b.result.uses):
         return None                     # op is not B's first use
     for operand in op.operands:

@@ -13,6 +13,9 @@ Rules implemented:
 - automatic placement starts at partition 0 (always legal), SBUF offsets are 64-byte
   aligned, PSUM offsets 4-byte aligned; a PSUM tensor of <= 2048 bytes lies inside one
   bank, a larger one starts on a bank boundary;
+- a tensor is live from its first use, not from its ``nl.ndarray`` call: each alloc is
+  first sunk to just below the last memory-touching op before its first use
+  (:mod:`.alloc_sinking`);
 - two tensors whose live ranges overlap (:mod:`.liveness`) never share a byte;
 - direct allocation ``nkim.address = [partition, byte_offset]`` (``nl.ndarray(...,
   address=(p, off))``) is honoured exactly after checking the start-partition rule
@@ -29,6 +32,14 @@ Algorithm, per memory (SBUF and PSUM are independent): pinned tensors first (pro
 order), then best-fit in program order: each tensor goes into the smallest free gap
 (among tensors live at the same time and sharing partitions) in which a legal offset
 exists.
+
+When SBUF does not fit even with one copy each, two tighter packings are tried before
+the overflow is reported ("chosen by what fits" again, so kernels that fit are placed
+exactly as before): an elementwise result is written into its dying input of the same
+type (:mod:`.inplace`, an IR rewrite), and every automatic SBUF tensor is placed by
+:func:`spread_fit`: over all its legal start partitions (64 for <= 64 partitions; 32, 64,
+96 for <= 32), at the lowest offset, then the lowest start partition, so tensors of half
+or a quarter of the partitions sit side by side over the same bytes.
 
 Copy policy ("chosen by what fits", deterministic): every eligible tensor starts with
 ``k = min(max-copies, 4, total iterations)``.  When a tensor cannot be placed, one tensor
@@ -63,6 +74,8 @@ from ..dialects.common import ON_CHIP, TARGETS, TargetAttr, i64_attr, space_of
 from ..dialects.nisa import AllocOp
 from ..errors import NKIAllocationError, NKIError
 from . import memory_report, multibuffer
+from .alloc_sinking import sink_allocs
+from .inplace import reuse_dying_inputs
 from .effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition
 from .interval_index import IntervalIndex
 from .liveness import LiveRange, live_ranges
@@ -125,6 +138,7 @@ class Tensor:
     copies: int = 1                     # starts at the most allowed (module docstring)
     live: LiveRange = field(init=False)     # base.rotated(copies), kept by set_copies
     region: Region | None = None
+    start: int = 0                      # start partition tried / chosen (automatic tensors)
 
     def __post_init__(self) -> None:
         self.set_copies(self.copies)
@@ -152,8 +166,9 @@ class Tensor:
 
     @property
     def first_partition(self) -> int:
-        """The pinned start partition, else 0 (legal for any partition count)."""
-        return self.pinned[0] if self.pinned else 0
+        """The pinned start partition, else the one tried or chosen by the placement
+        (0, legal for any partition count, unless partitions are spread)."""
+        return self.pinned[0] if self.pinned else self.start
 
     def conflicts(self, other: Tensor) -> bool:
         """``other`` is placed, live at the same time and on shared partitions (so the
@@ -337,20 +352,41 @@ def best_fit(t: Tensor, arena: Arena, placed: list[Tensor]) -> int | None:
     return None if best is None else best[1]
 
 
-def _try_place(tensors: list[Tensor], arena: Arena, target: str) -> Tensor | None:
-    """Place ``tensors`` (one memory): pinned first, then automatic ones in program order.
-    Returns the first tensor that found no room (the others' regions are then partial)."""
+def spread_fit(t: Tensor, arena: Arena, placed: list[Tensor]) -> int | None:
+    """Spread placement: over every legal start partition of ``t``, the lowest offset where
+    its footprint fits (first fit), lowest offset first, then lowest start partition.
+    Sets ``t.start``.  Filling the partition halves / quadrants side by side keeps them
+    level, which is what lets tensors of <= 64 partitions share byte ranges."""
+    best: tuple[int, int] | None = None     # (offset, start partition)
+    for start in _legal_starts(t.partitions):
+        t.start = start
+        cursor = 0
+        for lo, hi in [*_occupied(t, placed), (arena.capacity, arena.capacity)]:
+            off = arena.legal_offset(cursor, t.stride, t.place_alignment)
+            if off + t.footprint <= lo:
+                if best is None or (off, start) < best:
+                    best = (off, start)
+                break
+            cursor = max(cursor, hi)
+    t.start = 0 if best is None else best[1]
+    return None if best is None else best[0]
+
+
+def _try_place(tensors: list[Tensor], arena: Arena, target: str, spread: bool = False) -> Tensor | None:
+    """Place ``tensors`` (one memory): pinned first, then automatic ones in program order
+    (best fit at partition 0, or :func:`spread_fit` when ``spread``).  Returns the first
+    tensor that found no room (the others' regions are then partial)."""
     placed = Placed()
     for t in tensors:
-        t.region = None
+        t.region, t.start = None, 0
     for t in [t for t in tensors if t.pinned] + [t for t in tensors if not t.pinned]:
         if t.pinned:
             _place_pinned(t, arena, placed, target)
         else:
-            off = best_fit(t, arena, placed)
+            off = spread_fit(t, arena, placed) if spread else best_fit(t, arena, placed)
             if off is None:
                 return t
-            t.region = Region(arena.space, 0, t.partitions, off, t.footprint)
+            t.region = Region(arena.space, t.start, t.partitions, off, t.footprint)
         placed.append(t)
     return None
 
@@ -364,10 +400,10 @@ def _fewer_copies(failed: Tensor, live: list[Tensor], tensors: list[Tensor]) -> 
     return None
 
 
-def place_space(tensors: list[Tensor], arena: Arena, target: str) -> None:
+def place_space(tensors: list[Tensor], arena: Arena, target: str, spread: bool = False) -> None:
     """Place the tensors of one memory, giving up copies until they fit; raises the
     overflow error only when no tensor has a copy left to give up."""
-    while (failed := _try_place(tensors, arena, target)) is not None:
+    while (failed := _try_place(tensors, arena, target, spread)) is not None:
         live = [o for o in tensors if failed.conflicts(o)]
         victim = _fewer_copies(failed, live, tensors)
         if victim is None:
@@ -385,14 +421,28 @@ def place_function(func: FuncOp, target: str, max_copies: int = multibuffer.MAX_
     for op in func.walk():
         if isinstance(op, AllocOp):
             multibuffer.clear_copies(op)
-    tensors = [_tensor(lr, by_space[space_of(lr.alloc.result)], max_copies)
-               for lr in live_ranges(func) if space_of(lr.alloc.result) in ON_CHIP]
-    for space, arena in by_space.items():
-        place_space([t for t in tensors if t.space == space], arena, target)
+    sink_allocs(func)
+    tensors = _tensors(func, by_space, max_copies)
+    try:
+        place_space([t for t in tensors if t.space == "sbuf"], by_space["sbuf"], target)
+    except NKIAllocationError as exc:
+        if exc.category != NKIAllocationError.category:
+            raise
+        # SBUF is short: write results into dying inputs, spread over partition ranges
+        reuse_dying_inputs(func, "sbuf")
+        tensors = _tensors(func, by_space, max_copies)
+        place_space([t for t in tensors if t.space == "sbuf"], by_space["sbuf"], target, spread=True)
+    place_space([t for t in tensors if t.space == "psum"], by_space["psum"], target)
     slots: dict = {}
     for t in tensors:
         _annotate(t, slots)
     return tensors
+
+
+def _tensors(func: FuncOp, by_space: dict[str, Arena], max_copies: int) -> list[Tensor]:
+    """The on-chip allocs of ``func`` as :class:`Tensor` s (program order), unplaced."""
+    return [_tensor(lr, by_space[space_of(lr.alloc.result)], max_copies)
+            for lr in live_ranges(func) if space_of(lr.alloc.result) in ON_CHIP]
 
 
 def _annotate(t: Tensor, slots: dict) -> None:

@@ -1,7 +1,8 @@
 """Live ranges of ``nisa.alloc`` buffers over the loop structure of a function.
 
 Ops are numbered in program pre-order (an op gets its number before the ops of its
-regions).  A buffer is live from its ``nisa.alloc`` to its last use, where
+regions).  A buffer is live from its ``nisa.alloc`` (which ``nisa-allocate`` first sinks
+to just before the buffer's first use, :mod:`.alloc_sinking`) to its last use, where
 
 - uses through view chains (``memref.subview`` of a subview of the alloc) count;
 - a use inside a loop that does not contain the alloc extends the range to the end of

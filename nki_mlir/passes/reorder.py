@@ -52,7 +52,9 @@ class BlockNode:
     preds: set[int] = field(default_factory=set)
 
 
-def _pure(op: Operation) -> bool:
+def is_pure(op: Operation) -> bool:
+    """No memory effect: constants, index arithmetic, views and casts (an op the
+    schedule and alloc sinking may move ops across)."""
     return (op.has_trait(NoMemoryEffect) or op.name.startswith("arith.")
             or op.name in ("memref.subview", "memref.cast", "memref.reinterpret_cast",
                            "memref.collapse_shape", "memref.expand_shape", "memref.transpose",
@@ -82,7 +84,7 @@ def _describe(op: Operation, index: int, queues: dict[Operation, str], cache: di
             n.barrier = True
         elif inner.regions:
             n.barrier |= inner.name not in (*LOOP_OPS, "scf.if", "scf.index_switch")
-        elif not (_pure(inner) or _is_terminator(inner)):
+        elif not (is_pure(inner) or _is_terminator(inner)):
             n.barrier = True
     return n
 

@@ -75,12 +75,13 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 // SCHED:         %n = nisa.register_read{{.*}}{nkim.id = 5 : i64, nkim.queue = "sync", nkim.deps = []}
 // SCHED:         %body = nisa.alloc alignment=64 {nkim.name = "body", nkim.partition = 0 : i64, nkim.offset = 64 : i64}
 // SCHED:         nisa.register_store{{.*}}{nkim.id = 7 : i64, nkim.queue = "sync", nkim.deps = [4 : i64]}
-// body is dead after the dynamic loop: after reuses its bytes; w (while body) lives with after
+// body is dead after the dynamic loop: w (while body) reuses its bytes; after, sunk to its
+// first use behind the while loop, reuses them too
+// SCHED:         %w = nisa.alloc alignment=64 {nkim.name = "w", nkim.partition = 0 : i64, nkim.offset = 64 : i64}
 // SCHED:         %after = nisa.alloc alignment=64 {nkim.name = "after", nkim.partition = 0 : i64, nkim.offset = 64 : i64}
-// SCHED:         %w = nisa.alloc alignment=64 {nkim.name = "w", nkim.partition = 0 : i64, nkim.offset = 320 : i64}
 // in the no_reorder span the memset (vector) also waits for the dma before it (13: no data
 // shared, an ordering edge); 7, 8 and 12 (sync queue, in loops that may run zero times)
 // touched flag, 4 (dma0) is ordered by 13.  The dma into after waits for the dma into body
-// (6, queue dma1): they share bytes.
-// SCHED:         nisa.dma_copy{{.*}}{nkim.id = 13 : i64, nkim.queue = "dma0", nkim.deps = [6 : i64]}
+// (6, queue dma1) and the memset of w (11, vector): they share bytes.
+// SCHED:         nisa.dma_copy{{.*}}{nkim.id = 13 : i64, nkim.queue = "dma0", nkim.deps = [6 : i64, 11 : i64]}
 // SCHED-NEXT:    nisa.memset{{.*}}{nkim.id = 14 : i64, nkim.queue = "vector", nkim.deps = [7 : i64, 8 : i64, 12 : i64, 13 : i64]}

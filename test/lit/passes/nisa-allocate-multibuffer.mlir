@@ -59,7 +59,7 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 // CHECK-NEXT:        %[[MUL:.*]] = arith.muli %[[OUTER]], %[[TRIPS]] : index
 // CHECK-NEXT:        %[[SLOT:.*]] = arith.addi %[[MUL]], %[[INNER]] : index
 // CHECK-NEXT:        %lhs = nisa.alloc copy(%[[SLOT]]) alignment=64 {nkim.name = "lhs", nkim.partition = 0 : i64, nkim.offset = 0 : i64, nkim.copies = 4 : i64, nkim.copy_stride = 256 : i64}
-// CHECK-NEXT:        %rhs = nisa.alloc copy(%[[SLOT]]) alignment=64 {nkim.name = "rhs", nkim.partition = 0 : i64, nkim.offset = 1024 : i64, nkim.copies = 4 : i64, nkim.copy_stride = 1024 : i64}
+// CHECK:             %rhs = nisa.alloc copy(%[[SLOT]]) alignment=64 {nkim.name = "rhs", nkim.partition = 0 : i64, nkim.offset = 1024 : i64, nkim.copies = 4 : i64, nkim.copy_stride = 1024 : i64}
 // TWO-LABEL: func.func @nest
 // TWO:         %lhs = nisa.alloc copy(%{{.*}}) alignment=64 {nkim.name = "lhs", nkim.partition = 0 : i64, nkim.offset = 0 : i64, nkim.copies = 2 : i64, nkim.copy_stride = 256 : i64}
 // TWO:         %rhs = nisa.alloc copy(%{{.*}}) alignment=64 {nkim.name = "rhs", nkim.partition = 0 : i64, nkim.offset = 512 : i64, nkim.copies = 2 : i64, nkim.copy_stride = 1024 : i64}

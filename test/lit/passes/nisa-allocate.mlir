@@ -122,12 +122,12 @@ module {
 module {
   func.func @direct(%in: memref<128x512xf32, #nisa.mem<shared_hbm>>) {
     %pin = nisa.alloc {nkim.name = "pin", nkim.address = [0, 0]} : memref<128x512xf32, #nisa.mem<sbuf>>
+    nisa.dma_copy(dst=memref<128x512xf32, #nisa.mem<sbuf>> %pin, src=memref<128x512xf32, #nisa.mem<shared_hbm>> %in) engine=dma
     %auto = nisa.alloc {nkim.name = "auto"} : memref<128x512xf32, #nisa.mem<sbuf>>
     %hi = nisa.alloc {nkim.name = "hi", nkim.address = [64, 4096]} : memref<64x512xf32, #nisa.mem<sbuf>>
     %lo = nisa.alloc {nkim.name = "lo"} : memref<32x512xf32, #nisa.mem<sbuf>>
     %acc = nisa.alloc {nkim.name = "acc", nkim.address = [0, 6144]} : memref<128x512xf32, #nisa.mem<psum>>
     %acc2 = nisa.alloc {nkim.name = "acc2"} : memref<128x512xf32, #nisa.mem<psum>>
-    nisa.dma_copy(dst=memref<128x512xf32, #nisa.mem<sbuf>> %pin, src=memref<128x512xf32, #nisa.mem<shared_hbm>> %in) engine=dma
     nisa.tensor_copy(dst=memref<128x512xf32, #nisa.mem<sbuf>> %auto, src=memref<128x512xf32, #nisa.mem<sbuf>> %pin) engine=vector
     nisa.release %hi : memref<64x512xf32, #nisa.mem<sbuf>>
     nisa.release %lo : memref<32x512xf32, #nisa.mem<sbuf>>

@@ -196,8 +196,14 @@ class CompiledKernel:
         return self._program
 
     def __call__(self, *args: Any, **kwargs: Any):
-        """Run on the ISA interpreter; returns one array or a tuple (as the kernel returns)."""
+        """Run on the ISA interpreter; returns one array or a tuple (as the kernel returns).
+        Called with torch or JAX tensors, it returns tensors of that library
+        (:mod:`nki_mlir.interop`)."""
+        from .interop import convert_args, from_numpy
+        args, kwargs, kind = convert_args(args, kwargs)
         outs = self.run(args, kwargs)
+        if kind is not None:
+            outs = tuple(from_numpy(o, kind) for o in outs)
         if self.spec.returns_tuple:
             return tuple(outs)
         return outs[0] if outs else None
@@ -222,6 +228,8 @@ class CompiledKernel:
         ``mode`` / ``hazards``: see :meth:`nki_mlir.runtime.program.Program.run` (engine
         queues and hazard checks; defaults from ``NKI_MLIR_HAZARDS``, which ``__call__`` uses).
         """
+        from .interop import convert_args
+        args, kwargs, _ = convert_args(args, kwargs)
         bound = dict(zip((a.name for a in self.spec.args), args))
         for k, v in kwargs.items():
             if k in bound:

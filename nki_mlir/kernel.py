@@ -89,6 +89,8 @@ class Kernel:
     def compile_with(self, args: tuple, kwargs: dict, **options: Any):
         """Compile with driver options (``target``, ``use_cache``, ``spmd``) on top of the decorator's."""
         from .compiler import compile_kernel
+        from .interop import convert_args
+        args, kwargs, _ = convert_args(args, kwargs)
         try:
             return compile_kernel(self.fn, args, kwargs, **{**self.options, **options})
         except NKIError as exc:

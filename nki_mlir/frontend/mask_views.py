@@ -19,10 +19,9 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.ir import OpResult, SSAValue
 
 from ..dialects.common import memref
-from ..errors import NKITypeError
 from .index_expr import IndexExpr
-from .mask_regions import CODE, Box
-from .values import Index, Tensor, as_index, is_int, simplify
+from .mask_regions import Box
+from .values import Index, Indirect, Tensor, as_index, is_int, simplify
 
 #: attribute on the builder listing the views replaced by narrowed copies
 _SUPERSEDED = "_mask_superseded_views"
@@ -175,13 +174,12 @@ def narrow(cg, t: Tensor, sizes, box: Box, rebuild: bool) -> Tensor:
     docstring).  A view is rebuilt from its source (``rebuild`` or when narrowed) so the
     new view never covers more than the box."""
     ranges = _ranges(t, sizes, box)
+    if t.indirect is not None:
+        return _narrow_indirect(cg, t, ranges) if ranges else t
     owner = t.value.op if isinstance(t.value, OpResult) else None
     is_view = owner is not None and owner.name in ("memref.subview", "memref.reinterpret_cast")
     if not ranges and not (rebuild and is_view):
         return t
-    if t.indirect is not None:
-        raise cg.b.error("mask= on an indirect (gathered / scattered) view is not supported",
-                         NKITypeError, code=CODE)
     shape = list(t.shape)
     extra = 0
     for d, (lo, hi) in ranges.items():
@@ -195,6 +193,25 @@ def narrow(cg, t: Tensor, sizes, box: Box, rebuild: bool) -> Tensor:
         return cg.b.reinterpret(src, shape, t.strides, simplify(as_index(t.offset_index).add(extra)))
     offsets = [ranges.get(d, (0, 0))[0] for d in range(t.ndim)]
     return cg.b.subview(t, offsets, shape, [1] * t.ndim, [True] * t.ndim)
+
+
+def _narrow_indirect(cg, t: Tensor, ranges: dict[int, tuple[int, int]]) -> Tensor:
+    """An indirect (gathered / scattered) view narrowed: its rows through the rows
+    ``[lo, hi)`` of the index tile (the rows outside the mask are never read, so their row
+    numbers may be anything), its other dims on the table."""
+    idx, table = t.indirect.index, t.indirect.table
+    if 0 in ranges:
+        lo, hi = ranges[0]
+        idx = cg.b.subview(idx, [lo, 0], [hi - lo, 1], [1, 1], [True, True])
+    free = {d: r for d, r in ranges.items() if d > 0}
+    if free:
+        offsets = [free.get(d, (0, 0))[0] for d in range(table.ndim)]
+        shape = [free[d][1] - free[d][0] if d in free else n for d, n in enumerate(table.shape)]
+        table = cg.b.subview(table, offsets, shape, [1] * table.ndim, [True] * table.ndim)
+    return Tensor(table.value, (idx.shape[0],) + tuple(table.shape[1:]), t.dtype, t.buffer,
+                  table.strides, table.offset, cg.b.block, t.name, is_base=False,
+                  storage=table.storage_shape, dyn_offset=table.dyn_offset,
+                  indirect=Indirect(idx, table))
 
 
 def _ranges(t, sizes, box: Box) -> dict[int, tuple[int, int]]:

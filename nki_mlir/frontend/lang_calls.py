@@ -89,13 +89,6 @@ def ndarray(cg, shape, dtype, buffer=None, name="", address=None):
     return new_tensor(cg, nki.NdarrayOp, shape, dt, buf, name, {"address": addr})
 
 
-@handles("nl.zeros")
-def zeros(cg, shape, dtype, buffer=None, name=""):
-    api = "nl.zeros"
-    shape, dt, buf = _shape(cg, api, shape), _dtype(cg, api, dtype), _buffer(cg, api, buffer)
-    return new_tensor(cg, nki.ZerosOp, shape, dt, buf, name)
-
-
 @handles("nl.ds")
 def ds(cg, start, size):
     if not is_int(size) or int(size) <= 0:

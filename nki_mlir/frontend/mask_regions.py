@@ -94,12 +94,17 @@ def region(sizes: tuple[int, ...], cons: list[Constraint], vs: list[int]) -> Reg
     one box.  With the partition axis innermost, the common staircase ``512 * i_p + i_f < n``
     gives boxes that all start at partition 0 (compute engines address a few start
     partitions only)."""
+    live = []
     for con, v in zip(cons, vs):
-        if not con.axes and not FNS[con.op](v, 0):
+        known = _everywhere(sizes, con, int(v))
+        if known is False:
             return ()
+        if known is None:
+            live.append((con, v))
     rank = len(sizes)
-    order = list(range(1, rank)) + [0] if rank else []
-    live = [(con, v) for con, v in zip(cons, vs) if con.axes]
+    if not live:
+        return full(sizes)
+    order = list(range(1, rank)) + [0]
     last = [max(order.index(r) for r in con.axes) for con, _ in live]
     memo: dict[tuple, tuple] = {}
 
@@ -144,6 +149,24 @@ def region(sizes: tuple[int, ...], cons: list[Constraint], vs: list[int]) -> Reg
     boxes = rec(0, tuple(int(v) for _, v in live))
     # position order (free axes..., partition) -> axis order
     return tuple(tuple(b[order.index(r)] for r in range(rank)) for b in boxes)
+
+
+def _everywhere(sizes: tuple[int, ...], con: Constraint, v: int) -> bool | None:
+    """True / False when ``con`` holds on every / no grid point, from the range of its
+    affine value over the grid (the extremes are at corners); None when it depends on the
+    point."""
+    lo = v + sum(min(0, c * (n - 1)) for c, n in zip(con.coeffs, sizes))
+    hi = v + sum(max(0, c * (n - 1)) for c, n in zip(con.coeffs, sizes))
+    fn = FNS[con.op]
+    if con.op in ("eq", "ne"):
+        if lo == hi:
+            return fn(lo, 0)
+        return None if lo <= 0 <= hi else con.op == "ne"
+    if fn(lo, 0) and fn(hi, 0):
+        return True
+    if not fn(lo, 0) and not fn(hi, 0):
+        return False
+    return None
 
 
 def full(sizes: tuple[int, ...]) -> Region:

@@ -69,8 +69,6 @@ MAX_VERSIONS = 16
 #: most instructions (boxes, summed over the versions) one masked call may compile to
 MAX_INSTRUCTIONS = 256
 
-_CODE = CODE
-#: attribute on the builder listing the views replaced by narrowed copies
 
 
 # ====================================================================== entry points
@@ -131,7 +129,7 @@ def masked_call(cg, node: ast.Call, callee, handler: Callable, args: list, kwarg
         ([] if template is None else [template])
     if any(not isinstance(r, Tensor) for r in results):
         raise cg.fail(mnode, f"{api}: mask= applies to instructions on tiles; this call returns "
-                             f"{type(template).__name__}", NKITypeError, code=_CODE)
+                             f"{type(template).__name__}", NKITypeError, code=CODE)
     _check_axes(cg, mnode, api, sizes, cons, list(args) + list(kwargs.values()) + results, into)
     dests: list[Tensor]
     if into is not None and len(results) == 1 and tuple(into.shape) == tuple(results[0].shape):
@@ -172,7 +170,7 @@ def masked_call(cg, node: ast.Call, callee, handler: Callable, args: list, kwarg
                                      f"{list(getattr(res, 'shape', ()))} tile, which does not match "
                                      f"the masked part {list(part.shape)} of its "
                                      f"{list(dst.shape)} result; the mask's grid axes must be the "
-                                     f"result's dims", NKITypeError, code=_CODE)
+                                     f"result's dims", NKITypeError, code=CODE)
             assign_into(cg, part, res)
 
     order = list(versions.items())
@@ -190,7 +188,7 @@ def eval_mask(cg, node: ast.expr) -> Any:
         return cg.eval(node)
     except NKITypeError as exc:
         if exc.code is None:
-            exc.code = _CODE
+            exc.code = CODE
             exc.args = (exc.format(),)
         raise
 
@@ -285,7 +283,7 @@ def _check_axes(cg, mnode, api, sizes, cons, operands: list, into) -> None:
             raise cg.fail(mnode, f"{api}: the mask bounds grid axis {r} (size {s}), but no tile "
                                  f"operand has size {s} on dim {r} (operand shapes: {shapes}); "
                                  f"the mask's grid must match the instruction's tiles",
-                          NKITypeError, code=_CODE)
+                          NKITypeError, code=CODE)
 
 
 #: calls run by the DMA queues, which may access any partition range
@@ -310,7 +308,7 @@ def _check_partition_starts(cg, mnode, api: str, sizes, versions) -> None:
                                      f"partitions [{lo}, {hi}), but a compute instruction on "
                                      f"{hi - lo} partitions must start at partition {starts} "
                                      f"(start-partition rule); mask a DMA (nl.load / nl.store) "
-                                     f"or bound the partitions from 0", NKITypeError, code=_CODE)
+                                     f"or bound the partitions from 0", NKITypeError, code=CODE)
 
 
 # ====================================================================== dry run

@@ -297,3 +297,32 @@ def test_mask_errors_are_located(kernel, cls, fragment, code, source):
     src_line, caret = text.splitlines()[-2], text.splitlines()[-1]
     assert source in src_line and caret.strip() == "^"
     assert "Traceback" not in text
+
+
+# ============================================================================ regions
+
+
+def test_region_is_the_exact_disjoint_union_of_boxes():
+    """frontend/mask_regions.region against a brute-force evaluation of random affine
+    predicates on small grids: the boxes are disjoint, non-empty and cover exactly the
+    points where every comparison holds."""
+    from nki_mlir.frontend.mask_regions import FNS, Constraint, region
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        rank = int(rng.integers(1, 4))
+        sizes = tuple(int(rng.integers(1, 7)) for _ in range(rank))
+        cons, vs = [], []
+        for _ in range(int(rng.integers(1, 4))):
+            coeffs = tuple(int(rng.integers(-3, 4)) if n > 1 else 0 for n in sizes)
+            cons.append(Constraint(coeffs, 0, str(rng.choice(list(FNS)))))
+            vs.append(int(rng.integers(-8, 9)))
+        grid = np.indices(sizes).reshape(rank, -1).T
+        want = np.ones(len(grid), bool)
+        for con, v in zip(cons, vs):
+            want &= FNS[con.op](grid @ np.array(con.coeffs) + v, 0)
+        got = np.zeros(sizes, np.int64)
+        for box in region(sizes, cons, vs):
+            assert all(lo < hi for lo, hi in box), box
+            got[tuple(slice(lo, hi) for lo, hi in box)] += 1
+        assert got.max(initial=0) <= 1  # disjoint
+        np.testing.assert_array_equal(got.reshape(-1).astype(bool), want)

@@ -70,3 +70,23 @@ def gather_rows_of_batch(data, rows):
             tile = nl.load(src, mask=pos < k)
             nl.store(out[b, pos, i_f], value=tile, mask=pos < k)
     return out
+
+
+@nki.jit
+def causal_blocks(x):
+    """A [n, n] tensor in 128 x 128 blocks: x[r, c] where r >= c, -9984 elsewhere; the
+    affine_select predicate depends on both loop indices (written into a wider SBUF row)."""
+    n = x.shape[0]
+    out = nl.ndarray((n, n), dtype=x.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(128)[None, :]
+    i_row = nl.arange(n)[None, :]
+    for i in nl.affine_range(n // 128):
+        row = nl.ndarray((nl.par_dim(128), n), dtype=x.dtype)
+        for j in nl.affine_range(n // 128):
+            a = nl.load(x[i * 128 + i_p, j * 128 + i_f])
+            row[i_p, j * 128 + i_f] = nisa.affine_select(
+                pred=(i * 128 + i_p >= j * 128 + i_f), on_true_tile=a, on_false_value=-9984.0,
+                dtype=x.dtype)
+        nl.store(out[i * 128 + i_p, i_row], value=row[i_p, i_row])
+    return out

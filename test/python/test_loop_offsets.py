@@ -42,3 +42,10 @@ def test_masked_gather_after_an_int_key():
     rows = rng.integers(0, 500, size=(200, 1)).astype(np.int32)
     out = K.gather_rows_of_batch(data, rows)
     np.testing.assert_array_equal(out, data[:, rows[:, 0], :])
+
+
+def test_affine_select_predicate_from_two_loop_indices():
+    x = np.random.default_rng(2).standard_normal((384, 384)).astype(np.float32)
+    out = K.causal_blocks(x)
+    r, c = np.meshgrid(np.arange(384), np.arange(384), indexing="ij")
+    np.testing.assert_array_equal(out, np.where(r >= c, x, np.float32(-9984.0)))

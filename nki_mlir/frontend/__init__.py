@@ -21,7 +21,7 @@ from ..dialects.common import TargetAttr, contiguous_strides, memref
 from ..errors import NKIError, NKISyntaxError, NKITypeError, NKIVerifyError
 from . import (  # noqa: F401  (register the API handlers)
     beta1_index, beta1_isa, isa_calls, tile_ops, isa_control, isa_movement, isa_random, isa_select, isa_tensor,
-    isa_vector, lang_calls, lang_math, lang_create, tensor_methods,
+    isa_vector, lang_calls, lang_math, tensor_methods,
 )
 from . import isa_collective, spmd  # noqa: F401,E402  (SPMD/LNC handlers, cross-core instructions)
 from . import beta1_lang, kernel_checks  # noqa: F401  (Beta 1-only nl/ncc handlers; kernel checks)

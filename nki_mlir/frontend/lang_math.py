@@ -1,9 +1,9 @@
 """Frontend handlers for the NKI 0.3+ ``nki.language`` convenience functions.
 
 Math (``nl.add``, ``nl.exp``, ``nl.sum``, ``nl.softmax``, ...), shape (``nl.transpose``,
-``nl.broadcast_to``, ``nl.expand_dims``, ``nl.load_transpose2d``, ``nl.copy``), constants
-(``nl.rand``, ``nl.shared_constant``, ``nl.shared_identity_matrix``; ``nl.full`` and the
-other fill-value creations are in lang_create.py), random (``nl.random_seed``,
+``nl.broadcast_to``, ``nl.expand_dims``, ``nl.load_transpose2d``, ``nl.copy``), creation
+(``nl.full``, ``nl.ones``, ``nl.zeros_like``, ``nl.empty_like``, ``nl.rand``,
+``nl.shared_constant``, ``nl.shared_identity_matrix``), random (``nl.random_seed``,
 ``nl.dropout``), ``nl.where``, ``nl.gather_flattened`` and ``nl.device_print``.
 
 Each call checks its arguments (errors name the function, the operand and the limit, at
@@ -28,7 +28,7 @@ from ..dialects.lang_ops import DevicePrintOp, SharedConstantOp, dense_bits
 from ..errors import NKITypeError
 from . import args as A
 from .builtins import handles
-from .lang_calls import _buffer, _dtype, _shape
+from .lang_calls import _buffer, _dtype, _shape, lazy_initialization_hint, new_tensor
 from .values import Tensor, is_int
 
 PMAX = 128
@@ -327,7 +327,7 @@ def where(cg, condition, x, y, dtype=None, mask=None):
     return _result(cg, S.WhereOp, {"cond": c.value, "x": xv, "y": yv}, {}, shape, dt)
 
 
-# -------------------------------------------------------------------------- random
+# -------------------------------------------------------------------------- creation
 
 
 def _on_chip_buffer(cg, api: str, buffer) -> str:
@@ -336,6 +336,51 @@ def _on_chip_buffer(cg, api: str, buffer) -> str:
         raise _err(cg, f"{api}: buffer={buffer!r}: HBM tensors cannot have an initial value "
                        f"(err_hbm_tensor_with_init_value_not_supported); use nl.sbuf or nl.psum")
     return buf
+
+
+def _full(cg, api: str, shape, fill_value, dtype, buffer, name) -> Tensor:
+    shape, dt = _shape(cg, api, shape), _dtype(cg, api, dtype)
+    buf = _on_chip_buffer(cg, api, buffer)
+    if not isinstance(fill_value, _NUMBER):
+        raise _err(cg, f"{api}: fill_value must be a compile-time number, got {A._show(fill_value)}")
+    if dtypes.is_int(dt) and dt != dtypes.bool_:
+        if float(fill_value) != int(fill_value):
+            raise _err(cg, f"{api}: fill_value {fill_value!r} is not an integer but dtype is "
+                           f"{dtypes.name_of(dt)}")
+        value = cg.b.const_scalar(int(fill_value), dt)
+    else:
+        value = cg.b.const_scalar(float(fill_value))
+    t = _result(cg, S.FullOp, {"value": value}, {"name": name or None}, shape, dt, buf)
+    return t
+
+
+@handles("nl.full")
+def full(cg, shape, fill_value, dtype, buffer=None, name="", lazy_initialization=None):
+    lazy_initialization_hint(cg, "nl.full", lazy_initialization)
+    return _full(cg, "nl.full", shape, fill_value, dtype, buffer, name)
+
+
+@handles("nl.ones")
+def ones(cg, shape, dtype, buffer=None, name="", lazy_initialization=None):
+    lazy_initialization_hint(cg, "nl.ones", lazy_initialization)
+    return _full(cg, "nl.ones", shape, 1, dtype, buffer, name)
+
+
+@handles("nl.zeros_like")
+def zeros_like(cg, x, dtype=None, buffer=None, name="", lazy_initialization=None):
+    api = "nl.zeros_like"
+    lazy_initialization_hint(cg, api, lazy_initialization)
+    t = A.tensor(cg, api, "x", x)
+    dt = _out_dtype(cg, api, dtype, t)
+    return new_tensor(cg, nki.ZerosOp, t.shape, dt, _on_chip_buffer(cg, api, buffer), name)
+
+
+@handles("nl.empty_like")
+def empty_like(cg, x, dtype=None, buffer=None, name=""):
+    api = "nl.empty_like"
+    t = A.tensor(cg, api, "x", x)
+    return new_tensor(cg, nki.NdarrayOp, t.shape, _out_dtype(cg, api, dtype, t),
+                      _buffer(cg, api, buffer), name)
 
 
 @handles("nl.rand")

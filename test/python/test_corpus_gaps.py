@@ -64,3 +64,12 @@ def test_lazy_initialization_is_beta1_only(rng):
     with pytest.raises(NKITypeError, match="unexpected keyword argument 'lazy_initialization'") as e:
         nki.simulate(K2.lazy_initialization_in_beta2)(np.zeros((128, 8), np.float32))
     assert "kernels_for_tests.py:" in str(e.value)
+
+
+@pytest.mark.parametrize("use_gate", [True, False])
+def test_loop_condition_and_a_flag(rng, use_gate):
+    a = rng.standard_normal((512, 64)).astype(np.float32)
+    want = np.zeros_like(a)
+    if use_gate:
+        want[:256] = 2.0 * a[:256]
+    np.testing.assert_array_equal(nki.simulate_kernel(K.gated_tiles, a, 2, use_gate), want)

@@ -99,3 +99,19 @@ def lazy_initialized_accumulators(a, b):
                                transpose_x=True)
     nl1.store(out, value=nl1.add(acc, two))
     return out
+
+
+@nki1.jit
+def gated_tiles(a, n_valid, use_gate):
+    """out = 2 * a on the first n_valid 128-row tiles (when use_gate), 0 elsewhere: a loop
+    condition combined with a compile-time flag, `(i < n) & flag`."""
+    n, f = a.shape
+    out = nl1.ndarray((n, f), dtype=a.dtype, buffer=nl1.shared_hbm)
+    for i in nl1.affine_range(n // 128):
+        nl1.store(out[i * 128:(i + 1) * 128, :], value=nl1.zeros((128, f), dtype=a.dtype))
+        if (i < n_valid) & use_gate:
+            t = nl1.load(a[i * 128:(i + 1) * 128, :])
+            nl1.store(out[i * 128:(i + 1) * 128, :], value=nl1.multiply(t, 2.0))
+        if use_gate & (i >= n_valid) & False:
+            nl1.store(out[i * 128:(i + 1) * 128, :], value=nl1.ones((128, f), dtype=a.dtype))
+    return out

@@ -361,10 +361,12 @@ class NcTransposeOp(NisaInstruction):
 
 @irdl_op_definition
 class IotaOp(NisaInstruction):
-    """GpSimd ``dst[p, i...] = offset + p*channel_multiplier + sum_k step_k*i_k`` (int32, cast)."""
+    """GpSimd ``dst[p, i...] = offset + p*channel_multiplier + sum_k step_k*i_k`` (int32, cast);
+    the optional ``offset_index`` (loop-index arithmetic) is added to ``offset`` at run time."""
 
     name = "nisa.iota"
     dst = operand_def(MemRefType)
+    offset_index = opt_operand_def(IndexType)
     pattern = prop_def(ArrayAttr)
     offset = prop_def(IntegerAttr)
     channel_multiplier = prop_def(IntegerAttr)
@@ -379,12 +381,14 @@ class IotaOp(NisaInstruction):
 
 @irdl_op_definition
 class AffineSelectOp(NisaInstruction):
-    """GpSimd ``dst = on_true_tile where cmp_op(iota value, 0) else on_false_value``."""
+    """GpSimd ``dst = on_true_tile where cmp_op(iota value, 0) else on_false_value`` (the
+    optional ``offset_index`` is added to ``offset`` at run time, as for ``nisa.iota``)."""
 
     name = "nisa.affine_select"
     dst = operand_def(MemRefType)
     on_true_tile = operand_def(MemRefType)
     on_false_value = operand_def()
+    offset_index = opt_operand_def(IndexType)
     pattern = prop_def(ArrayAttr)
     offset = prop_def(IntegerAttr)
     channel_multiplier = prop_def(IntegerAttr)

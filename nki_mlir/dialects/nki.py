@@ -15,7 +15,7 @@ and ``nki.language`` API pages).
 """
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Dialect
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -300,11 +300,14 @@ class IotaOp(NkiInstruction):
     """``nisa.iota(dst, pattern, offset, channel_multiplier)``.
 
     ``dst[p, i...] = offset + p*channel_multiplier + sum_k step_k * i_k`` for
-    ``pattern = [[step, count], ...]`` (computed in int32, cast to dst's dtype).
+    ``pattern = [[step, count], ...]`` (computed in int32, cast to dst's dtype).  The
+    optional ``offset_index`` (an ``index`` computed from loop indices) is added to
+    ``offset`` at run time: an offset that depends on the iteration keeps the loop rolled.
     """
 
     name = "nki.iota"
     dst = operand_def(MemRefType)
+    offset_index = opt_operand_def(IndexType)
     pattern = prop_def(ArrayAttr)
     offset = prop_def(IntegerAttr)
     channel_multiplier = prop_def(IntegerAttr)
@@ -331,13 +334,15 @@ def _verify_pattern(op, dst) -> None:
 class AffineSelectOp(NkiInstruction):
     """``nisa.affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op, offset)``.
 
-    ``dst = on_true_tile where cmp_op(iota value, 0) else on_false_value``.
+    ``dst = on_true_tile where cmp_op(iota value, 0) else on_false_value``; the optional
+    ``offset_index`` is added to ``offset`` at run time, as for ``nki.iota``.
     """
 
     name = "nki.affine_select"
     dst = operand_def(MemRefType)
     on_true_tile = operand_def(MemRefType)
     on_false_value = operand_def()
+    offset_index = opt_operand_def(IndexType)
     pattern = prop_def(ArrayAttr)
     offset = prop_def(IntegerAttr)
     channel_multiplier = prop_def(IntegerAttr)

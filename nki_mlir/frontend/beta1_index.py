@@ -11,7 +11,8 @@ element ``[k_0, k_1, ...]`` is ``t[key_0(k), key_1(k), ...]`` (nki_spec.md secti
   dim: ``t[i_p, i_f2 * F1 + i_f1]``) is an access pattern (``memref.reinterpret_cast``).
   On-chip tensors keep the partition dim: grid axis 0 must index dim 0 with step 1.
 - A tile key is a dynamic (indirect) index: ``data[idx_tile[i_p, 0], i_f]`` gathers rows
-  on the partition / first dim only.
+  on the partition / first dim only (after int / loop-index keys on HBM, which drop their
+  dims: ``data[b, idx_tile[i_p, 0], i_f]``).
 
 Errors: ``err_1d_arange_not_supported`` (a key with a 1-D grid),
 ``err_unsupported_mixing_basic_advanced_tensor_indexing`` (slices together with index
@@ -145,10 +146,19 @@ def _pattern(cg, node, t: Tensor, exprs, grids, shape: tuple[int, ...]) -> Tenso
 
 
 def _indirect(cg, node, t: Tensor, keys: list, tiles: list[int]) -> Tensor:
-    """``data[idx_tile, i_f]``: rows gathered through an SBUF index tile (dim 0 only)."""
+    """``data[idx_tile, i_f]``: rows gathered through an SBUF index tile on the dim that
+    becomes the result's partition dim: dim 0, or the dim after leading int / loop-index
+    keys of an HBM tensor (``data[b, idx_tile, i_f]``: those dims are dropped first)."""
+    lead = tiles[0] if len(tiles) == 1 else -1
+    if lead > 0 and not t.on_chip and all(
+            is_int(k) or isinstance(k, Index) for k in keys[:lead]):
+        from .indexing import index_tensor
+        view = index_tensor(cg, node, t, tuple(keys[:lead]) + (Ellipsis,))
+        return _indirect(cg, node, view, keys[lead:], [0])
     if tiles != [0]:
         raise cg.fail(node, "a tile used as an index (dynamic / indirect indexing) is only allowed on "
-                            "the partition (first) dim", NKITypeError, code="err_indirect_indices_free_dim")
+                            "the partition (first) dim, after any int / loop-index keys",
+                      NKITypeError, code="err_indirect_indices_free_dim")
     rest = []
     for d, k in enumerate(keys[1:], start=1):
         if isinstance(k, IndexExpr):

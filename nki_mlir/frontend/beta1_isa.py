@@ -168,9 +168,7 @@ def _grid(cg, api: str, expr: Any) -> IndexExpr:
         raise cg.b.error(f"{api}: expected a 2-D (or higher) nl.arange / nl.mgrid expression, got "
                          f"{expr!r}", NKITypeError, code="err_1d_arange_not_supported"
                          if isinstance(expr, IndexExpr) else None)
-    if not is_int(expr.const):
-        raise cg.b.error(f"{api}: the expression must not depend on loop indices", NKITypeError)
-    return expr
+    return expr  # its constant part may depend on loop indices (a run-time offset)
 
 
 def _pattern(e: IndexExpr) -> tuple[list[list[int]], int]:
@@ -186,7 +184,7 @@ def _iota(cg, expr, dtype=None, **kw):
     dt = dtypes.int32 if dtype is None else _dtype(cg, api, dtype)
     dst = new_tensor(cg, nki.NdarrayOp, e.sizes, dt, "sbuf")
     pattern, cm = _pattern(e)
-    HANDLERS[api](cg, dst, pattern, offset=int(e.const), channel_multiplier=cm)
+    HANDLERS[api](cg, dst, pattern, offset=e.const, channel_multiplier=cm)
     return dst
 
 
@@ -212,7 +210,7 @@ def _affine_select(cg, pred, on_true_tile, on_false_value, dtype=None, **kw):
     cmp = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
            "eq": "equal", "ne": "not_equal"}[op]
     HANDLERS[api](cg, dst, pattern, cm, on_true_tile, on_false_value,
-                  cmp_op=Builtin(f"nl.{cmp}", token=cmp), offset=int(e.const))
+                  cmp_op=Builtin(f"nl.{cmp}", token=cmp), offset=e.const)
     return dst
 
 

@@ -7,6 +7,7 @@ leaves shape, memory and dtype rules to the op verifiers, which report at the ca
 from __future__ import annotations
 
 import numpy as np
+from xdsl.ir import SSAValue
 
 from ..dialects import nki
 from ..dialects.nki import ACTIVATIONS, ALU_OPS, REDUCE_OPS
@@ -14,7 +15,7 @@ from ..errors import NKITypeError
 from . import args as A
 from .builtins import handles
 from .isa_tensor import tile_pair
-from .values import Tensor
+from .values import Index, Tensor
 
 
 def _dst_data(cg, api: str, cls, dst, data, engine, src_role: str = "data") -> None:
@@ -181,12 +182,26 @@ def _pattern(cg, api, pattern):
     return pairs
 
 
+def _offset(cg, api: str, offset) -> tuple[int, SSAValue | None]:
+    """An iota / affine_select ``offset``: (its constant part, an SSA ``index`` computing its
+    loop-index part or None).  An offset may be an affine expression of loop indices."""
+    if isinstance(offset, Index):
+        rest = Index(offset.terms, 0)
+        return offset.const, (cg.b.materialize(rest) if rest.terms else None)
+    try:
+        return int(offset), None
+    except (TypeError, ValueError):
+        raise cg.b.error(f"{api}: offset must be an int or an affine expression of loop "
+                         f"indices, got {offset!r}", NKITypeError) from None
+
+
 @handles("nisa.iota")
 def iota(cg, dst, pattern, offset=0, channel_multiplier=0, name=None):
     api = "nisa.iota"
     d = A.tensor(cg, api, "dst", dst)
-    A.emit(cg, nki.IotaOp, {"dst": d.value},
-           {"pattern": _pattern(cg, api, pattern), "offset": int(offset),
+    const, dyn = _offset(cg, api, offset)
+    A.emit(cg, nki.IotaOp, {"dst": d.value, "offset_index": dyn},
+           {"pattern": _pattern(cg, api, pattern), "offset": const,
             "channel_multiplier": int(channel_multiplier)})
 
 
@@ -199,10 +214,12 @@ def affine_select(cg, dst, pattern, channel_multiplier, on_true_tile, on_false_v
     cmp = "equal" if cmp_op is None else A.op_token(cg, api, "cmp_op", cmp_op,
                                                      ("equal", "not_equal", "greater", "greater_equal",
                                                       "less", "less_equal"))
+    const, dyn = _offset(cg, api, offset)
     A.emit(cg, nki.AffineSelectOp,
            {"dst": d.value, "on_true_tile": t.value,
-            "on_false_value": A.tile_or_scalar(cg, api, "on_false_value", float(on_false_value))},
-           {"pattern": _pattern(cg, api, pattern), "offset": int(offset),
+            "on_false_value": A.tile_or_scalar(cg, api, "on_false_value", float(on_false_value)),
+            "offset_index": dyn},
+           {"pattern": _pattern(cg, api, pattern), "offset": const,
             "channel_multiplier": int(channel_multiplier), "cmp_op": cmp})
 
 

@@ -108,9 +108,26 @@ def ndarray(cg, shape, dtype, buffer=None, name="", address=None):
     return new_tensor(cg, nki.NdarrayOp, shape, dt, buf, name, {"address": addr})
 
 
+def lazy_initialization_hint(cg, api: str, v) -> None:
+    """Check Beta 1's ``lazy_initialization=`` keyword of ``nl.zeros`` / ``nl.full`` /
+    ``nl.ones`` / ``nl.zeros_like`` (``neuronxcc.nki.language``; NKI samples use it on
+    accumulators): a hint that lets the compiler defer or fold the initialization (True) or
+    asks for it where the tensor is created (False).  The contents are the fill value
+    either way, so both compile the same; Beta 2 has no such keyword."""
+    if v is None:
+        return
+    if not cg.b.beta1:
+        raise cg.b.error(f"{api}(): got an unexpected keyword argument 'lazy_initialization' (a "
+                         f"Beta 1 keyword, neuronxcc.nki.language only)", NKITypeError)
+    if not isinstance(v, bool):
+        raise cg.b.error(f"{api}: lazy_initialization must be True or False, got {v!r}",
+                         NKITypeError)
+
+
 @handles("nl.zeros")
-def zeros(cg, shape, dtype, buffer=None, name=""):
+def zeros(cg, shape, dtype, buffer=None, name="", lazy_initialization=None):
     api = "nl.zeros"
+    lazy_initialization_hint(cg, api, lazy_initialization)
     dt, buf = _dtype(cg, api, dtype), _buffer(cg, api, buffer)
     blocks, shape = _alloc_shape(cg, api, shape, buf)
     if blocks:

@@ -28,7 +28,7 @@ from ..dialects.lang_ops import DevicePrintOp, SharedConstantOp, dense_bits
 from ..errors import NKITypeError
 from . import args as A
 from .builtins import handles
-from .lang_calls import _buffer, _dtype, _shape, new_tensor
+from .lang_calls import _alloc_shape, _buffer, _dtype, _shape, lazy_initialization_hint, new_tensor
 from .values import Tensor, is_int
 
 PMAX = 128
@@ -339,8 +339,9 @@ def _on_chip_buffer(cg, api: str, buffer) -> str:
 
 
 def _full(cg, api: str, shape, fill_value, dtype, buffer, name) -> Tensor:
-    shape, dt = _shape(cg, api, shape), _dtype(cg, api, dtype)
+    dt = _dtype(cg, api, dtype)
     buf = _on_chip_buffer(cg, api, buffer)
+    blocks, shape = _alloc_shape(cg, api, shape, buf)
     if not isinstance(fill_value, _NUMBER):
         raise _err(cg, f"{api}: fill_value must be a compile-time number, got {A._show(fill_value)}")
     if dtypes.is_int(dt) and dt != dtypes.bool_:
@@ -350,23 +351,30 @@ def _full(cg, api: str, shape, fill_value, dtype, buffer, name) -> Tensor:
         value = cg.b.const_scalar(int(fill_value), dt)
     else:
         value = cg.b.const_scalar(float(fill_value))
-    t = _result(cg, S.FullOp, {"value": value}, {"name": name or None}, shape, dt, buf)
-    return t
+    if blocks:    # Beta 1 block dims (block_dims.py): one tensor, blocks in the free dims
+        from .block_dims import new_block_tensor
+        return new_block_tensor(cg, api, lambda sh: _result(cg, S.FullOp, {"value": value},
+                                                            {"name": name or None}, sh, dt, buf),
+                                blocks, blocks, shape, dt, buf)
+    return _result(cg, S.FullOp, {"value": value}, {"name": name or None}, shape, dt, buf)
 
 
 @handles("nl.full")
-def full(cg, shape, fill_value, dtype, buffer=None, name=""):
+def full(cg, shape, fill_value, dtype, buffer=None, name="", lazy_initialization=None):
+    lazy_initialization_hint(cg, "nl.full", lazy_initialization)
     return _full(cg, "nl.full", shape, fill_value, dtype, buffer, name)
 
 
 @handles("nl.ones")
-def ones(cg, shape, dtype, buffer=None, name=""):
+def ones(cg, shape, dtype, buffer=None, name="", lazy_initialization=None):
+    lazy_initialization_hint(cg, "nl.ones", lazy_initialization)
     return _full(cg, "nl.ones", shape, 1, dtype, buffer, name)
 
 
 @handles("nl.zeros_like")
-def zeros_like(cg, x, dtype=None, buffer=None, name=""):
+def zeros_like(cg, x, dtype=None, buffer=None, name="", lazy_initialization=None):
     api = "nl.zeros_like"
+    lazy_initialization_hint(cg, api, lazy_initialization)
     t = A.tensor(cg, api, "x", x)
     dt = _out_dtype(cg, api, dtype, t)
     return new_tensor(cg, nki.ZerosOp, t.shape, dt, _on_chip_buffer(cg, api, buffer), name)

@@ -9,10 +9,11 @@ instruction runs only on the grid points where the predicate holds.
 
 How a masked call is compiled (:func:`masked_call`):
 
-1. Every constraint ``expr <op> 0`` must vary along at most one grid axis ``r``; it is
-   solved to an interval ``lo <= k_r < hi`` of that axis (``k_r`` the grid coordinate,
-   ``0 <= k_r < size_r``).  A constraint along no axis gates the whole instruction.  The
-   intersection over the constraints is the instruction's *box*.
+1. For fixed loop indices, the grid points where every comparison holds form a *region*:
+   a union of disjoint boxes (frontend/mask_regions.py computes it exactly; a comparison
+   along one axis bounds that axis, one coupling axes, ``512 * i_p + i_f < n``, gives a
+   staircase of boxes, ``!=`` two boxes).  Each box is one instruction; a comparison along
+   no axis gates the whole instruction.
 2. Grid axis ``r`` is dim ``r`` of the instruction's tiles (axes aligned from the left,
    the partition axis first).  Each tensor operand (inputs, ``dst``, the HBM view of a
    load / store) is narrowed along dim ``r`` when that dim has the grid's size there; a
@@ -21,9 +22,10 @@ How a masked call is compiled (:func:`masked_call`):
    on the narrowed operands and its result is written into the matching part of that tile.
    ``t[...] = call(..., mask=m)`` writes straight into ``t``'s view (only the masked part).
 3. When the bounds depend on loop indices, the static loop ranges are enumerated, and one
-   version of the instruction is emitted per distinct non-empty box, guarded by an
-   ``scf.if`` on the loop indices (``arith.cmpi`` / ``andi`` / ``ori``); at most
-   :data:`MAX_VERSIONS` versions.  An empty box skips the instruction.
+   version of the instruction is emitted per distinct non-empty region, guarded by an
+   ``scf.if`` on the loop indices (``arith.cmpi`` / ``andi`` / ``ori``,
+   frontend/mask_guards.py); at most :data:`MAX_VERSIONS` versions and
+   :data:`MAX_INSTRUCTIONS` boxes in all.  An empty region skips the instruction.
 4. Operand views are built inside the guarded region with the masked shape, because a
    full-size view of the last tile may cover rows past the end of the tensor (a run-time
    fault, or a compile-time ``err_tensor_access_out_of_bound`` for static indices):
@@ -42,55 +44,31 @@ How a masked call is compiled (:func:`masked_call`):
    stand-in operands of the full shapes (its IR is discarded).
 
 Errors (located at the ``mask=`` expression, code ``err_unsupported_expression_in_mask``):
-a mask that is not a conjunction of affine comparisons (a tile, ``|``, ``!=``), a
-comparison mixing two grid axes, grids of different sizes on one axis, a bound depending
-on a value with no static range, or a masked axis that no operand of the call has.
+a mask that is not a conjunction of affine comparisons (a tile, ``|``), grids of different
+sizes on one axis, a bound depending on a value with no static range, or a masked axis that
+no operand of the call has.
 """
 from __future__ import annotations
 
 import ast
-import itertools
-import operator
-from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
-from xdsl.dialects import arith, scf
-from xdsl.dialects import memref as memref_d
-from xdsl.dialects.builtin import DYNAMIC_INDEX
-from xdsl.ir import Block, OpResult, Region, SSAValue
+from xdsl.ir import Block
 
 from ..dialects import nki
-from ..dialects.common import memref
 from ..errors import NKIError, NKITypeError
-from .index_expr import IndexExpr, Mask
-from .values import Index, Tensor, as_index, is_int, simplify
+from .mask_guards import emit_chain
+from .mask_regions import CODE, MAX_POINTS, Box, Region, full, parse, regions
+from .mask_views import (PendingView, drop_stale_consts, drop_superseded_views, lazy_operand,
+                         lazy_subscript, narrow, narrow_arg, resolve, resolve_all, tensors)
+from .values import Tensor
 
-#: most versions (distinct non-empty boxes) one masked call may compile to
+#: most versions (distinct non-empty regions) one masked call may compile to
 MAX_VERSIONS = 16
-#: most loop-index combinations enumerated to find the boxes of one masked call
-MAX_POINTS = 1 << 16
+#: most instructions (boxes, summed over the versions) one masked call may compile to
+MAX_INSTRUCTIONS = 256
 
-_CODE = "err_unsupported_expression_in_mask"
-_FNS = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
-        "eq": operator.eq}
-_SYM = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
-#: attribute on the builder listing the views replaced by narrowed copies
-_SUPERSEDED = "_mask_superseded_views"
-
-
-@dataclass(frozen=True)
-class _Constraint:
-    """``coeff * k_axis + v <op> 0`` (``axis`` None: ``v <op> 0`` gates the instruction)."""
-
-    axis: int | None
-    coeff: int
-    size: int
-    v: Index | int
-    op: str
-
-
-Box = tuple[tuple[int, int], ...]   # per grid axis [lo, hi); hi <= lo on some axis: empty
 
 
 # ====================================================================== entry points
@@ -116,24 +94,28 @@ def masked_call(cg, node: ast.Call, callee, handler: Callable, args: list, kwarg
     api = callee.name
     if isinstance(mask, (bool, np.bool_)):  # a predicate that folded at compile time
         sizes, combos, cons = (), {(): [()]}, []
-        box_of = {(): () if mask else ((0, 0),)}
+        region_of = {(): full(()) if mask else ()}
     else:
-        sizes, cons = _parse(cg, mnode, mask)
-        combos, box_of = _boxes(cg, mnode, sizes, cons)
-    full: Box = tuple((0, s) for s in sizes)
-    versions: dict[Box, list[tuple]] = {}
+        sizes, cons = parse(cg, mnode, mask)
+        combos, region_of = regions(cg, mnode, sizes, cons)
+    versions: dict[Region, list[tuple]] = {}
     for combo in combos:
-        box = box_of[combo]
-        if not _empty(box):
-            versions.setdefault(box, []).append(combo)
-    has_empty = any(_empty(box_of[c]) for c in combos)
+        if region_of[combo]:
+            versions.setdefault(region_of[combo], []).append(combo)
+    has_empty = any(not region_of[c] for c in combos)
     if len(versions) > MAX_VERSIONS:
         raise cg.fail(mnode, f"{api}: this mask gives {len(versions)} different shapes of the "
                              f"instruction over the loop iterations; at most {MAX_VERSIONS} are "
                              f"supported (make the bound depend on fewer loop indices)", NKIError,
                       category="limit")
+    count = sum(len(r) for r in versions)
+    if count > MAX_INSTRUCTIONS:
+        raise cg.fail(mnode, f"{api}: this mask splits the instruction into {count} rectangular "
+                             f"parts (the region where it holds is not a box); at most "
+                             f"{MAX_INSTRUCTIONS} are supported", NKIError, category="limit")
+    _check_partition_starts(cg, mnode, api, sizes, versions)
     guarded = has_empty or len(versions) > 1
-    if not guarded and versions and next(iter(versions)) == full:
+    if not guarded and versions and next(iter(versions)) == full(sizes):
         # the mask holds everywhere: the plain call
         result = handler(cg, *resolve_all(cg, args), **resolve_all(cg, kwargs))
         if into is not None:
@@ -147,7 +129,7 @@ def masked_call(cg, node: ast.Call, callee, handler: Callable, args: list, kwarg
         ([] if template is None else [template])
     if any(not isinstance(r, Tensor) for r in results):
         raise cg.fail(mnode, f"{api}: mask= applies to instructions on tiles; this call returns "
-                             f"{type(template).__name__}", NKITypeError, code=_CODE)
+                             f"{type(template).__name__}", NKITypeError, code=CODE)
     _check_axes(cg, mnode, api, sizes, cons, list(args) + list(kwargs.values()) + results, into)
     dests: list[Tensor]
     if into is not None and len(results) == 1 and tuple(into.shape) == tuple(results[0].shape):
@@ -161,11 +143,21 @@ def masked_call(cg, node: ast.Call, callee, handler: Callable, args: list, kwarg
             ret = type(template)(dests) if isinstance(template, (tuple, list)) else \
                 (dests[0] if dests else None)
 
-    def emit(box: Box) -> None:
+    def emit(region: Region) -> None:
+        for box in region:  # one instruction per box of the region
+            emit_box(box)
+
+    def emit_box(box: Box) -> None:
         # the destination parts first, so nki-legalize can fold the copies into the producer
-        parts = [_narrow_arg(cg, dst, sizes, box, True) for dst in dests]
-        nargs = [_narrow_arg(cg, a, sizes, box, guarded) for a in args]
-        nkw = {k: _narrow_arg(cg, v, sizes, box, guarded) for k, v in kwargs.items()}
+        parts = [narrow_arg(cg, dst, sizes, box, True) for dst in dests]
+        nargs = [narrow_arg(cg, a, sizes, box, guarded) for a in args]
+        nkw = {k: narrow_arg(cg, v, sizes, box, guarded) for k, v in kwargs.items()}
+        if api == "nl.load" and len(parts) == 1 and parts[0].on_chip:
+            # a load into a part of its result tile is one DMA into that part (a compute-engine
+            # copy could not start at every partition a DMA writes)
+            from .builtins import HANDLERS
+            HANDLERS["nisa.dma_copy"](cg, parts[0], nkw["src"] if "src" in nkw else nargs[0])
+            return
         out = handler(cg, *nargs, **nkw)
         outs = list(out) if isinstance(out, (tuple, list)) else ([] if out is None else [out])
         from .assign import assign_into
@@ -178,11 +170,11 @@ def masked_call(cg, node: ast.Call, callee, handler: Callable, args: list, kwarg
                                      f"{list(getattr(res, 'shape', ()))} tile, which does not match "
                                      f"the masked part {list(part.shape)} of its "
                                      f"{list(dst.shape)} result; the mask's grid axes must be the "
-                                     f"result's dims", NKITypeError, code=_CODE)
+                                     f"result's dims", NKITypeError, code=CODE)
             assign_into(cg, part, res)
 
     order = list(versions.items())
-    _emit_chain(cg, order, 0, not has_empty, cons, combos, emit)
+    emit_chain(cg, order, 0, not has_empty, cons, combos, emit)
     if into is not None and dests and dests[0] is not into:
         from .assign import assign_into
         assign_into(cg, resolve(cg, into), dests[0])
@@ -196,7 +188,7 @@ def eval_mask(cg, node: ast.expr) -> Any:
         return cg.eval(node)
     except NKITypeError as exc:
         if exc.code is None:
-            exc.code = _CODE
+            exc.code = CODE
             exc.args = (exc.format(),)
         raise
 
@@ -248,7 +240,7 @@ def assign_masked(cg, target: ast.Subscript, node: ast.Call) -> bool:
     if not isinstance(container, Tensor):
         return False
     cg.check_visible(target, container)
-    into = _lazy_subscript(cg, target, container)
+    into = lazy_subscript(cg, target, container)
     args, kwargs = _lazy_arguments(cg, node)
     if kwargs.get("mask") is None:
         from .assign import assign_into
@@ -267,131 +259,6 @@ def assign_masked(cg, target: ast.Subscript, node: ast.Call) -> bool:
     return True
 
 
-# ====================================================================== pending views
-
-
-@dataclass(frozen=True)
-class PendingView:
-    """``tensor[keys]`` with Beta 1 index-expression keys, not yet emitted.
-
-    Attributes:
-        node: the subscript (errors are located there).
-        tensor: the indexed tensor.
-        keys: one key per dim: :class:`~.index_expr.IndexExpr`, int or loop index.
-        shape: the view's shape (the keys' broadcast grid).
-    """
-
-    node: ast.AST
-    tensor: Tensor
-    keys: tuple
-    shape: tuple[int, ...]
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-
-def lazy_operand(cg, node: ast.expr) -> Any:
-    """Evaluate a call argument, keeping a tensor subscript by index expressions pending."""
-    if isinstance(node, ast.Subscript):
-        container = cg.eval(node.value)
-        if isinstance(container, Tensor):
-            cg.check_visible(node, container)
-            return _lazy_subscript(cg, node, container)
-    return cg.eval(node)
-
-
-def _lazy_subscript(cg, node: ast.Subscript, t: Tensor) -> Any:
-    from .indexing import index_tensor
-    key = cg.eval(node.slice)
-    keys = list(key) if isinstance(key, tuple) else [key]
-    exprs = [k for k in keys if isinstance(k, IndexExpr)]
-    if exprs and len(keys) == t.ndim and all(
-            isinstance(k, (IndexExpr, Index)) or is_int(k) for k in keys):
-        rank = max(e.rank for e in exprs)
-        if rank >= 2:
-            shape = [1] * rank
-            for e in exprs:
-                for r, n in enumerate(e._grid(rank)[0]):
-                    shape[r] = max(shape[r], n)
-            return PendingView(node, t, tuple(keys), tuple(shape))
-    saved = cg.b.loc
-    cg.b.loc = cg.loc(node)
-    try:
-        return index_tensor(cg, node, t, key)  # anything else: emitted now, as usual
-    finally:
-        cg.b.loc = saved
-
-
-def resolve(cg, v: Any, ranges: dict[int, tuple[int, int]] | None = None) -> Any:
-    """A :class:`PendingView` emitted (restricted to ``ranges``: dim -> [lo, hi)); any other
-    value unchanged."""
-    if not isinstance(v, PendingView):
-        return v
-    from .indexing import index_tensor
-    rank = len(v.shape)
-    keys = []
-    for k in v.keys:
-        if isinstance(k, IndexExpr) and ranges:
-            sizes, coeffs = (list(x) for x in k._grid(rank))
-            const = k.const
-            for r, (lo, hi) in ranges.items():
-                if sizes[r] > 1:
-                    sizes[r] = hi - lo
-                    const = simplify(as_index(const).add(lo * coeffs[r]))
-                    if sizes[r] == 1:
-                        coeffs[r] = 0
-            k = IndexExpr(tuple(sizes), tuple(coeffs), const)
-        keys.append(k)
-    return index_tensor(cg, v.node, v.tensor, tuple(keys))
-
-
-def resolve_all(cg, vals):
-    if isinstance(vals, dict):
-        return {k: resolve_all(cg, v) for k, v in vals.items()}
-    if isinstance(vals, (tuple, list)):
-        return type(vals)(resolve_all(cg, v) for v in vals)
-    return resolve(cg, vals)
-
-
-def drop_superseded_views(b) -> None:
-    """Erase the full-size operand views that masked calls replaced, once nothing uses
-    them (they could fault at run time on the last partial tile), and then the index
-    arithmetic only they used.  Called once the whole kernel is built."""
-    values: list[SSAValue] = getattr(b, _SUPERSEDED, [])
-    for v in reversed(values):
-        _erase_dead(v)
-    if values:
-        setattr(b, _SUPERSEDED, [])
-
-
-def drop_stale_consts(b) -> None:
-    """Forget cached constants whose op is no longer in the block it was cached for (a
-    re-emitted Beta 1 call erases the ops of its first emission, constants included), so
-    the builder emits fresh ones instead of using erased values."""
-    for key, v in list(b._consts.items()):
-        parent = v.op.parent if isinstance(v, OpResult) else None
-        if parent is None or id(parent) != key[0]:
-            del b._consts[key]
-
-
-def _erase_dead(v: SSAValue) -> None:
-    if not isinstance(v, OpResult) or v.uses:
-        return
-    op = v.op
-    if op.parent is None or any(r.uses for r in op.results):
-        return
-    if not (op.name in ("memref.subview", "memref.reinterpret_cast")
-            or op.name in ("arith.addi", "arith.muli")):
-        return
-    operands = list(op.operands)
-    op.detach()
-    op.erase(safe_erase=False)
-    for o in operands:
-        if isinstance(o, OpResult) and o.op.name in ("arith.addi", "arith.muli"):
-            _erase_dead(o)
-
-
 # ====================================================================== the mask
 
 
@@ -401,353 +268,47 @@ def _mask_node(node: ast.AST) -> ast.AST:
             return kw.value
     return node
 
-
-def _parse(cg, mnode: ast.AST, mask: Any) -> tuple[tuple[int, ...], list[_Constraint]]:
-    """The grid sizes (per axis) and the per-axis constraints of a mask."""
-    if not isinstance(mask, Mask):
-        what = "a tile" if isinstance(mask, Tensor) else f"{type(mask).__name__} {mask!r}"
-        raise cg.fail(mnode, f"mask= must be a compile-time predicate: comparisons of nl.arange / "
-                             f"nl.mgrid expressions (and loop indices) joined with '&', e.g. "
-                             f"mask=(i_p < n); got {what} (for a data-dependent choice use "
-                             f"nl.where)", NKITypeError, code=_CODE)
-    rank = max(e.rank for e, _ in mask.constraints)
-    sizes = [1] * rank
-    for e, _ in mask.constraints:
-        s, c = e._grid(rank)
-        for r in range(rank):
-            if s[r] > 1:
-                if sizes[r] > 1 and sizes[r] != s[r]:
-                    raise cg.fail(mnode, f"the comparisons of this mask use grids of different "
-                                         f"sizes ({sizes[r]} and {s[r]}) on axis {r}",
-                                  NKITypeError, code=_CODE)
-                sizes[r] = s[r]
-    cons = []
-    for e, op in mask.constraints:
-        if op not in _FNS:
-            raise cg.fail(mnode, f"'{_SYM.get(op, op)}' is not supported in a mask: each comparison "
-                                 f"must bound one grid axis (<, <=, >, >= or ==)", NKITypeError,
-                          code=_CODE)
-        s, c = e._grid(rank)
-        axes = [r for r in range(rank) if s[r] > 1 and c[r] != 0]
-        if len(axes) > 1:
-            raise cg.fail(mnode, f"a mask comparison varies along grid axes {axes}; each comparison "
-                                 f"must bound a single axis (e.g. (i_p < a) & (i_f < b))",
-                          NKITypeError, code=_CODE)
-        const = simplify(e.const)
-        if axes:
-            cons.append(_Constraint(axes[0], c[axes[0]], s[axes[0]], const, op))
-        else:
-            cons.append(_Constraint(None, 0, 1, const, op))
-    return tuple(sizes), cons
-
-
-def _solve(con: _Constraint, v: int) -> tuple[int, int]:
-    """The interval of grid coordinates satisfying ``con`` for the constant part ``v``
-    (a gate: (0, 1) if it holds, (0, 0) if not)."""
-    fn = _FNS[con.op]
-    if con.axis is None:
-        return (0, 1) if fn(v, 0) else (0, 0)
-    k = np.arange(con.size, dtype=np.int64)
-    idx = np.nonzero(fn(con.coeff * k + v, 0))[0]
-    if idx.size == 0:
-        return (0, 0)
-    return int(idx[0]), int(idx[-1]) + 1  # a monotone / single-point predicate: contiguous
-
-
-def _box(sizes: tuple[int, ...], cons: list[_Constraint], combo: tuple) -> Box:
-    box = [[0, s] for s in sizes]
-    for con, (lo, hi) in zip(cons, combo):
-        if con.axis is None:
-            if hi <= lo:
-                return ((0, 0),) * max(1, len(sizes))
-            continue
-        box[con.axis][0] = max(box[con.axis][0], lo)
-        box[con.axis][1] = min(box[con.axis][1], hi)
-    if any(hi <= lo for lo, hi in box):
-        return ((0, 0),) * max(1, len(sizes))
-    return tuple((lo, hi) for lo, hi in box)
-
-
-def _empty(box: Box) -> bool:
-    return any(hi <= lo for lo, hi in box)
-
-
-def _symbols(cons: list[_Constraint]) -> list[SSAValue]:
-    syms: list[SSAValue] = []
-    for con in cons:
-        if isinstance(con.v, Index):
-            for s, _ in con.v.terms:
-                if s not in syms:
-                    syms.append(s)
-    return syms
-
-
-def _value(v: Index | int, env: dict[SSAValue, int]) -> int:
-    if not isinstance(v, Index):
-        return int(v)
-    return v.const + sum(c * env[s] for s, c in v.terms)
-
-
-def _boxes(cg, mnode, sizes, cons) -> tuple[dict[tuple, list[tuple]], dict[tuple, Box]]:
-    """Enumerate the loop indices the mask depends on: every combination of per-constraint
-    intervals that occurs (-> the loop-index points giving it) and its box."""
-    syms = _symbols(cons)
-    ranges = []
-    for s in syms:
-        rng = cg.b.loop_ranges.get(s)
-        if rng is None:
-            raise cg.fail(mnode, f"this mask depends on '{getattr(s, 'name_hint', None) or 'a value'}', "
-                                 f"whose range is not known at compile time; masks may use "
-                                 f"nl.affine_range / nl.sequential_range loop indices, program ids "
-                                 f"and constants", NKITypeError, code=_CODE)
-        ranges.append(range(*rng))
-    total = int(np.prod([len(r) for r in ranges], dtype=np.int64)) if ranges else 1
-    if total > MAX_POINTS:
-        raise cg.fail(mnode, f"this mask depends on {total} loop-index combinations; at most "
-                             f"{MAX_POINTS} are supported", NKIError, category="limit")
-    memo: dict[tuple[int, int], tuple[int, int]] = {}
-    combos: dict[tuple, list[tuple]] = {}
-    for point in itertools.product(*ranges):
-        env = dict(zip(syms, point))
-        combo = []
-        for j, con in enumerate(cons):
-            v = _value(con.v, env)
-            key = (j, v)
-            if key not in memo:
-                memo[key] = _solve(con, v)
-            combo.append(memo[key])
-        combos.setdefault(tuple(combo), []).append(point)
-    return combos, {c: _box(sizes, cons, c) for c in combos}
-
-
-# ====================================================================== guards
-
-
-def _emit_chain(cg, versions, i: int, last_is_rest: bool, cons, combos, emit) -> None:
-    """``if c_i {version i} else {chain i+1}``; the last version needs no condition when
-    every point maps to a non-empty box (``last_is_rest``)."""
-    if i >= len(versions):
-        return
-    box, vcombos = versions[i]
-    if i == len(versions) - 1 and last_is_rest:
-        emit(box)
-        return
-    cond = _condition(cg, cons, combos, vcombos)
-    b = cg.b
-    then_block = Block()
-    else_block = Block() if i + 1 < len(versions) else None
-    if_op = scf.IfOp(cond, [], Region([then_block]),
-                     Region([else_block]) if else_block is not None else Region())
-    b.emit(if_op, verify=False)
-    with b.at(then_block):
-        emit(box)
-        b.emit(scf.YieldOp(), verify=False)
-    if else_block is not None:
-        with b.at(else_block):
-            _emit_chain(cg, versions, i + 1, last_is_rest, cons, combos, emit)
-            b.emit(scf.YieldOp(), verify=False)
-    if_op.verify_()
-
-
-def _condition(cg, cons, combos, vcombos) -> SSAValue:
-    """An ``i1`` that is true exactly at the loop-index points whose combination of
-    per-constraint intervals is one of ``vcombos``.
-
-    Constraint ``j`` is tested on its key: the loop index itself when its bound depends on
-    one loop index (``t < 2``), else the value of its constant part ``v_j``.  Its interval is
-    monotone in the key (or a single point), so "the interval is I" is a union of runs of
-    the sorted reachable keys; each run is ``key >= first`` / ``key < next reachable key``.
-    """
-    b = cg.b
-    syms = _symbols(cons)
-    keyed: list[tuple[Callable[[dict], int], Callable[[], SSAValue], dict[int, tuple]]] = []
-    for j, con in enumerate(cons):
-        if isinstance(con.v, Index) and len(con.v.terms) == 1:
-            sym = con.v.terms[0][0]
-            key, ssa = (lambda env, s=sym: env[s]), (lambda s=sym: s)
-        else:
-            cache: list[SSAValue] = []
-
-            def ssa(v=con.v, cache=cache):
-                if not cache:
-                    cache.append(b.materialize(v))
-                return cache[0]
-            key = (lambda env, v=con.v: _value(v, env))
-        vals: dict[int, tuple] = {}
-        for combo, points in combos.items():
-            for p in points:
-                vals[key(dict(zip(syms, p)))] = combo[j]
-        keyed.append((key, ssa, vals))
-    cmps: dict[tuple, SSAValue] = {}
-    ors: list[SSAValue] = []
-    for combo in vcombos:
-        ands: list[SSAValue] = []
-        for j, (_, ssa, vals) in enumerate(keyed):
-            if len(set(vals.values())) > 1:  # else: the same interval everywhere
-                ands += _runs_cond(cg, ssa, vals, combo[j], cmps)
-        if not ands:
-            from xdsl.dialects.builtin import IntegerAttr, i1
-            return b.emit(arith.ConstantOp(IntegerAttr(1, i1)), verify=False).results[0]
-        ors.append(_reduce(cg, arith.AndIOp, ands))
-    return _reduce(cg, arith.OrIOp, ors)
-
-
-def _runs_cond(cg, ssa, vals: dict[int, tuple], want, cmps) -> list[SSAValue]:
-    """The key lies in one of the runs of sorted reachable keys whose interval is ``want``."""
-    order = sorted(vals)
-    runs: list[tuple[int, int | None]] = []   # (first key, next reachable key after the run)
-    start = None
-    for k in order:
-        if vals[k] == want:
-            if start is None:
-                start = k
-        elif start is not None:
-            runs.append((start, k))
-            start = None
-    if start is not None:
-        runs.append((start, None))
-    terms: list[SSAValue] = []
-    for first, nxt in runs:
-        parts = []
-        if first > order[0]:
-            parts.append(_cmp(cg, ssa(), "sge", first, cmps))
-        if nxt is not None:
-            parts.append(_cmp(cg, ssa(), "slt", nxt, cmps))
-        if parts:
-            terms.append(_reduce(cg, arith.AndIOp, parts))
-    return [_reduce(cg, arith.OrIOp, terms)] if terms else []
-
-
-def _cmp(cg, v: SSAValue, pred: str, k: int, cmps: dict) -> SSAValue:
-    key = (v, pred, k)
-    if key not in cmps:
-        b = cg.b
-        cmps[key] = b.emit(arith.CmpiOp(v, b.const_index(k), pred), verify=False).results[0]
-    return cmps[key]
-
-
-def _reduce(cg, cls, vals: list[SSAValue]) -> SSAValue:
-    acc = vals[0]
-    for v in vals[1:]:
-        acc = cg.b.emit(cls(acc, v), verify=False).results[0]
-    return acc
-
-
 # ====================================================================== operands
 
 
 def _check_axes(cg, mnode, api, sizes, cons, operands: list, into) -> None:
     """Every masked grid axis must be a dim of some tile operand or result."""
-    tensors = list(_tensors(operands))
+    found = list(tensors(operands))
     if into is not None:
-        tensors.append(into)
-    for con in cons:
-        if con.axis is None:
-            continue
-        r, s = con.axis, sizes[con.axis]
-        if not any(t.ndim > r and t.shape[r] == s for t in tensors):
-            shapes = ", ".join(str(list(t.shape)) for t in tensors) or "none"
+        found.append(into)
+    for r in sorted({r for con in cons for r in con.axes}):
+        s = sizes[r]
+        if not any(t.ndim > r and t.shape[r] == s for t in found):
+            shapes = ", ".join(str(list(t.shape)) for t in found) or "none"
             raise cg.fail(mnode, f"{api}: the mask bounds grid axis {r} (size {s}), but no tile "
                                  f"operand has size {s} on dim {r} (operand shapes: {shapes}); "
                                  f"the mask's grid must match the instruction's tiles",
-                          NKITypeError, code=_CODE)
+                          NKITypeError, code=CODE)
 
 
-def _tensors(vals):
-    for v in vals:
-        if isinstance(v, (Tensor, PendingView)):
-            yield v
-        elif isinstance(v, (tuple, list)):
-            yield from _tensors(v)
+#: calls run by the DMA queues, which may access any partition range
+_DMA_CALLS = frozenset({"nl.load", "nl.store", "nl.atomic_rmw", "nl.load_transpose2d",
+                        "nisa.dma_copy", "nisa.dma_transpose", "nisa.dma_compute"})
 
 
-def _narrow_arg(cg, v: Any, sizes, box: Box, rebuild: bool) -> Any:
-    if isinstance(v, Tensor):
-        return narrow(cg, v, sizes, box, rebuild)
-    if isinstance(v, PendingView):
-        return resolve(cg, v, _ranges(v, sizes, box))
-    if isinstance(v, (tuple, list)) and any(isinstance(x, (Tensor, PendingView)) for x in v):
-        return type(v)(_narrow_arg(cg, x, sizes, box, rebuild) for x in v)
-    return v
-
-
-def narrow(cg, t: Tensor, sizes, box: Box, rebuild: bool) -> Tensor:
-    """``t`` restricted to ``box`` along the dims whose size is the grid's (see the module
-    docstring).  A view is rebuilt from its source (``rebuild`` or when narrowed) so the
-    new view never covers more than the box."""
-    ranges = _ranges(t, sizes, box)
-    owner = t.value.op if isinstance(t.value, OpResult) else None
-    is_view = owner is not None and owner.name in ("memref.subview", "memref.reinterpret_cast")
-    if not ranges and not (rebuild and is_view):
-        return t
-    if t.indirect is not None:
-        raise cg.b.error("mask= on an indirect (gathered / scattered) view is not supported",
-                         NKITypeError, code=_CODE)
-    shape = list(t.shape)
-    extra = 0
-    for d, (lo, hi) in ranges.items():
-        shape[d] = hi - lo
-        extra += lo * t.strides[d]
-    if is_view:
-        _supersede(cg, t.value)
-        if owner.name == "memref.subview":
-            return _resubview(cg, t, owner, ranges, tuple(shape), extra)
-        src = replace(t, value=owner.operands[0])
-        return cg.b.reinterpret(src, shape, t.strides, simplify(as_index(t.offset_index).add(extra)))
-    offsets = [ranges.get(d, (0, 0))[0] for d in range(t.ndim)]
-    return cg.b.subview(t, offsets, shape, [1] * t.ndim, [True] * t.ndim)
-
-
-def _ranges(t, sizes, box: Box) -> dict[int, tuple[int, int]]:
-    """dim -> [lo, hi) for the dims of ``t`` the box restricts (the grid's size there)."""
-    return {d: box[d] for d in range(min(len(sizes), t.ndim))
-            if sizes[d] > 1 and t.shape[d] == sizes[d] and box[d] != (0, sizes[d])}
-
-
-def _supersede(cg, v: SSAValue) -> None:
-    lst = getattr(cg.b, _SUPERSEDED, None)
-    if lst is None:
-        lst = []
-        setattr(cg.b, _SUPERSEDED, lst)
-    if v not in lst:
-        lst.append(v)
-
-
-def _resubview(cg, t: Tensor, op: memref_d.SubviewOp, ranges, shape: tuple[int, ...],
-               extra: int) -> Tensor:
-    """A copy of the subview ``op`` (whose result is ``t``) narrowed along ``ranges``."""
-    b = cg.b
-    offsets = list(op.static_offsets.get_values())
-    sizes = list(op.static_sizes.get_values())
-    strides = list(op.static_strides.get_values())
-    dyn_in = list(op.offsets)
-    # result dim -> source dim (a dropped source dim has size 1 and is not in the result)
-    src_dim, r = {}, 0
-    for d, size in enumerate(sizes):
-        if r < len(t.shape) and size == t.shape[r]:
-            src_dim[r] = d
-            r += 1
-    shift = {src_dim[r]: lo * strides[src_dim[r]] for r, (lo, hi) in ranges.items()}
-    for r, (lo, hi) in ranges.items():
-        sizes[src_dim[r]] = hi - lo
-    dyn: list[SSAValue] = []
-    it = iter(dyn_in)
-    for d, off in enumerate(offsets):
-        k = shift.get(d, 0)
-        if off == DYNAMIC_INDEX:
-            v = next(it)
-            if k:
-                v = b.emit(arith.AddiOp(v, b.const_index(k)), verify=False).results[0]
-            dyn.append(v)
-        else:
-            offsets[d] = off + k
-    offset = None if t.offset is None else t.offset + extra
-    rtype = memref(shape, t.dtype, t.buffer, strides=t.strides, offset=offset)
-    new = memref_d.SubviewOp(op.source, dyn, [], [], offsets, sizes, strides, rtype)
-    b.emit(new)
-    return Tensor(new.results[0], shape, t.dtype, t.buffer, t.strides, offset, b.block, t.name,
-                  is_base=False, storage=t.storage_shape,
-                  dyn_offset=None if offset is not None else as_index(t.offset_index).add(extra))
+def _check_partition_starts(cg, mnode, api: str, sizes, versions) -> None:
+    """A compute instruction restricted to a box of partitions ``[lo, hi)`` must start where
+    an engine access of ``hi - lo`` partitions may start (the start-partition rule of the
+    NKI architecture guide, "Trainium/Inferentia2 Architecture"); a DMA may access any
+    partitions."""
+    if api in _DMA_CALLS or not sizes or sizes[0] <= 1:
+        return
+    from ..dialects.rules import allowed_starts
+    for region in versions:
+        for box in region:
+            lo, hi = box[0]
+            if lo not in allowed_starts(hi - lo):
+                starts = " or ".join(map(str, allowed_starts(hi - lo)))
+                raise cg.fail(mnode, f"{api}: where this mask holds, the instruction covers "
+                                     f"partitions [{lo}, {hi}), but a compute instruction on "
+                                     f"{hi - lo} partitions must start at partition {starts} "
+                                     f"(start-partition rule); mask a DMA (nl.load / nl.store) "
+                                     f"or bound the partitions from 0", NKITypeError, code=CODE)
 
 
 # ====================================================================== dry run

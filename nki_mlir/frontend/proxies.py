@@ -21,6 +21,8 @@ import math
 import operator
 from typing import Any
 
+import numpy as np
+
 
 def _tracer():
     from . import tracer
@@ -279,7 +281,11 @@ class LoopCondition:
             return LoopCondition(self.mask & other.mask,
                                  LoopIndex(self.index._i, self.index.keys | other.index.keys),
                                  f"{self.what} & {other.what}")
+        if isinstance(other, (bool, np.bool_)):  # a compile-time flag: `(i < n) & use_mask`
+            return self if other else False
         return NotImplemented
+
+    __rand__ = __and__
 
     def __repr__(self) -> str:
         return f"<loop condition {self.what}>"

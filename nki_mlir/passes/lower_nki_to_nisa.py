@@ -170,7 +170,7 @@ class LowerIota(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nki.IotaOp, rewriter: PatternRewriter) -> None:
         _replace(rewriter, op, [nisa.IotaOp.build(
-            operands=[op.dst], properties={"pattern": op.pattern, "offset": op.offset,
+            operands=[op.dst, op.offset_index], properties={"pattern": op.pattern, "offset": op.offset,
                                            "channel_multiplier": op.channel_multiplier,
                                            "engine": StringAttr("gpsimd")})])
 
@@ -179,7 +179,7 @@ class LowerAffineSelect(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nki.AffineSelectOp, rewriter: PatternRewriter) -> None:
         _replace(rewriter, op, [nisa.AffineSelectOp.build(
-            operands=[op.dst, op.on_true_tile, op.on_false_value],
+            operands=[op.dst, op.on_true_tile, op.on_false_value, op.offset_index],
             properties={"pattern": op.pattern, "offset": op.offset,
                         "channel_multiplier": op.channel_multiplier, "cmp_op": _arith(op.cmp_op),
                         "engine": StringAttr("gpsimd")})])

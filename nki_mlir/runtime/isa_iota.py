@@ -2,14 +2,15 @@
 
 Both evaluate the affine pattern ``offset + p*channel_multiplier + sum_k step_k*i_k`` over
 ``dst``'s partitions ``p`` and its ``[step, count]`` free-dim pattern ``i_k``, in int32
-(wrapping), once at decode time.  ``nisa.iota`` stores the values (cast to ``dst``'s dtype);
+(wrapping), once at decode time (plus the run-time ``offset_index`` when the offset
+depends on loop indices).  ``nisa.iota`` stores the values (cast to ``dst``'s dtype);
 ``nisa.affine_select`` keeps ``on_true_tile`` where ``cmp_op(value, 0)`` holds and
 ``on_false_value`` elsewhere.  Semantics: nki_spec.md section 5.4 (``nki.isa.iota`` /
 ``affine_select``).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 
 
 def _iota_values(op: Operation, dst: Buf) -> np.ndarray:
-    """``offset + p*channel_multiplier + sum_k step_k*i_k`` as int32 ``[P, F]``."""
+    """``offset + p*channel_multiplier + sum_k step_k*i_k`` as int64 ``[P, F]`` (without the
+    run-time ``offset_index``)."""
     pattern = op.pattern
     steps, counts = [], []
     for pair in pattern.data if isinstance(pattern, ArrayAttr) else ():
@@ -47,19 +49,33 @@ def _iota_values(op: Operation, dst: Buf) -> np.ndarray:
         ax = [1] * len(counts)
         ax[k] = count
         free = free + step * np.arange(count, dtype=np.int64).reshape(ax)
-    vals = offset + cm * np.arange(dst.parts, dtype=np.int64)[:, None] + free.reshape(1, -1)
-    return vals.astype(np.int32)  # int32 arithmetic wraps
+    return offset + cm * np.arange(dst.parts, dtype=np.int64)[:, None] + free.reshape(1, -1)
+
+
+def _values(dec: Decoder, op: Operation, dst: Buf) -> Callable[[list], np.ndarray]:
+    """A getter of the pattern's int32 values (int32 arithmetic wraps), shaped as ``dst``:
+    computed once at decode time, plus the run-time ``offset_index`` when there is one."""
+    base = _iota_values(op, dst).reshape(dst.shape)
+    if op.offset_index is None:
+        vals = base.astype(np.int32)
+        return lambda env: vals
+    off = dec.scalar(op, op.offset_index, "offset_index", dst.shape, as_int=True)
+    return lambda env: (base + off(env)).astype(np.int32)
 
 
 def iota(dec: Decoder, op: nisa.IotaOp):
     dst = dec.buf(op, op.dst, "dst")
-    vals = _iota_values(op, dst).reshape(dst.shape)
-    pre = np.empty(dst.shape, dst.dtype)
-    nm.make_int_store(dst.dtype)(pre, vals)
-    d = dst.slot
+    values = _values(dec, op, dst)
+    store, d = nm.make_int_store(dst.dtype), dst.slot
+    if op.offset_index is None:  # the same values every time: converted once
+        pre = np.empty(dst.shape, dst.dtype)
+        store(pre, values(None))
 
-    def run(env):
-        env[d][...] = pre
+        def run(env):
+            env[d][...] = pre
+    else:
+        def run(env):
+            store(env[d], values(env))
     return finish(op, run, dst)
 
 
@@ -70,11 +86,11 @@ def affine_select(dec: Decoder, op: nisa.AffineSelectOp):
     if not cmp.startswith("is_"):
         raise error_at(op, f"nisa.affine_select: cmp_op={cmp} is not a comparison (expected "
                            f"is_eq, is_ne, is_lt, is_le, is_gt or is_ge)", NKIRuntimeError)
-    vals = _iota_values(op, dst).reshape(dst.shape)
-    mask = nm.ALU_INT[cmp](vals.astype(np.int64), np.int64(0)) != 0
+    values, fn = _values(dec, op, dst), nm.ALU_INT[cmp]
     read, store, d = reader(tru, dst.shape), nm.make_store(dst.dtype), dst.slot
     gf = dec.scalar(op, op.on_false_value, "on_false_value", dst.shape)
 
     def run(env):
+        mask = fn(values(env).astype(np.int64), np.int64(0)) != 0
         store(env[d], np.where(mask, read(env), gf(env)))
     return finish(op, run, dst)

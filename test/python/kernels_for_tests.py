@@ -102,3 +102,12 @@ def iota_memset(x):
     nisa.tensor_tensor(dst=ts, data1=ts, data2=tp, op=nl.add)
     nisa.dma_copy(dst=tr_out, src=ts)
     return ramp_out, tr_out
+
+
+@nki.jit
+def lazy_initialization_in_beta2(a):
+    """Beta 2 has no lazy_initialization= keyword (a Beta 1 hint): a located error."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.zeros(a.shape, dtype=a.dtype, buffer=nl.sbuf, lazy_initialization=True)
+    nisa.dma_copy(dst=out, src=t)
+    return out

@@ -152,17 +152,6 @@ def masked_assign(x, k):
 
 
 @nki.jit
-def err_two_axes(x):
-    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-    i_p = nl.arange(128)[:, None]
-    i_f = nl.arange(64)[None, :]
-    a = nl.load(x[i_p, i_f])
-    b = nl.exp(a, mask=(i_p + i_f < 100))
-    nl.store(out[i_p, i_f], value=b)
-    return out
-
-
-@nki.jit
 def err_non_affine(x):
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     i_p = nl.arange(128)[:, None]
@@ -325,4 +314,77 @@ def held_permuted_views(x):
         dst = out[i_p, i_b * 8 + i_a]
         a = nl.load(src, mask=(i_p < n))
         nl.store(dst, value=a, mask=(i_p < n))
+    return out
+
+
+# ---------------------------------------------------------------- comparisons coupling grid axes
+
+
+@nki.jit
+def flat_bound(a, b, n):
+    """out = a + b on the first n elements of the flattened (T, 128, 64) tensors, 0 after:
+    the bound ``t * 8192 + 64 * i_p + i_f < n`` couples the two grid axes (a staircase)."""
+    t_count, p, f = a.shape
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(p)[:, None]
+    i_f = nl.arange(f)[None, :]
+    for t in nl.affine_range(t_count):
+        nl.store(out[t, i_p, i_f], value=nl.zeros((p, f), dtype=a.dtype))
+        flat = t * (p * f) + f * i_p + i_f
+        x = nl.load(a[t, i_p, i_f], mask=flat < n)
+        y = nl.load(b[t, i_p, i_f], mask=flat < n)
+        s = nl.add(x, y, mask=flat < n)
+        nl.store(out[t, i_p, i_f], value=s, mask=flat < n)
+    return out
+
+
+@nki.jit
+def upper_triangle(x):
+    """out = exp(x) where column >= row, x elsewhere (``i_f - i_p >= 0``: one box per column)."""
+    p, f = x.shape
+    out = nl.ndarray((p, f), dtype=x.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(p)[:, None]
+    i_f = nl.arange(f)[None, :]
+    t = nl.load(x[i_p, i_f])
+    nl.store(out[i_p, i_f], value=t)
+    e = nl.exp(t, mask=(i_f - i_p >= 0))
+    nl.store(out[i_p, i_f], value=e, mask=(i_f - i_p >= 0))
+    return out
+
+
+@nki.jit
+def skip_column(x, c):
+    """out = 2 * x except column c, which keeps x (``i_f != c``: two boxes)."""
+    p, f = x.shape
+    out = nl.ndarray((p, f), dtype=x.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(p)[:, None]
+    i_f = nl.arange(f)[None, :]
+    t = nl.load(x[i_p, i_f])
+    nl.store(out[i_p, i_f], value=t)
+    d = nl.multiply(t, 2.0, mask=(i_f != c))
+    nl.store(out[i_p, i_f], value=d, mask=(i_f != c))
+    return out
+
+
+@nki.jit
+def skip_row_dma(x, r):
+    """out = x except row r (zero): ``i_p != r`` on DMAs only (any partition range)."""
+    p, f = x.shape
+    out = nl.ndarray((p, f), dtype=x.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(p)[:, None]
+    i_f = nl.arange(f)[None, :]
+    nl.store(out[i_p, i_f], value=nl.zeros((p, f), dtype=x.dtype))
+    t = nl.load(x[i_p, i_f], mask=(i_p != r))
+    nl.store(out[i_p, i_f], value=t, mask=(i_p != r))
+    return out
+
+
+@nki.jit
+def err_too_many_boxes(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(64)[None, :]
+    a = nl.load(x[i_p, i_f], mask=(i_p - i_f != 0) & (i_p - i_f != 2) & (i_p - i_f != 4)
+                & (i_p - i_f != 6))
+    nl.store(out[i_p, i_f], value=a)
     return out

@@ -49,3 +49,27 @@ def test_masked_call_assigned_in_loop(rng):
     a = rng.standard_normal((128, 400)).astype(np.float32)
     want = np.stack([a[:, :256].max(1), a[:, 256:400].max(1)], axis=1)
     np.testing.assert_array_equal(nki.simulate_kernel(K.masked_stats_in_loop, a), want)
+
+
+def test_lazy_initialization_is_a_hint(rng):
+    a = rng.standard_normal((128, 128)).astype(np.float32)
+    b = rng.standard_normal((128, 128)).astype(np.float32)
+    np.testing.assert_allclose(nki.simulate_kernel(K.lazy_initialized_accumulators, a, b),
+                               a @ b.T + 2.0, rtol=1e-4, atol=1e-4)
+
+
+def test_lazy_initialization_is_beta1_only(rng):
+    import kernels_for_tests as K2
+    from nki_mlir.errors import NKITypeError
+    with pytest.raises(NKITypeError, match="unexpected keyword argument 'lazy_initialization'") as e:
+        nki.simulate(K2.lazy_initialization_in_beta2)(np.zeros((128, 8), np.float32))
+    assert "kernels_for_tests.py:" in str(e.value)
+
+
+@pytest.mark.parametrize("use_gate", [True, False])
+def test_loop_condition_and_a_flag(rng, use_gate):
+    a = rng.standard_normal((512, 64)).astype(np.float32)
+    want = np.zeros_like(a)
+    if use_gate:
+        want[:256] = 2.0 * a[:256]
+    np.testing.assert_array_equal(nki.simulate_kernel(K.gated_tiles, a, 2, use_gate), want)

@@ -83,3 +83,35 @@ def masked_stats_in_loop(a):
                                                 dtype=nl1.float32)
     nl1.store(out, res)
     return out
+
+
+@nki1.jit
+def lazy_initialized_accumulators(a, b):
+    """out = a @ b.T + 2 (a, b [128, 128]): a PSUM accumulator from nl.zeros(...,
+    lazy_initialization=True) and a bias from nl.full(..., lazy_initialization=False)."""
+    out = nl1.ndarray((128, 128), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    acc = nl1.zeros((128, 128), dtype=nl1.float32, buffer=nl1.psum, lazy_initialization=True)
+    two = nl1.full((128, 128), 2.0, dtype=nl1.float32, buffer=nl1.sbuf, lazy_initialization=False)
+    at = nl1.load_transpose2d(a)
+    bt = nl1.load_transpose2d(b)
+    for k in nl1.affine_range(2):
+        acc[...] += nl1.matmul(at[k * 64:(k + 1) * 64, :], bt[k * 64:(k + 1) * 64, :],
+                               transpose_x=True)
+    nl1.store(out, value=nl1.add(acc, two))
+    return out
+
+
+@nki1.jit
+def gated_tiles(a, n_valid, use_gate):
+    """out = 2 * a on the first n_valid 128-row tiles (when use_gate), 0 elsewhere: a loop
+    condition combined with a compile-time flag, `(i < n) & flag`."""
+    n, f = a.shape
+    out = nl1.ndarray((n, f), dtype=a.dtype, buffer=nl1.shared_hbm)
+    for i in nl1.affine_range(n // 128):
+        nl1.store(out[i * 128:(i + 1) * 128, :], value=nl1.zeros((128, f), dtype=a.dtype))
+        if (i < n_valid) & use_gate:
+            t = nl1.load(a[i * 128:(i + 1) * 128, :])
+            nl1.store(out[i * 128:(i + 1) * 128, :], value=nl1.multiply(t, 2.0))
+        if use_gate & (i >= n_valid) & False:
+            nl1.store(out[i * 128:(i + 1) * 128, :], value=nl1.ones((128, f), dtype=a.dtype))
+    return out

@@ -144,6 +144,48 @@ def test_instruction_without_tile_operands():
     close(out, ref)
 
 
+def test_comparison_coupling_both_grid_axes_is_a_staircase():
+    """t * 8192 + 64 * i_p + i_f < n: full rows, one partial row, nothing (per tile t)."""
+    a, b = rand(3, 128, 64), rand(3, 128, 64)
+    n = 2 * 8192 + 50 * 64 + 17
+    out = K.flat_bound(a, b, n)
+    ref = np.zeros(a.size, np.float32)
+    ref[:n] = (a + b).reshape(-1)[:n]
+    close(out, ref.reshape(a.shape))
+    ir = nki_ir(K.flat_bound, a, b, n)
+    # tile t == 2: rows 0..50 on columns 0..16, rows 0..49 on columns 17..63 (both from
+    # partition 0); tiles 0, 1 whole
+    for shape in ("128x64", "51x17", "50x47"):
+        assert re.search(rf"nki\.dma_copy\(dst=memref<{shape}xf32", ir), shape
+
+
+def test_triangular_mask_is_one_box_per_column():
+    x = rand(128, 48)
+    out = K.upper_triangle(x)
+    keep = np.arange(48)[None, :] >= np.arange(128)[:, None]
+    close(out, np.where(keep, np.exp(x), x))
+    ir = nki_ir(K.upper_triangle, x)
+    assert ir.count("nki.unary(") == 48  # column f: rows [0, f + 1)
+
+
+def test_not_equal_gives_two_boxes():
+    x = rand(128, 40)
+    out = K.skip_column(x, 7)
+    ref = 2.0 * x
+    ref[:, 7] = x[:, 7]
+    close(out, ref)
+    ir = nki_ir(K.skip_column, x, 7)
+    assert "memref<128x7xf32" in ir and "memref<128x32xf32" in ir
+
+
+def test_not_equal_on_partitions_for_dma():
+    x = rand(128, 16)
+    out = K.skip_row_dma(x, 5)
+    ref = x.copy()
+    ref[5] = 0.0
+    close(out, ref)
+
+
 # ============================================================================ IR shape
 
 
@@ -152,7 +194,7 @@ def test_loop_dependent_mask_gives_one_guarded_version_per_tile_shape():
     ir = nki_ir(K.ragged_2d, x)
     # 3 masked instructions x 4 tile shapes (128|44 rows x 256|88 cols), 3 guards each
     for shape in ("128x256", "44x256", "128x88", "44x88"):
-        assert re.search(rf"nki\.load\(src=memref<{shape}xf32", ir), shape
+        assert re.search(rf"nki\.dma_copy\(dst=memref<{shape}xf32", ir), shape
     assert ir.count("scf.if") == 9
     assert re.search(r"arith\.cmpi slt, %t, %c2", ir) and re.search(r"arith\.cmpi slt, %j, %c2", ir)
 
@@ -218,16 +260,17 @@ def _line(text: str) -> int:
 
 ERRORS = [
     # kernel, error class, message fragment, code, text on the reported line
-    (K.err_two_axes, NKITypeError, "varies along grid axes [0, 1]",
-     "err_unsupported_expression_in_mask", "mask=(i_p + i_f < 100)"),
     (K.err_non_affine, NKITypeError, "can only be multiplied by a compile-time int",
      "err_unsupported_expression_in_mask", "mask=(i_p * i_p < 100)"),
     (K.err_or, NKITypeError, "'|' is not supported in a mask",
      "err_unsupported_expression_in_mask", "mask=(i_p < 10) | (i_f < 10)"),
     (K.err_and, NKITypeError, "'and' needs a single truth value",
      "err_ambiguous_tensor_truth_value", "mask=(i_p < 10) and (i_f < 10)"),
-    (K.err_not_equal, NKITypeError, "'!=' is not supported in a mask",
-     "err_unsupported_expression_in_mask", "mask=(i_p != 3)"),
+    (K.err_not_equal, NKITypeError, "covers partitions [4, 128), but a compute instruction on "
+     "124 partitions must start at partition 0", "err_unsupported_expression_in_mask",
+     "mask=(i_p != 3)"),
+    (K.err_too_many_boxes, NKIError, "rectangular parts (the region where it holds is not a "
+     "box); at most 256", None, "mask=(i_p - i_f != 0) & (i_p - i_f != 2) & (i_p - i_f != 4)"),
     (K.err_tile_mask, NKITypeError, "got a tile",
      "err_unsupported_expression_in_mask", "mask=(a > 0.0)"),
     (K.err_axis_size, NKITypeError, "no tile operand has size 32 on dim 1",
@@ -254,3 +297,32 @@ def test_mask_errors_are_located(kernel, cls, fragment, code, source):
     src_line, caret = text.splitlines()[-2], text.splitlines()[-1]
     assert source in src_line and caret.strip() == "^"
     assert "Traceback" not in text
+
+
+# ============================================================================ regions
+
+
+def test_region_is_the_exact_disjoint_union_of_boxes():
+    """frontend/mask_regions.region against a brute-force evaluation of random affine
+    predicates on small grids: the boxes are disjoint, non-empty and cover exactly the
+    points where every comparison holds."""
+    from nki_mlir.frontend.mask_regions import FNS, Constraint, region
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        rank = int(rng.integers(1, 4))
+        sizes = tuple(int(rng.integers(1, 7)) for _ in range(rank))
+        cons, vs = [], []
+        for _ in range(int(rng.integers(1, 4))):
+            coeffs = tuple(int(rng.integers(-3, 4)) if n > 1 else 0 for n in sizes)
+            cons.append(Constraint(coeffs, 0, str(rng.choice(list(FNS)))))
+            vs.append(int(rng.integers(-8, 9)))
+        grid = np.indices(sizes).reshape(rank, -1).T
+        want = np.ones(len(grid), bool)
+        for con, v in zip(cons, vs):
+            want &= FNS[con.op](grid @ np.array(con.coeffs) + v, 0)
+        got = np.zeros(sizes, np.int64)
+        for box in region(sizes, cons, vs):
+            assert all(lo < hi for lo, hi in box), box
+            got[tuple(slice(lo, hi) for lo, hi in box)] += 1
+        assert got.max(initial=0) <= 1  # disjoint
+        np.testing.assert_array_equal(got.reshape(-1).astype(bool), want)

@@ -3,7 +3,8 @@
 # Beta 1 mask= on the last partial 128-row tile of an affine_range loop (300 = 128 + 128 + 44):
 # each masked instruction becomes one version per distinct tile shape, guarded by an scf.if on
 # the loop index; the operand views are built inside the guard with the masked shape (a
-# full-size view of the last tile would run past row 300).
+# full-size view of the last tile would run past row 300).  A masked load is one DMA into the
+# masked part of its result tile.
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 
@@ -27,14 +28,12 @@ def masked_rows(x):
 # CHECK-NEXT:    scf.if %[[C]] {
 # CHECK:           %[[OFF:.*]] = arith.muli %t, %c128 : index
 # CHECK-NEXT:      %[[V:.*]] = memref.subview %x[%[[OFF]], 0] [128, 64] [1, 1]
-# CHECK-NEXT:      %[[L:.*]] = nki.load(src={{.*}} %[[V]]) : memref<128x64xf32, #nisa.mem<sbuf>>
-# CHECK-NEXT:      nki.tensor_copy(dst={{.*}} %a, src={{.*}} %[[L]]) {nki.assign}
+# CHECK-NEXT:      nki.dma_copy(dst={{.*}} %a, src={{.*}} %[[V]])
 # CHECK-NEXT:    } else {
 # CHECK-NEXT:      %[[P:.*]] = memref.subview %a[0, 0] [44, 64] [1, 1] : memref<128x64xf32, #nisa.mem<sbuf>> to memref<44x64xf32, strided<[64, 1]>, #nisa.mem<sbuf>>
 # CHECK:           %[[OFF2:.*]] = arith.muli %t, %{{.*}} : index
 # CHECK-NEXT:      %[[V2:.*]] = memref.subview %x[%[[OFF2]], 0] [44, 64] [1, 1] : memref<300x64xf32, #nisa.mem<shared_hbm>> to memref<44x64xf32, strided<[64, 1], offset: ?>, #nisa.mem<shared_hbm>>
-# CHECK-NEXT:      %[[L2:.*]] = nki.load(src={{.*}} %[[V2]]) : memref<44x64xf32, #nisa.mem<sbuf>>
-# CHECK-NEXT:      nki.tensor_copy(dst={{.*}} %[[P]], src={{.*}} %[[L2]]) {nki.assign}
+# CHECK-NEXT:      nki.dma_copy(dst={{.*}} %[[P]], src={{.*}} %[[V2]])
 # CHECK-NEXT:    }
 # CHECK-NEXT:    %[[C2:.*]] = arith.cmpi slt, %t, %c2 : index
 # CHECK-NEXT:    scf.if %[[C2]] {

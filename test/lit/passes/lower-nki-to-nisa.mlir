@@ -9,6 +9,7 @@ func.func @lower(%a: memref<128x512xf32, #nisa.mem<shared_hbm>>) {
   %p = nki.ndarray() : memref<128x512xf32, #nisa.mem<psum>>
   %i = nki.ndarray() : memref<128x512xi32, #nisa.mem<sbuf>>
   %c = arith.constant 0.5 : f32
+  %k = arith.constant 256 : index
   %p2 = nki.ndarray() : memref<128x128xf32, #nisa.mem<psum>>
   nki.dma_copy(dst=memref<128x512xf32, #nisa.mem<sbuf>> %t, src=memref<128x512xf32, #nisa.mem<shared_hbm>> %a)
   nki.tensor_copy(dst=memref<128x512xf32, #nisa.mem<sbuf>> %u, src=memref<128x512xf32, #nisa.mem<sbuf>> %t) engine=scalar
@@ -22,6 +23,8 @@ func.func @lower(%a: memref<128x512xf32, #nisa.mem<shared_hbm>>) {
   nki.memset(dst=memref<128x512xf32, #nisa.mem<sbuf>> %u, value=f32 %c) engine=gpsimd
   nki.iota(dst=memref<128x512xi32, #nisa.mem<sbuf>> %i, pattern=[[1, 512]], offset=3, channel_multiplier=512)
   nki.affine_select(dst=memref<128x512xf32, #nisa.mem<sbuf>> %u, on_true_tile=memref<128x512xf32, #nisa.mem<sbuf>> %t, on_false_value=f32 %c, pattern=[[-1, 512]], offset=0, channel_multiplier=1, cmp_op=greater_equal)
+  nki.iota(dst=memref<128x512xi32, #nisa.mem<sbuf>> %i, offset_index=index %k, pattern=[[1, 512]], offset=3, channel_multiplier=512)
+  nki.affine_select(dst=memref<128x512xf32, #nisa.mem<sbuf>> %u, on_true_tile=memref<128x512xf32, #nisa.mem<sbuf>> %t, on_false_value=f32 %c, offset_index=index %k, pattern=[[-1, 512]], offset=0, channel_multiplier=1, cmp_op=greater_equal)
   nki.nc_matmul(dst=memref<128x512xf32, #nisa.mem<psum>> %p, stationary=memref<128x128xf32, #nisa.mem<sbuf>> %w, moving=memref<128x512xf32, #nisa.mem<sbuf>> %t)
   nki.nc_matmul(dst=memref<128x512xf32, #nisa.mem<psum>> %p, stationary=memref<128x128xf32, #nisa.mem<sbuf>> %w, moving=memref<128x512xf32, #nisa.mem<sbuf>> %t, accumulate=true)
   nki.nc_transpose(dst=memref<128x128xf32, #nisa.mem<psum>> %p2, data=memref<128x128xf32, #nisa.mem<sbuf>> %w)
@@ -44,6 +47,8 @@ func.func @lower(%a: memref<128x512xf32, #nisa.mem<shared_hbm>>) {
 // CHECK-NEXT: nisa.memset(dst=memref<128x512xf32, #nisa.mem<sbuf>> %u, value=f32 %c) engine=gpsimd
 // CHECK-NEXT: nisa.iota(dst=memref<128x512xi32, #nisa.mem<sbuf>> %i, pattern=[[1, 512]], offset=3, channel_multiplier=512) engine=gpsimd
 // CHECK-NEXT: nisa.affine_select(dst=memref<128x512xf32, #nisa.mem<sbuf>> %u, on_true_tile=memref<128x512xf32, #nisa.mem<sbuf>> %t, on_false_value=f32 %c, pattern=[[-1, 512]], offset=0, channel_multiplier=1, cmp_op=is_ge) engine=gpsimd
+// CHECK-NEXT: nisa.iota(dst=memref<128x512xi32, #nisa.mem<sbuf>> %i, offset_index=index %k, pattern=[[1, 512]], offset=3, channel_multiplier=512) engine=gpsimd
+// CHECK-NEXT: nisa.affine_select(dst=memref<128x512xf32, #nisa.mem<sbuf>> %u, on_true_tile=memref<128x512xf32, #nisa.mem<sbuf>> %t, on_false_value=f32 %c, offset_index=index %k, pattern=[[-1, 512]], offset=0, channel_multiplier=1, cmp_op=is_ge) engine=gpsimd
 // CHECK-NEXT: nisa.matmul(dst=memref<128x512xf32, #nisa.mem<psum>> %p, stationary=memref<128x128xf32, #nisa.mem<sbuf>> %w, moving=memref<128x512xf32, #nisa.mem<sbuf>> %t, is_transpose=false, perf_opt=none_, psum_zero_region=size2048, psum_accumulate_flags=auto) engine=tensor
 // CHECK-NEXT: nisa.matmul({{.*}}psum_accumulate_flags=accumulate) engine=tensor
 // CHECK-NEXT: nisa.nc_transpose(dst=memref<128x128xf32, #nisa.mem<psum>> %p2, data=memref<128x128xf32, #nisa.mem<sbuf>> %w) engine=tensor

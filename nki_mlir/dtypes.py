@@ -126,3 +126,14 @@ def is_x4(dt: np.dtype) -> bool:
 
 def is_int(dt: np.dtype) -> bool:
     return dt.kind in "iub"
+
+
+def int_constant_attr(v: int, dt: np.dtype) -> builtin.IntegerAttr:
+    """The ``arith.constant`` value of integer ``v`` as a ``dt`` element (an NKI int dtype).
+
+    ``arith.constant`` takes signless integers only: an unsigned dtype uses the signless type
+    of its width, and the value keeps its bits (uint8 200 is ``-56 : i8``, the same byte).
+    """
+    width = as_dtype(dt).itemsize * 8 if as_dtype(dt) != bool_ else 1
+    iv = int(v) % (1 << width)
+    return builtin.IntegerAttr(iv - (1 << width) if iv >= 1 << (width - 1) else iv, builtin.IntegerType(width))

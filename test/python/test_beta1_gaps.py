@@ -1,0 +1,27 @@
+"""Beta 1 constructs real public kernels use, checked numerically against NumPy with our own
+kernels (beta1_gap_kernels.py)."""
+import numpy as np
+import pytest
+
+import beta1_gap_kernels as K
+import nki_mlir as nki
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(11)
+
+
+def test_where_with_unsigned_scalar(rng):
+    c = rng.standard_normal((128, 64)).astype(np.float32)
+    a = rng.integers(0, 2**32, size=(128, 64), dtype=np.uint32)
+    out = nki.simulate_kernel(K.where_unsigned_scalar, c, a)
+    assert out.dtype == np.uint32
+    np.testing.assert_array_equal(out, np.where(c > 0, a, np.uint32(3000000000)))
+
+
+def test_zeros_of_unsigned_dtype(rng):
+    a = rng.integers(0, 256, size=(128, 32), dtype=np.uint8)
+    out = nki.simulate_kernel(K.zeros_uint8_plus, a)
+    assert out.dtype == np.uint8
+    np.testing.assert_array_equal(out, a)

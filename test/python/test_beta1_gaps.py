@@ -25,3 +25,18 @@ def test_zeros_of_unsigned_dtype(rng):
     out = nki.simulate_kernel(K.zeros_uint8_plus, a)
     assert out.dtype == np.uint8
     np.testing.assert_array_equal(out, a)
+
+
+def test_tensor_tensor_broadcasts_a_column(rng):
+    a = rng.standard_normal((128, 96)).astype(np.float32)
+    s = rng.standard_normal((128, 1)).astype(np.float32)
+    o1, o2 = nki.simulate_kernel(K.tensor_tensor_column, a, s)
+    np.testing.assert_array_equal(o1, a - s)
+    np.testing.assert_array_equal(o2, s - a)
+
+
+def test_tensor_tensor_broadcasts_a_block_column(rng):
+    a = rng.standard_normal((128, 4, 16)).astype(np.float32)
+    s = rng.standard_normal((128, 2)).astype(np.float32)
+    out = nki.simulate_kernel(K.tensor_tensor_column_3d, a, s)
+    np.testing.assert_array_equal(out, a * s[:, 1, None, None])

@@ -53,3 +53,50 @@ def tensor_tensor_column_3d(a, s):
     x = nl1.load(a)
     nl1.store(out, nisa1.tensor_tensor(x, cols[1], nl1.multiply))
     return out
+
+
+def _accumulate_block(acc, x, i, k):
+    """A helper of the kernels below: ``acc[i] += x`` where ``k <= i`` (loop_reduce into a
+    subscript, masked by loop indices)."""
+    acc[i, :, :] = nl1.loop_reduce(x, op=np.add, loop_indices=[k], dtype=nl1.float32, mask=(i >= k))
+
+
+@nki1.jit
+def prefix_sums_in_helper(a):
+    """a [4, 128, 64] -> out[i] = sum of a[k] for k <= i: ``nl.loop_reduce(..., mask=)`` into a
+    block of ``acc`` inside a helper function."""
+    out = nl1.ndarray(a.shape, dtype=nl1.float32, buffer=nl1.shared_hbm)
+    acc = nl1.ndarray((4, nl1.par_dim(128), 64), dtype=nl1.float32, buffer=nl1.sbuf)
+    for i in nl1.affine_range(4):
+        acc[i, :, :] = nl1.load(a[0], dtype=nl1.float32)
+        for k in nl1.affine_range(3):
+            _accumulate_block(acc, nl1.load(a[k + 1]), i, k + 1)
+    for i in nl1.affine_range(4):
+        nl1.store(out[i], acc[i])
+    return out
+
+
+def _running_max(acc, x, k):
+    """A helper rebinding its own name: ``acc = nl.loop_reduce(x, op=np.maximum, ...)``."""
+    acc = nl1.loop_reduce(x, op=np.maximum, loop_indices=[k])
+    return acc
+
+
+@nki1.jit
+def max_in_helper_masked_rows(a):
+    """a [4, 128, 64] -> out: the max over k on rows < 100 (``mask=(i_p < 100)``, the running
+    accumulator updated in place), a[0]'s rows elsewhere; plus the max over k of every row,
+    accumulated in a helper."""
+    out = nl1.ndarray(a.shape[1:], dtype=nl1.float32, buffer=nl1.shared_hbm)
+    full = nl1.ndarray(a.shape[1:], dtype=nl1.float32, buffer=nl1.shared_hbm)
+    i_p = nl1.arange(128)[:, None]
+    i_f = nl1.arange(64)[None, :]
+    acc = nl1.load(a[0])
+    acc2 = nl1.load(a[0])
+    for k in nl1.affine_range(3):
+        x = nl1.load(a[k + 1])
+        acc = nl1.loop_reduce(x[i_p, i_f], op=np.maximum, loop_indices=[k], mask=(i_p < 100))
+        acc2 = _running_max(acc2, x, k)
+    nl1.store(out, acc)
+    nl1.store(full, acc2)
+    return out, full

@@ -40,3 +40,19 @@ def test_tensor_tensor_broadcasts_a_block_column(rng):
     s = rng.standard_normal((128, 2)).astype(np.float32)
     out = nki.simulate_kernel(K.tensor_tensor_column_3d, a, s)
     np.testing.assert_array_equal(out, a * s[:, 1, None, None])
+
+
+def test_loop_reduce_masked_in_a_helper(rng):
+    a = rng.standard_normal((4, 128, 64)).astype(np.float32)
+    out = nki.simulate_kernel(K.prefix_sums_in_helper, a)
+    want = np.cumsum(a, axis=0)
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+
+
+def test_loop_reduce_masked_rows_and_rebinding_helper(rng):
+    a = rng.standard_normal((4, 128, 64)).astype(np.float32)
+    out, full = nki.simulate_kernel(K.max_in_helper_masked_rows, a)
+    want = a[0].copy()
+    want[:100] = a[:, :100].max(axis=0)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(full, a.max(axis=0))

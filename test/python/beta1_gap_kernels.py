@@ -9,6 +9,9 @@ compat.install()
 import neuronxcc.nki as nki1  # noqa: E402
 import neuronxcc.nki.isa as nisa1  # noqa: E402
 import neuronxcc.nki.language as nl1  # noqa: E402
+import nki  # noqa: E402
+import nki.isa as nisa  # noqa: E402
+import nki.language as nl  # noqa: E402
 
 
 @nki1.jit
@@ -100,3 +103,25 @@ def max_in_helper_masked_rows(a):
     nl1.store(out, acc)
     nl1.store(full, acc2)
     return out, full
+
+
+@nki1.jit
+def tensor_tensor_two_columns(a, s):
+    """A [P, 2] operand is no per-partition scalar: still an element-count mismatch."""
+    out = nl1.ndarray(a.shape, dtype=nl1.float32, buffer=nl1.shared_hbm)
+    nl1.store(out, nisa1.tensor_tensor(nl1.load(a), nl1.load(s), nl1.add))  # TWO_COLUMNS
+    return out
+
+
+@nki.jit
+def tensor_tensor_column_beta2(a, s):
+    """Beta 2 nisa.tensor_tensor keeps its documented rule (same element count per partition)."""
+    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    col = nl.ndarray(s.shape, dtype=s.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    nisa.dma_copy(dst=col, src=s)
+    r = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=r, data1=x, data2=col, op=nl.add)  # BETA2_COLUMN
+    nisa.dma_copy(dst=out, src=r)
+    return out

@@ -5,6 +5,7 @@ import pytest
 
 import beta1_gap_kernels as K
 import nki_mlir as nki
+from nki_mlir.errors import NKIVerifyError
 
 
 @pytest.fixture
@@ -56,3 +57,20 @@ def test_loop_reduce_masked_rows_and_rebinding_helper(rng):
     want[:100] = a[:, :100].max(axis=0)
     np.testing.assert_array_equal(out, want)
     np.testing.assert_array_equal(full, a.max(axis=0))
+
+
+def _line_of(marker: str) -> int:
+    return next(i for i, line in enumerate(open(K.__file__), 1) if f"# {marker}" in line)
+
+
+@pytest.mark.parametrize("kernel, marker, free", [(K.tensor_tensor_two_columns, "TWO_COLUMNS", 2),
+                                                  (K.tensor_tensor_column_beta2, "BETA2_COLUMN", 1)])
+def test_tensor_tensor_other_shapes_still_rejected(rng, kernel, marker, free):
+    a = rng.standard_normal((128, 64)).astype(np.float32)
+    s = rng.standard_normal((128, free)).astype(np.float32)
+    with pytest.raises(NKIVerifyError) as info:
+        nki.simulate_kernel(kernel, a, s)
+    msg = str(info.value)
+    assert f"beta1_gap_kernels.py:{_line_of(marker)}:" in msg
+    assert "nisa.tensor_tensor: per-partition element counts differ" in msg
+    assert f"'data2' is [128, {free}] float32" in msg

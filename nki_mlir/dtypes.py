@@ -134,6 +134,8 @@ def int_constant_attr(v: int, dt: np.dtype) -> builtin.IntegerAttr:
     ``arith.constant`` takes signless integers only: an unsigned dtype uses the signless type
     of its width, and the value keeps its bits (uint8 200 is ``-56 : i8``, the same byte).
     """
-    width = as_dtype(dt).itemsize * 8 if as_dtype(dt) != bool_ else 1
+    if as_dtype(dt) == bool_:
+        return builtin.IntegerAttr(int(bool(v)), builtin.IntegerType(1))
+    width = as_dtype(dt).itemsize * 8
     iv = int(v) % (1 << width)
     return builtin.IntegerAttr(iv - (1 << width) if iv >= 1 << (width - 1) else iv, builtin.IntegerType(width))

@@ -126,3 +126,16 @@ def is_x4(dt: np.dtype) -> bool:
 
 def is_int(dt: np.dtype) -> bool:
     return dt.kind in "iub"
+
+
+def int_constant_attr(v: int, dt: np.dtype) -> builtin.IntegerAttr:
+    """The ``arith.constant`` value of integer ``v`` as a ``dt`` element (an NKI int dtype).
+
+    ``arith.constant`` takes signless integers only: an unsigned dtype uses the signless type
+    of its width, and the value keeps its bits (uint8 200 is ``-56 : i8``, the same byte).
+    """
+    if as_dtype(dt) == bool_:
+        return builtin.IntegerAttr(int(bool(v)), builtin.IntegerType(1))
+    width = as_dtype(dt).itemsize * 8
+    iv = int(v) % (1 << width)
+    return builtin.IntegerAttr(iv - (1 << width) if iv >= 1 << (width - 1) else iv, builtin.IntegerType(width))

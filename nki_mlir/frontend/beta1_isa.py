@@ -8,6 +8,9 @@ handler with it as ``dst``, so both fronts emit the same ``nki`` ops.  Assigning
 into a tile (``psum[...] = nisa.nc_matmul(...)``) folds the temporary away (frontend/assign.py),
 and ``psum[...] += nisa.nc_matmul(...)`` is an accumulating matmul (:func:`accumulate_matmul`).
 
+``tensor_tensor(data1, data2, op)`` with one operand a ``[P, 1]`` column broadcasts it along
+the free dims of the other (:func:`_free_broadcast_operand`), as real Beta 1 kernels rely on.
+
 Reshaped Beta 1 forms: ``iota(expr, dtype)`` (``expr`` an ``nl.arange`` expression),
 ``affine_select(pred, on_true_tile, on_false_value)`` (``pred`` an affine comparison) and
 ``memset(shape, value, dtype)``.
@@ -141,10 +144,10 @@ def _beta1(name: str):
         bound.pop("cg", None)
         bound.pop("dst", None)
         dt = None if dtype is None else _dtype(cg, api, dtype)
+        if name in _PREPARE:
+            _PREPARE[name](cg, bound)
         shape, dt, buf = RESULT_RULES.get(name, _elementwise)(cg, api, bound, dt)
         dst = new_tensor(cg, nki.NdarrayOp, shape, dt, buf)
-        if name == "nc_matmul":
-            _sbuf_matmul_operands(cg, bound)
         b2(cg, dst, **bound)
         return dst
     return handler
@@ -158,6 +161,31 @@ def _sbuf_matmul_operands(cg, bound: dict) -> None:
     for role in ("stationary", "moving"):
         if isinstance(bound.get(role), Tensor):
             bound[role] = _sbuf_operand(cg, bound[role])
+
+
+def _free_broadcast_operand(cg, bound: dict) -> None:
+    """Beta 1 ``nisa.tensor_tensor(data1, data2, op)`` with one operand a per-partition
+    scalar (``[P, 1]``, every free dim 1) and the other a ``[P, F...]`` tile: the scalar
+    operand is broadcast along the free dims, read through a stride-0 access pattern (the
+    ``.broadcast(dim, size)`` view; the nki.isa.tensor_tensor page points to
+    ``nki.isa.tensor_scalar`` as the faster way to broadcast along the free dimension).
+    Operands of different partition sizes, indirect views and tensors with block dims are
+    left alone for the instruction's own checks to report."""
+    d1, d2 = bound.get("data1"), bound.get("data2")
+    if not (isinstance(d1, Tensor) and isinstance(d2, Tensor)) or d1.shape[0] != d2.shape[0]:
+        return
+    if any(t.blocks or t.indirect is not None or not t.on_chip for t in (d1, d2)):
+        return
+    free1, free2 = (int(np.prod(t.shape[1:], dtype=np.int64)) for t in (d1, d2))
+    for role, t, other, n, m in (("data2", d2, d1, free2, free1), ("data1", d1, d2, free1, free2)):
+        if n == 1 and m > 1:
+            strides = (t.strides[0],) + (0,) * (other.ndim - 1)
+            bound[role] = cg.b.reinterpret(t, other.shape, strides, t.offset_index)
+            return
+
+
+#: instruction -> hook(cg, bound_args) run on the Beta 1 arguments before the result is allocated
+_PREPARE = {"nc_matmul": _sbuf_matmul_operands, "tensor_tensor": _free_broadcast_operand}
 
 
 # ---------------------------------------------------------------- reshaped Beta 1 forms

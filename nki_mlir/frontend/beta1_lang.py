@@ -8,7 +8,9 @@
   target ``b`` is the accumulator (a tile allocated before the loop) and is updated in
   place (``tensor_tensor(dst=b, data1=b, data2=x)``), so it stays usable after the loop.
   With a subscript target (``b[...] = nl.loop_reduce(...)``) the result ``op(b[...], x)``
-  is a new tile that the assignment writes into ``b[...]``.  ``loop_indices`` (loop
+  is a new tile that the assignment writes into ``b[...]``.  The call may be in a helper
+  function the kernel calls.  ``mask=`` predicates the accumulation (``tensor_tensor(...,
+  mask=m)``): where it is false the accumulator keeps its value.  ``loop_indices`` (loop
   indices or ints) is checked and otherwise only informs the compiler's loop
   optimisations; the accumulator's dtype is the result dtype.
 - ``nl.atomic_rmw(dst, value, op, mask=None)``: Beta 1 ``nki.language.atomic_rmw``,
@@ -78,14 +80,21 @@ def static_cast(cg, arr, dtype):
 
 def assignment_target(cg) -> ast.expr | None:
     """The single target of the assignment whose value is the call being compiled
-    (``b = nl.loop_reduce(...)`` -> the ``b`` node), or None."""
-    loc = cg.b.loc
-    for node in ast.walk(cg.src.node):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
-            if cg.loc(node.value) == loc:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                return targets[0] if len(targets) == 1 else None
-    return None
+    (``b = nl.loop_reduce(...)`` -> the ``b`` node), or None.  Traced, the call's line may be
+    in a helper function the kernel calls (the statement is found in the file of the running
+    frame); the AST front looks in the function it is walking."""
+    from .tracer import TraceContext
+    if isinstance(cg, TraceContext):
+        from .source import assignment_at
+        stmt = assignment_at(cg.b.loc)
+    else:
+        stmt = next((node for node in ast.walk(cg.src.node)
+                     if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call)
+                     and cg.loc(node.value) == cg.b.loc), None)
+    if stmt is None:
+        return None
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    return targets[0] if len(targets) == 1 else None
 
 
 def _load(node: ast.expr) -> ast.expr:
@@ -99,7 +108,6 @@ def _load(node: ast.expr) -> ast.expr:
 def loop_reduce(cg, x, op, loop_indices, dtype=None, mask=None):
     """Accumulate ``x`` into the assignment target (see the module docstring)."""
     api = "nl.loop_reduce"
-    _no_mask(cg, api, mask)
     t = _tile(cg, api, "x", x)
     tok = A.op_token(cg, api, "op", op, ALU_OPS)
     idx = loop_indices if isinstance(loop_indices, (list, tuple)) else [loop_indices]
@@ -126,11 +134,25 @@ def loop_reduce(cg, x, op, loop_indices, dtype=None, mask=None):
         raise cg.b.error(f"{api}: the accumulator {acc.describe()} and x {list(t.shape)} must have "
                          f"the same shape", NKITypeError)
     if isinstance(target, ast.Name):  # in place: the name stays bound to the same tile
-        HANDLERS["nisa.tensor_tensor"](cg, acc, acc, t, op=_token_builtin(tok))
-        return acc
-    out = _new_tile(cg, acc.shape, acc.dtype)
-    HANDLERS["nisa.tensor_tensor"](cg, out, acc, t, op=_token_builtin(tok))
+        out = acc
+    else:
+        out = _new_tile(cg, acc.shape, acc.dtype)
+        if mask is not None:  # where the mask is false, the assignment writes back acc itself
+            HANDLERS["nisa.tensor_copy"](cg, out, acc)
+    operands, props = [out, acc, t], {"op": _token_builtin(tok)}
+    if mask is None:
+        HANDLERS["nisa.tensor_tensor"](cg, *operands, **props)
+    else:  # nisa.tensor_tensor(data1=acc, data2=x, op, mask=mask)
+        from types import SimpleNamespace
+        from .masks import masked_call
+        masked_call(cg, cg.b.loc, SimpleNamespace(name=api), HANDLERS["nisa.tensor_tensor"],
+                    operands, {**props, "mask": mask})
     return out
+
+
+#: the handler applies mask= itself, to the tensor_tensor on the accumulator it finds (the
+#: accumulator is no argument of the call, so the call cannot be masked as a whole)
+loop_reduce.owns_mask = True
 
 
 def _token_builtin(tok: str):

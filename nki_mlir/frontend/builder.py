@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IndexType, IntegerAttr, IntegerType, f32
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IndexType, IntegerAttr, f32
 from xdsl.dialects import memref as memref_d
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
@@ -75,12 +75,8 @@ class IRBuilder:
     def const_scalar(self, v: float | int, dtype=None) -> SSAValue:
         """A scalar immediate: f32 for floats (NKI's arithmetic scalars), else the int dtype."""
         if dtype is not None and dtypes.is_int(dtypes.as_dtype(dtype)) and dtypes.as_dtype(dtype) != dtypes.bool_:
-            # arith.constant takes signless integers: an unsigned dtype uses the signless
-            # type of its width, and the value keeps its bits (200 : i8 is uint8 200)
-            width = dtypes.as_dtype(dtype).itemsize * 8
-            t: Attribute = IntegerType(width)
-            iv = int(v) % (1 << width)
-            attr: Attribute = IntegerAttr(iv - (1 << width) if iv >= 1 << (width - 1) else iv, t)
+            attr: Attribute = dtypes.int_constant_attr(int(v), dtypes.as_dtype(dtype))
+            t: Attribute = attr.type
         else:
             fv = float(v)
             if math.isfinite(fv) and abs(fv) > F32_MAX:

@@ -644,8 +644,8 @@ class FunctionCodegen(ast.NodeVisitor):
                 raise self.fail(node, f"{callee.name} is not supported by nki-mlir yet",
                                 NKIError, category="not implemented")
             try:
-                if kwargs.get("mask") is not None:  # Beta 1 mask= predicate (frontend/masks.py)
-                    from .masks import masked_call
+                from .masks import masked_call, owns_mask
+                if kwargs.get("mask") is not None and not owns_mask(handler):  # Beta 1 mask=
                     return masked_call(self, node, callee, handler, args, kwargs)
                 return handler(self, *args, **kwargs)
             except TypeError as exc:

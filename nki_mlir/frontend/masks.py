@@ -181,6 +181,13 @@ def masked_call(cg, node: ast.Call, callee, handler: Callable, args: list, kwarg
     return ret
 
 
+def owns_mask(handler: Callable) -> bool:
+    """Whether ``handler`` applies its ``mask=`` itself (it calls :func:`masked_call` on the
+    instructions it emits, e.g. ``nl.loop_reduce``, whose accumulator is no argument of the
+    call) rather than being compiled as one masked call."""
+    return bool(getattr(handler, "owns_mask", False))
+
+
 def eval_mask(cg, node: ast.expr) -> Any:
     """Evaluate a ``mask=`` argument; a type error in it (a non-affine index expression,
     ``i_p * i_p``, ``i_p // 2``) is reported as ``err_unsupported_expression_in_mask``."""
@@ -221,7 +228,8 @@ def eval_masked_call(cg, node: ast.Call, callee) -> Any:
     the end of the tensor (not even at compile time, for static indices).
     """
     args, kwargs = _lazy_arguments(cg, node)
-    if kwargs.get("mask") is None:
+    from .builtins import HANDLERS
+    if kwargs.get("mask") is None or owns_mask(HANDLERS.get(callee.name)):
         args, kwargs = resolve_all(cg, args), resolve_all(cg, kwargs)
     return cg.call(node, callee, args, kwargs)
 
@@ -234,7 +242,8 @@ def assign_masked(cg, target: ast.Subscript, node: ast.Call) -> bool:
     if not any(kw.arg == "mask" for kw in node.keywords):
         return False
     callee = cg.eval(node.func)
-    if not isinstance(callee, Builtin) or HANDLERS.get(callee.name) is None:
+    if not isinstance(callee, Builtin) or HANDLERS.get(callee.name) is None or \
+            owns_mask(HANDLERS[callee.name]):
         return False
     container = cg.eval(target.value)
     if not isinstance(container, Tensor):
@@ -341,5 +350,5 @@ def _dry_run(cg, handler: Callable, args: list, kwargs: dict) -> Any:
             del b._consts[key]
 
 
-__all__ = ["masked_call", "assign_masked", "eval_mask", "eval_masked_call", "PendingView",
+__all__ = ["masked_call", "owns_mask", "assign_masked", "eval_mask", "eval_masked_call", "PendingView",
            "resolve", "drop_superseded_views", "narrow", "MAX_VERSIONS", "MAX_POINTS"]

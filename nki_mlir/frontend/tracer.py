@@ -211,7 +211,9 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
     if handler is None:
         raise NKIError(f"{name} is not supported by nki-mlir yet", loc, category="not implemented")
     keys = _keys_of(args) | _keys_of(tuple(kwargs.values()))
-    if kwargs.get("mask") is not None:  # Beta 1 mask=: pending views are built per masked shape
+    from .masks import owns_mask
+    masked = kwargs.get("mask") is not None and not owns_mask(handler)
+    if masked:  # Beta 1 mask=: pending views are built per masked shape
         args, kwargs = tuple(_pending(a) for a in args), {k: _pending(v) for k, v in kwargs.items()}
     uargs = [unwrap(a) for a in args]
     ukw = {k: unwrap(v) for k, v in kwargs.items()}
@@ -225,7 +227,7 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
                 from .block_dims import check_operand
                 check_operand(ctx, name, v)
     try:
-        if ukw.get("mask") is not None:
+        if masked:
             from .masks import masked_call
             result = masked_call(ctx, loc, _Callee(name), handler, uargs, ukw)
         else:
@@ -242,7 +244,8 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
     if isinstance(result, Tensor) and ctx.b.beta1:
         from .beta1_trace import LastCall
         start = first.next_op if first is not None else ctx.b.block.first_op
-        ctx.last_call = LastCall(name, uargs, ukw, result, start, ctx.b.block.last_op)
+        ctx.last_call = LastCall(name, uargs, ukw if masked else {k: v for k, v in ukw.items() if k != "mask"},
+                                 result, start, ctx.b.block.last_op)
     result = wrap(result, keys)
     _name_from_source(ctx, result._t if isinstance(result, NkiTensor) else result, loc)
     return result

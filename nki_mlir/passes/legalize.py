@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp, StringAttr, f32, i64
+from xdsl.dialects.builtin import FloatAttr, MemRefType, ModuleOp, StringAttr, f32, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -62,7 +62,8 @@ class LegalizeZeros(RewritePattern):
         alloc = nki.NdarrayOp.build(result_types=[t], properties=dict(op.properties))
         dt = dtype_of(t)
         if dtypes.is_int(dt) and dt != dtypes.bool_:
-            zero = arith.ConstantOp(IntegerAttr(0, dtypes.to_mlir(dt)), dtypes.to_mlir(dt))
+            attr = dtypes.int_constant_attr(0, dt)
+            zero = arith.ConstantOp(attr, attr.type)
         else:
             zero = _f32(0.0)
         fill = nki.MemsetOp.build(operands=[alloc.result, zero.result])

@@ -114,13 +114,13 @@ class Emitter:
     def const_for(self, dt, v) -> SSAValue:
         """A memset value of ``dt``'s kind (an int of the dtype for integer tensors)."""
         if dtypes.is_int(dt) and dt != dtypes.bool_:
-            t = dtypes.to_mlir(dt)
-            return self.add(arith.ConstantOp(IntegerAttr(int(v), t), t)).results[0]
+            attr = dtypes.int_constant_attr(int(v), dt)
+            return self.add(arith.ConstantOp(attr, attr.type)).results[0]
         return self.f32(v)
 
     def int_const(self, v: int) -> SSAValue:
-        t = dtypes.to_mlir(dtypes.int32)
-        return self.add(arith.ConstantOp(IntegerAttr(int(v), t), t)).results[0]
+        attr = dtypes.int_constant_attr(int(v), dtypes.int32)
+        return self.add(arith.ConstantOp(attr, attr.type)).results[0]
 
     def sbuf(self, v: SSAValue) -> SSAValue:
         """``v`` itself, or an SBUF copy of it when it lives in PSUM."""

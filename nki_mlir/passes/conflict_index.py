@@ -22,12 +22,16 @@ of a new node, the entries it conflicts with -- exactly the pairs the pairwise t
 - an access that may lie outside its buffer (a dimension provably beyond the shape, which
   a whole access cannot be shown to meet) is checked against every entry ever added.
 
+Entries may carry a *tag* (``nisa-schedule``'s straight-line waits tag each with its
+engine queue): a whole access retires only the entries of its own tag, so one index holds
+what one index per tag would, and a query answers for every tag at once.
+
 Costs: add O(accesses * log n) amortised; a query O(log n + candidates).
 """
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
@@ -45,6 +49,10 @@ class Entry:
     node: int
     acc: Acc
     span: tuple[int | None, int | None]     # linear element range, None = unbounded
+    tag: Hashable = None
+
+
+_NO_LIVE: dict = {}     # read only: the live indexes of a (base, kind) without entries
 
 
 @dataclass(frozen=True)
@@ -145,7 +153,8 @@ class ConflictIndex:
         self.common = common
         self.regions = regions
         self.reads_retire_reads = reads_retire_reads
-        self.live: dict[tuple[SSAValue, bool], IntervalIndex] = defaultdict(IntervalIndex)
+        # (base, is_write) -> tag -> the live entries of that tag
+        self.live: dict[tuple[SSAValue, bool], dict[Hashable, IntervalIndex]] = defaultdict(dict)
         self.count: dict[SSAValue, int] = defaultdict(int)
         self.placed: dict[str, IntervalIndex] = defaultdict(IntervalIndex)
         self.history: dict[SSAValue, list[Entry]] = defaultdict(list)
@@ -172,18 +181,17 @@ class ConflictIndex:
             geo = self.geometry(y)
             kinds = (True, False) if y.is_write else (True,)
             for kind in kinds:
-                idx = live.get((y.base, kind))
-                if idx:
-                    for e in idx.query(*geo.span):
-                        if same_iteration_overlap(e.acc.box, y.box, self.common):
-                            yield e
+                for idx in live.get((y.base, kind), _NO_LIVE).values():
+                    if idx:
+                        for e in idx.query(*geo.span):
+                            if same_iteration_overlap(e.acc.box, y.box, self.common):
+                                yield e
             region = self.regions.region(y.base)
             if region is not None and self.placed.get(region.space):
                 for c in self._placed_near(region):
                     if c is not y.base and self.regions.region(c).overlaps(region):
                         for kind in kinds:
-                            idx = live.get((c, kind))
-                            if idx:
+                            for idx in live.get((c, kind), _NO_LIVE).values():
                                 yield from idx.items()
             if geo.escapes:
                 yield from self._all_conflicts(y, region)
@@ -199,17 +207,21 @@ class ConflictIndex:
 
     # ------------------------------------------------------------------------ update
 
-    def add(self, node: int, accs: list[Acc]) -> None:
-        """Record the accesses of ``node`` (after every earlier node), then retire the
-        earlier entries its whole accesses cover."""
+    def add(self, node: int, accs: list[Acc], tag: Hashable = None) -> None:
+        """Record the accesses of ``node`` (after every earlier node) under ``tag``, then
+        retire the earlier entries of that tag its whole accesses cover."""
         for a in accs:
-            e = Entry(node, a, self.geometry(a).span)
-            self.live[(a.base, a.is_write)].insert(*e.span, e)
+            e = Entry(node, a, self.geometry(a).span, tag)
+            by_tag = self.live[(a.base, a.is_write)]
+            idx = by_tag.get(tag)
+            if idx is None:
+                idx = by_tag[tag] = IntervalIndex()
+            idx.insert(*e.span, e)
             self.history[a.base].append(e)
             self._mark_live(a.base, +1)
         for a in accs:
             if (a.is_write or self.reads_retire_reads) and self.geometry(a).whole:
-                self._retire_covered(node, a)
+                self._retire_covered(node, a, tag)
 
     def _mark_live(self, base: SSAValue, delta: int) -> None:
         before = self.count[base]
@@ -225,16 +237,16 @@ class ConflictIndex:
             self.placed[region.space].discard(base)
 
     def _retire(self, e: Entry) -> None:
-        idx = self.live[(e.acc.base, e.acc.is_write)]
+        idx = self.live[(e.acc.base, e.acc.is_write)][e.tag]
         if e in idx:
             idx.discard(e)
             self._mark_live(e.acc.base, -1)
 
-    def _retire_covered(self, node: int, w: Acc) -> None:
+    def _retire_covered(self, node: int, w: Acc, tag: Hashable) -> None:
         kinds = (True, False) if w.is_write else (False,)
         exact_all = w.box.dims is None
         for kind in kinds:
-            for e in self.live[(w.base, kind)].items():
+            for e in self._live_items(w.base, kind, tag):
                 if e.node < node and (exact_all or self.geometry(e.acc).inside):
                     self._retire(e)
         region = self.regions.region(w.base)
@@ -244,6 +256,10 @@ class ConflictIndex:
             rc = self.regions.region(c)
             if c is not w.base and _inside(rc, region):
                 for kind in kinds:
-                    for e in self.live[(c, kind)].items():
+                    for e in self._live_items(c, kind, tag):
                         if e.node < node:
                             self._retire(e)
+
+    def _live_items(self, base: SSAValue, kind: bool, tag: Hashable) -> list[Entry]:
+        idx = self.live.get((base, kind), _NO_LIVE).get(tag)
+        return idx.items() if idx is not None else []

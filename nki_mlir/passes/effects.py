@@ -130,8 +130,32 @@ def accesses(op: IRDLOperation) -> Iterator[Access]:
 
 
 def _operands_by_def(op: IRDLOperation) -> list[SSAValue | None]:
-    """One entry per operand definition (None for an absent optional operand)."""
-    return [getattr(op, name) for name, _ in op.get_irdl_definition().operands]
+    """One entry per operand definition (None for an absent optional operand): what the
+    named accessors give, with an op's segment sizes read once instead of per accessor."""
+    segmented = _segment_accessors(type(op))
+    if segmented is None:
+        return [getattr(op, name) for name, _ in op.get_irdl_definition().operands]
+    option, accessors = segmented
+    sizes = option.container(op)[option.attribute_name].get_values()
+    operands = op.operands
+    return [a.index(sizes, operands) for a in accessors]
+
+
+_SEGMENTED: dict[type, tuple | None] = {}
+
+
+def _segment_accessors(cls: type) -> tuple | None:
+    """``(option, accessors)`` when every operand accessor of ``cls`` reads one segment-size
+    attribute (``AttrSizedOperandSegments``), else None."""
+    if cls not in _SEGMENTED:
+        from xdsl.irdl.operations import BaseAttrAccessor
+        names = [name for name, _ in cls.get_irdl_definition().operands]
+        accessors = [next((k.__dict__[n] for k in cls.__mro__ if n in k.__dict__), None)
+                     for n in names]
+        ok = names and all(isinstance(a, BaseAttrAccessor) for a in accessors) and \
+            len({id(a.option) for a in accessors}) == 1
+        _SEGMENTED[cls] = (accessors[0].option, accessors) if ok else None
+    return _SEGMENTED[cls]
 
 
 def is_instruction(op: Operation) -> bool:

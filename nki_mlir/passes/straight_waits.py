@@ -9,10 +9,11 @@ drop a kept ``x`` when a later kept ``y`` (another queue) itself waits for ``x``
 reduction (``x`` is not a fence, conflicts with ``y`` or is an extra predecessor of it).
 There are no carried waits.  Fences wait for nothing and are nobody's wait.
 
-The latest conflicting instruction per queue comes from one
-:class:`.conflict_index.ConflictIndex` per queue (with ``reads_retire_reads``: a whole
-access retires the earlier same-queue accesses it covers, which never changes the latest
-conflicting one), so the cost is O(n log n + candidates) instead of O(n^2) edges -- an
+The latest conflicting instruction per queue comes from one query of one
+:class:`.conflict_index.ConflictIndex` whose entries are tagged with their queue (with
+``reads_retire_reads``: a whole access retires the earlier same-queue accesses it covers,
+which never changes the latest conflicting one), so the cost is O(n log n + candidates)
+instead of O(n^2) edges -- an
 unrolled kernel whose tiles share one placement conflicts all-to-all.  The result is the
 one :func:`.schedule.compute_waits` gives on the full graph of :func:`.dependence.analyze`.
 """
@@ -56,8 +57,7 @@ def straight_line_waits(nodes: list[Node], queue: dict[Node, str], fence: dict[N
         extra: per instruction, more predecessors to wait for (no-reorder, in-order).
         regions: placed regions of the function's buffers.
     """
-    indexes: dict[str, ConflictIndex] = {}
-    geometry: dict = {}                             # shared by the per-queue indexes
+    index = ConflictIndex([], regions, reads_retire_reads=True)   # entries tagged by queue
     out: dict[Node, list[int]] = {}
 
     def raw_dep(x: Node, y: Node) -> bool:         # x in the unreduced waits of y
@@ -69,12 +69,11 @@ def straight_line_waits(nodes: list[Node], queue: dict[Node, str], fence: dict[N
         if fence[c]:
             out[c] = []
             continue
-        best: dict[str, int] = {}
-        for q, idx in indexes.items():
-            if q != queue[c]:
-                m = max((e.node for e in idx.conflicts(c.accs)), default=None)
-                if m is not None:
-                    best[q] = m
+        own = queue[c]
+        best: dict[str, int] = {}                   # queue -> latest conflicting instruction
+        for e in index.conflicts(c.accs):
+            if e.tag != own and e.node > best.get(e.tag, -1):
+                best[e.tag] = e.node
         for p in extra.get(c, ()):
             if queue[p] != queue[c] and not fence[p]:
                 best[queue[p]] = max(best.get(queue[p], -1), p.index)
@@ -82,7 +81,5 @@ def straight_line_waits(nodes: list[Node], queue: dict[Node, str], fence: dict[N
         kept = [x for x in kept if not any(y is not x and x.index < y.index and raw_dep(x, y)
                                            for y in kept)]
         out[c] = sorted(x.index for x in kept)
-        if queue[c] not in indexes:
-            indexes[queue[c]] = ConflictIndex([], regions, reads_retire_reads=True, geometry=geometry)
-        indexes[queue[c]].add(c.index, c.accs)
+        index.add(c.index, c.accs, own)
     return out

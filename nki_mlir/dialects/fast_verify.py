@@ -1,0 +1,143 @@
+"""A faster IRDL verifier for xDSL 0.74 operations, same verdicts and messages (issue 16).
+
+``OpDef.verify`` (the constraint part of every IRDL op's ``verify_``) re-derives on every
+call which operand / result belongs to which definition: it scans the op definition's
+options, reads each named operand through its descriptor (which, for an op with
+``AttrSizedOperandSegments``, unpacks the segment sizes again per operand) and counts
+variadic definitions.  On large kernels the module verifier and the frontend's per-op check
+spend most of their time there.
+
+:func:`verify` does the same checks from a plan computed once per op definition: the
+operand and result constraints, in definition order, each on the types of its slice of the
+op's operands / results (segment sizes read once per op), then regions, successors and
+properties as upstream does.  Any failure -- or a definition it does not plan for (variadic
+definitions without a segment-size attribute) -- goes to the upstream verifier, which raises
+the upstream message; so an op passes here exactly when it passes upstream.  Remove this
+override when the pinned xDSL verifies as fast by itself.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import DenseArrayBase, i32
+from xdsl.irdl.constraints import VerificationContext
+from xdsl.irdl.operations import (AttrSizedOperandSegments, AttrSizedRegionSegments,
+                                  AttrSizedResultSegments, AttrSizedSuccessorSegments, OpDef,
+                                  OptionalDef, OptPropertyDef, VarIRConstruct, VariadicDef,
+                                  irdl_op_verify_regions, verify_variadic_size)
+from xdsl.ir import Operation
+
+_upstream_verify = OpDef.verify
+
+
+@dataclass(frozen=True)
+class _ListPlan:
+    """How to check one operand / result list: the constraints in definition order, and
+    the segment-size attribute (``None``: one value per definition, no variadics)."""
+
+    constrs: tuple
+    segments: str | None = None         # the segment-size attribute's name
+    as_property: bool = False
+    kinds: tuple = ()                   # per definition: "single" | "optional" | "variadic"
+
+
+def _list_plan(defs: list, options: list, option_cls) -> _ListPlan | None:
+    constrs = tuple(d.constr for _, d in defs)
+    option = next((o for o in options if isinstance(o, option_cls)), None)
+    if option is None:
+        if any(isinstance(d, VariadicDef) for _, d in defs):
+            return None                 # same-size variadics: left to upstream
+        return _ListPlan(constrs)
+    kinds = tuple("optional" if isinstance(d, OptionalDef) else
+                  "variadic" if isinstance(d, VariadicDef) else "single" for _, d in defs)
+    return _ListPlan(constrs, option.attribute_name, option.as_property, kinds)
+
+
+def _check_list(plan: _ListPlan, op: Operation, values, ctx: VerificationContext) -> bool:
+    """Whether every constraint of ``plan`` holds on ``values``; False when upstream would
+    reject the list's sizes (upstream then raises its message)."""
+    constrs = plan.constrs
+    if plan.segments is None:
+        if len(values) != len(constrs):
+            return False
+        for c, v in zip(constrs, values):
+            c.verify((v.type,), ctx)
+        return True
+    container = op.properties if plan.as_property else op.attributes
+    attr = container.get(plan.segments)
+    if not isinstance(attr, DenseArrayBase) or attr.elt_type != i32:
+        return False
+    sizes = attr.get_values()
+    if len(sizes) != len(constrs):
+        return False
+    start = 0
+    for n, kind in zip(sizes, plan.kinds):
+        if n < 0 or (kind == "single" and n != 1) or (kind == "optional" and n > 1):
+            return False
+        start += n
+    if start != len(values):
+        return False
+    start = 0
+    for c, n in zip(constrs, sizes):
+        c.verify(tuple(v.type for v in values[start:start + n]), ctx)
+        start += n
+    return True
+
+
+@dataclass(frozen=True)
+class _Plan:
+    operands: _ListPlan
+    results: _ListPlan
+    regions: bool           # regions to check (else: none defined, none allowed)
+    successors: bool
+
+
+_PLANS: dict[int, tuple[OpDef, _Plan | None]] = {}
+
+
+def _plan(op_def: OpDef) -> _Plan | None:
+    hit = _PLANS.get(id(op_def))
+    if hit is None or hit[0] is not op_def:
+        operands = _list_plan(op_def.operands, op_def.options, AttrSizedOperandSegments)
+        results = _list_plan(op_def.results, op_def.options, AttrSizedResultSegments)
+        regions = bool(op_def.regions) or any(isinstance(o, AttrSizedRegionSegments)
+                                              for o in op_def.options)
+        successors = bool(op_def.successors) or any(isinstance(o, AttrSizedSuccessorSegments)
+                                                    for o in op_def.options)
+        plan = None if operands is None or results is None else _Plan(operands, results, regions,
+                                                                       successors)
+        hit = _PLANS[id(op_def)] = (op_def, plan)
+    return hit[1]
+
+
+def verify(self: OpDef, op: Operation) -> None:
+    """``OpDef.verify``: the op satisfies the definition's invariants (else the upstream
+    ``VerifyException``)."""
+    plan = _plan(self)
+    if plan is None:
+        return _upstream_verify(self, op)
+    ctx = VerificationContext()
+    try:
+        ok = (_check_list(plan.operands, op, op.operands, ctx)
+              and _check_list(plan.results, op, op.results, ctx))
+    except Exception:               # noqa: BLE001 -- upstream raises the proper message
+        ok = False
+    if not ok:
+        return _upstream_verify(self, op)
+    if plan.regions or op.regions:
+        irdl_op_verify_regions(op, self, ctx)
+    if plan.successors or op.successors:
+        verify_variadic_size(op, self, VarIRConstruct.SUCCESSOR)
+    props = op.properties
+    for name, attr_def in self.properties.items():
+        if name not in props:
+            if isinstance(attr_def, OptPropertyDef):
+                continue
+            return _upstream_verify(self, op)
+        attr_def.constr.verify(props[name], ctx)
+    if any(name not in self.properties for name in props):
+        return _upstream_verify(self, op)
+    return None
+
+
+OpDef.verify = verify  # type: ignore[method-assign]

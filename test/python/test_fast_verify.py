@@ -1,0 +1,87 @@
+"""The planned IRDL verifier (dialects/fast_verify.py) gives upstream's verdict and message.
+
+Every op of the lit dialect tests (valid and invalid chunks), and broken copies of them
+(a property removed, an unknown property, operand segment sizes off by one, a result
+type swapped), is verified by both; the outcome (passes, or the exception type and text)
+must be the same.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i32, i64
+from xdsl.irdl import IRDLOperation
+from xdsl.parser import Parser
+
+from nki_mlir.dialects import fast_verify, make_context
+
+LIT = Path(__file__).resolve().parents[1] / "lit"
+FILES = sorted((LIT / "dialects").rglob("*.mlir")) + sorted((LIT / "invalid").glob("*.mlir"))
+
+
+def _outcome(fn, op):
+    try:
+        fn(op.get_irdl_definition(), op)
+    except Exception as exc:  # noqa: BLE001 -- the outcome is what is compared
+        return type(exc).__name__, str(exc)
+    return "ok"
+
+
+def _ops():
+    ctx = make_context()
+    for path in FILES:
+        for chunk in path.read_text().split("// -----"):
+            try:
+                module = Parser(ctx, chunk).parse_module()
+            except Exception:  # noqa: BLE001 -- a chunk testing a parse error
+                continue
+            yield from (op for op in module.walk() if isinstance(op, IRDLOperation))
+
+
+def _broken(op):
+    """Copies of ``op`` each breaking one rule the IRDL verifier checks."""
+    if op.properties:
+        name = next(iter(op.properties))
+        c = op.clone()
+        del c.properties[name]
+        yield c
+    c = op.clone()
+    c.properties["nkim_unknown"] = StringAttr("x")
+    yield c
+    seg = op.properties.get("operandSegmentSizes")
+    if isinstance(seg, DenseArrayBase):
+        sizes = list(seg.get_values())
+        for i in range(len(sizes)):
+            c = op.clone()
+            c.properties["operandSegmentSizes"] = DenseArrayBase.from_list(i32, sizes[:i] + [sizes[i] + 1] + sizes[i + 1:])
+            yield c
+        c = op.clone()
+        c.properties["operandSegmentSizes"] = DenseArrayBase.from_list(i64, sizes)
+        yield c
+    if op.results:
+        c = op.clone()
+        c.results[0]._type = i32          # a result of the wrong type
+        yield c
+
+
+def test_same_verdicts_as_upstream():
+    ops = list(_ops())
+    assert len(ops) > 200
+    failing = compared = 0
+    for op in ops:
+        for o in [op, *_broken(op)]:
+            want = _outcome(fast_verify._upstream_verify, o)
+            assert _outcome(fast_verify.verify, o) == want, (o.name, want)
+            failing += want != "ok"
+            compared += 1
+    assert failing > 100 and compared > failing     # both kinds were compared
+
+
+@pytest.mark.parametrize("name", ["memref.subview", "nisa.activation"])
+def test_planned(name):
+    """The ops the frontend and the passes emit most are verified from a plan."""
+    from nki_mlir.dialects import nisa  # noqa: F401  (registers the op classes)
+    ctx = make_context()
+    op_def = ctx.get_op(name).get_irdl_definition()
+    assert fast_verify._plan(op_def) is not None

@@ -1,0 +1,80 @@
+"""Re-run every command the Getting started and Pipeline pages show and write their output
+next to this file (``*.out``), which the pages include verbatim.
+
+    python docs/snippets/capture.py            # from the repo root
+
+The commands run in a fresh ``/tmp/nki-start`` (the directory the pages name) with
+``NKI_MLIR_CACHE_DIR=/tmp/nki-start/cache``; ``nki-mlir`` / ``nki-opt`` are run as
+``python -m nki_mlir.tools.cli`` / ``python -m nki_mlir.tools.nki_opt`` (what the console
+scripts call).  ``test/python/test_docs_build.py`` runs it into a temporary directory and
+compares the deterministic outputs with these files.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+WORKDIR = Path("/tmp/nki-start")
+INPUTS = ["add_kernel.py", "first_compile.py", "exp_rows.py"]
+
+#: (output file, command as the page shows it, stdin file or None); ``{py}`` is python
+COMMANDS = [
+    ("add_run.out", "python add_kernel.py"),
+    ("first_compile.out", "python first_compile.py"),
+    ("add_cli_nki.out", "nki-mlir compile add_kernel.py::nki_tensor_add_kernel --stage nki"),
+    ("add_cli_run.out", "nki-mlir run add_kernel.py::nki_tensor_add_kernel"),
+    ("add_profile.out", "nki-mlir profile add_kernel.py::nki_tensor_add_kernel"),
+    ("add.nki.mlir", "nki-mlir compile add_kernel.py::nki_tensor_add_kernel --stage nki"),
+    ("add_opt.out", "nki-opt add.nki.mlir -p nki-legalize,lower-nki-to-nisa,nisa-allocate,"
+                    "nisa-schedule --print-deps"),
+    ("add_opt_time.out", "nki-opt add.nki.mlir -p nki-legalize,lower-nki-to-nisa,nisa-allocate,"
+                         "nisa-schedule --time-passes -o /dev/null"),
+    ("exp_rows.nki.mlir", "nki-mlir compile exp_rows.py::exp_rows --stage nki"),
+    ("exp_rows.legal.mlir", "nki-opt exp_rows.nki.mlir -p nki-legalize"),
+    ("exp_rows.nisa.mlir", "nki-opt exp_rows.legal.mlir -p lower-nki-to-nisa"),
+    ("exp_rows.placed.mlir", "nki-opt exp_rows.nisa.mlir -p nisa-allocate"),
+    ("exp_rows.sched.mlir", "nki-opt exp_rows.placed.mlir -p nisa-schedule --print-deps"),
+]
+
+#: outputs that hold timings or random values: checked to run, not compared
+VOLATILE = {"add_cli_run.out", "add_opt_time.out"}
+
+TOOLS = {"nki-mlir": "nki_mlir.tools.cli", "nki-opt": "nki_mlir.tools.nki_opt"}
+
+
+def argv(command: str) -> list[str]:
+    words = command.split()
+    if words[0] == "python":
+        return [sys.executable, *words[1:]]
+    return [sys.executable, "-m", TOOLS[words[0]], *words[1:]]
+
+
+def capture(out_dir: Path, workdir: Path = WORKDIR) -> list[str]:
+    """Run every command in a fresh ``workdir``; write each one's stdout + stderr to
+    ``out_dir``.  Returns the names of the files written.  Raises RuntimeError when a
+    command fails."""
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    for name in INPUTS:
+        shutil.copy(HERE / name, workdir / name)
+    env = {**os.environ, "NKI_MLIR_CACHE_DIR": str(workdir / "cache"), "OPENBLAS_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join(p for p in [str(ROOT), os.environ.get("PYTHONPATH")] if p)}
+    written = []
+    for out, command in COMMANDS:
+        proc = subprocess.run(argv(command), cwd=workdir, env=env, capture_output=True, text=True,
+                              timeout=600)
+        if proc.returncode != 0:
+            raise RuntimeError(f"`{command}` exited {proc.returncode}:\n{proc.stdout}{proc.stderr}")
+        (workdir / out).write_text(proc.stdout)          # later commands read the .mlir files
+        (out_dir / out).write_text(proc.stdout + proc.stderr)
+        written.append(out)
+    return written
+
+
+if __name__ == "__main__":
+    print("\n".join(capture(HERE)))

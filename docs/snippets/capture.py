@@ -20,7 +20,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 WORKDIR = Path("/tmp/nki-start")
-INPUTS = ["add_kernel.py", "first_compile.py", "exp_rows.py"]
+INPUTS = ["add_kernel.py", "first_compile.py", "exp_rows.py", "diagnostics_kernels.py",
+          "diagnostics.py"]
 
 #: (output file, command as the page shows it, stdin file or None); ``{py}`` is python
 COMMANDS = [
@@ -39,7 +40,13 @@ COMMANDS = [
     ("exp_rows.nisa.mlir", "nki-opt exp_rows.legal.mlir -p lower-nki-to-nisa"),
     ("exp_rows.placed.mlir", "nki-opt exp_rows.nisa.mlir -p nisa-allocate"),
     ("exp_rows.sched.mlir", "nki-opt exp_rows.placed.mlir -p nisa-schedule --print-deps"),
+    ("diagnostics.out", "python diagnostics.py"),
+    ("opt_bad_pass.out", "nki-opt add.nki.mlir -p nki-legalize,lower-nki-to-nisa,nisa-alocate"),
+    ("opt_bad_option.out", "nki-opt add.nki.mlir -p nisa-schedule{mode=fast}"),
 ]
+
+#: commands that must fail, with their exit status
+EXIT = {"opt_bad_pass.out": 1, "opt_bad_option.out": 1}
 
 #: outputs that hold timings or random values: checked to run, not compared
 VOLATILE = {"add_cli_run.out", "add_opt_time.out"}
@@ -68,7 +75,7 @@ def capture(out_dir: Path, workdir: Path = WORKDIR) -> list[str]:
     for out, command in COMMANDS:
         proc = subprocess.run(argv(command), cwd=workdir, env=env, capture_output=True, text=True,
                               timeout=600)
-        if proc.returncode != 0:
+        if proc.returncode != EXIT.get(out, 0):
             raise RuntimeError(f"`{command}` exited {proc.returncode}:\n{proc.stdout}{proc.stderr}")
         (workdir / out).write_text(proc.stdout)          # later commands read the .mlir files
         (out_dir / out).write_text(proc.stdout + proc.stderr)

@@ -40,6 +40,8 @@ COMMANDS = [
     ("exp_rows.nisa.mlir", "nki-opt exp_rows.legal.mlir -p lower-nki-to-nisa"),
     ("exp_rows.placed.mlir", "nki-opt exp_rows.nisa.mlir -p nisa-allocate"),
     ("exp_rows.sched.mlir", "nki-opt exp_rows.placed.mlir -p nisa-schedule --print-deps"),
+    ("exp_rows_profile.out", "nki-mlir profile exp_rows.py::exp_rows --arg 1024x512xf32 --compare "
+                             "--out prof"),
     ("diagnostics.out", "python diagnostics.py"),
     ("opt_bad_pass.out", "nki-opt add.nki.mlir -p nki-legalize,lower-nki-to-nisa,nisa-alocate"),
     ("opt_bad_option.out", "nki-opt add.nki.mlir -p nisa-schedule{mode=fast}"),

@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
+from pathlib import Path
+
+# document this checkout's nki_mlir (as mkdocstrings' ``paths: [.]`` does), installed or not
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 MARKER = re.compile(r"<!-- nki-builtins: (nl|nisa) -->")
 FUNCTION = re.compile(r"<!-- nki-function: ([\w.]+):(\w+) -->")

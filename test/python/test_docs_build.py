@@ -63,3 +63,22 @@ def test_pages_cite_no_internal_files(site):
     for page in sorted(p.parent for p in site.rglob("index.html")):
         text = (page / "index.html").read_text()
         assert "nki_spec.md" not in text and "design.md" not in text, page
+
+
+def test_shown_commands_still_print_what_the_pages_show(tmp_path):
+    """Every command of the Getting started, Pipeline, Diagnostics and CLI pages runs (with
+    the exit status the page says) and, except for timings and random values, prints exactly
+    the output the pages include.  After a change of the compiler's output, re-capture with
+    ``python docs/snippets/capture.py`` and review the diff."""
+    sys.path.insert(0, str(ROOT / "docs" / "snippets"))
+    try:
+        import capture
+    finally:
+        sys.path.pop(0)
+    out = tmp_path / "out"
+    out.mkdir()
+    written = capture.capture(out, workdir=capture.WORKDIR)
+    stale = [name for name in written if name not in capture.VOLATILE
+             and (out / name).read_text() != (capture.HERE / name).read_text()]
+    assert not stale, (f"docs/snippets outputs differ from a fresh run: {stale}; "
+                       f"run `python docs/snippets/capture.py` and review the diff")

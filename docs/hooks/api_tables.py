@@ -83,6 +83,17 @@ def function_doc(module_name: str, name: str) -> str:
     return "\n".join(out)
 
 
+#: a Sphinx role left in a docstring rendered by mkdocstrings: ``:class:<code>~a.b.C</code>``
+HTML_ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|exc|obj):(<code>)(~?)([^<]*)</code>")
+
+
+def on_page_content(html: str, **_kwargs) -> str:
+    """Docstrings are written for Sphinx (``:func:`x```); show such a role as plain code, the
+    last name only for ``~a.b.C``, as Sphinx does."""
+    return HTML_ROLE.sub(lambda m: f"<code>{m.group(3).rsplit('.', 1)[-1] if m.group(2) else m.group(3)}</code>",
+                         html)
+
+
 def on_page_markdown(markdown: str, **_kwargs) -> str:
     markdown = FUNCTION.sub(lambda m: function_doc(m.group(1), m.group(2)), markdown)
     return MARKER.sub(lambda m: builtin_table(m.group(1)), markdown)

@@ -88,7 +88,8 @@ class NKIError(Exception):
 
 
 class NKISyntaxError(NKIError):
-    """A Python construct the NKI compiler does not accept (nki_spec.md section 4.4)."""
+    """A Python construct the NKI compiler does not accept (NKI language guide: kernel code is
+    traced Python with the limits that page lists)."""
 
     category = "unsupported construct"
 
@@ -100,7 +101,8 @@ class NKITypeError(NKIError):
 
 
 class NKIVerifyError(NKIError):
-    """An IR verifier rule of nki_spec.md section 2 was broken by the kernel."""
+    """A rule of the NKI programming model (tile shapes, memory, instruction constraints of the
+    ``nki.isa`` API pages) was broken by the kernel; raised by an op verifier."""
 
     category = "invalid kernel"
 
@@ -131,7 +133,7 @@ class NKIRangeWarning(UserWarning):
     """A run-time value outside an instruction's documented valid input range.
 
     Raised (as a warning) by the ISA interpreter, e.g. when ``nisa.activation`` with
-    ``op=nl.log`` sees an input outside ``[2^-64, 2^64]`` (nki_spec.md section 5.3: the
+    ``op=nl.log`` sees an input outside ``[2^-64, 2^64]`` (NKI ``nki.isa.activation`` page: the
     ScalarE piecewise polynomials give invalid output there, while the interpreter computes
     the exact function).  The warning is reported at the instruction's kernel source line
     (``warning.filename`` / ``warning.lineno``) and its message names the instruction, the
@@ -150,8 +152,7 @@ class NKIProfileWarning(UserWarning):
 
 class NKIKernelWarning(UserWarning):
     """A located compile-time warning about a kernel that NKI Beta 1 rejects but Beta 2+
-    accepts, e.g. an output tensor that is never written (``err_tensor_output_not_written_to``;
-    ``nki_mlir/frontend/kernel_checks.py``).
+    accepts, e.g. an output tensor that is never written (``err_tensor_output_not_written_to``).
 
     ``warning.filename`` / ``warning.lineno`` are the kernel source line; the message starts
     with ``file:line:col:`` and ends with the NKI error name.  Make it fatal with

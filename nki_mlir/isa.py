@@ -1,7 +1,7 @@
 """``nki.isa`` (``nisa``): the ISA instructions and their enums.
 
 Every instruction takes ``dst`` first (NKI Beta 2+ convention).  Semantics, defaults and
-constraints: nki_spec.md section 5.4 (NKI ``nki.isa`` API page).  These are markers
+constraints: the NKI ``nki.isa`` API pages.  These are markers
 compiled by the frontend; calling them outside an ``@nki.jit`` kernel raises.
 """
 from __future__ import annotations

@@ -288,7 +288,7 @@ def jit(fn=None, **options: Any):
     "simulation"): every mode runs on the ISA interpreter; the ones that would need a Neuron
     device or framework say so once per process, and "benchmark" attaches a
     ``benchmark_result`` as :func:`nki_mlir.entry.benchmark` does (see :mod:`nki_mlir.entry`).
-    ``platform_target`` from older NKI releases is accepted and ignored (nki_spec.md 1.1).
+    ``platform_target`` from older NKI releases is accepted and ignored (NKI ``nki.jit`` API page).
 
     Raises:
         NKIError: an unknown ``mode``.

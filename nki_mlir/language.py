@@ -1,7 +1,6 @@
 """``nki.language`` (``nl``): dtypes, buffers, tile sizes, op tokens and language functions.
 
-Names and semantics follow the NKI ``nki.language`` API page (nki_spec.md sections 2.3,
-2.4, 3, 4.1, 5.2, 5.3 and 5.6).  Functions here are markers compiled by the frontend;
+Names and semantics follow the NKI ``nki.language`` API pages.  Functions here are markers compiled by the frontend;
 calling them outside an ``@nki.jit`` kernel raises an ``NKIError``.
 """
 from __future__ import annotations
@@ -62,7 +61,7 @@ def _buffer_by_name(name: str) -> MemoryRegion:
 
 
 # ------------------------------------------------------------------------- tile sizes
-#: hardware tile limits (nki_spec.md section 2.3)
+#: hardware tile limits (NKI ``nki.language.tile_size``)
 tile_size = SimpleNamespace(
     pmax=128,
     gemm_stationary_fmax=128,

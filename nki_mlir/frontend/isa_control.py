@@ -218,7 +218,7 @@ def register_value(cg, api: str, role: str, v: Any) -> SSAValue:
 
 @handles("nisa.register_alloc")
 def register_alloc(cg, x=None):
-    """A new 32-bit register, set to the int ``x`` if given (nki_spec.md 5.4)."""
+    """A new 32-bit register, set to the int ``x`` if given (NKI ``nki.isa.register_alloc``)."""
     return new_register(cg, None if x is None else _int32(cg, "nisa.register_alloc", "x", x))
 
 

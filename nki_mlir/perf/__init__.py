@@ -1,5 +1,5 @@
 """The cost model: estimated latency, per-engine timeline and roofline report of a kernel,
-without hardware (``../shared/perf.md`` Part A; design.md section 8).
+without hardware.
 
 - :func:`estimate` -- ``estimate(compiled) -> Estimate`` (also ``compiled.estimate()``);
 - :func:`estimate_latency` -- the latency hook of ``nki.benchmark`` / ``nki.profile``

@@ -1,6 +1,6 @@
 """The compile cache: artifacts on disk plus decoded kernels in memory.
 
-Key (design.md section 7): SHA-256 over content only — the kernel's source file hash and
+Key: SHA-256 over content only — the kernel's source file hash and
 qualified name, what it reads at compile time, the compiler and xDSL versions (as strings),
 argument shapes/dtypes, compile-time argument values, target and pipeline options — so the
 same kernel hits across processes.  The directory is ``$NKI_MLIR_CACHE_DIR`` or

@@ -13,6 +13,6 @@ from __future__ import annotations
 
 from .decorator import Autotuner, autotune
 from .result import Row, TuneResult
-from .tune import tune
+from .sweep import tune
 
 __all__ = ["tune", "autotune", "Autotuner", "TuneResult", "Row"]

@@ -157,17 +157,22 @@ def ray_init(address: str):
     return ray
 
 
+def require_ref(ref: Any) -> None:
+    """Ray tasks import the kernel from its file: it must be a module-level kernel."""
+    if ref is None:
+        from ..errors import NKIError
+        from ..kernel import caller_loc
+        raise NKIError("tune(ray_address=...) imports the kernel in each Ray task from its "
+                       "source file: define it at module level of a .py file",
+                       caller_loc(), category="bad autotune option")
+
+
 class RayRunner:
     """One Ray task per variant."""
 
     def __init__(self, ref: Any, opts: Options, reference: tuple | None, address: str):
         global _RAY_TASK
-        if ref is None:
-            from ..errors import NKIError
-            from ..kernel import caller_loc
-            raise NKIError("tune(ray_address=...) imports the kernel in each Ray task from its "
-                           "source file: define it at module level of a .py file",
-                           caller_loc(), category="bad autotune option")
+        require_ref(ref)
         self.ray = ray_init(address)
         if _RAY_TASK is None:
             _RAY_TASK = self.ray.remote(max_retries=RAY_MAX_RETRIES)(_ray_evaluate)

@@ -111,7 +111,7 @@ class Autotuner:
                 and sp.params_key(self.configs[disk["index"]]) == disk.get("config"):
             self.picks[k] = self.configs[disk["index"]]
             return self.picks[k]
-        from .tune import tune
+        from .sweep import tune
         arrays = [a for a in args if isinstance(a, np.ndarray)]
         bound = self.sig.bind_partial(*args, **kwargs)
         consts = {n: v for n, v in bound.arguments.items() if not isinstance(v, np.ndarray)}

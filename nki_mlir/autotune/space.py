@@ -153,9 +153,15 @@ def locate(kernel: Any) -> KernelRef | None:
     mod = sys.modules.get(getattr(fn, "__module__", ""))
     if not file or "<locals>" in name or "." in name or mod is None:
         return None
-    if kernel_fn(getattr(mod, name, None)) is not fn:
+    found = kernel_fn(getattr(mod, name, None))
+    if found is not fn and _code_at(found) != _code_at(fn):   # same definition, re-imported
         return None
     return KernelRef(os.path.abspath(file), fn.__module__, name)
+
+
+def _code_at(fn: Any) -> tuple | None:
+    code = getattr(fn, "__code__", None)
+    return None if code is None else (code.co_filename, code.co_firstlineno, fn.__qualname__)
 
 
 _RESOLVED: dict[KernelRef, Any] = {}

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import NKIError
 from . import space as sp
-from .backends import InlineRunner, make_runner
+from .backends import InlineRunner, make_runner, require_ref
 from .result import Row, TuneResult, rank
 from .store import ResultStore, array_digest, sweep_key
 from .variant import Options, evaluate
@@ -64,6 +64,8 @@ def tune(kernel: Any, args: Any, space: Any, *, reference: Any = None, check: bo
     k = sp.as_kernel(kernel)
     fn = k.fn
     ref = sp.locate(kernel)
+    if ray_address:
+        require_ref(ref)
     variants = sp.variants(space, fn)
     opts = Options(sp.tensor_args(args), dict(consts or {}), target, schedule, check, hazards, rtol, atol)
     store = ResultStore(fn.__name__, sweep_key(fn, opts) if use_cache else None)

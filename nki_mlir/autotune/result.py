@@ -147,11 +147,20 @@ def format_table(res: TuneResult, top: int | None = None) -> str:
         lines.append(f"  ... {n_ok - top} more valid variants")
     if res.rejected:
         lines.append("rejected:")
+        groups: dict[tuple, list[Row]] = {}     # one line per distinct status and message
         for r in res.rejected:
-            p = ", ".join(f"{k}={_val(v)}" for k, v in r.params.items())
             first = r.reason.splitlines()[0] if r.reason else ""
-            lines.append(f"  {p}: {r.status}: {first}")
+            groups.setdefault((r.status, first), []).append(r)
+        for (status, first), rs in groups.items():
+            if len(rs) <= 2:
+                lines += [f"  {_params(r.params)}: {status}: {first}" for r in rs]
+            else:
+                lines.append(f"  {len(rs)} variants ({_params(rs[0].params)}; ...): {status}: {first}")
     return "\n".join(lines)
+
+
+def _params(params: dict) -> str:
+    return ", ".join(f"{k}={_val(v)}" for k, v in params.items())
 
 
 def _val(v: Any) -> str:

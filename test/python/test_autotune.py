@@ -53,7 +53,8 @@ def test_ranking_and_rejections():
     assert res.rejected == res.rows[2:]
     text = str(res)
     assert "2 ok, 4 rejected" in text and "the first valid variant (P=128, TILE=128)" in text
-    assert "P=256, TILE=512: compile error: " in text and "mismatch" in text
+    assert "3 variants (P=256, TILE=128; ...): compile error: " in text
+    assert "P=128, TILE=512: mismatch: output 0 ('out')" in text
 
 
 def test_given_reference_array_and_callable():

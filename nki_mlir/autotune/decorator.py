@@ -88,7 +88,7 @@ class Autotuner:
             for a in attrs:
                 v = getattr(v, a)
             parts.append(str(v) if isinstance(v, np.dtype) else repr(v))
-        return "(" + ", ".join(parts) + ")"
+        return parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
 
     def __call__(self, *args: Any, **kwargs: Any):
         tuned = {n for c in self.configs for n in c}

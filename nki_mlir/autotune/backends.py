@@ -82,7 +82,12 @@ def _pool_task(params: dict) -> dict:
 
 
 class PoolRunner:
-    """A local process pool of ``workers`` processes."""
+    """A local process pool of ``workers`` processes.
+
+    At most ``workers`` variants are in flight, so when a worker process dies (the pool
+    breaks) only those few are affected: each is run again alone in a fresh process, which
+    tells the variant that kills its worker (``worker died``) from the bystanders, and the
+    pool is rebuilt for the rest."""
 
     def __init__(self, kernel: Any, ref: Any, opts: Options, reference: tuple | None, workers: int):
         methods = multiprocessing.get_all_start_methods()
@@ -97,30 +102,56 @@ class PoolRunner:
             ctx, payload = multiprocessing.get_context("spawn"), ref
         self.workers = workers
         self.name = f"process pool ({workers} workers)"
-        self.pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
-                                        initargs=(payload, opts, reference))
+        self._new = lambda n: ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker,
+                                                  initargs=(payload, opts, reference))
+        self.pool = self._new(workers)
 
     def map(self, batch: list[dict], desc: str = "") -> Iterator[tuple[int, dict]]:
         bar = progress(len(batch), desc)
-        futs = {self.pool.submit(_pool_task, p): i for i, p in enumerate(batch)}
-        pending = set(futs)
+        queue = list(range(len(batch)))[::-1]
+        running: dict = {}
         try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            while queue or running:
+                while queue and len(running) < self.workers:
+                    i = queue.pop()
+                    running[self.pool.submit(_pool_task, batch[i])] = i
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                broken = []
                 for f in done:
-                    i = futs[f]
+                    i = running.pop(f)
                     try:
                         row = f.result()
-                    except BrokenProcessPool as exc:
-                        row = _died(batch[i], f"a pool worker died ({exc})")
+                    except BrokenProcessPool:
+                        broken.append(i)
+                        continue
                     yield i, row
                     if bar:
                         bar.update()
+                if broken:       # the pool is dead: every running variant failed with it
+                    broken += [running[f] for f in running]
+                    running.clear()
+                    self.pool.shutdown(wait=False, cancel_futures=True)
+                    for i in sorted(broken):
+                        yield i, self._alone(batch[i])
+                        if bar:
+                            bar.update()
+                    self.pool = self._new(self.workers)
         finally:
-            for f in pending:
+            for f in running:
                 f.cancel()
             if bar:
                 bar.close()
+
+    def _alone(self, params: dict) -> dict:
+        """Evaluate one variant in a fresh one-process pool."""
+        pool = self._new(1)
+        try:
+            return pool.submit(_pool_task, params).result()
+        except BrokenProcessPool:
+            return _died(params, "its worker process died (run alone: the variant itself "
+                                 "kills the process, e.g. out of memory)")
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)

@@ -125,12 +125,20 @@ def tensor_args(args: Any) -> list[np.ndarray]:
             out.append(a)
             continue
         try:
-            shape, dt = parse_arg(a) if isinstance(a, str) else (tuple(a[0]), np.dtype(a[1]))
+            shape, dt = parse_arg(a) if isinstance(a, str) else (tuple(a[0]), _dtype(a[1]))
         except Exception:
             raise _error(f"tensor argument {a!r}: expected a NumPy array, a (shape, dtype) pair "
                          f"or 'SHAPExDTYPE' like '128x512xbf16'") from None
         out.extend(_inputs([(shape, dt)], rng))
     return out
+
+
+def _dtype(d: Any) -> np.dtype:
+    """A NumPy dtype from a dtype, a NumPy name or an NKI name (``"bfloat16"``, ``nl.bfloat16``)."""
+    from .. import dtypes
+    if isinstance(d, str) and d in dtypes.BY_NAME:
+        return np.dtype(dtypes.BY_NAME[d])
+    return np.dtype(d)
 
 
 @dataclass(frozen=True)

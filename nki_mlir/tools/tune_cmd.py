@@ -3,7 +3,7 @@ kernel's compile-time parameters on the cost model and print the ranked table
 (:func:`nki_mlir.autotune.tune`).
 
 Each ``--space NAME=V1,V2,...`` gives the values of one keyword parameter (Python
-literals: ``--space TILE=128,256,512 --space order='mn','nm'``); the sweep is every
+literals, or bare words as strings: ``--space TILE=128,256,512 --space ORDER=mn,nm``); the sweep is every
 combination (``--search optuna --trials N`` samples N of them).  Arguments come from
 ``--arg`` or the file's ``EXAMPLE_ARGS``; ``--const NAME=VALUE`` fixes a parameter.
 
@@ -47,7 +47,10 @@ def parse_space(items: list[str]) -> dict:
         try:
             if not (eq and name.isidentifier()):
                 raise ValueError
-            values = ast.literal_eval(f"[{text}]")
+            try:
+                values = ast.literal_eval(f"[{text}]")
+            except (ValueError, SyntaxError):      # bare words are strings: ORDER=mn,nm
+                values = [_literal_or_word(v.strip()) for v in text.split(",")]
             if not values:
                 raise ValueError
         except (ValueError, SyntaxError):
@@ -55,6 +58,15 @@ def parse_space(items: list[str]) -> dict:
                              f"Python literal values, e.g. --space TILE=128,256,512") from None
         space[name] = values
     return space
+
+
+def _literal_or_word(text: str):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        if text.isidentifier():
+            return text
+        raise
 
 
 def tune_command(ns) -> int:

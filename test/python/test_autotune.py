@@ -11,7 +11,7 @@ import nki_mlir as nki
 from nki_mlir.autotune import autotune, tune
 from nki_mlir.errors import NKIError
 
-from autotune_kernels import tiled_add
+from autotune_kernels import dying_copy, tiled_add
 
 SPACE = {"P": [128, 256], "TILE": [128, 256, 512]}
 
@@ -118,6 +118,14 @@ def test_pool_runs_a_kernel_defined_in_a_function():
     assert [r.status for r in res.rows] == ["ok", "ok"] and res.backend.startswith("process pool")
 
 
+def test_pool_survives_a_variant_that_kills_its_worker():
+    res = tune(dying_copy, ["128x512xf32"], {"DIE": [False, True], "TILE": [128, 256, 512]},
+               reference=lambda a: a, workers=2)
+    assert [r.status for r in res.rows] == ["ok"] * 3 + ["worker died"] * 3
+    assert all(not r.params["DIE"] for r in res.ok)
+    assert "kills the process" in res.rejected[0].reason
+
+
 def test_bad_space_is_a_located_error():
     with pytest.raises(NKIError) as e:
         tune(tiled_add, ["256x768xf32"] * 2, {"TILES": [128]})
@@ -172,5 +180,8 @@ def test_cli_tune(capsys, tmp_path):
     assert status == 0 and "best: TILE=256, P=128" in out and "compile error" in out
     rows = json.loads(out_json.read_text())["rows"]
     assert len(rows) == 6 and rows[0]["status"] == "ok"
+    from nki_mlir.tools.tune_cmd import parse_space
+    assert parse_space(["ORDER=mn,nm", "T=1,2", "S='a b',None"]) == \
+        {"ORDER": ["mn", "nm"], "T": [1, 2], "S": ["a b", None]}
     with pytest.raises(SystemExit, match="bad --space"):
         main(["tune", f"{here}/autotune_kernels.py::tiled_add", "--space", "TILE"])

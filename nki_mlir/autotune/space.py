@@ -51,6 +51,23 @@ def as_kernel(kernel: Any):
     return kernel if isinstance(kernel, Kernel) else Kernel(kernel)
 
 
+def space_size(space: Any, fn: Any) -> int:
+    """How many variants the dict ``space`` has (validated as :func:`variants` does)."""
+    if not isinstance(space, dict):
+        raise _error("search='optuna' needs a dict space {name: [values]}")
+    _check_dict(space, fn)
+    return math.prod(len(list(v)) for v in space.values())
+
+
+def _check_dict(space: dict, fn: Any) -> None:
+    for name, values in space.items():
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise _error(f"space[{name!r}] = {values!r}: give a list of values to try")
+        if not list(values):
+            raise _error(f"space[{name!r}] is empty: give at least one value to try")
+    check_names(space, fn)
+
+
 def variants(space: Any, fn: Any) -> list[dict]:
     """The variants of ``space`` in sweep order.
 
@@ -65,13 +82,7 @@ def variants(space: Any, fn: Any) -> list[dict]:
             :data:`MAX_EXHAUSTIVE` combinations.
     """
     if isinstance(space, dict):
-        for name, values in space.items():
-            if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-                raise _error(f"space[{name!r}] = {values!r}: give a list of values to try")
-            if not list(values):
-                raise _error(f"space[{name!r}] is empty: give at least one value to try")
-        check_names(space, fn)
-        n = math.prod(len(list(v)) for v in space.values())
+        n = space_size(space, fn)
         if n > MAX_EXHAUSTIVE:
             raise _error(f"the space has {n} variants (over {MAX_EXHAUSTIVE}); sample it with "
                          f"search='optuna' and n_trials=...")

@@ -66,7 +66,9 @@ def tune(kernel: Any, args: Any, space: Any, *, reference: Any = None, check: bo
     ref = sp.locate(kernel)
     if ray_address:
         require_ref(ref)
-    variants = sp.variants(space, fn)
+    # optuna samples the space: it is never expanded (it may be far too large to)
+    variants = sp.variants(space, fn) if search == "exhaustive" else None
+    size = len(variants) if variants is not None else sp.space_size(space, fn)
     opts = Options(sp.tensor_args(args), dict(consts or {}), target, schedule, check, hazards, rtol, atol)
     store = ResultStore(fn.__name__, sweep_key(fn, opts) if use_cache else None)
     sweep = _Sweep(k, ref, opts, store, workers, ray_address)
@@ -76,16 +78,14 @@ def tune(kernel: Any, args: Any, space: Any, *, reference: Any = None, check: bo
         if search == "exhaustive":
             rows = sweep.run(variants)
         else:
-            if not isinstance(space, dict):
-                raise sp._error("search='optuna' needs a dict space {name: [values]}")
             from .optuna_search import optuna_sweep
-            rows = optuna_sweep(sweep, space, len(variants), n_trials, seed)
+            rows = optuna_sweep(sweep, space, size, n_trials, seed)
     finally:
         sweep.close()
         store.save()
     backend = sweep.backend if sweep.evaluated else "the results cache"
     return TuneResult(fn.__name__, rank(rows), backend, time.perf_counter() - t0,
-                      sweep.evaluated, sweep.reference_text, search, len(variants))
+                      sweep.evaluated, sweep.reference_text, search, size)
 
 
 def _given_reference(reference: Any, arrays: list) -> tuple:

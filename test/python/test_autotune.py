@@ -147,6 +147,27 @@ def test_optuna_samples_distinct_variants():
     assert lat == sorted(lat)
 
 
+def test_optuna_samples_a_space_too_large_to_expand():
+    pytest.importorskip("optuna")
+    import nki_mlir.isa as nisa
+    import nki_mlir.language as nl
+
+    @nki.jit
+    def copy_k(a, TILE=128, **unused):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        for j in nl.affine_range(a.shape[1] // TILE):
+            t = nl.ndarray((128, TILE), dtype=a.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=a[0:128, j * TILE:(j + 1) * TILE])
+            nisa.dma_copy(dst=out[0:128, j * TILE:(j + 1) * TILE], src=t)
+        return out
+
+    huge = {"TILE": [128, 256], **{f"P{i}": [1, 2, 3, 4, 5] for i in range(8)}}
+    res = tune(copy_k, ["128x256xf32"], huge, search="optuna", n_trials=2, check=False, workers=1)
+    assert res.space_size == 781250 and len(res.rows) == 2
+    with pytest.raises(NKIError, match="781250 variants .* search='optuna'"):
+        tune(copy_k, ["128x256xf32"], huge)
+
+
 def test_decorator_picks_caches_and_calls(monkeypatch):
     a, b = _args()
     tuned = autotune(configs=[{"TILE": 128}, {"TILE": 256}], key=["a.shape", "a.dtype"])(tiled_add)

@@ -5,7 +5,7 @@ profile it with the cost model.
     nki-mlir run examples/kernels.py::row_softmax --arg 256x512xf32
     nki-mlir profile examples/matmul.py --out /tmp/prof      # every kernel in EXAMPLE_ARGS
     nki-mlir cache info | nki-mlir cache clear                 # the compile cache on disk
-    nki-mlir tune FILE.py::KERNEL --arg 512x512xbf16 --space TILE=128,256   # autotune (tune_cmd)
+    nki-mlir tune FILE.py::KERNEL --arg 512x512xbf16 --space TILE=128,256   # rank variants (docs/autotune.md)
 
 ``profile`` prints the cost model's report (estimated latency, roofline bound and ratio,
 MFU/MBU, per-queue busy time, critical path, warnings); ``--out DIR`` also writes

@@ -5,6 +5,7 @@ profile it with the cost model.
     nki-mlir run examples/kernels.py::row_softmax --arg 256x512xf32
     nki-mlir profile examples/matmul.py --out /tmp/prof      # every kernel in EXAMPLE_ARGS
     nki-mlir cache info | nki-mlir cache clear                 # the compile cache on disk
+    nki-mlir tune FILE.py::KERNEL --arg 512x512xbf16 --space TILE=128,256   # rank variants (docs/autotune.md)
 
 ``profile`` prints the cost model's report (estimated latency, roofline bound and ratio,
 MFU/MBU, per-queue busy time, critical path, warnings); ``--out DIR`` also writes
@@ -170,9 +171,13 @@ def _main(argv: list[str] | None = None) -> int:
                                     "remove every entry. Directory: $NKI_MLIR_CACHE_DIR (default "
                                     "~/.cache/nki-mlir); size limit: $NKI_MLIR_CACHE_MAX_BYTES.")
     pc.add_argument("action", choices=["info", "clear"])
+    from .tune_cmd import add_parser, tune_command
+    add_parser(sub, fmt)
     ns = ap.parse_args(argv)
     if ns.cmd == "cache":
         return cache_command(ns.action)
+    if ns.cmd == "tune":
+        return tune_command(ns)
     if ns.cmd == "profile":
         from .profile_cmd import profile
         return profile(ns)

@@ -1,8 +1,7 @@
 """NKI data types and their MLIR element types.
 
 NKI dtypes are NumPy dtypes (as in NKI Beta 1, where ``nl.float32 is np.float32``);
-bfloat16 and the fp8 formats come from ``ml_dtypes``.  Semantics: nki_spec.md
-section 3 (from the NKI docs page ``nki.api.shared``, "Supported data types").
+bfloat16 and the fp8 formats come from ``ml_dtypes``.  Semantics: NKI API common tables (nki/api/nki.api.shared) (from the NKI docs page ``nki.api.shared``, "Supported data types").
 """
 from __future__ import annotations
 
@@ -28,7 +27,7 @@ uint16 = np.dtype(np.uint16)
 uint32 = np.dtype(np.uint32)
 bool_ = np.dtype(np.bool_)
 
-# MX (OCP microscaling) types, trn3 only (nki_spec.md section 3; nki.isa.quantize_mx /
+# MX (OCP microscaling) types, trn3 only (NKI API common tables (nki/api/nki.api.shared); nki.isa.quantize_mx /
 # nc_matmul_mx).  float8_e8m0fnu is the unsigned exponent-only scale (2^(code-127), 0xFF = NaN).
 # A packed ``*_x4`` element is 32 bits holding 4 values: byte i is value i (for
 # float4_e2m1fn_x4 each byte holds one e2m1 code in its low nibble, the ml_dtypes layout).

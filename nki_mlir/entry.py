@@ -1,5 +1,5 @@
 """The legacy (NKI Beta 1) entry points: ``nki.baremetal``, ``nki.benchmark``, ``nki.profile``
-and ``nki.jit(mode=...)`` (nki_spec.md section 1.3; NKI Beta 1 ``nki`` API page:
+and ``nki.jit(mode=...)`` (NKI simulator guide (nki/guides/nki_simulator); NKI Beta 1 ``nki`` API page:
 ``baremetal``, ``benchmark``, ``profile``, ``jit``, ``simulate_kernel``).
 
 There is no Neuron device here: every entry point runs the kernel on nki-mlir's ISA

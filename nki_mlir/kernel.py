@@ -2,9 +2,9 @@
 
 Calling a :class:`Kernel` on NumPy arrays compiles it (cached on the argument shapes,
 dtypes and compile-time values) and runs it on the ISA interpreter, returning NumPy
-arrays -- NKI's baremetal/simulation behaviour (nki_spec.md section 1.1, 1.3).
+arrays -- NKI's baremetal/simulation behaviour (NKI language guide (nki/get-started/nki-language-guide)).
 
-``kernel[grid]`` is a :class:`LaunchedKernel` (nki_spec.md section 1.4):
+``kernel[grid]`` is a :class:`LaunchedKernel` (NKI language guide (nki/get-started/nki-language-guide)):
 
 - **Beta 1** kernels (their module imported ``neuronxcc.nki``): ``kernel[g0, g1, ...]`` is an
   SPMD grid; entries are positive ints, ``nl.nc(n)`` or ``nl.spmd_dim(...)`` markers (at most
@@ -32,7 +32,7 @@ import numpy as np
 
 from .errors import NKIError, SourceLoc
 
-#: ``nki.jit(mode=...)`` values of NKI Beta 1 (nki_spec.md section 1.1)
+#: ``nki.jit(mode=...)`` values of NKI Beta 1 (NKI language guide (nki/get-started/nki-language-guide))
 #: ``trace`` is NKI 0.1's sub-kernel decorator (``nki.jit(mode='trace')``): such a kernel
 #: called from inside a kernel runs inline, as a helper function does
 MODES = ("auto", "jax", "torchxla", "baremetal", "benchmark", "simulation", "trace")

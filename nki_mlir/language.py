@@ -75,7 +75,7 @@ tile_size = SimpleNamespace(
     sbuf_fmax_bytes=212984,
     sbuf_fmax=212984 // 4,            # in fp32 elements
     sbuf_size_bytes=212984 * 128,     # all partitions
-    psum_min_align=4,                 # bytes (nki_spec.md section 2.3)
+    psum_min_align=4,                 # bytes (NKI architecture guide (nki/guides/architecture))
     sbuf_min_align=1,
 )
 

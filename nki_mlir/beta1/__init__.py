@@ -5,8 +5,7 @@
 kernels written against Beta 1 run unmodified.  The Beta 1 front compiles to the same
 ``nki`` dialect as Beta 2 (design.md section 3): value-returning ``nl.*`` / ``nisa.*``
 calls allocate their result tile, ``nl.arange`` / ``nl.mgrid`` index expressions become
-views, ``mask=`` predicates shrink instructions.  Semantics: nki_spec.md sections 1.3,
-1.4, 4 and 5.5 (the Beta 1 columns).
+views, ``mask=`` predicates shrink instructions.  Semantics: NKI simulator guide (nki/guides/nki_simulator) (the Beta 1 columns).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``neuronxcc.nki.compiler`` (``ncc``): Beta 1 allocation and scheduling controls.
 
-Semantics: nki_spec.md section 2.4 ("Direct allocation, Beta 1") and the Beta 1 API pages
+Semantics: NKI migration guide (nki/migration) ("Direct allocation, Beta 1") and the Beta 1 API pages
 ``nki.compiler.sbuf.{auto_alloc, alloc, mod_alloc}``, ``nki.compiler.psum.{...}``,
 ``nki.compiler.{enable_stack_allocator, force_auto_alloc, skip_middle_end_transformations}``
 (Neuron SDK 2.26, ``general/nki/api/nki/compiler/``).

@@ -2,7 +2,7 @@
 
 In Beta 1 every ``nisa`` call returns a new tile (SBUF by default, PSUM for the TensorE
 instructions or when assigned into a PSUM tile), takes ``mask=`` and ``dtype=``, and has
-no ``dst`` (nki_spec.md section 5.5).  The frontend compiles ``nisa1.<name>`` by
+no ``dst`` (NKI migration guide (nki/migration)).  The frontend compiles ``nisa1.<name>`` by
 allocating the result and calling the Beta 2 instruction with it as ``dst``.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``neuronxcc.nki.language`` (Beta 1 ``nl``): the 0.3+ names plus the Beta 1-only ones.
 
 Beta 1-only: ``arange``, ``mgrid``, ``par_dim``, ``static_cast``, ``loop_reduce``,
-``atomic_rmw``, ``nc``, ``spmd_dim`` (nki_spec.md sections 4.3 and 5.6, Beta 1 rows).
+``atomic_rmw``, ``nc``, ``spmd_dim`` (NKI language guide (nki/get-started/nki-language-guide), Beta 1 rows).
 The shared functions accept Beta 1's ``mask=`` keyword.
 """
 from __future__ import annotations

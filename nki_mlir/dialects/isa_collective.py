@@ -35,7 +35,7 @@ across them.
   the group against the launch is checked by the frontend.  Engine: dma.  Effects: reads
   ``src`` / ``src1`` / ``metadata``, writes ``dst``.
 
-Semantics: nki_spec.md sections 1.4 and 5.4 (NKI ``nki.isa.core_barrier`` /
+Semantics: NKI language guide (nki/get-started/nki-language-guide) (NKI ``nki.isa.core_barrier`` /
 ``nki.isa.sendrecv`` / ``nki.isa.dma_engine`` pages); NKI ``nki.collectives`` pages (aws-neuron-sdk
 nki/api/nki.collectives.rst).
 """
@@ -59,7 +59,7 @@ BARRIER_ENGINES = ("gpsimd", "vector", "scalar", "tensor", "sync")
 RANKS = (0, 1)
 #: ``nisa.dma_engine`` members
 DMA_ENGINES = ("dma", "gpsimd_dma")
-#: gpsimd_dma bytes-per-partition limit by element size (nki_spec.md 5.4, sendrecv row)
+#: gpsimd_dma bytes-per-partition limit by element size (nki.isa API reference (nki/api/nki/isa), sendrecv row)
 GPSIMD_DMA_MAX_BYTES = {4: 1024, 2: 512, 1: 256}
 
 

@@ -1,8 +1,7 @@
 """Engine registers and runtime control: register_alloc, register_move, register_load,
 register_store, register_read and the ``no_reorder`` region.
 
-IR representation of a register (``nki.isa.VirtualRegister``, nki_spec.md sections 2.1 and
-5.4): an SSA value of type ``memref<1xi32, #nisa.mem<reg>>`` -- one 32-bit word in the
+IR representation of a register (``nki.isa.VirtualRegister``, NKI architecture guide (nki/guides/architecture)): an SSA value of type ``memref<1xi32, #nisa.mem<reg>>`` -- one 32-bit word in the
 ``reg`` memory space, defined by ``register_alloc``.  Being a memref, a register is seen by
 ``passes/effects.py`` like any buffer: ``register_move`` / ``register_load`` WRITE it
 (role ``dst``), ``register_read`` / ``register_store`` / ``register_move`` READ it (role
@@ -32,7 +31,7 @@ offsets.  ``register_move`` / ``register_store`` also accept an ``index`` or int
 defined inside stay visible after it).  ``nisa-schedule`` chains the instructions between
 them so they keep program order; runtime loops are not allowed between them.
 
-Semantics: nki_spec.md sections 2.1, 4.1, 4.2 and 5.4 ("Registers and control").
+Semantics: NKI architecture guide (nki/guides/architecture) ("Registers and control").
 """
 from __future__ import annotations
 
@@ -55,14 +54,14 @@ from .syntax import KeywordOp
 
 #: the memory space of engine registers
 REG_SPACE = "reg"
-#: dtypes a register can be loaded from / stored to (nki_spec.md 5.4: "Registers hold
+#: dtypes a register can be loaded from / stored to (nki.isa API reference (nki/api/nki/isa): "Registers hold
 #: u8/u16/u32/i8/i16/i32/fp32 values")
 REGISTER_DTYPES = ("int8", "int16", "int32", "uint8", "uint16", "uint32", "float32")
 #: memories a register_load / register_store tensor may live in
 REGISTER_TENSOR_SPACES = ("sbuf",) + HBM_SPACES
 #: the engine queue the register instructions run on after lowering
 REGISTER_ENGINE = "sync"
-#: engine registers per engine sequencer (nki_spec.md 2.1)
+#: engine registers per engine sequencer (NKI architecture guide (nki/guides/architecture))
 REGISTERS_PER_ENGINE = 64
 
 

@@ -1,7 +1,7 @@
 """Data-movement instructions beyond dma_copy/tensor_copy: dma_transpose, dma_compute, nc_n_gather, local_gather, nc_stream_shuffle.
 
 Each instruction is declared once as a mixin and instantiated as an nki op and its
-nisa twin (see :mod:`.instruction`).  Semantics: nki_spec.md section 5.4 (NKI
+nisa twin (see :mod:`.instruction`).  Semantics: nki.isa API reference (nki/api/nki/isa) (NKI
 ``nki.isa`` API pages of these instructions):
 
 - ``dma_transpose(dst, src, axes)``: DMA ``dst = src.transpose(axes)`` with axes ``(1, 0)``,
@@ -37,7 +37,7 @@ TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
 TWO_BYTE = (dtypes.bfloat16, dtypes.float16, dtypes.int16, dtypes.uint16)
 DGE_MODES = ("unknown", "swdge", "hwdge", "none")
 OOB_MODES = ("error", "skip")
-#: at most this many dma_compute sources (nki_spec.md section 2.4)
+#: at most this many dma_compute sources (NKI migration guide (nki/migration))
 DMA_COMPUTE_MAX_SRCS = 16
 #: partitions served by one GpSimd core (local_gather groups)
 GPSIMD_GROUP = 16

@@ -1,7 +1,7 @@
 """Random-number instructions: rng, set_rng_seed, rand_set_state, rand_get_state, rand2, dropout.
 
 Each instruction is declared once as a mixin and instantiated as an nki op and its
-nisa twin (see :mod:`.instruction`).  Semantics: nki_spec.md section 5.4 (NKI
+nisa twin (see :mod:`.instruction`).  Semantics: nki.isa API reference (nki/api/nki/isa) (NKI
 ``nki.isa`` API pages of these instructions); the generator itself (per-lane XORWOW) is
 :mod:`nki_mlir.runtime.isa_random`.
 

@@ -6,7 +6,7 @@ nisa twin (see :mod:`.instruction`); AWS shows none of them, so the ``nisa`` ops
 ``comp_op0=less``) and lower 1:1.  Engines: VectorE for the first six, GpSimd for
 ``sequence_bounds`` / ``nonzero_with_count`` / ``topk`` (NKI docs: "using GpSIMD Engine").
 
-Semantics, defaults and limits: nki_spec.md section 5.4 and the NKI 0.6 ``nki.isa`` API
+Semantics, defaults and limits: nki.isa API reference (nki/api/nki/isa) and the NKI 0.6 ``nki.isa`` API
 page (aws-neuron-sdk ``nki/api/nki/isa/__init__.py``); readings of what the docs leave
 open are stated on each op and in :mod:`nki_mlir.runtime.isa_select`.
 """

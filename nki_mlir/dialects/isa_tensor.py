@@ -1,7 +1,7 @@
 """TensorE instructions beyond nc_matmul/nc_transpose: nc_matmul_mx and the MX quantizer quantize_mx (trn3).
 
 Each instruction is declared once as a mixin and instantiated as an nki op and its
-nisa twin (see :mod:`.instruction`).  Semantics: nki_spec.md sections 3 and 5.4 (NKI
+nisa twin (see :mod:`.instruction`).  Semantics: NKI API common tables (nki/api/nki.api.shared) (NKI
 ``nki.isa.nc_matmul_mx`` / ``nki.isa.quantize_mx``; OCP Microscaling (MX) v1.0).
 
 MX layout shared by both (all operands in SBUF):

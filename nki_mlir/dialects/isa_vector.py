@@ -4,7 +4,7 @@ Each instruction is declared once as a mixin and instantiated as an nki op and i
 nisa twin (see :mod:`.instruction`); both levels keep the ``nki.isa`` operand roles and the
 NKI op-token spellings (``maximum``, ``subtract``), so the lowering is 1:1.  Scalars
 (``operand0``, ``imm0``, ``initial``, ``reduce_init``, ...) are f32 SSA values or ``[P, 1]``
-tiles.  Semantics and limits: nki_spec.md section 5.4 (NKI ``nki.isa`` API pages).
+tiles.  Semantics and limits: nki.isa API reference (nki/api/nki/isa) (NKI ``nki.isa`` API pages).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from .syntax import KeywordOp
 #: bitvec ALU tokens (integer bits; never accepted by the instructions of this module
 #: except tensor_partition_reduce's bitwise_or / bitwise_and)
 BITVEC = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert")
-#: arithmetic ALU tokens usable as op0/op1 on VectorE (nki_spec.md section 5.2)
+#: arithmetic ALU tokens usable as op0/op1 on VectorE (NKI API common tables (nki/api/nki.api.shared))
 ARITH = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "not_equal",
          "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
          "logical_xor", "abs_max", "abs_min", "bypass", "abs", "rsqrt", "reciprocal", "power")
@@ -46,7 +46,7 @@ ACT2_REDUCE_OPS = ("add", "maximum", "minimum", "abs_max", "abs_min")
 #: activate2 allowed ``(op0, op1)`` pairs
 ACT2_PAIRS = (("multiply", "add"), ("multiply", "subtract"), ("multiply", "bypass"),
               ("add", "bypass"), ("subtract", "bypass"), ("bypass", "bypass"))
-#: activation functions of activate2 (nki_spec.md section 5.3; ``prelu`` uses relu_param)
+#: activation functions of activate2 (NKI API common tables (nki/api/nki.api.shared); ``prelu`` uses relu_param)
 ACT2_FUNCS = ("copy", "identity", "exp", "relu", "prelu", "gelu", "gelu_dx", "gelu_apprx_tanh",
               "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "sigmoid", "tanh", "square", "sqrt",
               "rsqrt", "reciprocal", "log", "silu", "silu_dx", "abs", "sign", "softplus", "mish",
@@ -102,7 +102,7 @@ def _reduce_res(op: Operation, parts: int) -> None:
 
 
 def _starts(op: Operation, *roles: str) -> None:
-    """The start-partition rule (nki_spec.md section 2.2) for the tile operands ``roles``."""
+    """The start-partition rule (NKI architecture guide (nki/guides/architecture)) for the tile operands ``roles``."""
     rules.start_partition(op, *((r, getattr(op, r)) for r in roles
                                if isinstance(getattr(op, r), SSAValue)
                                and isinstance(getattr(op, r).type, MemRefType)))

@@ -1,7 +1,7 @@
 """Language-level ops that survive ``nki-legalize``: baked constants and device printing.
 
 - ``%c = nki.shared_constant(value=dense<...> : tensor<NxMxiB>) : memref<NxMxT, #nisa.mem<shared_hbm>>``
-  (``nl.shared_constant``, nki_spec.md section 2.4): a constant tensor baked into the
+  (``nl.shared_constant``, NKI migration guide (nki/migration)): a constant tensor baked into the
   artifact.  ``value`` holds the elements' **raw bits** as signless integers of the
   element width (``i8``/``i16``/``i32``), so every dtype (bf16, fp8, ...) round-trips
   exactly through the MLIR text; the memref type says how to read them.  Lowered 1:1 to

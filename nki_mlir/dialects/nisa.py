@@ -12,7 +12,7 @@ What is ours and strippable (the ``nkim.`` namespace):
   ``nkim.queue`` (the engine queue) and ``nkim.deps`` (ids of the instructions of other
   queues it must wait for -- a semaphore wait in hardware terms).
 
-Semantics: nki_spec.md section 5.4 (NKI ``nki.isa`` API pages).
+Semantics: nki.isa API reference (nki/api/nki/isa) (NKI ``nki.isa`` API pages).
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ math is ``arith``.
 
 Sugar ops (``nki.load``, ``nki.store``, ``nki.add``, ``nki.multiply``, ``nki.exp``,
 ``nki.matmul``, ``nki.zeros``) mirror the NKI 0.3 value-returning wrappers and exist only
-until the ``nki-legalize`` pass.  Semantics: nki_spec.md section 5 (the NKI ``nki.isa``
+until the ``nki-legalize`` pass.  Semantics: nki.isa API reference (nki/api/nki/isa) (the NKI ``nki.isa``
 and ``nki.language`` API pages).
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Generic sugar ops for the NKI 0.3+ ``nki.language`` convenience functions.
 
 Instead of one op per ``nl.*`` function, the value-returning wrappers share a few generic
-ops named by a ``fn`` token (nki_spec.md sections 2.4 and 5.6):
+ops named by a ``fn`` token (NKI migration guide (nki/migration)):
 
 - ``%r = nki.unary(x=T %a, fn=exp) : T`` -- ``nl.exp``, ``nl.copy``, ``nl.negative``, ... and
   ``nl.expand_dims`` (``fn=copy`` with a reshaped result);

@@ -1,8 +1,7 @@
 """Static rules of the NKI ISA shared by the verifiers of ``nki`` and ``nisa`` ops.
 
 Each check raises ``VerifyException`` with a message that names the instruction, the
-operand role and the limit, as nki_spec.md section 6 asks.  Sources: nki_spec.md
-sections 2.1-2.3 (NKI docs: Trainium architecture guides, ``nki.isa`` API pages).
+operand role and the limit, as NKI error catalogue (nki.errors) asks.  Sources: NKI architecture guide (nki/guides/architecture)-2.3 (NKI docs: Trainium architecture guides, ``nki.isa`` API pages).
 """
 from __future__ import annotations
 
@@ -48,7 +47,7 @@ GENERATION = {"trn1": 2, "trn2": 3, "trn3": 4}
 
 
 def require_target(op: Operation, minimum: str, feature: str) -> None:
-    """Architecture gating (nki_spec.md section 6, item 31): ``feature`` of ``op`` needs
+    """Architecture gating (NKI error catalogue (nki.errors)): ``feature`` of ``op`` needs
     ``minimum`` (``"trn2"`` / ``"trn3"``) or newer."""
     t = target_of(op)
     if GENERATION[t] < GENERATION[minimum]:
@@ -167,7 +166,7 @@ def enum(op: Operation, prop: str, allowed) -> None:
                               f"(expected one of: {', '.join(allowed)})")
 
 
-#: TensorE input dtypes (nki_spec.md section 3).  tfloat32 is stored as float32 here, so the
+#: TensorE input dtypes (NKI API common tables (nki/api/nki.api.shared)).  tfloat32 is stored as float32 here, so the
 #: fp32/tf32 pairing rule is one rule; float8_e4m3fn is added on trn3 (never mixed with float8_e4m3).
 MATMUL_INPUTS = (dtypes.float8_e4m3, dtypes.float8_e5m2, dtypes.bfloat16, dtypes.float16, dtypes.float32)
 FP8_INPUTS = (dtypes.float8_e4m3, dtypes.float8_e5m2, dtypes.float8_e4m3fn)
@@ -179,7 +178,7 @@ PE_COLUMNS = 128
 
 def moving_fmax(target: str, dst_dtype) -> int:
     """gemm_moving_fmax: 512 fp32 (one PSUM bank) on trn1/trn2; on trn3 all 8 banks:
-    4096 for a float32 ``dst``, 8192 for a bfloat16 ``dst`` (nki_spec.md section 2.3)."""
+    4096 for a float32 ``dst``, 8192 for a bfloat16 ``dst`` (NKI architecture guide (nki/guides/architecture))."""
     if target == "trn3":
         return 8192 if dst_dtype == dtypes.bfloat16 else 4096
     return MOVING_FMAX[target]
@@ -224,8 +223,7 @@ def tiling(op: Operation, tile_position, tile_size, k: int) -> None:
 
     Both are ``(row, column)`` pairs and must be given together.  nki-mlir supports row tiling:
     ``tile_size = (rows, 128)`` with rows in {128, 64, 32 (trn2+)}, ``tile_position = (row, 0)``
-    with ``row`` a multiple of ``rows`` below 128 -- the start-partition rule of nki_spec.md
-    section 2.2 for ``rows`` partitions (0; 0/64; 0/32/64/96).  The contraction size ``k``
+    with ``row`` a multiple of ``rows`` below 128 -- the start-partition rule of NKI architecture guide (nki/guides/architecture) for ``rows`` partitions (0; 0/64; 0/32/64/96).  The contraction size ``k``
     (operand partitions) must fit in the row tile.  An entry of ``tile_position`` may be None
     (a non-constant ``row_pos``/``col_pos`` operand at the nisa level): it is not checked.
     """
@@ -260,8 +258,7 @@ def tiling(op: Operation, tile_position, tile_size, k: int) -> None:
 
 def matmul(op: Operation, dst: SSAValue, stationary: SSAValue, moving: SSAValue, transpose: bool = False,
            *, perf_mode: str = "none", tile_position=(), tile_size=()) -> None:
-    """nc_matmul: ``dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]`` (nki_spec.md sections 2.3,
-    3 and 5.4; NKI ``nki.isa.nc_matmul``).
+    """nc_matmul: ``dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]`` (NKI architecture guide (nki/guides/architecture); NKI ``nki.isa.nc_matmul``).
 
     - stationary/moving in SBUF, dst in PSUM; K <= 128 equal in both; M <= 128;
       N <= 512 (trn1/trn2) or 4096 fp32 / 8192 bf16 dst (trn3).
@@ -396,15 +393,15 @@ def dma(op: Operation, dst: SSAValue, src: SSAValue) -> None:
 
 
 # ----------------------------------------------------------- core-instruction checks
-# nki_spec.md section 6 items 9, 14, 23-26, 40 and section 5.4 (the core nki.isa pages).
+# NKI error catalogue (nki.errors) items 9, 14, 23-26, 40 and section 5.4 (the core nki.isa pages).
 
-#: ALU operators that work on raw integer bits (nki_spec.md section 5.2; same spelling in
+#: ALU operators that work on raw integer bits (NKI API common tables (nki/api/nki.api.shared); same spelling in
 #: ``nki`` and ``nisa``)
 BITVEC_OPS = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert")
 
 
 def allowed_starts(n: int) -> tuple[int, ...]:
-    """Start partitions an operand of ``n`` partitions may use (nki_spec.md section 2.2)."""
+    """Start partitions an operand of ``n`` partitions may use (NKI architecture guide (nki/guides/architecture))."""
     return (0,) if n > 64 else (0, 64) if n > 32 else (0, 32, 64, 96)
 
 
@@ -572,7 +569,7 @@ def memset_value(op: Operation, dst: SSAValue, value: SSAValue) -> None:
 
 def tensor_copy_engine(op: Operation) -> None:
     """``tensor_copy`` on ScalarE (ACT) needs NeuronCore-v3: on trn1 use
-    ``activation(op=nl.copy)`` (nki_spec.md section 5.4)."""
+    ``activation(op=nl.copy)`` (nki.isa API reference (nki/api/nki/isa))."""
     if engine_of(op) == "scalar" and GENERATION[target_of(op)] < 3:
         raise VerifyException(
             f"{api(op)}: the scalar engine (ACT) cannot run tensor_copy on {target_of(op)} "

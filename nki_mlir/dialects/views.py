@@ -1,6 +1,6 @@
 """View and indirect-DMA ops the upstream ``memref`` dialect cannot express.
 
-Tensor views (nki_spec.md section 2.5) are upstream ops wherever possible:
+Tensor views (nki.language API reference (nki/api/nki/language)) are upstream ops wherever possible:
 ``memref.subview`` (subscripts, ``slice``, ``select``) and ``memref.reinterpret_cast``
 (``permute``, ``broadcast``, ``reshape``, ``rearrange``, ``ap``...), whose result is a
 strided memref of the *same storage* (offset and strides count elements from the start
@@ -23,7 +23,7 @@ size).  Two things remain:
   An index outside ``[0, rows)`` is a runtime error (``oob_mode=error`` /
   ``oob_is_err=true``, the default) or the row is not transferred (``skip`` /
   ``oob_is_err=false``).  The frontend emits it for ``nisa.dma_copy`` of a view made with
-  ``t.ap(..., vector_offset=idx)`` or ``t.vector_select(0, idx)`` (nki_spec.md 2.5).
+  ``t.ap(..., vector_offset=idx)`` or ``t.vector_select(0, idx)`` (nki.language API reference (nki/api/nki/language)).
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ from .common import HBM_SPACES, describe, dtype_of, shape_of, space_of
 from .instruction import NisaInstruction, NkiInstruction, direct_lowering
 from .syntax import KeywordOp
 
-#: index dtypes accepted by indirect DMA (nki_spec.md section 6, item 30)
+#: index dtypes accepted by indirect DMA (NKI error catalogue (nki.errors))
 INDEX_DTYPES = (dtypes.int32, dtypes.uint32)
 
 

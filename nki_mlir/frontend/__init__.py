@@ -30,7 +30,7 @@ from .codegen import FunctionCodegen, _Break, _Continue, _Return
 from .source import FunctionSource, uses_beta1
 from .values import Tensor
 
-#: compile-time argument types accepted by a kernel (nki_spec.md section 1.2)
+#: compile-time argument types accepted by a kernel (NKI language guide (nki/get-started/nki-language-guide))
 _CONST_TYPES = (int, float, bool, str, tuple, type(None), np.dtype, np.integer, np.floating, np.bool_)
 
 

@@ -11,7 +11,7 @@ from ..errors import NKITypeError
 from .builtins import Builtin, EnumMember
 from .values import Index, Tensor
 
-# NumPy ufuncs accepted as op tokens (NKI Beta 1 allowed them; nki_spec.md section 5.2)
+# NumPy ufuncs accepted as op tokens (NKI Beta 1 allowed them; NKI API common tables (nki/api/nki.api.shared))
 _UFUNC_TOKENS = {
     np.add: "add", np.subtract: "subtract", np.multiply: "multiply", np.divide: "divide",
     np.maximum: "maximum", np.minimum: "minimum", np.equal: "equal", np.not_equal: "not_equal",

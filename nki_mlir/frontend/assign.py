@@ -1,6 +1,6 @@
 """In-place assignment into a tensor: ``t[...] = value`` (NKI Beta 1).
 
-``t[idx] = value`` writes ``value`` into the view ``t[idx]`` (nki_spec.md section 4.3,
+``t[idx] = value`` writes ``value`` into the view ``t[idx]`` (NKI language guide (nki/get-started/nki-language-guide),
 "Assignment"): a number is a ``memset``; an on-chip tile is copied with an
 ``nki.tensor_copy`` marked ``nki.assign`` -- ``nki-legalize`` folds that copy away when the
 value is a fresh result nobody else reads, so ``t[...] = nl.exp(x)`` becomes one

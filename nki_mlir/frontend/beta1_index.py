@@ -2,7 +2,7 @@
 
 Every key is an :class:`~.index_expr.IndexExpr` (or an int / loop index, a constant grid),
 and the keys broadcast to one grid: the result is a view of that grid's shape whose
-element ``[k_0, k_1, ...]`` is ``t[key_0(k), key_1(k), ...]`` (nki_spec.md section 4.3).
+element ``[k_0, k_1, ...]`` is ``t[key_0(k), key_1(k), ...]`` (NKI language guide (nki/get-started/nki-language-guide)).
 
 - When key ``d`` varies only along grid axis ``d`` with a positive step (the usual
   ``t[i_p, i_f]`` form) the view is the ``memref.subview`` that Beta 2 slicing makes

@@ -1,7 +1,6 @@
 """Beta 1 value-returning ``nisa`` calls (``neuronxcc.nki.isa``, Builtins ``nisa1.<name>``).
 
-In Beta 1 an instruction returns its result tile instead of taking ``dst`` (nki_spec.md
-section 5.5): the arguments are the Beta 2 ones without ``dst``, plus ``dtype=`` (result
+In Beta 1 an instruction returns its result tile instead of taking ``dst`` (NKI migration guide (nki/migration)): the arguments are the Beta 2 ones without ``dst``, plus ``dtype=`` (result
 dtype) and ``mask=``.  Each call here allocates the result (:data:`RESULT_RULES` gives its
 shape, dtype and buffer: SBUF, or PSUM for the TensorE instructions) and calls the Beta 2
 handler with it as ``dst``, so both fronts emit the same ``nki`` ops.  Assigning the result

@@ -24,7 +24,7 @@
   inside a kernel yet (a located error).
 
 Semantics: the Beta 1 ``nki.language`` API page (Neuron SDK 2.26,
-``general/nki/api/nki/language/__init__.py``), nki_spec.md section 5.6 ("Beta 1 only").
+``general/nki/api/nki/language/__init__.py``), nki.language API reference (nki/api/nki/language) ("Beta 1 only").
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ beyond Beta 2 is handled here, reusing the Beta 1 front's semantics (``tile_ops`
   temporary is re-emitted accumulating into the PSUM view (:func:`accumulate`).
 - ``name: nt.tensor[...] = value``: the annotation is checked (:func:`check_annotation`).
 
-Semantics: nki_spec.md section 4.3; NKI Beta 1 programming-model page ("Tile indexing",
+Semantics: NKI language guide (nki/get-started/nki-language-guide); NKI Beta 1 programming-model page ("Tile indexing",
 "Masking").
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Like Triton's code generator, an ``ast.NodeVisitor`` walks the kernel source with
 explicit scopes; the kernel is never executed by Python.  Compile-time values are
-evaluated (NKI Beta 2's "specialization", nki_spec.md section 1.1); tensor operations
+evaluated (NKI Beta 2's "specialization", NKI language guide (nki/get-started/nki-language-guide)); tensor operations
 become IR.  ``nl.affine_range`` / ``nl.sequential_range`` loops become ``scf.for`` (one
 body); Python ``range`` / ``nl.static_range`` loops and ``if`` on compile-time values are
 unrolled / resolved.  Helper functions are inlined.  Anything outside the NKI subset is an
@@ -265,7 +265,7 @@ class FunctionCodegen(ast.NodeVisitor):
             raise self.fail(node, "while ... else is not supported")
         for count in range(_UNROLL_LIMIT):
             cond = self.eval(node.test)
-            if isinstance(cond, Register) and count == 0:  # runtime while (nki_spec.md 4.1)
+            if isinstance(cond, Register) and count == 0:  # runtime while (NKI language guide (nki/get-started/nki-language-guide))
                 return emit_register_while(self, node, cond)
             if not self.truth(node.test, cond):
                 return
@@ -339,7 +339,7 @@ class FunctionCodegen(ast.NodeVisitor):
         loop.verify_()
 
     def stmt_With(self, node: ast.With) -> None:
-        """``with nl.no_reorder():`` (nki_spec.md 4.1); Beta 1 ``with ncc.allocation_scope():``
+        """``with nl.no_reorder():`` (NKI language guide (nki/get-started/nki-language-guide)); Beta 1 ``with ncc.allocation_scope():``
         runs its body as is (liveness already frees its tensors at their last use)."""
         from ..beta1.compiler import AllocationScope
         ctx = self.eval(node.items[0].context_expr) if len(node.items) == 1 else None

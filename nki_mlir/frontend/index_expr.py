@@ -11,7 +11,7 @@ only affine forms are representable: ``+ -`` of expressions and ints / loop indi
 by an int.  A comparison of an expression gives a :class:`Mask` (a conjunction of affine
 constraints ``expr <op> 0``); masks combine with ``&``.
 
-Semantics: nki_spec.md section 4.3 (Beta 1 advanced indexing, masks), the NKI Beta 1
+Semantics: NKI language guide (nki/get-started/nki-language-guide) (Beta 1 advanced indexing, masks), the NKI Beta 1
 programming-model page ("Tile indexing", "Masking").
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ A subscript by a tensor or register is ``t.select(dim, x)`` (tensor_methods.py):
 int tensor gathers rows (an indirect view for ``nisa.dma_copy``).  One such key per
 subscript.
 
-Rules (nki_spec.md section 2.5, NKI ``NkiTensor`` indexing): integers, slices with a
+Rules (nki.language API reference (nki/api/nki/language), NKI ``NkiTensor`` indexing): integers, slices with a
 static positive step, ``...`` and ``nl.ds(start, size)``; starts may depend on loop
 indices, sizes must be compile-time.  On-chip: an integer on dim 0 keeps a size-1
 partition dim; an integer on a free dim drops it unless the result would fall below

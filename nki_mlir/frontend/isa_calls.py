@@ -1,6 +1,6 @@
 """Frontend handlers for ``nki.isa`` instructions: each emits one ``nki`` dialect op.
 
-Signatures mirror the NKI 0.6 ``nki.isa`` API (nki_spec.md section 5.4), ``dst`` first.
+Signatures mirror the NKI 0.6 ``nki.isa`` API (nki.isa API reference (nki/api/nki/isa)), ``dst`` first.
 Each handler checks the kinds of its arguments (tensor / number / op token / enum) and
 leaves shape, memory and dtype rules to the op verifiers, which report at the call's line.
 """
@@ -140,7 +140,7 @@ def reciprocal(cg, dst, data, engine=None, name=None):
 
 
 def _check_memset_value(cg, api: str, d: Tensor, value) -> None:
-    """nki_spec.md sections 3 and 6 (item 26): the value's kind must match ``dst``'s dtype
+    """NKI API common tables (nki/api/nki.api.shared) (item 26): the value's kind must match ``dst``'s dtype
     (an int literal in range for int tensors) and packed x4 tensors accept only 0."""
     import numpy as np
 

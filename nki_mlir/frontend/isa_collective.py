@@ -2,7 +2,7 @@
 ``nki.collectives`` (:mod:`nki_mlir.collectives`; each (src, dst) pair -> one
 ``nki.collective`` op; ``rank_id`` and the ring's current rank are compile-time ints).
 
-Signatures mirror the NKI 0.6 ``nki.isa`` API (nki_spec.md sections 1.4 and 5.4)::
+Signatures mirror the NKI 0.6 ``nki.isa`` API (NKI language guide (nki/get-started/nki-language-guide))::
 
     nisa.core_barrier(data, cores, engine=nisa.engine.gpsimd, name=None)
     nisa.sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id,

@@ -1,9 +1,9 @@
 """Frontend of engine registers and runtime (device) control flow.
 
 ``nki.isa``: ``register_alloc(x=None)``, ``register_move(dst, src)``,
-``register_load(dst, src)``, ``register_store(dst, src)`` (nki_spec.md section 5.4).
+``register_load(dst, src)``, ``register_store(dst, src)`` (nki.isa API reference (nki/api/nki/isa)).
 ``nki.language``: ``dynamic_range``, ``fori_loop``, ``while_loop``, ``no_reorder`` and the
-``while reg:`` statement (nki_spec.md sections 4.1, 4.2).
+``while reg:`` statement (NKI language guide (nki/get-started/nki-language-guide)).
 
 Values: a register is a :class:`Register` -- an SSA ``memref<1xi32, #nisa.mem<reg>>``
 (``dialects/isa_control.py``), or, read-only, the ``index`` induction value of a runtime

@@ -1,6 +1,6 @@
 """Frontend handlers for ``nki.isa`` instructions: dma_transpose, dma_compute, nc_n_gather, local_gather, nc_stream_shuffle.
 
-Signatures mirror the NKI 0.6 ``nki.isa`` API (nki_spec.md section 5.4), ``dst`` first.
+Signatures mirror the NKI 0.6 ``nki.isa`` API (nki.isa API reference (nki/api/nki/isa)), ``dst`` first.
 Handlers check the kinds of the arguments; shapes, memories, dtypes and limits are the op
 verifiers' job (:mod:`nki_mlir.dialects.isa_movement`), reported at the call's line.
 """

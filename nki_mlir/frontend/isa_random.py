@@ -1,6 +1,6 @@
 """Frontend handlers for ``nki.isa`` instructions: rng, set_rng_seed, rand_set_state, rand_get_state, rand2, dropout.
 
-Signatures mirror the NKI 0.6 ``nki.isa`` API (nki_spec.md section 5.4), ``dst`` first.
+Signatures mirror the NKI 0.6 ``nki.isa`` API (nki.isa API reference (nki/api/nki/isa)), ``dst`` first.
 Handlers check the kinds of the arguments; shapes, dtypes, engines and targets are the op
 verifiers' job (:mod:`nki_mlir.dialects.isa_random`), reported at the call's line.
 """

@@ -1,6 +1,6 @@
 """Frontend handlers for ``nki.isa`` instructions: select_reduce, range_select, max8, nc_find_index8, nc_match_replace8, tensor_copy_predicated, sequence_bounds, nonzero_with_count, topk.
 
-Signatures mirror the NKI 0.6 ``nki.isa`` API (nki_spec.md section 5.4), ``dst`` first.
+Signatures mirror the NKI 0.6 ``nki.isa`` API (nki.isa API reference (nki/api/nki/isa)), ``dst`` first.
 Each handler checks the kinds of its arguments (tensor / number / op token / enum /
 compile-time int) and emits one ``nki`` op; shape, memory, dtype and target rules are the
 op verifiers' (:mod:`nki_mlir.dialects.isa_select`), reported at the call's line.

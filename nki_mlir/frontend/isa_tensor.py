@@ -1,6 +1,6 @@
 """Frontend handlers for ``nki.isa`` instructions: nc_matmul_mx, quantize_mx.
 
-Signatures mirror the NKI 0.6 ``nki.isa`` API (nki_spec.md section 5.4), ``dst`` first.
+Signatures mirror the NKI 0.6 ``nki.isa`` API (nki.isa API reference (nki/api/nki/isa)), ``dst`` first.
 Shape, dtype, tiling and target rules (trn3 only) are checked by the op verifiers in
 :mod:`nki_mlir.dialects.isa_tensor`, which report at the call's line.
 """

@@ -1,6 +1,6 @@
 """Frontend handlers for ``nki.isa`` instructions: scalar_tensor_tensor, tensor_partition_reduce, tensor_scalar_reduce, tensor_scalar_cumulative, tensor_tensor_scan, bn_stats, bn_aggr, exponential, activate2.
 
-Signatures mirror the NKI 0.6 ``nki.isa`` API (nki_spec.md section 5.4), ``dst`` first.
+Signatures mirror the NKI 0.6 ``nki.isa`` API (nki.isa API reference (nki/api/nki/isa)), ``dst`` first.
 Each handler checks the kinds of its arguments (tensor / number / op token / enum) and the
 argument combinations the API forbids; shape, memory, dtype and target rules are the op
 verifiers' (``dialects/isa_vector.py``), which report at the call's line.

@@ -31,7 +31,7 @@ Called by :func:`~nki_mlir.frontend.build_module`:
     for one program instance of a launch grid (``kernel[g](...)``): the kernel is specialised
     per instance and another instance may write the output.
 
-Semantics: nki_spec.md sections 1.2 ("Outputs (Beta 1)") and 6 (items 36, 37).
+Semantics: NKI language guide (nki/get-started/nki-language-guide) ("Outputs (Beta 1)") and 6 (items 36, 37).
 """
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 Allocation (``nl.ndarray``, ``nl.zeros``), loops and slices (``nl.affine_range``,
 ``nl.sequential_range``, ``nl.static_range``, ``nl.ds``) and the NKI 0.3 value-returning
 wrappers ``nl.load``, ``nl.store``, ``nl.add``, ``nl.multiply``, ``nl.exp``,
-``nl.matmul`` (sugar ops lowered by ``nki-legalize``).  Semantics: nki_spec.md sections
-2.4, 4.1 and 5.6 (NKI ``nki.language`` API page).
+``nl.matmul`` (sugar ops lowered by ``nki-legalize``).  Semantics: NKI migration guide (nki/migration) (NKI ``nki.language`` API page).
 """
 from __future__ import annotations
 

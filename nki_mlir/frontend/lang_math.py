@@ -11,8 +11,7 @@ the call's source line) and emits one generic sugar op of ``dialects/nki_sugar.p
 returning a new SBUF tile (``nl.transpose``: PSUM); ``nki-legalize``
 (``passes/legalize_math.py``) turns it into ISA-level ``nki`` instructions.  Result
 dtype: ``dtype=`` when given, else the input's dtype (NKI 0.3+ semantics); comparisons
-and logical functions give 1 / 0 in that dtype.  Semantics: nki_spec.md sections 2.4,
-4.5 and 5.6.
+and logical functions give 1 / 0 in that dtype.  Semantics: NKI migration guide (nki/migration).
 """
 from __future__ import annotations
 

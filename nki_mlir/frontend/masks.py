@@ -1,6 +1,6 @@
 """NKI Beta 1 ``mask=`` predicates on ``nl`` / ``nisa`` calls.
 
-A mask is a compile-time execution predicate (nki_spec.md section 4.3 "Masks"; NKI Beta 1
+A mask is a compile-time execution predicate (NKI language guide (nki/get-started/nki-language-guide) "Masks"; NKI Beta 1
 docs, ``general/nki/api/nki.api.shared.rst`` "NKI API Masking" and
 ``general/nki/programming_model.rst``): a conjunction with ``&`` of comparisons of affine
 expressions of ``nl.arange`` / ``nl.mgrid`` grids, ``nl.affine_range`` loop indices and

@@ -1,7 +1,7 @@
 """SPMD launch grids and LNC: the launch markers and the ``nl.program_id`` family.
 
 **Launch markers** (used *outside* kernels, in the launch brackets; NKI Beta 1
-``nl.nc`` / ``nl.spmd_dim``, nki_spec.md section 1.4):
+``nl.nc`` / ``nl.spmd_dim``, NKI language guide (nki/get-started/nki-language-guide)):
 
 - ``nl.nc(n)``: a grid dimension of size ``n`` spread over ``n`` physical NeuronCores
   (instance ``i`` of that dimension runs on core ``i``).
@@ -15,7 +15,7 @@
 program instance; ``build_module(..., spmd=info)`` stores it on the builder as ``cg.b.spmd``
 (None for a plain call without brackets).
 
-**Handlers** (nki_spec.md sections 1.4 and 4.5; NKI ``nki.language.program_id`` /
+**Handlers** (NKI language guide (nki/get-started/nki-language-guide); NKI ``nki.language.program_id`` /
 ``num_programs`` / ``program_ndim`` pages).  All three return compile-time Python ints, so
 they can be used in index arithmetic, slices, masks and ``if`` conditions:
 

@@ -1,7 +1,7 @@
 """Frontend handlers for ``NkiTensor`` methods (``t.slice(...)``, ``t.ap(...)``, ...).
 
 A method ``m`` is registered as ``@handles("tensor.m")`` and called as
-``handler(cg, tensor, *args, **kwargs)``.  Semantics: nki_spec.md section 2.5.
+``handler(cg, tensor, *args, **kwargs)``.  Semantics: nki.language API reference (nki/api/nki/language).
 
 Every view shares storage with its source.  A :class:`~.values.Tensor` carries its layout
 over the *underlying storage* (``strides`` and ``offset`` in elements; for SBUF/PSUM the
@@ -22,7 +22,7 @@ same storage:
 - ``scalar_offset=`` / ``select(dim, x)`` with a register or a ``(1, 1)`` int tensor ``x``: a
   dynamic offset read at run time (``isa_control.scalar_index``).
 
-On-chip restrictions (nki_spec.md sections 2.5 and 6, items 7, 8 and 11): views cannot
+On-chip restrictions (nki.language API reference (nki/api/nki/language)): views cannot
 move, broadcast, insert, squeeze or reshape the partition dim (dim 0), cannot stride it,
 select it dynamically or index it indirectly, and ``ap`` patterns must start with
 ``[free_size_of_storage, nparts]``.  Views have at most 5 dims.
@@ -37,7 +37,7 @@ from ..errors import NKITypeError
 from .builtins import handles
 from .values import Index, Indirect, Tensor, as_index, is_int, simplify
 
-#: dims of an NkiTensor view (nki_spec.md section 2.2)
+#: dims of an NkiTensor view (NKI architecture guide (nki/guides/architecture))
 MAX_VIEW_DIMS = 5
 _OOB = "err_tensor_access_out_of_bound"
 
@@ -87,7 +87,7 @@ def _dim(cg, t: Tensor, method: str, dim: Any, *, extra: int = 0) -> int:
 
 
 def _not_partition(cg, t: Tensor, method: str, d: int, what: str) -> None:
-    """nki_spec.md section 6, item 11: a view op touching dim 0 of an on-chip tensor."""
+    """NKI error catalogue (nki.errors): a view op touching dim 0 of an on-chip tensor."""
     if t.on_chip and d == 0:
         raise _err(cg, method, f"cannot {what} dim 0 of {_what(t)}: dim 0 is the partition "
                                f"dim, which views of SBUF/PSUM tensors cannot change")

@@ -1,6 +1,6 @@
 """Python operators on tiles and index expressions (NKI Beta 1).
 
-- Tile operators map to the ``nl`` functions (nki_spec.md section 4.3, "Operator
+- Tile operators map to the ``nl`` functions (NKI language guide (nki/get-started/nki-language-guide), "Operator
   overloads"): ``+ - * / ** %`` -> ``add subtract multiply divide power mod``; ``<< >>`` ->
   ``left_shift right_shift``; ``& | ^ ~`` -> the logical forms ``logical_and logical_or
   logical_xor logical_not``; comparisons -> ``equal less ...``; unary ``-`` -> ``negative``.

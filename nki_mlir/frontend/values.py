@@ -83,7 +83,7 @@ class Tensor:
 
 @dataclass(frozen=True)
 class Indirect:
-    """What makes a view indirect (nki_spec.md section 2.5, ``ap(vector_offset=...)`` /
+    """What makes a view indirect (nki.language API reference (nki/api/nki/language), ``ap(vector_offset=...)`` /
     ``vector_select``): row ``i`` of the view is row ``index[i]`` of ``table``.
 
     Attributes:

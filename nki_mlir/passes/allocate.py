@@ -1,6 +1,6 @@
 """``nisa-allocate``: place every SBUF / PSUM ``nisa.alloc`` (design.md section 5, step 4).
 
-Memory model (nki_spec.md sections 2.1-2.4; NKI docs "Trainium architecture",
+Memory model (NKI architecture guide (nki/guides/architecture)-2.4; NKI docs "Trainium architecture",
 ``nl.ndarray`` direct allocation): SBUF and PSUM are 128 partitions x bytes.  A tensor
 ``[P, F...]`` occupies partitions ``[start, start + P)`` and the same byte range
 ``[offset, offset + size)`` in each of them, ``size`` = free size x element bytes
@@ -80,7 +80,7 @@ from .effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_p
 from .interval_index import IntervalIndex
 from .liveness import LiveRange, live_ranges
 
-#: usable SBUF bytes per partition (nki_spec.md 2.1, from ``tile_size.total_available_sbuf_size``)
+#: usable SBUF bytes per partition (NKI architecture guide (nki/guides/architecture), from ``tile_size.total_available_sbuf_size``)
 SBUF_BYTES = {"trn1": 180224, "trn2": 212984, "trn3": 245752}
 PSUM_BANK_BYTES = 2048          # per partition (``psum_bank_fmax_bytes``)
 PSUM_BANKS = 8
@@ -266,7 +266,7 @@ def overflow_message(t: Tensor, live: list[Tensor], arena: Arena, target: str) -
 
 
 def _legal_starts(partitions: int) -> tuple[int, ...]:
-    """Start partitions an operand of ``partitions`` partitions may use (nki_spec.md 2.2)."""
+    """Start partitions an operand of ``partitions`` partitions may use (NKI architecture guide (nki/guides/architecture))."""
     if partitions > 64:
         return (0,)
     if partitions > 32:

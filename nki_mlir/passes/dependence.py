@@ -32,8 +32,7 @@ one is always safe).  ``reason`` says why:
 
 Distinct kernel arguments never alias each other.
 
-:func:`check_output_dependencies` raises ``err_unexpected_output_dependencies`` (nki_spec.md
-loops table, error 35) for an ``affine_range`` loop two of whose iterations may write the same
+:func:`check_output_dependencies` raises ``err_unexpected_output_dependencies`` (NKI error catalogue (nki.errors)) for an ``affine_range`` loop two of whose iterations may write the same
 location of a tensor defined outside the loop: the interval + GCD test above proposes, the
 exact integer-set test of :mod:`.exact_overlap` (isl) confirms, so a bijective index map
 (``out[i2 * n1 + i1]``) is never reported while any real overlap still is (implemented in

@@ -1,7 +1,7 @@
 """``nki-legalize``: NKI 0.3 value-returning sugar -> destination-style ``nki`` ops.
 
 Each sugar op allocates its result tile explicitly and becomes the instruction(s) the NKI
-docs say it lowers to (nki_spec.md section 5.6): ``nl.load`` -> ``dma_copy``; ``nl.store``
+docs say it lowers to (nki.language API reference (nki/api/nki/language)): ``nl.load`` -> ``dma_copy``; ``nl.store``
 -> ``dma_copy`` (via an SBUF copy when the value is in PSUM); ``nl.add`` / ``nl.multiply``
 -> ``tensor_tensor`` (or ``tensor_scalar`` for a scalar / ``[P,1]`` operand);
 ``nl.exp`` -> ``activation``; ``nl.matmul`` -> ``nc_matmul`` (after a TensorE transpose

@@ -2,7 +2,7 @@
 
 Every sugar op becomes ISA-level ``nki`` instructions writing an explicit result
 allocation, with explicit temporaries (float32 unless noted).  Engines follow the NKI docs
-(nki_spec.md sections 5.2-5.6):
+(NKI API common tables (nki/api/nki.api.shared)-5.6):
 
 - activation functions (``exp log tanh sigmoid relu silu gelu* mish softplus erf* sqrt
   square sign abs arctan``) -> ScalarE ``activation``;

@@ -5,7 +5,7 @@ API names become AWS's instruction names and operand roles (``nki.tensor_tensor`
 op tokens become AWS enum spellings (``maximum`` -> ``max``), ``nki.ndarray`` becomes
 ``nisa.alloc`` (keeping the user's name and direct address as ``nkim.name`` /
 ``nkim.address``).  Engines: the user's ``engine=`` when given, else the NKI default
-(nki_spec.md section 5.4): DMA for dma_copy, TensorE for matmul/transpose, ScalarE for
+(nki.isa API reference (nki/api/nki/isa)): DMA for dma_copy, TensorE for matmul/transpose, ScalarE for
 activation, GpSimd for iota/affine_select and for int32 / ``power`` tensor_tensor,
 VectorE otherwise.  Views (``memref.subview``), loops and index math are kept.
 """

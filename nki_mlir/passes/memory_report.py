@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import (ArrayAttr, DictionaryAttr, FloatAttr, Integer
                                    StringAttr, UnitAttr, f64, i64)
 from xdsl.ir import Attribute
 
-#: partitions of SBUF and PSUM (nki_spec.md 2.1)
+#: partitions of SBUF and PSUM (NKI architecture guide (nki/guides/architecture))
 PARTITIONS = 128
 PSUM_BANK_BYTES = 2048
 SPACES = ("sbuf", "psum")

@@ -3,7 +3,7 @@
 A tensor allocated in the body of a loop is a new tensor in every iteration.  Giving it
 ``k`` rotating copies (iteration ``i`` uses copy ``i mod k``) lets iteration ``i+1`` fill
 one copy while iteration ``i`` still reads another, so the iterations of an
-``affine_range`` (which carry no dependence, nki_spec.md loops table) can overlap.
+``affine_range`` (which carry no dependence, NKI error catalogue (nki.errors)) can overlap.
 
 Eligible allocs (:func:`rotation_nest`): on-chip, not directly allocated
 (``nkim.address``), whose innermost enclosing loop is ``scf.for`` with

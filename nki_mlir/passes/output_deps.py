@@ -1,4 +1,4 @@
-"""``err_unexpected_output_dependencies`` (nki_spec.md loops table, error 35).
+"""``err_unexpected_output_dependencies`` (NKI error catalogue (nki.errors)).
 
 Two iterations of an ``affine_range`` loop must not write the same location of a tensor
 defined outside the loop.  Candidate pairs of writes come from the (conservative) carried

@@ -1,7 +1,7 @@
 """Run-time check of the documented valid input ranges of the ScalarE activation functions.
 
 ``log`` [2^-64, 2^64], ``sin`` [-pi, pi], ``arctan`` [-pi/2, pi/2], ``sqrt`` [2^-116, 2^118],
-``rsqrt`` [2^-87, 2^97], ``reciprocal`` +-[2^-42, 2^42] (nki_spec.md section 5.3, the NKI
+``rsqrt`` [2^-87, 2^97], ``reciprocal`` +-[2^-42, 2^42] (NKI API common tables (nki/api/nki.api.shared), the NKI
 ``nki.api.shared`` activation table: outside them the ScalarE polynomials give invalid
 output).  The interpreter still computes the exact function; it reports an input outside
 the range as a :class:`~nki_mlir.errors.NKIRangeWarning` located at the instruction's
@@ -57,7 +57,7 @@ def range_checker(dec: Decoder, op, name: str) -> Callable[[list, object], None]
             return
         once.add(done)  # (the per-run state: queue mode runs instructions on env snapshots)
         msg = (f"op={name} got the input {bad:.9g} (data*scale+bias), outside its valid input "
-               f"range {text}; the ScalarE output is invalid there (nki_spec.md section 5.3)")
+               f"range {text}; the ScalarE output is invalid there (NKI API common tables, activation functions: nki/api/nki.api.shared)")
         if mode == "error":
             raise Fault(msg)
         where = f"{loc}: " if loc is not None else ""

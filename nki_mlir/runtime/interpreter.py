@@ -22,7 +22,7 @@ Design (``design.md`` section 8): :func:`decode` turns the function into a flat 
 pre-bound closures ``f(env)``; SSA values live in integer slots of the list ``env`` (slot 0
 holds the per-run state), and ``scf.for`` is a closure running its body's list.  Memory is
 physical (:mod:`.memory`); numerics follow :mod:`.numerics`.  Semantics of each instruction:
-nki_spec.md section 5.4 (NKI ``nki.isa`` API pages).
+nki.isa API reference (nki/api/nki/isa) (NKI ``nki.isa`` API pages).
 
 Modules: this one picks the function and target; :mod:`.decoder` walks it, with the slot
 environment and shared helpers in :mod:`.env`; the closure builders are in :mod:`.control`

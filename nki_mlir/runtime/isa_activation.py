@@ -8,8 +8,7 @@ With ``reduce_cmd`` (``reset``, ``reduce``, ``reset_reduce``; ``idle`` with a
 ``reduce_res`` means ``reset_reduce``) the per-partition sum of the results is kept in the
 run's ScalarE fp32 accumulators (:class:`~.program.State` ``act_acc``, one lane per
 partition), which carry across instructions; ``reduce_res`` (``[P, 1]``) receives them.
-Only ``reduce_op=add`` is supported, and not ``load_reduce``.  Semantics: nki_spec.md
-section 5.4 (``nki.isa.activation`` / ``activation_reduce``, ``nki.isa.reduce_cmd``).
+Only ``reduce_op=add`` is supported, and not ``load_reduce``.  Semantics: nki.isa API reference (nki/api/nki/isa) (``nki.isa.activation`` / ``activation_reduce``, ``nki.isa.reduce_cmd``).
 """
 from __future__ import annotations
 

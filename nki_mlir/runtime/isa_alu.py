@@ -6,9 +6,9 @@ elementwise on tiles ``[P, free...]`` whose partition and per-partition element 
 compute in float32 and cast to the ``dst`` dtype, except on the exact integer path (int64,
 wrapped to the ``dst`` width): bitvec operators, integer-only reductions, and
 ``tensor_tensor_arith`` on int32/uint32 operands on **GpSimd** (on Vector, int32/uint32
-go through float32 and lose precision above 2^24, nki_spec.md section 3).
-Operator tables and casting rules: :mod:`.numerics` (nki_spec.md section 3);
-semantics: nki_spec.md section 5.4.
+go through float32 and lose precision above 2^24, NKI API common tables (nki/api/nki.api.shared)).
+Operator tables and casting rules: :mod:`.numerics` (NKI API common tables (nki/api/nki.api.shared));
+semantics: nki.isa API reference (nki/api/nki/isa).
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ error.
   run is a one-rank world (rank 0).  Ranks whose tensors disagree are a located error.
 
 A wait that cannot complete is an error at this instruction (:mod:`.spmd`).  Semantics:
-nki_spec.md sections 1.4 and 5.4 (NKI ``nki.isa.core_barrier`` / ``nki.isa.sendrecv``).
+NKI language guide (nki/get-started/nki-language-guide) (NKI ``nki.isa.core_barrier`` / ``nki.isa.sendrecv``).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ to a 4-byte element and the low bits (wrapping) to a narrower int.  ``register_r
 the signed 32-bit value as a Python ``int`` (an ``index``).  A ``src`` that is an integer
 or ``index`` SSA value (an immediate, a loop induction value) is wrapped to 32 bits.
 
-Semantics: nki_spec.md sections 2.1 and 5.4 ("Registers and control").
+Semantics: NKI architecture guide (nki/guides/architecture) ("Registers and control").
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Both evaluate the affine pattern ``offset + p*channel_multiplier + sum_k step_k*
 (wrapping), once at decode time (plus the run-time ``offset_index`` when the offset
 depends on loop indices).  ``nisa.iota`` stores the values (cast to ``dst``'s dtype);
 ``nisa.affine_select`` keeps ``on_true_tile`` where ``cmp_op(value, 0)`` holds and
-``on_false_value`` elsewhere.  Semantics: nki_spec.md section 5.4 (``nki.isa.iota`` /
+``on_false_value`` elsewhere.  Semantics: nki.isa API reference (nki/api/nki/isa) (``nki.isa.iota`` /
 ``affine_select``).
 """
 from __future__ import annotations

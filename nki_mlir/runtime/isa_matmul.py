@@ -18,7 +18,7 @@ nearest even when stored.
 - ``row_pos`` / ``col_pos`` / ``tile_size`` (tiling mode) only choose PE rows: no effect on values.
 
 ``nisa.nc_transpose``: ``dst[F, P]`` = the bit-exact transpose of ``data[P, F]``.
-Semantics: nki_spec.md sections 3 and 5.4 (``nki.isa.nc_matmul`` / ``nc_transpose``).
+Semantics: NKI API common tables (nki/api/nki.api.shared) (``nki.isa.nc_matmul`` / ``nc_transpose``).
 """
 from __future__ import annotations
 

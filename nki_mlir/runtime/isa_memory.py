@@ -16,12 +16,12 @@
   rows is a runtime error naming the index, its partition and the bound
   (``oob_is_err=true``, the default) or that row is not transferred (``false``).
 - ``nisa.tensor_copy``: bit-exact when the dtypes match on Vector/GpSimd, else through
-  float32 (nki_spec.md section 3); on ScalarE always through float32 (lossy for int32 above
+  float32 (NKI API common tables (nki/api/nki.api.shared)); on ScalarE always through float32 (lossy for int32 above
   2^24, and NaN payloads of equal float dtypes are not kept).
 - ``nisa.memset``: an integer value into a non-bool integer tensor is stored exactly (wrapping),
   anything else through float32.
 
-Semantics: nki_spec.md section 5.4 (the NKI ``nki.isa`` API pages of these instructions).
+Semantics: nki.isa API reference (nki/api/nki/isa) (the NKI ``nki.isa`` API pages of these instructions).
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@
 - ``nisa.nc_stream_shuffle``: per 32-partition quadrant ``q``, ``dst[q*32+i] = src[q*32+mask[i]]``
   unless ``mask[i] == 255``; the source is read before anything is written (in-place safe).
 
-Semantics: nki_spec.md section 5.4.
+Semantics: nki.isa API reference (nki/api/nki/isa).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Closure builders for rng, set_rng_seed, rand_set_state, rand_get_state, rand2, dropout,
 and the per-lane XORWOW generator they share.
 
-The generator (nki_spec.md section 2: "Vector/GpSimd per-lane XORWOW states of 6 x u32")
+The generator (NKI architecture guide (nki/guides/architecture): "Vector/GpSimd per-lane XORWOW states of 6 x u32")
 is Marsaglia's xorwow (G. Marsaglia, "Xorshift RNGs", J. Stat. Softw. 8(14), 2003): each
 lane keeps five xorshift words ``x, y, z, w, v`` and a Weyl counter ``d``, stored in that
 order as 6 uint32.  One step::
@@ -29,7 +29,7 @@ Uses of the bits: ``rng`` keeps the low bits (``astype`` to the integer ``dst`` 
 24 bits, exact in fp32); ``rand2`` returns ``min + bits / (2**32 - 1) * (max - min)``
 (fp32, so both ends are reachable), cast to ``dst``.
 
-Semantics: nki_spec.md section 5.4.
+Semantics: nki.isa API reference (nki/api/nki/isa).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Closure builders for select_reduce, range_select, max8, nc_find_index8, nc_match_replace8, tensor_copy_predicated, sequence_bounds, nonzero_with_count, topk.
 
-Semantics: nki_spec.md section 5.4 and the NKI 0.6 ``nki.isa`` API page.  Where the docs
+Semantics: nki.isa API reference (nki/api/nki/isa) and the NKI 0.6 ``nki.isa`` API page.  Where the docs
 leave a detail open, this is the reading implemented (and tested):
 
 - VectorE values are compared and selected in float32 and cast once to the ``dst`` dtype

@@ -11,7 +11,7 @@ Layouts (packed ``*_x4`` data, 8-partition x 4-value scale groups, scale codes a
   (an all-zero group gets code 0 = 2^-127; a group holding Inf/NaN gets 255 = NaN); values
   are ``src / 2^(code-127)`` saturated to the fp8 range and rounded to nearest even.
 
-Semantics: nki_spec.md sections 3 and 5.4 (NKI ``nki.isa.nc_matmul_mx`` / ``quantize_mx``).
+Semantics: NKI API common tables (nki/api/nki.api.shared) (NKI ``nki.isa.nc_matmul_mx`` / ``quantize_mx``).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from .isa_matmul import psum_writer
 if TYPE_CHECKING:
     from .decoder import Decoder
 
-#: Emax - 1: the exponent offset of the scale (nki_spec.md section 5.4, quantize_mx row)
+#: Emax - 1: the exponent offset of the scale (nki.isa API reference (nki/api/nki/isa), quantize_mx row)
 SCALE_SHIFT = {dt: emax - 1 for dt, emax in T.QUANTIZE_EMAX.items()}
 
 

@@ -7,7 +7,7 @@ Operator tokens are the NKI spellings (``maximum``), mapped to the ALU tables th
 ``nisa.ARITH_OPS``.  ``tensor_scalar_reduce``, ``tensor_scalar_cumulative`` and
 ``exponential`` share the VectorE accumulators (``State.dve_acc``), ``activate2`` the
 ScalarE ones with ``activation`` (``State.act_acc``); see
-:func:`.isa_activation.accumulate`.  Semantics: nki_spec.md section 5.4.
+:func:`.isa_activation.accumulate`.  Semantics: nki.isa API reference (nki/api/nki/isa).
 """
 from __future__ import annotations
 

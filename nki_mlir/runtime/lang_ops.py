@@ -4,7 +4,7 @@
   the op's dense attribute; every run gets a fresh HBM array holding them (so a stray
   write cannot leak into the next run).
 - ``nisa.device_print``: prints ``prefix`` and the tensor's current values to stdout
-  (what ``nki.simulate`` does for ``nl.device_print``, nki_spec.md section 4.5).
+  (what ``nki.simulate`` does for ``nl.device_print``, nki.language API reference (nki/api/nki/language)).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 - **HBM** tensors are plain NumPy arrays (kernel arguments, or fresh arrays for HBM
   ``nisa.alloc``\\ s).
 - **SBUF** is one ``uint8`` array of shape ``(128, SBUF_BYTES[target])``: 128 partitions of
-  192 KiB (trn1), 224 KiB (trn2) or 256 KiB (trn3) each (nki_spec.md section 2.1, from the
+  192 KiB (trn1), 224 KiB (trn2) or 256 KiB (trn3) each (NKI architecture guide (nki/guides/architecture), from the
   NKI "Trainium architecture" guides).
 - **PSUM** is ``(128, 16384)`` bytes: 8 banks of 2 KiB per partition.  A parallel byte array
   of the same shape holds the "written by a matmul since allocation" flags that implement
@@ -15,8 +15,7 @@ A placed on-chip tensor (``nisa.alloc {nkim.partition = p0, nkim.offset = off}``
 share bytes: writes through one view are visible through the other, which is how allocation
 bugs become wrong numbers.  Unplaced tensors get private arrays.
 
-Fresh allocations are filled with sentinels like the NKI simulator does (nki_spec.md
-section 1.3): NaN for floats, ``4`` for integers (the raw byte ``4`` for ``bool``).
+Fresh allocations are filled with sentinels like the NKI simulator does (NKI simulator guide (nki/guides/nki_simulator)): NaN for floats, ``4`` for integers (the raw byte ``4`` for ``bool``).
 """
 from __future__ import annotations
 
@@ -28,9 +27,9 @@ from .. import dtypes
 
 #: partitions of SBUF and PSUM
 PARTITIONS = 128
-#: SBUF bytes per partition, per target (nki_spec.md section 2.1)
+#: SBUF bytes per partition, per target (NKI architecture guide (nki/guides/architecture))
 SBUF_BYTES = {"trn1": 192 * 1024, "trn2": 224 * 1024, "trn3": 256 * 1024}
-#: PSUM banks per partition and bytes per bank (nki_spec.md section 2.3)
+#: PSUM banks per partition and bytes per bank (NKI architecture guide (nki/guides/architecture))
 PSUM_BANKS = 8
 PSUM_BANK_BYTES = 2048
 #: PSUM bytes per partition

@@ -1,6 +1,6 @@
 """Numerics of the compute engines: ALU operators, activation functions and casting rules.
 
-Hardware model (nki_spec.md section 3, from the NKI docs "Supported data types"):
+Hardware model (NKI API common tables (nki/api/nki.api.shared), from the NKI docs "Supported data types"):
 
 - Vector, Scalar and GpSimd read their inputs, convert them to **float32**, compute in
   float32 and cast the result to the ``dst`` dtype.  Float ``dst``: round to nearest even
@@ -9,7 +9,7 @@ Hardware model (nki_spec.md section 3, from the NKI docs "Supported data types")
   this is our choice).  ``bool`` ``dst``: ``value != 0``.
 - Reading converts exactly to float32, except int32/uint32 magnitudes above 2^24, which
   round to nearest even (so Vector/Scalar arithmetic on int32 loses precision there, as
-  nki_spec.md section 3 says).
+  NKI API common tables (nki/api/nki.api.shared) says).
 - Narrow float ``dst`` (``make_store``): one RNE rounding float32 -> ``dst`` by ``ml_dtypes``
   (NumPy for float16).  These casts do **not saturate**: a finite value beyond the largest
   finite number of the format (after rounding) becomes +-inf for bfloat16, float16,
@@ -19,12 +19,11 @@ Hardware model (nki_spec.md section 3, from the NKI docs "Supported data types")
   IEEE-like (OCP "non-saturating") behaviour of ``ml_dtypes``.
 - The exact integer path computes in int64 and wraps to the ``dst`` integer width.  It is
   taken by bitvec operators (any engine; integer operands only) and by ``tensor_tensor`` on
-  **GpSimd** when both inputs are int32/uint32 (the only exact integer ALU, nki_spec.md
-  section 3).  int32 ``tensor_tensor`` on Vector goes through float32.
+  **GpSimd** when both inputs are int32/uint32 (the only exact integer ALU, NKI API common tables (nki/api/nki.api.shared)).  int32 ``tensor_tensor`` on Vector goes through float32.
 - Bitvec operators (``bitwise_*``, ``left_shift``, ``right_shift``) work on the integer values
   as a 32-bit ALU: ``right_shift`` is logical on the 32-bit two's-complement pattern.
 - Activation functions are evaluated exactly (float64, then rounded once to float32), as
-  nki_spec.md section 5.3 allows; the ScalarE polynomial out-of-range behaviour is not
+  NKI API common tables (nki/api/nki.api.shared) allows; the ScalarE polynomial out-of-range behaviour is not
   reproduced.
 
 Operator spellings are AWS's ``ArithOp`` names (``nki_mlir.dialects.nisa.ARITH_NAMES``) and
@@ -360,7 +359,7 @@ _GELU_C = math.sqrt(2.0 / math.pi)
 _GELU_SIG = 1.702
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
-#: documented valid input ranges of the ScalarE functions (nki_spec.md section 5.3, NKI
+#: documented valid input ranges of the ScalarE functions (NKI API common tables (nki/api/nki.api.shared), NKI
 #: ``nki.api.shared`` "Supported Activation Functions"): name -> (lo, hi, text, on_abs).
 #: ``on_abs``: the range applies to ``|x|`` (reciprocal: +-[2^-42, 2^42]).  Bounds are
 #: float32 and inclusive (float32(pi) is slightly above pi, so x = float32(pi) is in range).
@@ -421,7 +420,7 @@ ACTIVATION: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "sin": _wrap64(np.sin),
     "arctan": _wrap64(np.arctan),
     "mish": _wrap64(lambda x: x * np.tanh(_softplus64(x))),
-    # derivatives and the sigmoid GELU approximation (x * sigmoid(1.702 x), nki_spec.md 5.3)
+    # derivatives and the sigmoid GELU approximation (x * sigmoid(1.702 x), NKI API common tables (nki/api/nki.api.shared))
     "silu_dx": _wrap64(lambda x: _sigmoid64(x) * (1.0 + x * (1.0 - _sigmoid64(x)))),
     "gelu_dx": _wrap64(lambda x: 0.5 * erfc(-x * _SQRT_HALF) + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI),
     "gelu_apprx_sigmoid": _wrap64(lambda x: x * _sigmoid64(_GELU_SIG * x)),

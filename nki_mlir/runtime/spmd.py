@@ -3,7 +3,7 @@
 A launch (``kernel[g0, g1](...)``, ``kernel[2](...)``) runs one decoded
 :class:`~.program.Program` per program instance.  What the instances share lives in a
 :class:`Launch`; each ``Program.run`` gets an :class:`Instance` (its rank = physical core,
-and the launch) through the per-run ``State.launch`` (nki_spec.md section 1.4):
+and the launch) through the per-run ``State.launch`` (NKI language guide (nki/get-started/nki-language-guide)):
 
 - ``shared_hbm`` tensors are shared by all instances: the ``nisa.alloc`` of a kernel output
   (a ``func.return`` operand) binds output ``i`` of the launch, and any other ``shared_hbm``

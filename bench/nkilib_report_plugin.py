@@ -6,6 +6,10 @@ Loaded with ``-p nkilib_report_plugin`` (``bench/`` on PYTHONPATH).  Environment
   (``{"nodeid", "when", "outcome", "message", "where", "duration"}``); written by the
   main pytest process (the xdist controller, not its workers), line by line, so the
   results of a run killed by an outer timeout are kept;
+- ``NKILIB_SELECT``: file of test ids (one a line, relative to the rootdir): every other
+  collected test is deselected.  The sample passes the ids' *files* as arguments and
+  selects here, because pytest given 150 parametrized ids one by one re-generates
+  the heavy parametrizations of the suite's modules per id (minutes on a loaded machine);
 - ``NKILIB_TEST_TIMEOUT``: seconds a test's call phase may take (default 0 = none).  It
   is enforced with ``SIGALRM`` in the process running the test (the method
   pytest-timeout calls "signal"): the test fails with :class:`TestTimeout`.
@@ -51,6 +55,19 @@ def pytest_runtest_logreport(report):
            "message": message, "where": where, "duration": round(report.duration, 2)}
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(rec) + "\n")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    path = os.environ.get("NKILIB_SELECT")
+    if not path:
+        return
+    wanted = {ln.strip() for ln in open(path, encoding="utf-8") if ln.strip()}
+    keep = [it for it in items if it.nodeid in wanted]
+    dropped = [it for it in items if it.nodeid not in wanted]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 @pytest.hookimpl(hookwrapper=True)

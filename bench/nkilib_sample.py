@@ -100,8 +100,12 @@ def run_sample(root: Path, ids: list[str], workers: int, test_timeout: float,
     report = tmp / "report.jsonl"
     report.touch()
     argfile = tmp / "ids.txt"
-    # ids are relative to the suite's rootdir (test/, where pytest.ini is); pytest runs in root
-    argfile.write_text("".join(f"{as_arg(root, i)}\n" for i in ids))
+    # the ids' files are the arguments (ids are relative to the suite's rootdir, test/, and
+    # pytest runs in root); the plugin deselects every other test of those files
+    files = sorted({as_arg(root, i).split("::", 1)[0] for i in ids})
+    argfile.write_text("".join(f"{f}\n" for f in files))
+    select = tmp / "select.txt"
+    select.write_text("".join(f"{i}\n" for i in ids))
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "nki_cpu_simulator.stubs",
            "-p", "nkilib_report_plugin", "-p", "no:cacheprovider", "--test-mode", "simulation",
            "-o", f"artifacts_dir={tmp / 'artifacts'}", "--output-directory", str(tmp / "out"),
@@ -111,6 +115,7 @@ def run_sample(root: Path, ids: list[str], workers: int, test_timeout: float,
     env = nkilib_collect.collect_env(root)
     env["PYTHONPATH"] = os.pathsep.join([str(BENCH), env["PYTHONPATH"]])
     env["NKILIB_REPORT"] = str(report)
+    env["NKILIB_SELECT"] = str(select)
     env["NKILIB_TEST_TIMEOUT"] = str(test_timeout)
     t0 = time.perf_counter()
     timed_out = False
@@ -136,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--offset", type=int, default=0, help="start at this index modulo N")
     ap.add_argument("--full", action="store_true",
                     help="collect coverage_parametrize tests too (collection takes ~10 min)")
-    ap.add_argument("--ids-file", type=Path, help="cache of the collected ids (read if present)")
+    ap.add_argument("--ids-file", type=Path, help="cache of the collected ids (read if present; "
+                    "give --full too if it holds a --full collection)")
     ap.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers (default 2)")
     ap.add_argument("--test-timeout", type=float, default=120, help="seconds per test (default 120)")
     ap.add_argument("--total-timeout", type=float, default=1080,
@@ -154,8 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     chosen = sample(ids, every, ns.offset)
     print(f"collected {len(ids)} test ids in {time.perf_counter() - t0:.0f}s; "
           f"running every {every}th (offset {ns.offset % every}): {len(chosen)} tests")
+    extra = ns.extra if ns.full else ["--skip-coverage-parametrize", *ns.extra]
     records, dt, timed_out = run_sample(ns.root, chosen, ns.workers, ns.test_timeout,
-                                        ns.total_timeout, ns.extra)
+                                        ns.total_timeout, extra)
     s = summarise(records, chosen)
     c = s["counts"]
     print(f"run: {dt:.0f}s{' (stopped by --total-timeout)' if timed_out else ''}")

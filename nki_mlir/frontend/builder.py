@@ -23,6 +23,10 @@ from ..errors import NKIError, NKISyntaxError, NKITypeError, NKIVerifyError, Sou
 from .values import Index, Tensor, as_index, simplify
 
 F32_MAX = 3.4028234663852886e38   # the largest finite float32
+#: The smallest magnitude that rounds to infinity in float32 (round to nearest even):
+#: halfway between F32_MAX and 2**128.  Python floats below it (``3.4028235e38``, the usual
+#: decimal spelling of float32's maximum) round to a finite float32.
+F32_OVERFLOW = 2.0 ** 128 - 2.0 ** 103
 
 
 class IRBuilder:
@@ -79,9 +83,11 @@ class IRBuilder:
             t: Attribute = attr.type
         else:
             fv = float(v)
-            if math.isfinite(fv) and abs(fv) > F32_MAX:
+            if math.isfinite(fv) and abs(fv) >= F32_OVERFLOW:
                 raise self.error(f"the scalar {v!r} is out of float32 range (|x| <= {F32_MAX:.8g}); "
                                  f"NKI's scalar operands are float32", NKITypeError)
+            if math.isfinite(fv) and abs(fv) > F32_MAX:
+                fv = math.copysign(F32_MAX, fv)  # what float32 rounding makes of it
             t, attr = f32, FloatAttr(fv, f32)
         key = (id(self.block), (str(t), repr(float(v)) if t == f32 else int(v)))
         if key not in self._consts:

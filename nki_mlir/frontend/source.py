@@ -137,6 +137,7 @@ def referenced_values_digest(fn: Any) -> str:
     """
     h = hashlib.sha256()
     seen: set[int] = set()
+    memo: dict[int, int] = {}   # containers and objects already hashed (see _feed)
 
     def visit_fn(f: Any) -> None:
         code = getattr(f, "__code__", None)
@@ -155,32 +156,54 @@ def referenced_values_digest(fn: Any) -> str:
                     visit_fn(value)
                 else:
                     h.update(name.encode() + b"=")
-                    _feed(h, value, 0)
+                    _feed(h, value, 0, memo)
 
     visit_fn(getattr(fn, "__wrapped__", fn))
     return h.hexdigest()
 
 
-def _feed(h: "hashlib._Hash", value: Any, depth: int) -> None:
+def _feed(h: "hashlib._Hash", value: Any, depth: int, memo: dict[int, int] | None = None) -> None:
+    """Hash ``value`` by content into ``h``.
+
+    Containers and configuration objects are hashed once per digest: ``memo`` maps the id
+    of each one already fed to its visit number, and a second reference to it (a shared
+    sub-object, or a cycle back to an enclosing one) is hashed as ``@<number>``, like
+    pickle's memo.  The encoding stays a faithful serialisation of the object graph, and
+    its cost is linear in the graph's size (object graphs with cycles and shared
+    sub-objects used to be walked once per path, up to depth 24).
+    """
     import numpy as np
-    if depth > 24:   # too deep (or cyclic) to hash by content: a key that never matches
+    if memo is None:
+        memo = {}
+    if depth > 24:   # too deep to hash by content: a key that never matches
         h.update(os.urandom(16))   # another, so a different value is never mistaken for it
     elif isinstance(value, np.ndarray):
         h.update(f"nd{value.dtype.str}{value.shape}".encode())
         h.update(np.ascontiguousarray(value).tobytes())
     elif isinstance(value, (bool, int, float, complex, str, bytes, np.generic, np.dtype, type(None))):
         h.update(repr(value).encode())
-    elif isinstance(value, (tuple, list)):
-        h.update(b"(")
-        for v in value:
-            _feed(h, v, depth + 1)
-        h.update(b")")
-    elif isinstance(value, dict):
-        h.update(b"{")
-        for k in sorted(value, key=repr):
-            h.update(repr(k).encode())
-            _feed(h, value[k], depth + 1)
-        h.update(b"}")
+    elif isinstance(value, (tuple, list, dict)) or (
+            hasattr(value, "__dict__") and not callable(value)
+            and not isinstance(value, (types.ModuleType, type, enum.Enum))):
+        if id(value) in memo:
+            h.update(f"@{memo[id(value)]}".encode())
+            return
+        memo[id(value)] = len(memo)
+        if isinstance(value, (tuple, list)):
+            h.update(b"(")
+            for v in value:
+                _feed(h, v, depth + 1, memo)
+            h.update(b")")
+        elif isinstance(value, dict):
+            _feed_items(h, value, depth, memo)
+        else:  # a configuration object: its class and its (class and instance) attributes
+            cls = type(value)
+            h.update(f"obj {cls.__module__}.{cls.__qualname__}".encode())
+            state = {k: v for k, v in vars(cls).items()
+                     if not k.startswith("__") and not callable(v)
+                     and not isinstance(v, (property, staticmethod, classmethod))}
+            state.update(vars(value))
+            _feed_items(h, state, depth, memo)
     elif isinstance(value, types.ModuleType):   # by name and source, never by its mutable state
         file = getattr(value, "__file__", None) or ""
         h.update(f"module {value.__name__} {file_hash(file) if _is_user_file(file) else ''}".encode())
@@ -190,15 +213,18 @@ def _feed(h: "hashlib._Hash", value: Any, depth: int) -> None:
                  f"{file_hash(file) if _is_user_file(file) else ''}".encode())
     elif isinstance(value, enum.Enum):
         h.update(f"enum {type(value).__module__}.{type(value).__qualname__}.{value.name}".encode())
-    elif hasattr(value, "__dict__") and not callable(value):  # a configuration object
-        cls = type(value)
-        h.update(f"obj {cls.__module__}.{cls.__qualname__}".encode())
-        state = {k: v for k, v in vars(cls).items()
-                 if not k.startswith("__") and not callable(v) and not isinstance(v, (property, staticmethod, classmethod))}
-        state.update(vars(value))
-        _feed(h, state, depth + 1)
     else:
         h.update(type(value).__qualname__.encode())
+
+
+def _feed_items(h: "hashlib._Hash", d: dict, depth: int, memo: dict[int, int]) -> None:
+    """A dict's items in ``repr(key)`` order (the dict itself is not memoised here: it may
+    be a temporary whose id is reused)."""
+    h.update(b"{")
+    for k in sorted(d, key=repr):
+        h.update(repr(k).encode())
+        _feed(h, d[k], depth + 1, memo)
+    h.update(b"}")
 
 
 def value_digest(value: Any) -> str:

@@ -95,3 +95,25 @@ def test_unsupported_argument_dtype_is_located():
     with pytest.raises(NKIError, match="complex64 is not supported") as exc:
         small_power(np.ones((128, 64), np.complex64), 1)
     assert "test_bad_inputs.py:" in str(exc.value)
+
+
+@nki.jit
+def clamp_scalar(a, lo, hi):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.maximum, operand0=lo, op1=nl.minimum, operand1=hi)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def test_scalar_rounding_to_float32_max_is_accepted():
+    # -3.4028235e38 (float32's minimum as NumPy prints it) is slightly beyond the exact
+    # float32 minimum as a Python float but rounds to it: a valid float32 scalar
+    a = np.array([[-np.inf, -1.5, 0.0, 2.0, np.inf]] * 128, np.float32)
+    want = np.clip(a, np.finfo(np.float32).min, np.finfo(np.float32).max)
+    np.testing.assert_array_equal(clamp_scalar(a, -3.4028235e38, 3.4028235e38), want)
+    below_overflow = np.nextafter(2.0 ** 128 - 2.0 ** 103, 0)  # still rounds to float32 max
+    np.testing.assert_array_equal(clamp_scalar(a, -below_overflow, below_overflow), want)
+    with pytest.raises(NKIError, match="out of float32 range"):
+        clamp_scalar(a, -(2.0 ** 128 - 2.0 ** 103), 1.0)  # rounds to -inf

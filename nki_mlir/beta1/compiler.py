@@ -26,7 +26,7 @@ see ``frontend/block_dims.py``): block ``i`` lives in slot ``i % S`` of ``S`` ph
 tiles placed one after the other from the base address, ``S`` from ``num_free_tiles``
 (SBUF and PSUM, one tile's bytes apart; ``()`` means 1: every block at the base) or
 ``num_bank_tiles`` (PSUM, one bank apart).  ``num_par_tiles`` other than 1, PSUM bank and
-free tiles together, and ``alloc(func)`` with several blocks are located ``NKIError``\ s
+free tiles together, and ``alloc(func)`` with several blocks are located ``NKIError`` errors
 ("not implemented").  Tensors with an allocation cannot be created with an initial value
 (``nl.zeros(..., buffer=ncc.sbuf.mod_alloc(...))``:
 ``err_tensor_creation_on_scratchpad_with_init_value_not_supported``).

@@ -201,7 +201,7 @@ class CompiledKernel:
         (:mod:`nki_mlir.interop`)."""
         from .interop import convert_args, from_numpy
         args, kwargs, kind = convert_args(args, kwargs)
-        outs = self.run(args, kwargs)
+        outs = self._run_arrays(args, kwargs)
         if kind is not None:
             outs = tuple(from_numpy(o, kind) for o in outs)
         if self.spec.returns_tuple:
@@ -230,6 +230,11 @@ class CompiledKernel:
         """
         from .interop import convert_args
         args, kwargs, _ = convert_args(args, kwargs)
+        return self._run_arrays(args, kwargs, launch, mode, hazards)
+
+    def _run_arrays(self, args: tuple, kwargs: dict, launch: Any = None, mode: str | None = None,
+                    hazards: bool | None = None) -> tuple:
+        """:meth:`run` on arguments already converted to NumPy (the warm-call path)."""
         bound = dict(zip((a.name for a in self.spec.args), args))
         for k, v in kwargs.items():
             if k in bound:

@@ -100,6 +100,12 @@ class NKITypeError(NKIError):
     category = "type error"
 
 
+class NKIAttributeError(NKITypeError, AttributeError):
+    """A kernel reads an attribute a tensor does not have (``t.append``).  Also an
+    ``AttributeError``, so ``hasattr``/``getattr(t, name, default)`` in kernel code keep
+    Python's behaviour."""
+
+
 class NKIVerifyError(NKIError):
     """A rule of the NKI programming model (tile shapes, memory, instruction constraints of the
     ``nki.isa`` API pages) was broken by the kernel; raised by an op verifier."""

@@ -14,9 +14,10 @@ loop, and :mod:`.trace_build` runs the kernel again with that loop unrolled.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
-from ..errors import NKIError, NKISyntaxError, NKITypeError, SourceLoc
+from ..errors import NKIAttributeError, NKIError, NKISyntaxError, NKITypeError, SourceLoc
 from .builtins import HANDLERS
 from .frames import call_chain, frame_loc, truth_context, user_frame, user_loc
 from .beta1_trace import PendingTensor
@@ -236,8 +237,7 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
         _unroll_on_failure(ctx, name, keys, exc, loc)
         if isinstance(exc, NKIError):
             raise exc.relocate(loc, call_chain(frame, getattr(ctx, "kernel_code", None))) from None
-        tb = exc.__traceback__
-        if isinstance(exc, TypeError) and tb is not None and tb.tb_next is None and "argument" in str(exc):
+        if isinstance(exc, TypeError) and not _binds(handler, (ctx, *uargs), ukw):
             from .codegen import _strip_fn  # the call did not bind to the API's signature
             raise NKITypeError(f"{name}(): {_strip_fn(str(exc))}", loc) from None
         raise
@@ -249,6 +249,17 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
     result = wrap(result, keys)
     _name_from_source(ctx, result._t if isinstance(result, NkiTensor) else result, loc)
     return result
+
+
+def _binds(handler, args: tuple, kwargs: dict) -> bool:
+    """``handler(*args, **kwargs)`` binds to the handler's signature (the API's)."""
+    try:
+        inspect.signature(handler).bind(*args, **kwargs)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to check against
+        return True
+    return True
 
 
 def _pending(v: Any) -> Any:
@@ -289,7 +300,7 @@ def _name_from_source(ctx: TraceContext, t: Any, loc: SourceLoc | None) -> None:
 
 def tensor_method(t: NkiTensor, name: str) -> Any:
     if "tensor." + name not in HANDLERS:
-        raise AttributeError(f"NkiTensor has no attribute '{name}'")
+        raise NKIAttributeError(f"a tensor has no attribute or method '{name}'", user_loc())
 
     def method(*args: Any, **kwargs: Any) -> Any:
         return dispatch("tensor." + name, args, kwargs, method_of=t)

@@ -148,3 +148,20 @@ def test_enum_and_config_object_arguments_key_the_cache_by_content():
     assert f(a, K.Act.TRIPLE, K.Scale(3.0))[0, 0] == 3.0
     assert f(a, K.Act.TRIPLE, K.Scale(5.0))[0, 0] == 5.0  # a new config is a new specialisation
     assert f(a, act=K.Act.DOUBLE, cfg=K.Scale())[0, 0] == 3.0
+
+
+def test_missing_tensor_attribute_is_a_located_user_error():
+    # fuzz finding: an AttributeError raised by the tracer's proxy was an internal error
+    with pytest.raises(NKITypeError) as info:
+        K.tensor_attribute_typo(_rows(128))
+    assert "has no attribute or method 'append'" in str(info.value)
+    assert "internal" not in str(info.value)
+    assert info.value.loc.line == _line(K, "# tensor_attribute_typo")
+
+
+def test_api_call_that_does_not_bind_is_a_located_user_error():
+    # fuzz finding: a missing argument of a call under mask= was an internal error
+    with pytest.raises(NKITypeError) as info:
+        K.reduction_without_axis(_rows(128))
+    assert "nl.max(): missing 1 required positional argument: 'axis'" in str(info.value)
+    assert info.value.loc.line == _line(K, "# reduction_without_axis")

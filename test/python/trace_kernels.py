@@ -164,3 +164,18 @@ def enum_and_config_args(a, act, cfg):
     nisa.tensor_scalar(dst=t, data=t, op0=op, operand0=cfg.factor)
     nisa.dma_copy(dst=out, src=t)
     return out
+
+
+@nki.jit
+def tensor_attribute_typo(a):
+    t = nl.load(a)
+    has = hasattr(t, "append")  # hasattr keeps Python's answer
+    t.append(t)  # tensor_attribute_typo
+    return has
+
+
+@nki.jit
+def reduction_without_axis(a):
+    t = nl.load(a)
+    m = nl.max(t, mask=True)  # reduction_without_axis
+    return m

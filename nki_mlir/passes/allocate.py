@@ -463,7 +463,11 @@ def module_target(module: ModuleOp, option: str) -> str:
     target = option or (attr.target.data if isinstance(attr, TargetAttr) else
                         attr.data if isinstance(attr, StringAttr) else "trn2")
     if target not in TARGETS:
-        raise NKIError(f"unknown target '{target}' (expected one of {', '.join(TARGETS)})")
+        err = NKIError(f"unknown target '{target}' (expected one of {', '.join(TARGETS)})",
+                       category="bad option" if option else "error")
+        if not option:
+            err.op = module  # the module's nisa.target attribute: located at the module
+        raise err
     return target
 
 

@@ -34,6 +34,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ..dialects import get_all_dialects
+from ..dialects.ssa_dominance import first_violation
 from ..errors import NKIError, SourceLoc
 from ..passes import get_all_passes
 from .opt_locations import PositionParser, at_offset, line_col, located_message, position_of
@@ -93,7 +94,7 @@ class NkiOptMain(xDSLOptMain):
             self._text = data.decode(errors="replace") if isinstance(data, bytes) else data
             parser = PositionParser(self.ctx, data, self.get_input_name(), positions=self._positions)
             try:
-                return parser.parse_module(not self.args.no_implicit_module)
+                module = parser.parse_module(not self.args.no_implicit_module)
             except (VerifyException, ValueError, OverflowError) as err:
                 # an op's parser verified it (e.g. terminators), or xDSL rejected a value
                 # while building an attribute (an integer out of range) instead of raising
@@ -103,8 +104,25 @@ class NkiOptMain(xDSLOptMain):
                 raise DiagnosticException(at_offset(self._text, parser.failed_at, self.get_input_name(),
                                                     str(err).strip().splitlines()[0],
                                                     self._line_offset)) from None
+            if not self.args.disable_verify:
+                self._check_dominance(module)
+            return module
 
         self.available_frontends["mlir"] = parse_mlir
+
+    def _check_dominance(self, module: ModuleOp) -> None:
+        """A use of a value before its definition is a diagnostic at the use (MLIR's verifier
+        rule; xDSL's parser accepts the forward reference)."""
+        found = first_violation(module)
+        if found is None:
+            return
+        op, index = found
+        message = f"operand #{index} of '{op.name}' does not dominate this use (it is defined after it)"
+        at = position_of(op, self._positions)
+        if at is None:
+            raise DiagnosticException(message)
+        raise DiagnosticException(at_offset(self._text, at, self.get_input_name(), message,
+                                            self._line_offset))
 
     def parse_chunk(self, chunk, file_extension: str, start_offset: int = 0):
         self._positions.clear()

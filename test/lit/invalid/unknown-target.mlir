@@ -4,3 +4,4 @@
 module attributes {nisa.target = #nisa.target<trn9>} {
 }
 // CHECK: unknown target 'trn9', expected one of trn1, trn2, trn3
+

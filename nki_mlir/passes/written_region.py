@@ -40,8 +40,9 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.irdl import IRDLOperation
 
 from .affine import Affine, affine_of, const_int, loop_bounds, loop_of_iv, trip_count
+from .dependence import box_of
 from .effects import accesses, base_buffer
-from .exact_overlap import _SetText, _isl, available
+from .exact_overlap import _isl, available
 
 #: give up (no answer) above this many writing instructions of one buffer
 MAX_WRITES = 4096
@@ -130,12 +131,29 @@ def writes_of(block_ops: Iterable[Operation]) -> dict[SSAValue, list[tuple[Opera
     return out
 
 
+Lin = dict    # an affine form {variable name: coefficient, 1: constant}
+
+
 class _Builder:
-    """The isl text of one write's set: index variables first, then loop and view variables."""
+    """The integer set of one write, built with the isl API (parsing set text is ~20x
+    slower): index variables first, then loop and view variables, all set dimensions; the
+    non-index ones are projected out at the end.  Constraints are affine forms
+    (:data:`Lin`); a guard is a tree of ``("and" | "or", [...])`` and ``("cmp", Lin, op)``."""
 
     def __init__(self, shape: tuple[int, ...]):
-        self.s = _SetText()
-        self.index = [self.s.var(("i", j), 0, n - 1) for j, n in enumerate(shape)]
+        self.names: dict = {}
+        self.bounds: list[tuple[str, int, int]] = []
+        self.eqs: list[Lin] = []
+        self.guards: list = []
+        self.index = [self.var(("i", j), 0, n - 1) for j, n in enumerate(shape)]
+
+    def var(self, key, lo: int | None = None, hi: int | None = None) -> str:
+        name = self.names.get(key)
+        if name is None:
+            name = self.names[key] = f"v{len(self.names)}"
+            if lo is not None:
+                self.bounds.append((name, lo, hi))
+        return name
 
     def iv(self, iv: SSAValue) -> tuple[str, int, int] | None:
         """``(var, coeff, const)`` with ``iv = coeff * var + const``."""
@@ -144,31 +162,32 @@ class _Builder:
             return None
         b = loop_bounds(loop)
         if b is None:                       # unknown bounds: any value
-            return self.s.var(("iv", id(loop))), 1, 0
+            return self.var(("iv", id(loop))), 1, 0
         lb, _, step = b
         n = trip_count(loop)
-        return self.s.var(("k", id(loop)), 0, max(n - 1, 0)), step, lb
+        return self.var(("k", id(loop)), 0, max(n - 1, 0)), step, lb
 
-    def expr(self, a: Affine) -> str | None:
-        parts, const = [], a.const
+    def expr(self, a: Affine) -> Lin | None:
+        out: Lin = {1: a.const}
         for v, c in a.terms:
             t = self.iv(v)
             if t is None:
                 return None
             name, coeff, k0 = t
-            parts.append(f"{c * coeff}*{name}")
-            const += c * k0
-        return " + ".join(parts + [str(const)])
+            out[name] = out.get(name, 0) + c * coeff
+            out[1] += c * k0
+        return out
 
-    def cond(self, value: SSAValue, positive: bool, depth: int = 0) -> str | None:
-        """An over-approximation of ``value`` (``positive``) or of its negation, None = true."""
+    def cond(self, value: SSAValue, positive: bool, depth: int = 0):
+        """An over-approximation of ``value`` (``positive``) or of its negation as a guard
+        tree; None = true, False = false."""
         if not isinstance(value, OpResult) or depth > 32:
             return None
         op = value.op
         if op.name == "arith.constant":
             attr = op.properties.get("value") or op.attributes.get("value")
             if isinstance(attr, IntegerAttr):
-                return "true" if bool(attr.value.data) == positive else "false"
+                return None if bool(attr.value.data) == positive else False
             return None
         if op.name == "arith.cmpi":
             pred = op.properties.get("predicate") or op.attributes.get("predicate")
@@ -177,14 +196,17 @@ class _Builder:
             if ops is None or lhs is None or rhs is None:
                 return None
             e = self.expr(lhs - rhs)
-            return None if e is None else f"{e} {ops[0 if positive else 1]} 0"
+            return None if e is None else ("cmp", e, ops[0 if positive else 1])
         if op.name in ("arith.andi", "arith.ori"):
             a, b = (self.cond(x, positive, depth + 1) for x in op.operands)
-            conj = (op.name == "arith.andi") == positive
-            if conj:                         # a and b: keep what is known
+            if (op.name == "arith.andi") == positive:   # a and b: keep what is known
+                if a is False or b is False:
+                    return False
                 known = [c for c in (a, b) if c is not None]
-                return " and ".join(f"({c})" for c in known) if known else None
-            return None if a is None or b is None else f"({a}) or ({b})"
+                return ("and", known) if known else None
+            if a is None or b is None:
+                return None
+            return ("or", [c for c in (a, b) if c is not False]) if (a, b) != (False, False) else False
         if op.name == "arith.xori":
             for x, y in (op.operands, reversed(op.operands)):
                 c = const_int(y)
@@ -203,36 +225,98 @@ class _Builder:
                 if n is not None:
                     self.iv(node.body.block.args[0])
             elif node.name == "scf.if":
-                region = child.parent_region()
-                then = region is node.regions[0]
+                then = child.parent_region() is node.regions[0]
                 c = self.cond(node.operands[0], then)
-                if c == "false":
+                if c is False:
                     return False
                 if c is not None:
-                    self.s.cons.append(f"({c})")
+                    self.guards.append(c)
             child, node = node, node.parent_op()
         return True
 
+    def place_box(self, box) -> bool:
+        """Constrain the index variables to an exact :class:`.dependence.Box` (one offset,
+        size and stride per base dimension); False when it is empty."""
+        for j, d in enumerate(box.dims):
+            if d.size == 0:
+                return False
+            off = self.expr(d.offset)
+            assert off is not None, "checked by the caller"
+            m = self.var(("m", j), 0, d.size - 1)
+            self.eqs.append(_sub({self.index[j]: 1}, {**off, m: off.get(m, 0) + d.stride}))
+        return True
+
     def place(self, base_shape: tuple[int, ...], view: LinearView) -> bool:
-        """Constrain the index variables to the elements of ``view``; False when empty."""
+        """Constrain the index variables to the elements of ``view`` (its linear offsets in
+        the row-major base); False when it is empty."""
         if any(n == 0 for n in view.sizes):
             return False
-        off = self.expr(view.offset)
-        assert off is not None, "checked by the caller"
-        rhs = [off] + [f"{st}*{self.s.var(('m', k), 0, n - 1)}"
-                       for k, (n, st) in enumerate(zip(view.sizes, view.strides))]
+        rhs = self.expr(view.offset)
+        assert rhs is not None, "checked by the caller"
+        for k, (n, st) in enumerate(zip(view.sizes, view.strides)):
+            m = self.var(("m", k), 0, n - 1)
+            rhs[m] = rhs.get(m, 0) + st
+        lhs: Lin = {}
         row = 1
-        lhs = []
         for j in reversed(range(len(base_shape))):
-            lhs.append(f"{row}*{self.index[j]}")
+            lhs[self.index[j]] = row
             row *= base_shape[j]
-        self.s.cons.append(f"{' + '.join(lhs) or '0'} = {' + '.join(rhs)}")
+        self.eqs.append(_sub(lhs, rhs))
         return True
 
     def set(self):
+        space = _isl.Space.create_from_names(_isl.DEFAULT_CONTEXT, set=list(self.names.values()))
+        bs = _isl.BasicSet.universe(space)
+        for name, lo, hi in self.bounds:
+            bs = bs.add_constraint(_isl.Constraint.ineq_from_names(space, {name: 1, 1: -lo}))
+            bs = bs.add_constraint(_isl.Constraint.ineq_from_names(space, {name: -1, 1: hi}))
+        for e in self.eqs:
+            bs = bs.add_constraint(_isl.Constraint.eq_from_names(space, _clean(e)))
+        s = bs.to_set()
+        for g in self.guards:
+            s = s.intersect(_guard_set(space, g))
         rank = len(self.index)
-        s = _isl.Set(self.s.text())
-        return s.project_out(_isl.dim_type.set, rank, len(self.s.names) - rank)
+        return s.project_out(_isl.dim_type.set, rank, len(self.names) - rank)
+
+
+def _sub(a: Lin, b: Lin) -> Lin:
+    out = dict(a)
+    for k, c in b.items():
+        out[k] = out.get(k, 0) - c
+    return out
+
+
+def _clean(e: Lin) -> Lin:
+    return {k: c for k, c in e.items() if c != 0}
+
+
+def _guard_set(space, g):
+    """The set of a guard tree (see :class:`_Builder`)."""
+    kind = g[0]
+    if kind in ("and", "or"):
+        parts = [_guard_set(space, x) for x in g[1]]
+        out = parts[0]
+        for p in parts[1:]:
+            out = out.intersect(p) if kind == "and" else out.union(p)
+        return out
+    _, e, op = g
+    uni = _isl.BasicSet.universe(space)
+
+    def ineq(form: Lin):               # form >= 0
+        return uni.add_constraint(_isl.Constraint.ineq_from_names(space, _clean(form))).to_set()
+
+    neg = {k: -c for k, c in e.items()}
+    if op == "=":
+        return uni.add_constraint(_isl.Constraint.eq_from_names(space, _clean(e))).to_set()
+    if op == "!=":
+        return ineq({**e, 1: e.get(1, 0) - 1}).union(ineq({**neg, 1: neg.get(1, 0) - 1}))
+    if op == "<":
+        return ineq({**neg, 1: neg.get(1, 0) - 1})
+    if op == "<=":
+        return ineq(neg)
+    if op == ">":
+        return ineq({**e, 1: e.get(1, 0) - 1})
+    return ineq(e)                           # >=
 
 
 def full_region(shape: tuple[int, ...]):
@@ -248,16 +332,25 @@ def written_region(base: SSAValue, writes: list[tuple[Operation, SSAValue]]):
     shape = tuple(base.type.get_shape())
     full = full_region(shape)
     done = full.empty(full.get_space())
-    for op, value in writes:
-        view = linear_view(value)
-        if "indirect" in op.name or view is None or view.base is not base:
-            return full                     # data-dependent or not followed: all of it
+    for n, (op, value) in enumerate(writes):
+        if "indirect" in op.name:
+            return full                     # data-dependent rows: all of it
         b = _Builder(shape)
-        if b.expr(view.offset) is None:
-            return full                     # an offset that is not affine: any element
-        if not (b.context(op) and b.place(shape, view)):
-            continue                        # never runs, or an empty view
-        done = done.union(b.set()).coalesce()
-        if done.is_equal(full):
-            return full
+        box = box_of(value)
+        if box.base is base and box.exact and len(box.dims) == len(shape):
+            if any(b.expr(d.offset) is None for d in box.dims):
+                return full                 # an offset that is not affine: any element
+            if not (b.context(op) and b.place_box(box)):
+                continue                    # never runs, or an empty view
+        else:
+            view = linear_view(value)
+            if view is None or view.base is not base or b.expr(view.offset) is None:
+                return full                 # a view not followed: all of it
+            if not (b.context(op) and b.place(shape, view)):
+                continue
+        done = done.union(b.set())
+        if n % 16 == 15:
+            done = done.coalesce()
+            if done.is_equal(full):
+                return full
     return done.intersect(full).coalesce()

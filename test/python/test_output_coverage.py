@@ -195,3 +195,62 @@ def test_bad_option_value_is_a_located_bad_option():
         nki.compile(K.full_tiles, f32(512, 64), output_check="strict")  # BAD_OPTION
     assert info.value.category == "bad option" and "'warn', 'error', 'off'" in str(info.value)
     assert info.value.loc is not None and info.value.loc.line == _line("# BAD_" + "OPTION", __file__)
+
+
+# ------------------------------------------------------------------ guards (IR level)
+
+GUARDED = """
+builtin.module attributes {nisa.target = #nisa.target<trn2>} {
+  func.func @k(%x: memref<256x64xf32, #nisa.mem<shared_hbm>>) -> memref<256x64xf32, #nisa.mem<shared_hbm>> attributes {nki.output_names = ["out"]} {
+    %out = nki.ndarray(name=out) : memref<256x64xf32, #nisa.mem<shared_hbm>>
+    %t = nki.ndarray(name=t) : memref<64x64xf32, #nisa.mem<sbuf>>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
+    %true = arith.constant true
+    scf.for %i = %c0 to %c4 step %c1 {
+      %r = arith.muli %i, %c64 : index
+      %lt = arith.cmpi PRED, %i, %c1 : index
+      %gt = arith.cmpi sgt, %i, %c2 : index
+      %either = arith.ori %lt, %gt : i1
+      %neither = arith.xori %either, %true : i1
+      scf.if COND {
+        THEN
+      } else {
+        ELSE
+      }
+    }
+    func.return %out : memref<256x64xf32, #nisa.mem<shared_hbm>>
+  }
+}
+"""
+WRITE = """%v = memref.subview %out[%r, 0] [64, 64] [1, 1] : memref<256x64xf32, #nisa.mem<shared_hbm>> to memref<64x64xf32, strided<[64, 1], offset: ?>, #nisa.mem<shared_hbm>>
+        nki.dma_copy(dst=memref<64x64xf32, strided<[64, 1], offset: ?>, #nisa.mem<shared_hbm>> %v, src=memref<64x64xf32, #nisa.mem<sbuf>> %t)"""
+
+
+@pytest.mark.parametrize("pred, cond, branch, rows", [
+    ("slt", "%neither", "THEN", [0, 3]),     # written for 1 <= i <= 2 (xori true of an ori)
+    ("slt", "%either", "ELSE", [0, 3]),      # the else-region of the ori: its negation
+    ("slt", "%either", "THEN", [1, 2]),      # i < 1 or i > 2
+    ("slt", "%lt", "ELSE", [0]),             # i >= 1
+    ("ult", "%neither", "THEN", [3]),        # not (unknown or i > 2): at least i <= 2
+    ("ult", "%either", "THEN", []),          # unknown or i > 2: no claim
+    ("ult", "%lt", "ELSE", []),              # an unsigned compare is not modelled
+])
+def test_guards_of_masked_versions(pred, cond, branch, rows):
+    """scf.if guards (what masked instructions compile to): the then-region gets the
+    condition, the else-region its negation, through arith.andi / ori / xori; a condition
+    that is not modelled constrains nothing (the region is over-approximated)."""
+    text = GUARDED.replace("PRED", pred).replace("COND", cond)
+    text = text.replace(branch, WRITE).replace("THEN", "").replace("ELSE", "")
+    found = unwritten_outputs(parse_module(text))
+    expected = np.zeros((256, 64), bool)
+    for r in rows:
+        expected[r * 64:(r + 1) * 64] = True
+    if not rows:
+        assert found == []
+    else:
+        (u,) = found
+        np.testing.assert_array_equal(_mask(u.region, u.shape), expected)

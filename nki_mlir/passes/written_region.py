@@ -11,8 +11,10 @@ as an ``islpy.Set``.  Every written operand (the roles of ``instruction.WRITE_RO
 
     offset(ivs) + sum_k stride_k * m_k,   0 <= m_k < size_k
 
-from the start of ``B`` (:func:`linear_view`): ``memref.subview`` (rank-reducing ones
-included), ``memref.reinterpret_cast`` (``permute``, ``reshape``, ``ap``, ...: offset and
+from the start of ``B`` (:func:`linear_view`; a plain ``memref.subview`` / ``memref.cast``
+chain is taken per dimension instead, as the :class:`.dependence.Box` of
+:func:`.dependence.box_of`, which isl handles without a linear equation): ``memref.subview``
+(rank-reducing ones included), ``memref.reinterpret_cast`` (``permute``, ``reshape``, ``ap``, ...: offset and
 strides count elements from the start of the storage) and ``memref.cast`` chains, with
 ``offset`` affine in the ``scf.for`` induction variables (:func:`.affine.affine_of`).  An
 induction variable of a loop with constant bounds is ``lb + step * k`` with
@@ -44,8 +46,8 @@ from .dependence import box_of
 from .effects import accesses, base_buffer
 from .exact_overlap import _isl, available
 
-#: give up (no answer) above this many writing instructions of one buffer
-MAX_WRITES = 4096
+#: give up (no answer) above this many writing instructions of one buffer (about 1 ms each)
+MAX_WRITES = 2048
 
 #: ``arith.cmpi`` predicates (MLIR's enum order) that compare signed integers / indices,
 #: with their isl operator and the operator of their negation

@@ -154,7 +154,7 @@ def _message(i: int, name: str, shape: tuple[int, ...], dtype, unwritten, nothin
     tail = (f"; the kernel returns them uninitialised (the ISA interpreter fills them with "
             f"{sentinel}); every element of a returned tensor must be written")
     if nothing:
-        return f"{what} is never written: no instruction writes any element of {full}{tail}"
+        return f"{what} is never written: no instruction that runs writes an element of {full}{tail}"
     return f"{what} is only partly written: {describe_region(name, shape, unwritten)}{tail}"
 
 

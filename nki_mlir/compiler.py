@@ -32,6 +32,7 @@ from .frontend import ArgSpec, KernelSpec, OutputSpec, arg_specs, build_module
 from .diagnostics import error_at
 from .frontend.source import FunctionSource, file_hash, referenced_values_digest, value_digest
 from .runtime import artifact as art
+from .passes import output_coverage
 from .runtime import cache
 
 TARGET_ALIASES = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2",
@@ -276,11 +277,13 @@ def _key_parts(fn, specs: tuple[ArgSpec, ...], target: str, options: dict) -> di
 
 def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
                    schedule: str = "list", use_cache: bool = True, spmd: Any = None,
-                   **ignored: Any) -> CompiledKernel:
+                   output_check: str | None = None, **ignored: Any) -> CompiledKernel:
     """Compile ``fn`` for ``args``/``kwargs`` (cached in memory and on disk).
 
     ``spmd``: the :class:`~nki_mlir.frontend.spmd.SpmdInfo` of one program instance of an
     SPMD / LNC launch (part of the cache key; recorded in the manifest under ``"spmd"``).
+    ``output_check``: ``"warn"`` / ``"error"`` / ``"off"`` for outputs written only in part
+    (default ``$NKI_MLIR_OUTPUT_CHECK`` or warn; :mod:`nki_mlir.passes.output_coverage`).
 
     Raises:
         NKIError: any error in the kernel, located at its source line.
@@ -291,6 +294,13 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     opts: dict[str, Any] = {"schedule": schedule}
     if spmd is not None:
         opts["spmd"] = list(spmd.key())
+    try:
+        check = output_coverage.resolve_mode(output_check)
+    except NKIError as exc:
+        from .kernel import caller_loc
+        raise exc.relocate(caller_loc()) from None
+    if check != "warn":
+        opts["output_check"] = check
     parts = _key_parts(fn, specs, tgt, opts)
     try:
         key = cache.cache_key(parts)
@@ -307,6 +317,8 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     t0 = time.perf_counter()
     with _no_cyclic_gc():
         module, spec = build_module(fn, specs, tgt, spmd=spmd)
+        if spmd is None:      # one instance of a launch grid writes part of its outputs
+            output_coverage.check_outputs(module, check)
         ir_nki = print_module(module)
         dump = ir_dumper(fn.__name__, key)
         if dump is not None:

@@ -289,6 +289,8 @@ def jit(fn=None, **options: Any):
     device or framework say so once per process, and "benchmark" attaches a
     ``benchmark_result`` as :func:`nki_mlir.entry.benchmark` does (see :mod:`nki_mlir.entry`).
     ``platform_target`` from older NKI releases is accepted and ignored (NKI ``nki.jit`` API page).
+    ``output_check`` ("warn" | "error" | "off"; default ``NKI_MLIR_OUTPUT_CHECK`` or "warn"): what
+    to do about an output the kernel writes only in part (:mod:`nki_mlir.passes.output_coverage`).
 
     Raises:
         NKIError: an unknown ``mode``.

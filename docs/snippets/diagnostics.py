@@ -58,6 +58,8 @@ CASES = [
     ("bad_warmup", bad_warmup, ()),
     ("oob", k.oob, (np.ones((128, 64), np.float32), np.full((128, 1), 500, np.int32))),
     ("hazard", broken_schedule, ()),
+    ("partly_written_strict",
+     lambda a: nki.compile(k.last_tile_missed, a, output_check="error"), (np.ones((512, 64), np.float32),)),
 ]
 
 for name, fn, args in CASES:
@@ -84,3 +86,11 @@ for w in caught:
     print(f"--8<-- [start:{w.category.__name__}]")
     print(f"{w.category.__name__} at {w.filename}:{w.lineno}:\n{msg}")
     print(f"--8<-- [end:{w.category.__name__}]")
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    k.last_tile_missed(np.ones((512, 64), np.float32))
+for w in caught:
+    print("--8<-- [start:partly_written]")
+    print(f"{w.category.__name__} at {w.filename}:{w.lineno}:\n{w.message}")
+    print("--8<-- [end:partly_written]")

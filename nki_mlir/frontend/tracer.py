@@ -327,7 +327,8 @@ def store_subscript(t: NkiTensor, key: Any, value: Any) -> None:
         ctx.accumulated = None
         return
     keys = _keys_of((key, value))
-    if _masked_into(ctx, loc, t, key, value):
+    from .beta1_lang import PendingReduce
+    if type(value) is not PendingReduce and _masked_into(ctx, loc, t, key, value):
         return
     v = unwrap(value)
     if isinstance(v, Tensor):
@@ -338,7 +339,11 @@ def store_subscript(t: NkiTensor, key: Any, value: Any) -> None:
         if view.blocks or (isinstance(v, Tensor) and v.blocks):
             from .block_dims import check_operand
             check_operand(ctx, "tensor assignment", view if view.blocks else v)
-        assign_into(ctx, view, v)
+        if type(v) is PendingReduce:  # acc[...] = nl.loop_reduce(x, ...): accumulate into the view
+            from .beta1_lang import reduce_into
+            reduce_into(ctx, view, v)
+        else:
+            assign_into(ctx, view, v)
     except Exception as exc:
         _unroll_on_failure(ctx, "tensor assignment", keys, exc, loc)
         raise

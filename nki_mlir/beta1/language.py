@@ -25,7 +25,7 @@ class _MGrid:
 
     name = "nl.mgrid"
 
-    def __getitem__(self, key):  # a traced kernel; the AST front compiles the subscript itself
+    def __getitem__(self, key):  # in a traced kernel
         from ..frontend.beta1_trace import grid_subscript
         return grid_subscript(self, key)
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import dtypes
 from ..dialects import nki
-from ..errors import NKIError, NKITypeError
+from ..errors import NKITypeError
 from ..isa_names import INSTRUCTIONS as _INSTRUCTIONS
 from .builtins import HANDLERS, handles
 from .index_expr import IndexExpr, Mask

@@ -19,7 +19,6 @@ Semantics: NKI language guide (nki/get-started/nki-language-guide); NKI Beta 1 p
 """
 from __future__ import annotations
 
-import ast
 import linecache
 import re
 from typing import Any

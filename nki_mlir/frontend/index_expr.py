@@ -122,8 +122,7 @@ class IndexExpr:
         return IndexExpr(self.sizes, tuple(c * k for c in self.coeffs), simplify(as_index(self.const).scale(k)))
 
     # ------------------------------------------ Python operators (a traced kernel)
-    # The Beta 1 AST front never reaches these (it dispatches operators itself); in a traced
-    # kernel they give the same results through frontend/beta1_trace.py.
+    # through frontend/beta1_trace.py
     def _op(self, op: str, other, reflected: bool = False):
         from .beta1_trace import grid_operator
         return grid_operator(op, other, self) if reflected else grid_operator(op, self, other)

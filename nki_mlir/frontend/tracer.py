@@ -4,7 +4,7 @@ While a kernel is traced, one :class:`TraceContext` is active.  ``nl.*`` / ``nis
 calls (:class:`~nki_mlir.frontend.builtins.Builtin`), tensor subscripts, methods and
 operators (:mod:`.proxies`) reach :func:`dispatch`, which stamps the current kernel line
 (:mod:`.frames`), unwraps proxies into the frontend's values, runs the instruction's
-handler (the same handlers the Beta 1 AST front uses) and wraps what it returns.
+handler and wraps what it returns.
 
 Loops stay loops when Python allows (:mod:`.loops`): a loop body traced once with a
 symbolic index must be indistinguishable from running it per iteration.  When it is not
@@ -40,9 +40,8 @@ class Retrace(BaseException):
 class TraceContext:
     """The state of one trace: the IR builder and the loops decided so far.
 
-    Handlers receive it as their ``cg`` argument (the interface the AST front also
-    implements): ``b`` (the :class:`IRBuilder`), ``fail``/``loc`` for located errors,
-    ``check_visible``, ``call`` and ``ir_loop_depth``.
+    Handlers receive it as their ``cg`` argument: ``b`` (the :class:`IRBuilder`),
+    ``fail``/``loc`` for located errors, ``check_visible``, ``call`` and ``ir_loop_depth``.
     """
 
     def __init__(self, b, src, unroll: dict[str, str], mode: str):
@@ -110,21 +109,6 @@ class TraceContext:
     def call(self, site: Any, fn: Any, args: list, kwargs: dict) -> Any:
         """Call a Python function of the kernel (``fori_loop`` bodies) with traced values."""
         return unwrap(fn(*wrap(list(args)), **wrap(dict(kwargs))))
-
-    def eval(self, node: Any) -> Any:
-        """Evaluate a source expression of the kernel (``acc`` for ``acc = nl.loop_reduce(...)``)
-        in the running user frame; the result as the frontend's value."""
-        import ast
-        from .frames import user_frame
-        frame = user_frame()
-        if frame is None:
-            raise self.fail(node, "no kernel frame to evaluate this expression in", NKIError)
-        code = compile(ast.fix_missing_locations(ast.Expression(node)), frame.f_code.co_filename, "eval")
-        try:
-            return unwrap(eval(code, frame.f_globals, frame.f_locals))  # noqa: S307 (the kernel's own expression)
-        except NameError:
-            return None
-
 
 def _is_loop_body(block) -> bool:
     parent = block.parent_op()
@@ -238,8 +222,8 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
             raise exc.relocate(loc, call_chain(frame, getattr(ctx, "kernel_code", None))) from None
         tb = exc.__traceback__
         if isinstance(exc, TypeError) and tb is not None and tb.tb_next is None and "argument" in str(exc):
-            from .codegen import _strip_fn  # the call did not bind to the API's signature
-            raise NKITypeError(f"{name}(): {_strip_fn(str(exc))}", loc) from None
+            msg = str(exc)  # the call did not bind to the API's signature: "f() got ..." -> "got ..."
+            raise NKITypeError(f"{name}(): {msg.split('() ', 1)[1] if '() ' in msg else msg}", loc) from None
         raise
     if isinstance(result, Tensor) and ctx.b.beta1:
         from .beta1_trace import LastCall

@@ -22,7 +22,7 @@ capacity and overlaps, and reports violations at the ``nl.ndarray`` line):
   may be a helper defined in the kernel or its module (it is inlined like any helper).
 
 Block dimensions (``nl.ndarray((B, nl.par_dim(P), F), buffer=ncc.sbuf.mod_alloc(...))``,
-see ``frontend/block_dims.py``): block ``i`` lives in slot ``i % S`` of ``S`` physical
+see ``frontend/beta1/block_dims.py``): block ``i`` lives in slot ``i % S`` of ``S`` physical
 tiles placed one after the other from the base address, ``S`` from ``num_free_tiles``
 (SBUF and PSUM, one tile's bytes apart; ``()`` means 1: every block at the base) or
 ``num_bank_tiles`` (PSUM, one bank apart).  ``num_par_tiles`` other than 1, PSUM bank and

@@ -26,7 +26,7 @@ class _MGrid:
     name = "nl.mgrid"
 
     def __getitem__(self, key):  # in a traced kernel
-        from ..frontend.beta1_trace import grid_subscript
+        from ..frontend.beta1.trace import grid_subscript
         return grid_subscript(self, key)
 
     def __repr__(self) -> str:

@@ -20,11 +20,11 @@ from .. import dtypes
 from ..dialects.common import TargetAttr, contiguous_strides, memref
 from ..errors import NKIError, NKITypeError, NKIVerifyError
 from . import (  # noqa: F401  (register the API handlers)
-    beta1_index, beta1_isa, isa_calls, tile_ops, isa_control, device_loops, isa_movement, isa_random,
-    isa_select, isa_tensor, isa_vector, lang_calls, lang_math, lang_create, tensor_methods, tensor_ap,
+    beta1, isa_calls, isa_control, device_loops, isa_movement, isa_random, isa_select, isa_tensor,
+    isa_vector, lang_calls, lang_math, lang_create, tensor_methods, tensor_ap,
 )
 from . import isa_collective, spmd  # noqa: F401,E402  (SPMD/LNC handlers, cross-core instructions)
-from . import beta1_lang, kernel_checks  # noqa: F401  (Beta 1-only nl/ncc handlers; kernel checks)
+from . import kernel_checks  # noqa: F401
 from .builder import IRBuilder
 from .source import FunctionSource, uses_beta1
 from .values import Tensor
@@ -132,8 +132,8 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2",
     from .trace_build import trace
     k, result, ret_loc = trace(lambda: _Kernel(fn, src, specs, target, spmd, arg_types))
     b, block = k.b, k.block
-    from .masks import drop_superseded_views
-    drop_superseded_views(b)  # full-size views that masked calls replaced (frontend/masks.py)
+    from .beta1.masks import drop_superseded_views
+    drop_superseded_views(b)  # full-size views that masked calls replaced (frontend/beta1/masks.py)
     returns_tuple = isinstance(result, (tuple, list))
     outs = list(result) if returns_tuple else ([] if result is None else [result])
     b.loc = ret_loc or src.loc(src.node)

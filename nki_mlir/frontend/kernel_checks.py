@@ -7,7 +7,7 @@ Called by :func:`~nki_mlir.frontend.build_module`:
   shape mismatch is a located :class:`~nki_mlir.errors.NKITypeError` at the parameter with
   code ``err_annotation_shape_mismatch`` (Beta 1 ``nki.errors`` page); a dtype mismatch, or
   a compile-time constant passed to a tensor annotation, is an ``NKITypeError`` too.
-  (``name: nt.tensor[...] = value`` in a kernel body: ``beta1_trace.check_annotation``.)
+  (``name: nt.tensor[...] = value`` in a kernel body: ``beta1/trace.check_annotation``.)
 - :func:`check_writes` (after the body is compiled, on the ``nki`` dialect function): a
   pass-like walk that finds, for every base buffer (a kernel parameter or an allocation),
   the instructions writing it -- operands in the roles of ``instruction.WRITE_ROLES``

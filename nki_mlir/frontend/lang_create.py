@@ -48,8 +48,8 @@ def _full(cg, api: str, shape, fill_value, dtype, buffer, name) -> Tensor:
         value = cg.b.const_scalar(int(fill_value), dt)
     else:
         value = cg.b.const_scalar(float(fill_value))
-    if blocks:    # Beta 1 block dims (block_dims.py): one tensor, blocks in the free dims
-        from .block_dims import new_block_tensor
+    if blocks:    # Beta 1 block dims (beta1/block_dims.py): one tensor, blocks in the free dims
+        from .beta1.block_dims import new_block_tensor
         return new_block_tensor(cg, api, lambda sh: _result(cg, S.FullOp, {"value": value},
                                                             {"name": name or None}, sh, dt, buf),
                                 blocks, blocks, shape, dt, buf)

@@ -180,7 +180,7 @@ def _binary(fn: str):
         shape = _broadcast_shape(cg, api, [(r, s) for r, s in (("x", xs), ("y", ys)) if s is not None])
         dt = _out_dtype(cg, api, dtype, x, y)
         if dtype is None:  # NKI type promotion ("whichever input has the highest precision")
-            from .tile_ops import promote, result_dtype
+            from .beta1.tile_ops import promote, result_dtype
             if cg.b.beta1:  # Beta 1: weak scalars widen too; comparisons give bool
                 dt = dtypes.bool_ if fn in _COMPARE else result_dtype(x, y)
             elif isinstance(x, Tensor) and isinstance(y, Tensor):
@@ -260,7 +260,7 @@ def _reduction(fn: str):
     api = f"nl.{fn}"
 
     def handler(cg, x, axis, dtype=None, keepdims=False, mask=None):
-        from .tile_ops import reduced_axes_last
+        from .beta1.tile_ops import reduced_axes_last
         t = _tile(cg, api, "x", x)
         axes = _axes(cg, api, t, axis, trailing=fn == "var" or not cg.b.beta1)
         if fn == "var":

@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import NKIError, NKISyntaxError, NKITypeError, SourceLoc
 from .builtins import HANDLERS
 from .frames import call_chain, frame_loc, truth_context, user_frame, user_loc
-from .beta1_trace import PendingTensor
+from .beta1.trace import PendingTensor
 from .proxies import AST_OPS, LoopCondition, LoopIndex, NkiTensor
 from .values import Index, Tensor
 
@@ -195,7 +195,7 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
     if handler is None:
         raise NKIError(f"{name} is not supported by nki-mlir yet", loc, category="not implemented")
     keys = _keys_of(args) | _keys_of(tuple(kwargs.values()))
-    from .masks import owns_mask
+    from .beta1.masks import owns_mask
     masked = kwargs.get("mask") is not None and not owns_mask(handler)
     if masked:  # Beta 1 mask=: pending views are built per masked shape
         args, kwargs = tuple(_pending(a) for a in args), {k: _pending(v) for k, v in kwargs.items()}
@@ -208,11 +208,11 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
         if isinstance(v, Tensor):
             ctx.check_visible(loc, v)
             if v.blocks:
-                from .block_dims import check_operand
+                from .beta1.block_dims import check_operand
                 check_operand(ctx, name, v)
     try:
         if masked:
-            from .masks import masked_call
+            from .beta1.masks import masked_call
             result = masked_call(ctx, loc, _Callee(name), handler, uargs, ukw)
         else:
             result = handler(ctx, *uargs, **ukw)
@@ -226,7 +226,7 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
             raise NKITypeError(f"{name}(): {msg.split('() ', 1)[1] if '() ' in msg else msg}", loc) from None
         raise
     if isinstance(result, Tensor) and ctx.b.beta1:
-        from .beta1_trace import LastCall
+        from .beta1.trace import LastCall
         start = first.next_op if first is not None else ctx.b.block.first_op
         ctx.last_call = LastCall(name, uargs, ukw if masked else {k: v for k, v in ukw.items() if k != "mask"},
                                  result, start, ctx.b.block.last_op)
@@ -236,7 +236,7 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
 
 
 def _pending(v: Any) -> Any:
-    """A Beta 1 pending view passed to a masked call stays pending (masks.py builds it)."""
+    """A Beta 1 pending view passed to a masked call stays pending (beta1/masks.py builds it)."""
     if type(v) is PendingTensor and v._view is None:
         return v.pending
     return v
@@ -290,7 +290,7 @@ def subscript(t: NkiTensor, key: Any) -> NkiTensor:
     ctx.check_visible(loc, t._t)
     try:
         if ctx.b.beta1:
-            from .beta1_trace import pending_subscript
+            from .beta1.trace import pending_subscript
             pending = pending_subscript(ctx, loc, t._t, unwrap(key))
             if pending is not None:
                 return pending
@@ -311,7 +311,7 @@ def store_subscript(t: NkiTensor, key: Any, value: Any) -> None:
         ctx.accumulated = None
         return
     keys = _keys_of((key, value))
-    from .beta1_lang import PendingReduce
+    from .beta1.lang import PendingReduce
     if type(value) is not PendingReduce and _masked_into(ctx, loc, t, key, value):
         return
     v = unwrap(value)
@@ -321,10 +321,10 @@ def store_subscript(t: NkiTensor, key: Any, value: Any) -> None:
         view = index_tensor(ctx, loc, t._t, unwrap(key))
         ctx.b.loc = loc
         if view.blocks or (isinstance(v, Tensor) and v.blocks):
-            from .block_dims import check_operand
+            from .beta1.block_dims import check_operand
             check_operand(ctx, "tensor assignment", view if view.blocks else v)
         if type(v) is PendingReduce:  # acc[...] = nl.loop_reduce(x, ...): accumulate into the view
-            from .beta1_lang import reduce_into
+            from .beta1.lang import reduce_into
             reduce_into(ctx, view, v)
         else:
             assign_into(ctx, view, v)
@@ -337,13 +337,13 @@ def operator(op: str, a: Any, b: Any) -> Any:
     """A Python operator with a tensor operand (Beta 1 tile arithmetic and comparisons)."""
     ctx = _require("tensor operators")
     loc = ctx.b.loc = user_loc(2)
-    from .tile_ops import compare_operator, tile_operator
+    from .beta1.tile_ops import compare_operator, tile_operator
     ua, ub = unwrap(a), unwrap(b)
     for v in (ua, ub):
         if isinstance(v, Tensor):
             ctx.check_visible(loc, v)
             if v.blocks:
-                from .block_dims import check_operand
+                from .beta1.block_dims import check_operand
                 check_operand(ctx, f"operator {op}", v)
     if op in ("lt", "le", "gt", "ge", "eq", "ne"):
         return wrap(compare_operator(ctx, loc, AST_OPS[op], ua, ub))
@@ -357,9 +357,9 @@ def _masked_into(ctx: TraceContext, loc, t: NkiTensor, key: Any, value: Any) -> 
     if last is None or last.kwargs.get("mask") is None or not isinstance(value, NkiTensor) or \
             value._t is not last.result or ctx.b.block.last_op is not last.last_op:
         return False
-    from .beta1_trace import erase_last_call, pending_subscript
+    from .beta1.trace import erase_last_call, pending_subscript
     from .indexing import index_tensor
-    from .masks import masked_call
+    from .beta1.masks import masked_call
     erase_last_call(ctx, last)
     into = pending_subscript(ctx, loc, t._t, unwrap(key)) if ctx.b.beta1 else None
     into = into.pending if into is not None else index_tensor(ctx, loc, t._t, unwrap(key))
@@ -374,7 +374,7 @@ def inplace_add(view: NkiTensor, value: Any) -> Any:
     ctx = _require("tensor operators")
     if not ctx.b.beta1:
         return NotImplemented
-    from .beta1_trace import accumulate
+    from .beta1.trace import accumulate
     return accumulate(ctx, view, value)
 
 
@@ -382,9 +382,9 @@ def unary(op: str, a: NkiTensor) -> Any:
     import ast
     ctx = _require("tensor operators")
     ctx.b.loc = loc = user_loc(2)
-    from .tile_ops import unary_operator
+    from .beta1.tile_ops import unary_operator
     if a._t.blocks:
-        from .block_dims import check_operand
+        from .beta1.block_dims import check_operand
         check_operand(ctx, f"operator {op}", a._t)
     return wrap(unary_operator(ctx, loc, ast.USub() if op == "neg" else ast.Invert(), a._t))
 
@@ -424,7 +424,7 @@ _CMP_NAMES = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!
 
 def index_compare(op: str, a: LoopIndex, other: Any) -> Any:
     from .values import as_index, is_int
-    from .index_expr import IndexExpr, Mask
+    from .beta1.index_expr import IndexExpr, Mask
     u = unwrap(other)
     if not (isinstance(u, Index) or is_int(u)):
         if op in ("eq", "ne"):

@@ -31,15 +31,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import dtypes
-from ..dialects import nki
-from ..dialects.isa_movement import DmaComputeOp
-from ..dialects.nki import ALU_OPS
-from ..errors import NKIError, NKITypeError
-from . import args as A
-from .builtins import HANDLERS, handles
-from .lang_calls import _dtype, new_tensor
-from .values import Index, Indirect, Tensor, is_int
+from ... import dtypes
+from ...dialects import nki
+from ...dialects.isa_movement import DmaComputeOp
+from ...dialects.nki import ALU_OPS
+from ...errors import NKIError, NKITypeError
+from .. import args as A
+from ..builtins import HANDLERS, handles
+from ..lang_calls import _dtype, new_tensor
+from ..values import Index, Indirect, Tensor, is_int
 
 _HBM = ("hbm", "private_hbm", "shared_hbm")
 
@@ -98,7 +98,7 @@ def loop_reduce(cg, x, op, loop_indices, dtype=None, mask=None):
                              f"nl.sequential_range) or ints, got {A._show(v)}", NKITypeError)
     if dtype is not None:
         _dtype(cg, api, dtype)
-    from .frames import result_use, user_frame
+    from ..frames import result_use, user_frame
     frame = user_frame()
     use, name = result_use(frame) if frame is not None else ("drop", None)
     if use == "drop":
@@ -107,7 +107,7 @@ def loop_reduce(cg, x, op, loop_indices, dtype=None, mask=None):
     if use == "other":
         return pending
     proxy = frame.f_locals.get(name, frame.f_globals.get(name))
-    from .proxies import NkiTensor
+    from ..proxies import NkiTensor
     if type(proxy) is not NkiTensor:
         what = "is not defined" if proxy is None else f"is {A._show(proxy)}"
         raise cg.b.error(f"{api}: the accumulator '{name}' {what}; {_USAGE}", NKITypeError)
@@ -162,7 +162,7 @@ loop_reduce.owns_mask = True
 
 
 def _token_builtin(tok: str):
-    from .builtins import Builtin
+    from ..builtins import Builtin
     return Builtin(f"nl.{tok}", token=tok)
 
 
@@ -231,7 +231,7 @@ def ncc_no_reorder(cg):
 def ncc_allocation_scope(cg):
     """``with ncc.allocation_scope():`` -- the body runs as is: the allocator already frees
     every tensor after its last use, which is what the scope asks for."""
-    from ..beta1.compiler import AllocationScope
+    from ...beta1.compiler import AllocationScope
     return AllocationScope()
 
 

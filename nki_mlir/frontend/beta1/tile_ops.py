@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from ..errors import NKITypeError
+from ... import dtypes
+from ...errors import NKITypeError
 from . import index_expr as ie
-from .builtins import HANDLERS, handles
+from ..builtins import HANDLERS, handles
 from .index_expr import IndexExpr, Mask
-from .values import Index, Tensor, is_int
+from ..values import Index, Tensor, is_int
 
 _PY_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,

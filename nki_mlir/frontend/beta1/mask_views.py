@@ -1,4 +1,4 @@
-"""The operand views of a masked Beta 1 call (frontend/masks.py).
+"""The operand views of a masked Beta 1 call (frontend/beta1/masks.py).
 
 - :class:`PendingView`: a subscript by ``nl.arange`` / ``nl.mgrid`` keys written in the
   call, kept unevaluated and built per box of the mask (:func:`resolve`) so a view of the
@@ -17,10 +17,10 @@ from xdsl.dialects import memref as memref_d
 from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.ir import OpResult, SSAValue
 
-from ..dialects.common import memref
+from ...dialects.common import memref
 from .index_expr import IndexExpr
 from .mask_regions import Box
-from .values import Indirect, Tensor, as_index, simplify
+from ..values import Indirect, Tensor, as_index, simplify
 
 #: attribute on the builder listing the views replaced by narrowed copies
 _SUPERSEDED = "_mask_superseded_views"
@@ -54,7 +54,7 @@ def resolve(cg, v: Any, ranges: dict[int, tuple[int, int]] | None = None) -> Any
     value unchanged."""
     if not isinstance(v, PendingView):
         return v
-    from .indexing import index_tensor
+    from ..indexing import index_tensor
     rank = len(v.shape)
     keys = []
     for k in v.keys:

@@ -10,7 +10,7 @@ instruction runs only on the grid points where the predicate holds.
 How a masked call is compiled (:func:`masked_call`):
 
 1. For fixed loop indices, the grid points where every comparison holds form a *region*:
-   a union of disjoint boxes (frontend/mask_regions.py computes it exactly; a comparison
+   a union of disjoint boxes (frontend/beta1/mask_regions.py computes it exactly; a comparison
    along one axis bounds that axis, one coupling axes, ``512 * i_p + i_f < n``, gives a
    staircase of boxes, ``!=`` two boxes).  Each box is one instruction; a comparison along
    no axis gates the whole instruction.
@@ -24,7 +24,7 @@ How a masked call is compiled (:func:`masked_call`):
 3. When the bounds depend on loop indices, the static loop ranges are enumerated, and one
    version of the instruction is emitted per distinct non-empty region, guarded by an
    ``scf.if`` on the loop indices (``arith.cmpi`` / ``andi`` / ``ori``,
-   frontend/mask_guards.py); at most :data:`MAX_VERSIONS` versions and
+   frontend/beta1/mask_guards.py); at most :data:`MAX_VERSIONS` versions and
    :data:`MAX_INSTRUCTIONS` boxes in all.  An empty region skips the instruction.
 4. Operand views are built inside the guarded region with the masked shape, because a
    full-size view of the last tile may cover rows past the end of the tensor (a run-time
@@ -55,13 +55,13 @@ from typing import Any, Callable
 import numpy as np
 from xdsl.ir import Block
 
-from ..dialects import nki
-from ..errors import NKIError, NKITypeError, SourceLoc
+from ...dialects import nki
+from ...errors import NKIError, NKITypeError, SourceLoc
 from .mask_guards import emit_chain
 from .mask_regions import CODE, MAX_POINTS, Box, Region, full, parse, regions
 from .mask_views import (PendingView, drop_stale_consts, drop_superseded_views, narrow, narrow_arg,
                          resolve, resolve_all, tensors)
-from .values import Tensor
+from ..values import Tensor
 
 #: most versions (distinct non-empty regions) one masked call may compile to
 MAX_VERSIONS = 16
@@ -118,7 +118,7 @@ def masked_call(cg, loc: SourceLoc | None, callee, handler: Callable, args: list
         # the mask holds everywhere: the plain call
         result = handler(cg, *resolve_all(cg, args), **resolve_all(cg, kwargs))
         if into is not None:
-            from .assign import assign_into
+            from ..assign import assign_into
             assign_into(cg, resolve(cg, into), result)
             return None
         return result
@@ -134,7 +134,7 @@ def masked_call(cg, loc: SourceLoc | None, callee, handler: Callable, args: list
     if into is not None and len(results) == 1 and tuple(into.shape) == tuple(results[0].shape):
         dests, ret = [into], None
     else:
-        from .lang_calls import new_tensor
+        from ..lang_calls import new_tensor
         dests = [new_tensor(cg, nki.NdarrayOp, r.shape, r.dtype, r.buffer) for r in results]
         if into is not None:
             ret = None
@@ -154,12 +154,12 @@ def masked_call(cg, loc: SourceLoc | None, callee, handler: Callable, args: list
         if api == "nl.load" and len(parts) == 1 and parts[0].on_chip:
             # a load into a part of its result tile is one DMA into that part (a compute-engine
             # copy could not start at every partition a DMA writes)
-            from .builtins import HANDLERS
+            from ..builtins import HANDLERS
             HANDLERS["nisa.dma_copy"](cg, parts[0], nkw["src"] if "src" in nkw else nargs[0])
             return
         out = handler(cg, *nargs, **nkw)
         outs = list(out) if isinstance(out, (tuple, list)) else ([] if out is None else [out])
-        from .assign import assign_into
+        from ..assign import assign_into
         for dst, part, res in zip(dests, parts, outs):
             if isinstance(res, Tensor) and tuple(res.shape) == tuple(dst.shape) != tuple(part.shape):
                 # no operand to narrow (nisa.memset(shape, ...)): computed whole, written masked
@@ -175,7 +175,7 @@ def masked_call(cg, loc: SourceLoc | None, callee, handler: Callable, args: list
     order = list(versions.items())
     emit_chain(cg, order, 0, not has_empty, cons, combos, emit)
     if into is not None and dests and dests[0] is not into:
-        from .assign import assign_into
+        from ..assign import assign_into
         assign_into(cg, resolve(cg, into), dests[0])
     return ret
 
@@ -217,7 +217,7 @@ def _check_partition_starts(cg, loc, api: str, sizes, versions) -> None:
     partitions."""
     if api in _DMA_CALLS or not sizes or sizes[0] <= 1:
         return
-    from ..dialects.rules import allowed_starts
+    from ...dialects.rules import allowed_starts
     for region in versions:
         for box in region:
             lo, hi = box[0]
@@ -242,7 +242,7 @@ def _dry_run(cg, handler: Callable, args: list, kwargs: dict) -> Any:
     before = set(b._consts)
     try:
         with b.at(scratch):
-            from .lang_calls import new_tensor
+            from ..lang_calls import new_tensor
 
             def stand_in(v):
                 if isinstance(v, PendingView):  # a fresh tensor of the view's shape

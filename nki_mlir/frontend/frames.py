@@ -82,7 +82,7 @@ def truth_context() -> str:
     return "and" if op in _AND else "or" if op in _OR else "not" if op in _NOT else "condition"
 
 
-_STORES = frozenset(("STORE_FAST", "STORE_DEREF", "STORE_NAME", "STORE_GLOBAL"))
+_STORES = frozenset(("STORE_FAST", "STORE_DEREF", "STORE_NAME"))
 _DROPS = frozenset(("POP_TOP", "RETURN_VALUE"))
 _NEXT: dict[CodeType, tuple[list[int], list[dis.Instruction]]] = {}
 
@@ -90,7 +90,8 @@ _NEXT: dict[CodeType, tuple[list[int], list[dis.Instruction]]] = {}
 def result_use(frame: FrameType) -> tuple[str, str | None]:
     """What ``frame``'s code does with the value of the call it is executing, read off the
     instruction after the call: ``("name", x)`` for ``x = call(...)`` (the name is still
-    bound to its previous value while the call runs), ``("drop", None)`` for a call
+    bound to its previous value while the call runs), ``("global", x)`` for the same with
+    ``global x``, ``("drop", None)`` for a call
     statement or ``return call(...)``, ``("other", None)`` for any other use (an argument,
     an operand, ``t[k] = call(...)``, whose target is evaluated after the call)."""
     code = frame.f_code
@@ -105,6 +106,8 @@ def result_use(frame: FrameType) -> tuple[str, str | None]:
     nxt = ins[k]
     if nxt.opname in _STORES:
         return ("name", nxt.argval)
+    if nxt.opname == "STORE_GLOBAL":
+        return ("global", nxt.argval)
     return ("drop", None) if nxt.opname in _DROPS else ("other", None)
 
 

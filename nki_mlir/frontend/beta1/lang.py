@@ -106,7 +106,7 @@ def loop_reduce(cg, x, op, loop_indices, dtype=None, mask=None):
     pending = PendingReduce(t, tok, mask, cg.b.loc)
     if use == "other":
         return pending
-    proxy = frame.f_locals.get(name, frame.f_globals.get(name))
+    proxy = (frame.f_globals if use == "global" else frame.f_locals).get(name)
     from ..proxies import NkiTensor
     if type(proxy) is not NkiTensor:
         what = "is not defined" if proxy is None else f"is {A._show(proxy)}"

@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
 from ..dialects.common import TargetAttr, contiguous_strides, memref
-from ..errors import NKIError, NKITypeError, NKIVerifyError
+from ..errors import NKIError, NKISyntaxError, NKITypeError, NKIVerifyError
 from . import (  # noqa: F401  (register the API handlers)
     beta1, isa_calls, isa_control, device_loops, isa_movement, isa_random, isa_select, isa_tensor,
     isa_vector, lang_calls, lang_math, lang_create, tensor_methods, tensor_ap,

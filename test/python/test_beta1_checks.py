@@ -336,7 +336,10 @@ def test_loop_reduce_into_a_subscript():
 def test_loop_reduce_loops_stay_rolled():
     """The accumulator is updated in place and keeps its identity: the loops stay rolled."""
     from nki_mlir.frontend.trace_build import last_loop_report
-    for kernel in (K.loop_reduce_sum, K.loop_reduce_max_subscript):
+    a = f32(384, 512)
+    np.testing.assert_allclose(K.loop_reduce_annotated(a), a.reshape(3, 128, 512).sum(axis=0),
+                               rtol=1e-5, atol=1e-5)
+    for kernel in (K.loop_reduce_sum, K.loop_reduce_max_subscript, K.loop_reduce_annotated):
         nki.compile(kernel, f32(384, 512), use_cache=False)
         report = last_loop_report()
         assert report and all(how == "rolled" for how, _ in report.values()), report

@@ -106,12 +106,19 @@ def loop_reduce(cg, x, op, loop_indices, dtype=None, mask=None):
     pending = PendingReduce(t, tok, mask, cg.b.loc)
     if use == "other":
         return pending
-    proxy = (frame.f_globals if use == "global" else frame.f_locals).get(name)
+    return reduce_into_name(cg, frame.f_globals if use == "global" else frame.f_locals, name, pending)
+
+
+def reduce_into_name(cg, scope: dict, name: str, r: "PendingReduce") -> Any:
+    """``name = nl.loop_reduce(...)``: accumulate into the tile ``name`` is bound to in
+    ``scope`` (the calling frame's locals or globals); returns that same proxy."""
     from ..proxies import NkiTensor
+    proxy = scope.get(name)
     if type(proxy) is not NkiTensor:
         what = "is not defined" if proxy is None else f"is {A._show(proxy)}"
-        raise cg.b.error(f"{api}: the accumulator '{name}' {what}; {_USAGE}", NKITypeError)
-    reduce_into(cg, proxy._t, pending)
+        cg.b.loc = r.loc
+        raise cg.b.error(f"nl.loop_reduce: the accumulator '{name}' {what}; {_USAGE}", NKITypeError)
+    reduce_into(cg, proxy._t, r)
     return proxy
 
 
@@ -235,4 +242,4 @@ def ncc_allocation_scope(cg):
     return AllocationScope()
 
 
-__all__ = ["static_cast", "loop_reduce", "reduce_into", "PendingReduce", "atomic_rmw", "dtypes"]
+__all__ = ["static_cast", "loop_reduce", "reduce_into", "reduce_into_name", "PendingReduce", "atomic_rmw", "dtypes"]

@@ -198,6 +198,10 @@ def check_annotation(value: Any, annotation: Any, target: str) -> Any:
     match the value's shape (``err_annotation_shape_mismatch``) and dtype; returns value."""
     from ... import dtypes
     from ...typing import TensorAnnotation, annotation_of
+    from .lang import PendingReduce, reduce_into_name
+    if type(value) is PendingReduce:  # acc: nt.tensor[...] = nl.loop_reduce(...): into acc
+        from ..frames import user_frame
+        value = reduce_into_name(_ctx(), user_frame().f_locals, target, value)
     ann = annotation_of(annotation)
     if not isinstance(ann, TensorAnnotation) or not isinstance(value, NkiTensor):
         return value

@@ -19,7 +19,7 @@ An annotation object also describes a tensor: ``.shape`` (tuple of ints or None)
 Checks (``nki_mlir/frontend/kernel_checks.py``, at compile time): a kernel parameter
 annotated with a shape must receive a tensor of exactly that shape, otherwise a located
 ``NKITypeError`` at the parameter with code ``err_annotation_shape_mismatch``; with a dtype,
-a tensor of that dtype.  ``kernel_checks.check_annotated_value`` applies the same check to
+a tensor of that dtype.  ``frontend/beta1/trace.check_annotation`` applies the same check to
 ``name: nt.tensor[...] = value`` statements in a kernel body.
 """
 from __future__ import annotations

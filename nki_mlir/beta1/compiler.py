@@ -22,7 +22,7 @@ capacity and overlaps, and reports violations at the ``nl.ndarray`` line):
   may be a helper defined in the kernel or its module (it is inlined like any helper).
 
 Block dimensions (``nl.ndarray((B, nl.par_dim(P), F), buffer=ncc.sbuf.mod_alloc(...))``,
-see ``frontend/block_dims.py``): block ``i`` lives in slot ``i % S`` of ``S`` physical
+see ``frontend/beta1/block_dims.py``): block ``i`` lives in slot ``i % S`` of ``S`` physical
 tiles placed one after the other from the base address, ``S`` from ``num_free_tiles``
 (SBUF and PSUM, one tile's bytes apart; ``()`` means 1: every block at the base) or
 ``num_bank_tiles`` (PSUM, one bank apart).  ``num_par_tiles`` other than 1, PSUM bank and
@@ -43,7 +43,6 @@ kernel it is reported as not supported yet.
 """
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 from ..frontend.builtins import Builtin as _B
@@ -83,7 +82,7 @@ class Allocation:
     def nki_address(self, cg, api: str, raw_shape: Any, shape: tuple[int, ...], dtype) -> tuple[int, int] | None:
         """The ``(partition, byte_offset)`` of the tensor's tile, or None (automatic).
 
-        Called by the ``nl.ndarray`` handler with the codegen ``cg`` (errors are located at
+        Called by the ``nl.ndarray`` handler with the trace context ``cg`` (errors are located at
         the current line).
 
         Raises:
@@ -113,9 +112,8 @@ class Allocation:
             return int(p["base_partition"]), int(p["base_addr"])
         # alloc(func): evaluate func((), pdim_size, fdim_size) like a helper call
         func = self.params["func"]
-        node = _call_node(cg)
         try:
-            got = cg.call(node, func, [(), pdim, fdim_bytes], {})
+            got = cg.call(cg.b.loc, func, [(), pdim, fdim_bytes], {})
         except NKIError:
             raise
         except Exception as exc:
@@ -187,16 +185,6 @@ def _block_dims(raw_shape: Any) -> tuple[int, ...]:
         if type(d).__name__ == "ParDim":
             return tuple(int(x) for x in raw_shape[:i])
     return ()
-
-
-def _call_node(cg) -> ast.Call:
-    """A synthetic ``ast.Call`` at the current source line of ``cg`` (for located errors of
-    an allocation function evaluated through the codegen)."""
-    node = ast.Call(func=ast.Name(id="alloc", ctx=ast.Load()), args=[], keywords=[])
-    loc = cg.b.loc
-    node.lineno = node.end_lineno = (loc.line - cg.src.line_offset) if loc else cg.src.node.lineno
-    node.col_offset = node.end_col_offset = max((loc.col - 1 - cg.src.col_offset) if loc else 0, 0)
-    return node
 
 
 def _ints(name: str, v: Any) -> tuple[int, ...]:

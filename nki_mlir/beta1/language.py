@@ -25,8 +25,8 @@ class _MGrid:
 
     name = "nl.mgrid"
 
-    def __getitem__(self, key):  # a traced kernel; the AST front compiles the subscript itself
-        from ..frontend.beta1_trace import grid_subscript
+    def __getitem__(self, key):  # in a traced kernel
+        from ..frontend.beta1.trace import grid_subscript
         return grid_subscript(self, key)
 
     def __repr__(self) -> str:

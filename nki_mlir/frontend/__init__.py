@@ -1,11 +1,11 @@
 """The frontend: a ``@nki.jit`` Python kernel -> an ``nki`` dialect module.
 
-Entry point: :func:`build_module`.  See ``codegen.py`` for the walking model.
+Entry point: :func:`build_module`.  The kernel's Python runs on proxies (``trace_build.py``,
+``tracer.py``); see docs/frontend.md.
 """
 from __future__ import annotations
 
 import inspect
-import os
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -20,13 +20,12 @@ from .. import dtypes
 from ..dialects.common import TargetAttr, contiguous_strides, memref
 from ..errors import NKIError, NKISyntaxError, NKITypeError, NKIVerifyError
 from . import (  # noqa: F401  (register the API handlers)
-    beta1_index, beta1_isa, isa_calls, tile_ops, isa_control, isa_movement, isa_random, isa_select, isa_tensor,
-    isa_vector, lang_calls, lang_math, tensor_methods,
+    beta1, isa_calls, isa_control, device_loops, isa_movement, isa_random, isa_select, isa_tensor,
+    isa_vector, lang_calls, lang_math, lang_create, tensor_methods, tensor_ap,
 )
 from . import isa_collective, spmd  # noqa: F401,E402  (SPMD/LNC handlers, cross-core instructions)
-from . import beta1_lang, kernel_checks  # noqa: F401  (Beta 1-only nl/ncc handlers; kernel checks)
+from . import kernel_checks  # noqa: F401
 from .builder import IRBuilder
-from .codegen import FunctionCodegen, _Break, _Continue, _Return
 from .source import FunctionSource, uses_beta1
 from .values import Tensor
 
@@ -130,16 +129,11 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2",
             raise NKITypeError(f"kernel argument '{s.name}' is {s.dtype}; NKI has no 64-bit types "
                                f"(use float32/bfloat16 or int32)", src.loc(src.node))
     arg_types = [memref(s.shape, dtypes.BY_NAME[s.dtype], "shared_hbm") for s in specs if s.kind == "tensor"]
-    front = os.environ.get("NKI_MLIR_FRONTEND") or "trace"
-    if front == "ast":
-        k = _Kernel(fn, src, specs, target, spmd, arg_types)
-        result, ret_loc, check_visible = _walk(k)
-    else:
-        from .trace_build import trace
-        k, result, ret_loc, check_visible = trace(lambda: _Kernel(fn, src, specs, target, spmd, arg_types))
+    from .trace_build import trace
+    k, result, ret_loc = trace(lambda: _Kernel(fn, src, specs, target, spmd, arg_types))
     b, block = k.b, k.block
-    from .masks import drop_superseded_views
-    drop_superseded_views(b)  # full-size views that masked calls replaced (frontend/masks.py)
+    from .beta1.masks import drop_superseded_views
+    drop_superseded_views(b)  # full-size views that masked calls replaced (frontend/beta1/masks.py)
     returns_tuple = isinstance(result, (tuple, list))
     outs = list(result) if returns_tuple else ([] if result is None else [result])
     b.loc = ret_loc or src.loc(src.node)
@@ -151,7 +145,6 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2",
         if o.buffer != "shared_hbm" or not (o.is_base or _whole_reshape(o)):
             raise NKITypeError(f"kernel output {i} ('{o.name}') is {o.describe()}; kernel outputs "
                                f"must be whole tensors allocated with buffer=nl.shared_hbm", b.loc)
-        check_visible(o)
         out_specs.append(OutputSpec(o.name or f"output_{i}", o.shape, dtypes.name_of(o.dtype)))
     kernel_checks.check_writes(b, src, block, specs, outs, k.annotations, ret_loc)
     b.emit(func.ReturnOp(*[o.value for o in outs]), verify=False)
@@ -199,28 +192,6 @@ def _whole_reshape(t: Tensor) -> bool:
     """``t`` views all of its storage, contiguously, in another shape (``out.reshape(...)``)."""
     return (t.offset == 0 and t.indirect is None and t.size == int(np.prod(t.storage_shape))
             and tuple(t.strides) == tuple(contiguous_strides(t.shape)))
-
-
-def _walk(k: _Kernel):
-    """The Beta 1 front: walk the kernel's AST (frontend/codegen.py)."""
-    src = k.src
-    cg = FunctionCodegen(k.b, src, k.scope)
-    result: Any = None
-    try:
-        cg.run_body(src.node.body)
-    except _Return as r:
-        result = r.value
-    except (_Break, _Continue):
-        raise NKISyntaxError("break/continue outside a loop", src.loc(src.node))
-    ret = _last_return(src.node)
-    ret_loc = src.loc(ret) if ret else None
-    return result, ret_loc, lambda o: cg.check_visible(ret or src.node, o)
-
-
-def _last_return(node):
-    import ast
-    rets = [n for n in ast.walk(node) if isinstance(n, ast.Return)]
-    return rets[-1] if rets else None
 
 
 __all__ = ["build_module", "arg_specs", "KernelSpec", "ArgSpec", "OutputSpec"]

@@ -1,9 +1,9 @@
 """Markers for the NKI API names (``nl.*``, ``nisa.*``) that the frontend compiles.
 
-A traced kernel (the default) calls them: :func:`Builtin.__call__` hands the call to the
-tracer, which runs the handler registered for the name with :func:`handles`.  The Beta 1
-AST front dispatches to the same handlers when a call's callee evaluates to a Builtin.  Calling a builtin from plain Python (outside ``@nki.jit``) is an error,
-as in NKI (``err_nki_api_outside_of_nki_kernel``).
+A traced kernel calls them: :func:`Builtin.__call__` hands the call to the tracer, which
+runs the handler registered for the name with :func:`handles`.  Calling a builtin from
+plain Python (outside ``@nki.jit``) is an error, as in NKI
+(``err_nki_api_outside_of_nki_kernel``).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import NKIError
 
-#: name ("nl.ndarray", "nisa.dma_copy") -> handler(codegen, *args, **kwargs)
+#: name ("nl.ndarray", "nisa.dma_copy") -> handler(trace context, *args, **kwargs)
 HANDLERS: dict[str, Callable[..., Any]] = {}
 
 

@@ -9,6 +9,7 @@ helper function or helper module as well as in the kernel itself.
 """
 from __future__ import annotations
 
+import bisect
 import dis
 import os
 import sys
@@ -79,6 +80,35 @@ def truth_context() -> str:
         return "condition"
     op = f.f_code.co_code[f.f_lasti]
     return "and" if op in _AND else "or" if op in _OR else "not" if op in _NOT else "condition"
+
+
+_STORES = frozenset(("STORE_FAST", "STORE_DEREF", "STORE_NAME"))
+_DROPS = frozenset(("POP_TOP", "RETURN_VALUE"))
+_NEXT: dict[CodeType, tuple[list[int], list[dis.Instruction]]] = {}
+
+
+def result_use(frame: FrameType) -> tuple[str, str | None]:
+    """What ``frame``'s code does with the value of the call it is executing, read off the
+    instruction after the call: ``("name", x)`` for ``x = call(...)`` (the name is still
+    bound to its previous value while the call runs), ``("global", x)`` for the same with
+    ``global x``, ``("drop", None)`` for a call
+    statement or ``return call(...)``, ``("other", None)`` for any other use (an argument,
+    an operand, ``t[k] = call(...)``, whose target is evaluated after the call)."""
+    code = frame.f_code
+    table = _NEXT.get(code)
+    if table is None:
+        ins = list(dis.get_instructions(code))
+        table = _NEXT[code] = ([i.offset for i in ins], ins)
+    offsets, ins = table
+    k = bisect.bisect_right(offsets, frame.f_lasti)  # f_lasti may be the call's last cache entry
+    if k >= len(ins):
+        return ("other", None)
+    nxt = ins[k]
+    if nxt.opname in _STORES:
+        return ("name", nxt.argval)
+    if nxt.opname == "STORE_GLOBAL":
+        return ("global", nxt.argval)
+    return ("drop", None) if nxt.opname in _DROPS else ("other", None)
 
 
 def user_frame(skip: int = 0) -> FrameType | None:

@@ -22,8 +22,8 @@ from .values import DynSlice, Index, Tensor, as_index, is_int, simplify
 
 
 def index_tensor(cg, node: ast.AST, t: Tensor, key: Any) -> Tensor:
-    if t.blocks:  # Beta 1 block dims (block_dims.py): the block first, then the tile
-        from .block_dims import index_blocks
+    if t.blocks:  # Beta 1 block dims (beta1/block_dims.py): the block first, then the tile
+        from .beta1.block_dims import index_blocks
         t, key = index_blocks(cg, node, t, key, _index_plain)
         if key is None:
             return t
@@ -32,7 +32,7 @@ def index_tensor(cg, node: ast.AST, t: Tensor, key: Any) -> Tensor:
 
 def _index_plain(cg, node: ast.AST, t: Tensor, key: Any) -> Tensor:
     keys = list(key) if isinstance(key, tuple) else [key]
-    from .beta1_index import index_advanced, is_advanced
+    from .beta1.index import index_advanced, is_advanced
     if is_advanced(keys):  # Beta 1 nl.arange / nl.mgrid index expressions
         return index_advanced(cg, node, t, keys)
     if sum(k is Ellipsis for k in keys) > 1:

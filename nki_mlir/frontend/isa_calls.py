@@ -34,8 +34,8 @@ def dma_copy(cg, dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, engine
                                  or not 0 <= priority <= 3):
         raise cg.b.error(f"{api}: priority must be a DMA QoS level 0..3, got {priority!r}", NKITypeError)
     d, s = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "src", src)
-    if d.indirect is not None or s.indirect is not None:  # gather / scatter (tensor_methods.py)
-        from .tensor_methods import emit_indirect_dma
+    if d.indirect is not None or s.indirect is not None:  # gather / scatter (tensor_ap.py)
+        from .tensor_ap import emit_indirect_dma
         return emit_indirect_dma(cg, api, d, s, A.enum_name(cg, api, "oob_mode", oob_mode, "oob_mode"),
                                  A.enum_name(cg, api, "dge_mode", dge_mode, "dge_mode"))
     mode, eng = A.enum_name(cg, api, "dge_mode", dge_mode, "dge_mode"), A.engine(cg, api, engine)

@@ -7,8 +7,7 @@ Called by :func:`~nki_mlir.frontend.build_module`:
   shape mismatch is a located :class:`~nki_mlir.errors.NKITypeError` at the parameter with
   code ``err_annotation_shape_mismatch`` (Beta 1 ``nki.errors`` page); a dtype mismatch, or
   a compile-time constant passed to a tensor annotation, is an ``NKITypeError`` too.
-  :func:`check_annotated_value` does the same for ``name: nt.tensor[...] = value`` in a
-  kernel body.
+  (``name: nt.tensor[...] = value`` in a kernel body: ``beta1/trace.check_annotation``.)
 - :func:`check_writes` (after the body is compiled, on the ``nki`` dialect function): a
   pass-like walk that finds, for every base buffer (a kernel parameter or an allocation),
   the instructions writing it -- operands in the roles of ``instruction.WRITE_ROLES``
@@ -109,30 +108,6 @@ def check_arguments(b, src, fn: Any, specs) -> dict[str, Any]:
             raise NKITypeError(f"dtype of '{name}' is {s.dtype} but its annotation {ann!r} expects "
                                f"{dtypes.name_of(ann.dtype)}", loc)
     return {name: ann for name, (ann, _) in anns.items()}
-
-
-def check_annotated_value(cg, node: ast.AnnAssign, value: Any) -> None:
-    """``name: nt.tensor[128, 512] = value`` in a kernel body: ``value`` must be a tensor of
-    that shape (and dtype, if given).  Other annotations are ignored.
-
-    Raises:
-        NKITypeError: at the statement, ``err_annotation_shape_mismatch`` for a shape mismatch.
-    """
-    from .values import Tensor
-    try:
-        ann = annotation_of(cg.eval(node.annotation))
-    except NKIError:
-        return  # an annotation that is not a compile-time value (e.g. an undefined name)
-    if not isinstance(ann, TensorAnnotation) or not isinstance(value, Tensor):
-        return
-    target = ast.unparse(node.target)
-    if ann.shape is not None and tuple(value.shape) != tuple(ann.shape):
-        raise cg.fail(node, f"shape of '{target}{list(value.shape)}' does not match the expected "
-                            f"shape of {list(ann.shape)} (annotation {ann!r})", NKITypeError,
-                      code="err_annotation_shape_mismatch")
-    if ann.dtype is not None and value.dtype != ann.dtype:
-        raise cg.fail(node, f"dtype of '{target}' is {dtypes.name_of(value.dtype)} but its "
-                            f"annotation {ann!r} expects {dtypes.name_of(ann.dtype)}", NKITypeError)
 
 
 # ----------------------------------------------------------------------------- writes
@@ -257,5 +232,5 @@ def _line(op: Operation) -> str:
     return str(loc.line) if loc is not None else "?"
 
 
-__all__ = ["check_arguments", "check_annotated_value", "check_writes", "find_writes",
+__all__ = ["check_arguments", "check_writes", "find_writes",
            "param_annotations", "written_operands", "ScalarAnnotation"]

@@ -45,7 +45,7 @@ def _shape(cg, api: str, shape: Any) -> tuple[int, ...]:
         raise cg.b.error(f"{api}: shape must be a tuple of compile-time ints, got {shape!r}", NKITypeError)
     if any(int(d) <= 0 for d in shape):
         raise cg.b.error(f"{api}: every dimension must be positive, got {tuple(shape)}", NKITypeError)
-    from .beta1_index import ParDim
+    from .beta1.index import ParDim
     if any(isinstance(d, ParDim) for d in list(shape)[1:]):
         raise cg.b.error(f"{api}: nl.par_dim must mark the first dim: dims before the partition dim "
                          f"(Beta 1 block dims) are not supported; allocate one tile per block",
@@ -69,8 +69,8 @@ def new_tensor(cg, op_cls, shape, dtype, buffer: str, name: str = "", props=None
 
 def _alloc_shape(cg, api: str, raw_shape: Any, buf: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """``(blocks, shape)``: Beta 1 block dims (the dims left of ``nl.par_dim``, see
-    block_dims.py) and the shape of one tile, or ``((), shape)``."""
-    from .block_dims import split_shape
+    beta1/block_dims.py) and the shape of one tile, or ``((), shape)``."""
+    from .beta1.block_dims import split_shape
     blocks, tile = split_shape(cg, api, raw_shape, buf)
     if not blocks:
         return (), _shape(cg, api, tile if tile else raw_shape)
@@ -100,7 +100,7 @@ def ndarray(cg, shape, dtype, buffer=None, name="", address=None):
             raise cg.b.error(f"{api}: address must be (partition, byte_offset), got {address!r}", NKITypeError)
         addr = [int(a) for a in address]
     if blocks:
-        from .block_dims import new_block_tensor
+        from .beta1.block_dims import new_block_tensor
         return new_block_tensor(cg, api, lambda s: new_tensor(cg, nki.NdarrayOp, s, dt, buf, name,
                                                               {"address": addr}),
                                 blocks, slots, shape, dt, buf, slot_bytes)
@@ -130,7 +130,7 @@ def zeros(cg, shape, dtype, buffer=None, name="", lazy_initialization=None):
     dt, buf = _dtype(cg, api, dtype), _buffer(cg, api, buffer)
     blocks, shape = _alloc_shape(cg, api, shape, buf)
     if blocks:
-        from .block_dims import new_block_tensor
+        from .beta1.block_dims import new_block_tensor
         return new_block_tensor(cg, api, lambda s: new_tensor(cg, nki.ZerosOp, s, dt, buf, name),
                                 blocks, blocks, shape, dt, buf)
     return new_tensor(cg, nki.ZerosOp, shape, dt, buf, name)

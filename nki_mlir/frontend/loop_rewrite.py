@@ -51,7 +51,7 @@ def traced_function(fn: Any) -> Any:
 
 def _helper_functions() -> dict[str, Any]:
     """What the rewritten code calls, by the names in ``_HELPERS``."""
-    from .beta1_trace import check_annotation
+    from .beta1.trace import check_annotation
     from .guards import nki_lshift, nki_pow
     from .loops import nki_loop, nki_while
     return {"__nki_loop__": nki_loop, "__nki_while__": nki_while,

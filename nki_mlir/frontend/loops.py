@@ -34,7 +34,8 @@ from xdsl.dialects.builtin import IndexType, StringAttr
 from xdsl.ir import Block, Region
 
 from ..errors import NKIError, NKISyntaxError, NKITypeError, SourceLoc
-from .isa_control import DynamicRange, Register, dynamic_for
+from .device_loops import DynamicRange, dynamic_for
+from .isa_control import Register
 from .proxies import LoopIndex, NkiTensor
 from .tracer import Retrace, active
 from .values import Index, LoopRange
@@ -185,7 +186,7 @@ def nki_while(value: Any, key: str, can_roll: bool) -> bool:
         return bool(value)
     if not can_roll:
         raise NKISyntaxError("break / return are not allowed in a device 'while' loop", ctx.b.loc)
-    from .isa_control import register_while
+    from .device_loops import register_while
     state = register_while(ctx, value)
     state.__enter__()
     ctx.open_whiles[key] = state

@@ -179,7 +179,7 @@ class NkiTensor:
 
 def _comparable(other: Any) -> bool:
     import numpy as np
-    from .index_expr import IndexExpr
+    from .beta1.index_expr import IndexExpr
     return isinstance(other, (NkiTensor, int, float, np.number, LoopIndex, IndexExpr))
 
 

@@ -244,30 +244,3 @@ def uses_beta1(fn: Any) -> bool:
             if isinstance(v, types.ModuleType) and v.__name__.startswith("nki_mlir.beta1"):
                 return True
     return False
-
-
-_FILE_TREES: dict[str, tuple[str, ast.Module]] = {}
-
-
-def assignment_at(loc: SourceLoc | None) -> ast.Assign | ast.AnnAssign | None:
-    """The assignment statement whose value is the call at ``loc`` (``file:line:col`` of the
-    call expression, as the tracer's frames give it), in any function of the file: a kernel
-    or a helper it calls.  None when there is no such statement or the file cannot be read.
-    Node positions are the file's (line and 0-based column)."""
-    if loc is None:
-        return None
-    import linecache
-    text = "".join(linecache.getlines(loc.file))
-    if not text:
-        return None
-    hit = _FILE_TREES.get(loc.file)
-    if hit is None or hit[0] != text:
-        try:
-            hit = _FILE_TREES[loc.file] = (text, ast.parse(text))
-        except SyntaxError:
-            return None
-    for node in ast.walk(hit[1]):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call) and \
-                (node.value.lineno, node.value.col_offset + 1) == (loc.line, loc.col):
-            return node
-    return None

@@ -50,8 +50,9 @@ def last_loop_report() -> dict[str, tuple[str, str]]:
 
 
 def trace(make_kernel: Callable[[], Any]):
-    """Trace the kernel ``make_kernel()`` prepares; returns ``(kernel, result, return loc,
-    check_visible)`` for :func:`~nki_mlir.frontend.build_module` to finish."""
+    """Trace the kernel ``make_kernel()`` prepares; returns ``(kernel, result, return loc)``
+    for :func:`~nki_mlir.frontend.build_module` to finish (the outputs were checked visible
+    at the return)."""
     mode = loop_mode()
     unroll: dict[str, str] = {}
     while True:
@@ -93,7 +94,7 @@ def trace(make_kernel: Callable[[], Any]):
     _LAST_REPORT.update(ctx.decisions)
     if os.environ.get("NKI_MLIR_EXPLAIN_LOOPS") and ctx.decisions:
         print(f"nki-mlir loops of {k.fn.__name__}:\n{explain(ctx.decisions)}", file=sys.stderr)
-    return k, result, ret_loc, lambda o: None
+    return k, result, ret_loc
 
 
 def python_error(exc: BaseException, ctx: TraceContext) -> NKIError:

@@ -4,7 +4,7 @@ While a kernel is traced, one :class:`TraceContext` is active.  ``nl.*`` / ``nis
 calls (:class:`~nki_mlir.frontend.builtins.Builtin`), tensor subscripts, methods and
 operators (:mod:`.proxies`) reach :func:`dispatch`, which stamps the current kernel line
 (:mod:`.frames`), unwraps proxies into the frontend's values, runs the instruction's
-handler (the same handlers the Beta 1 AST front uses) and wraps what it returns.
+handler and wraps what it returns.
 
 Loops stay loops when Python allows (:mod:`.loops`): a loop body traced once with a
 symbolic index must be indistinguishable from running it per iteration.  When it is not
@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import NKIAttributeError, NKIError, NKISyntaxError, NKITypeError, SourceLoc
 from .builtins import HANDLERS
 from .frames import call_chain, frame_loc, truth_context, user_frame, user_loc
-from .beta1_trace import PendingTensor
+from .beta1.trace import PendingTensor
 from .proxies import AST_OPS, LoopCondition, LoopIndex, NkiTensor
 from .values import Index, Tensor
 
@@ -41,9 +41,8 @@ class Retrace(BaseException):
 class TraceContext:
     """The state of one trace: the IR builder and the loops decided so far.
 
-    Handlers receive it as their ``cg`` argument (the interface the AST front also
-    implements): ``b`` (the :class:`IRBuilder`), ``fail``/``loc`` for located errors,
-    ``check_visible``, ``call`` and ``ir_loop_depth``.
+    Handlers receive it as their ``cg`` argument: ``b`` (the :class:`IRBuilder`),
+    ``fail``/``loc`` for located errors, ``check_visible``, ``call`` and ``ir_loop_depth``.
     """
 
     def __init__(self, b, src, unroll: dict[str, str], mode: str):
@@ -111,21 +110,6 @@ class TraceContext:
     def call(self, site: Any, fn: Any, args: list, kwargs: dict) -> Any:
         """Call a Python function of the kernel (``fori_loop`` bodies) with traced values."""
         return unwrap(fn(*wrap(list(args)), **wrap(dict(kwargs))))
-
-    def eval(self, node: Any) -> Any:
-        """Evaluate a source expression of the kernel (``acc`` for ``acc = nl.loop_reduce(...)``)
-        in the running user frame; the result as the frontend's value."""
-        import ast
-        from .frames import user_frame
-        frame = user_frame()
-        if frame is None:
-            raise self.fail(node, "no kernel frame to evaluate this expression in", NKIError)
-        code = compile(ast.fix_missing_locations(ast.Expression(node)), frame.f_code.co_filename, "eval")
-        try:
-            return unwrap(eval(code, frame.f_globals, frame.f_locals))  # noqa: S307 (the kernel's own expression)
-        except NameError:
-            return None
-
 
 def _is_loop_body(block) -> bool:
     parent = block.parent_op()
@@ -212,7 +196,7 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
     if handler is None:
         raise NKIError(f"{name} is not supported by nki-mlir yet", loc, category="not implemented")
     keys = _keys_of(args) | _keys_of(tuple(kwargs.values()))
-    from .masks import owns_mask
+    from .beta1.masks import owns_mask
     masked = kwargs.get("mask") is not None and not owns_mask(handler)
     if masked:  # Beta 1 mask=: pending views are built per masked shape
         args, kwargs = tuple(_pending(a) for a in args), {k: _pending(v) for k, v in kwargs.items()}
@@ -225,11 +209,11 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
         if isinstance(v, Tensor):
             ctx.check_visible(loc, v)
             if v.blocks:
-                from .block_dims import check_operand
+                from .beta1.block_dims import check_operand
                 check_operand(ctx, name, v)
     try:
         if masked:
-            from .masks import masked_call
+            from .beta1.masks import masked_call
             result = masked_call(ctx, loc, _Callee(name), handler, uargs, ukw)
         else:
             result = handler(ctx, *uargs, **ukw)
@@ -238,11 +222,11 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
         if isinstance(exc, NKIError):
             raise exc.relocate(loc, call_chain(frame, getattr(ctx, "kernel_code", None))) from None
         if isinstance(exc, TypeError) and not _binds(handler, (ctx, *uargs), ukw):
-            from .codegen import _strip_fn  # the call did not bind to the API's signature
-            raise NKITypeError(f"{name}(): {_strip_fn(str(exc))}", loc) from None
+            msg = str(exc)  # the call did not bind to the API's signature: "f() got ..." -> "got ..."
+            raise NKITypeError(f"{name}(): {msg.split('() ', 1)[1] if '() ' in msg else msg}", loc) from None
         raise
     if isinstance(result, Tensor) and ctx.b.beta1:
-        from .beta1_trace import LastCall
+        from .beta1.trace import LastCall
         start = first.next_op if first is not None else ctx.b.block.first_op
         ctx.last_call = LastCall(name, uargs, ukw if masked else {k: v for k, v in ukw.items() if k != "mask"},
                                  result, start, ctx.b.block.last_op)
@@ -263,7 +247,7 @@ def _binds(handler, args: tuple, kwargs: dict) -> bool:
 
 
 def _pending(v: Any) -> Any:
-    """A Beta 1 pending view passed to a masked call stays pending (masks.py builds it)."""
+    """A Beta 1 pending view passed to a masked call stays pending (beta1/masks.py builds it)."""
     if type(v) is PendingTensor and v._view is None:
         return v.pending
     return v
@@ -317,7 +301,7 @@ def subscript(t: NkiTensor, key: Any) -> NkiTensor:
     ctx.check_visible(loc, t._t)
     try:
         if ctx.b.beta1:
-            from .beta1_trace import pending_subscript
+            from .beta1.trace import pending_subscript
             pending = pending_subscript(ctx, loc, t._t, unwrap(key))
             if pending is not None:
                 return pending
@@ -338,7 +322,8 @@ def store_subscript(t: NkiTensor, key: Any, value: Any) -> None:
         ctx.accumulated = None
         return
     keys = _keys_of((key, value))
-    if _masked_into(ctx, loc, t, key, value):
+    from .beta1.lang import PendingReduce
+    if type(value) is not PendingReduce and _masked_into(ctx, loc, t, key, value):
         return
     v = unwrap(value)
     if isinstance(v, Tensor):
@@ -347,9 +332,13 @@ def store_subscript(t: NkiTensor, key: Any, value: Any) -> None:
         view = index_tensor(ctx, loc, t._t, unwrap(key))
         ctx.b.loc = loc
         if view.blocks or (isinstance(v, Tensor) and v.blocks):
-            from .block_dims import check_operand
+            from .beta1.block_dims import check_operand
             check_operand(ctx, "tensor assignment", view if view.blocks else v)
-        assign_into(ctx, view, v)
+        if type(v) is PendingReduce:  # acc[...] = nl.loop_reduce(x, ...): accumulate into the view
+            from .beta1.lang import reduce_into
+            reduce_into(ctx, view, v)
+        else:
+            assign_into(ctx, view, v)
     except Exception as exc:
         _unroll_on_failure(ctx, "tensor assignment", keys, exc, loc)
         raise
@@ -359,13 +348,13 @@ def operator(op: str, a: Any, b: Any) -> Any:
     """A Python operator with a tensor operand (Beta 1 tile arithmetic and comparisons)."""
     ctx = _require("tensor operators")
     loc = ctx.b.loc = user_loc(2)
-    from .tile_ops import compare_operator, tile_operator
+    from .beta1.tile_ops import compare_operator, tile_operator
     ua, ub = unwrap(a), unwrap(b)
     for v in (ua, ub):
         if isinstance(v, Tensor):
             ctx.check_visible(loc, v)
             if v.blocks:
-                from .block_dims import check_operand
+                from .beta1.block_dims import check_operand
                 check_operand(ctx, f"operator {op}", v)
     if op in ("lt", "le", "gt", "ge", "eq", "ne"):
         return wrap(compare_operator(ctx, loc, AST_OPS[op], ua, ub))
@@ -379,9 +368,9 @@ def _masked_into(ctx: TraceContext, loc, t: NkiTensor, key: Any, value: Any) -> 
     if last is None or last.kwargs.get("mask") is None or not isinstance(value, NkiTensor) or \
             value._t is not last.result or ctx.b.block.last_op is not last.last_op:
         return False
-    from .beta1_trace import erase_last_call, pending_subscript
+    from .beta1.trace import erase_last_call, pending_subscript
     from .indexing import index_tensor
-    from .masks import masked_call
+    from .beta1.masks import masked_call
     erase_last_call(ctx, last)
     into = pending_subscript(ctx, loc, t._t, unwrap(key)) if ctx.b.beta1 else None
     into = into.pending if into is not None else index_tensor(ctx, loc, t._t, unwrap(key))
@@ -396,7 +385,7 @@ def inplace_add(view: NkiTensor, value: Any) -> Any:
     ctx = _require("tensor operators")
     if not ctx.b.beta1:
         return NotImplemented
-    from .beta1_trace import accumulate
+    from .beta1.trace import accumulate
     return accumulate(ctx, view, value)
 
 
@@ -404,9 +393,9 @@ def unary(op: str, a: NkiTensor) -> Any:
     import ast
     ctx = _require("tensor operators")
     ctx.b.loc = loc = user_loc(2)
-    from .tile_ops import unary_operator
+    from .beta1.tile_ops import unary_operator
     if a._t.blocks:
-        from .block_dims import check_operand
+        from .beta1.block_dims import check_operand
         check_operand(ctx, f"operator {op}", a._t)
     return wrap(unary_operator(ctx, loc, ast.USub() if op == "neg" else ast.Invert(), a._t))
 
@@ -446,7 +435,7 @@ _CMP_NAMES = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!
 
 def index_compare(op: str, a: LoopIndex, other: Any) -> Any:
     from .values import as_index, is_int
-    from .index_expr import IndexExpr, Mask
+    from .beta1.index_expr import IndexExpr, Mask
     u = unwrap(other)
     if not (isinstance(u, Index) or is_int(u)):
         if op in ("eq", "ne"):

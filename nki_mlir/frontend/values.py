@@ -39,7 +39,7 @@ class Tensor:
     dyn_offset: "Index | None" = None
     #: set on an indirect (gather / scatter) view, usable only by ``nisa.dma_copy``
     indirect: "Indirect | None" = None
-    #: Beta 1 block dims (block_dims.py): one ``(blocks, slots)`` pair per dim left of
+    #: Beta 1 block dims (beta1/block_dims.py): one ``(blocks, slots)`` pair per dim left of
     #: ``nl.par_dim``; the storage keeps the slots as free dims 1..n (``shape`` is that
     #: physical order, partition first)
     blocks: tuple[tuple[int, int], ...] = ()

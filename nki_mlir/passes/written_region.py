@@ -19,7 +19,7 @@ strides count elements from the start of the storage) and ``memref.cast`` chains
 ``offset`` affine in the ``scf.for`` induction variables (:func:`.affine.affine_of`).  An
 induction variable of a loop with constant bounds is ``lb + step * k`` with
 ``0 <= k < trips`` (a loop that runs 0 times writes nothing); of any other loop it is
-unconstrained.  An ``scf.if`` guard (the versions of a masked instruction, frontend/masks.py)
+unconstrained.  An ``scf.if`` guard (the versions of a masked instruction, frontend/beta1/masks.py)
 adds its condition in the then-region and its negation in the else-region when the condition
 is a combination (``arith.andi`` / ``ori`` / ``xori`` with ``true``) of signed
 ``arith.cmpi`` of affine expressions; any other condition adds nothing.

@@ -197,7 +197,7 @@ def scf_for(dec: Decoder, op: scf.ForOp):
 
 
 def scf_if(dec: Decoder, op: scf.IfOp):
-    """``scf.if`` without results (the guards of masked instructions, frontend/masks.py):
+    """``scf.if`` without results (the guards of masked instructions, frontend/beta1/masks.py):
     run the then-block when the ``i1`` condition holds, else the else-block (if any).  A
     condition folded at decode time keeps only the branch taken."""
     if op.output:

@@ -323,6 +323,33 @@ def loop_reduce_max_subscript(a):
 
 
 @nki.jit
+def loop_reduce_annotated(a):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+    for k in nl.affine_range(a.shape[0] // 128):
+        t = nl.load(a[k * 128:(k + 1) * 128, :])
+        acc: nt.tensor[128, 512] = nl.loop_reduce(t, op=np.add, loop_indices=[k])
+    nl.store(out, value=acc)
+    return out
+
+
+@nki.jit
+def loop_reduce_as_operand(a):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+    t = nl.load(a)
+    nl.store(out, value=nl.add(nl.loop_reduce(t, op=np.add, loop_indices=[]), t))  # OPERAND
+    return out
+
+
+@nki.jit
+def loop_reduce_no_accumulator(a):
+    t = nl.load(a)
+    fresh = nl.loop_reduce(t, op=np.add, loop_indices=[])  # NO_ACC
+    return fresh
+
+
+@nki.jit
 def loop_reduce_unassigned(a):
     t = nl.load(a)
     nl.loop_reduce(t, op=np.add, loop_indices=[])  # UNASSIGNED

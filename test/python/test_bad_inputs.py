@@ -117,3 +117,15 @@ def test_scalar_rounding_to_float32_max_is_accepted():
     np.testing.assert_array_equal(clamp_scalar(a, -below_overflow, below_overflow), want)
     with pytest.raises(NKIError, match="out of float32 range"):
         clamp_scalar(a, -(2.0 ** 128 - 2.0 ** 103), 1.0)  # rounds to -inf
+
+
+@nki.jit
+def star_args_kernel(a, *rest):
+    return a
+
+
+def test_star_args_signature_is_a_located_syntax_error():
+    from nki_mlir.errors import NKISyntaxError
+    with pytest.raises(NKISyntaxError, match=r"kernel signatures cannot use '\*'") as exc:
+        star_args_kernel(np.ones((128, 64), np.float32))
+    assert "test_bad_inputs.py:" in str(exc.value)

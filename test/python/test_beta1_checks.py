@@ -333,6 +333,25 @@ def test_loop_reduce_into_a_subscript():
     np.testing.assert_array_equal(K.loop_reduce_max_subscript(a), a.reshape(3, 128, 512).max(axis=0))
 
 
+def test_loop_reduce_loops_stay_rolled():
+    """The accumulator is updated in place and keeps its identity: the loops stay rolled."""
+    from nki_mlir.frontend.trace_build import last_loop_report
+    a = f32(384, 512)
+    np.testing.assert_allclose(K.loop_reduce_annotated(a), a.reshape(3, 128, 512).sum(axis=0),
+                               rtol=1e-5, atol=1e-5)
+    for kernel in (K.loop_reduce_sum, K.loop_reduce_max_subscript, K.loop_reduce_annotated):
+        nki.compile(kernel, f32(384, 512), use_cache=False)
+        report = last_loop_report()
+        assert report and all(how == "rolled" for how, _ in report.values()), report
+
+
+def test_loop_reduce_result_only_assigned():
+    _raises(K.loop_reduce_as_operand, f32(128, 512), cls=NKITypeError, marker="# OPERAND",
+            fragment="the value of nl.loop_reduce, which only an assignment to the accumulator takes")
+    _raises(K.loop_reduce_no_accumulator, f32(128, 64), cls=NKITypeError, marker="# NO_ACC",
+            fragment="nl.loop_reduce: the accumulator 'fresh' is not defined")
+
+
 def test_loop_reduce_needs_an_accumulator():
     _raises(K.loop_reduce_unassigned, f32(128, 64), cls=NKITypeError, marker="# UNASSIGNED",
             fragment="nl.loop_reduce: assign its result to the accumulator tile")

@@ -170,6 +170,10 @@ def test_numpy_ufuncs_as_ops_and_store_broadcast():
 def test_tutorial_style_psum_accumulation_on_a_name():
     lt, r = _f32(384, 128), _f32(384, 512)
     np.testing.assert_allclose(B1.tutorial_matmul(lt, r), lt.T @ r, rtol=1e-4, atol=1e-3)
+    # `res_psum += nl.matmul(...)` accumulates in place and keeps the name's value: rolled
+    from nki_mlir.frontend.trace_build import last_loop_report
+    nki_mlir.compile(B1.tutorial_matmul, lt, r, use_cache=False)
+    assert [how for how, _ in last_loop_report().values()] == ["rolled"], last_loop_report()
 
 
 def test_masks_on_a_loop_index_gate_whole_instructions():

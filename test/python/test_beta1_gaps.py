@@ -57,6 +57,10 @@ def test_loop_reduce_masked_rows_and_rebinding_helper(rng):
     want[:100] = a[:, :100].max(axis=0)
     np.testing.assert_array_equal(out, want)
     np.testing.assert_array_equal(full, a.max(axis=0))
+    # the helper rebinding the accumulator returns the same proxy: the loop stays rolled
+    from nki_mlir.frontend.trace_build import last_loop_report
+    nki.compile(K.max_in_helper_masked_rows, a, use_cache=False)
+    assert [how for how, _ in last_loop_report().values()] == ["rolled"], last_loop_report()
 
 
 def _line_of(marker: str) -> int:

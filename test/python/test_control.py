@@ -287,15 +287,15 @@ def test_scalar_index_paths():
     from nki_mlir import dtypes
     from nki_mlir.dialects.common import memref
     from nki_mlir.frontend.builder import IRBuilder
-    from nki_mlir.frontend.codegen import FunctionCodegen
     from nki_mlir.frontend.isa_control import Register, new_register, scalar_index
     from nki_mlir.frontend.source import FunctionSource
+    from nki_mlir.frontend.tracer import TraceContext
     from nki_mlir.frontend.values import Tensor
     block = Block(arg_types=[memref((1, 1), dtypes.int32, "shared_hbm"),
                              memref((1, 1), dtypes.float32, "sbuf"), memref((1, 2), dtypes.int32, "sbuf")])
     b = IRBuilder(block)
     b.target = "trn2"
-    cg = FunctionCodegen(b, FunctionSource.of(test_scalar_index_paths), {})
+    cg = TraceContext(b, FunctionSource.of(test_scalar_index_paths), {}, "auto")
     ti, tf, t2 = (Tensor(a, tuple(a.type.get_shape()), dt, sp, (s, 1), 0, block, n)
                   for a, dt, sp, s, n in zip(block.args, (dtypes.int32, dtypes.float32, dtypes.int32),
                                             ("shared_hbm", "sbuf", "sbuf"), (1, 1, 2), "ifw"))

@@ -1,4 +1,4 @@
-"""NKI Beta 1 ``mask=`` predicates end to end (frontend/masks.py, scf.if in the interpreter).
+"""NKI Beta 1 ``mask=`` predicates end to end (frontend/beta1/masks.py, scf.if in the interpreter).
 
 Kernels of our own (mask_kernels.py); every result is compared with a NumPy reference
 computed independently, and rows / columns outside the mask are checked to keep what the
@@ -306,7 +306,7 @@ def test_region_is_the_exact_disjoint_union_of_boxes():
     """frontend/mask_regions.region against a brute-force evaluation of random affine
     predicates on small grids: the boxes are disjoint, non-empty and cover exactly the
     points where every comparison holds."""
-    from nki_mlir.frontend.mask_regions import FNS, Constraint, region
+    from nki_mlir.frontend.beta1.mask_regions import FNS, Constraint, region
     rng = np.random.default_rng(3)
     for _ in range(300):
         rank = int(rng.integers(1, 4))

@@ -256,7 +256,7 @@ def _factorizations():
 
 
 def test_restride_matches_numpy_no_copy_reshape():
-    from nki_mlir.frontend.tensor_methods import restride
+    from nki_mlir.frontend.view_layout import restride
     checked = 0
     for shape, perm, new in _factorizations():
         a = np.zeros(shape, np.float32).transpose(perm)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 
-from .proxies import with_operators
-from .values import Index, as_index, is_int, simplify
+from ..proxies import with_operators
+from ..values import Index, as_index, is_int, simplify
 
 #: comparison operator -> its name in a :class:`Mask` constraint (``expr <op> 0``)
 CMP_NAMES = {operator.lt: "lt", operator.le: "le", operator.gt: "gt", operator.ge: "ge",
@@ -122,21 +122,20 @@ class IndexExpr:
         return IndexExpr(self.sizes, tuple(c * k for c in self.coeffs), simplify(as_index(self.const).scale(k)))
 
     # ------------------------------------------ Python operators (a traced kernel)
-    # The Beta 1 AST front never reaches these (it dispatches operators itself); in a traced
-    # kernel they give the same results through frontend/beta1_trace.py.
+    # through frontend/beta1/trace.py
     def _op(self, op: str, other, reflected: bool = False):
-        from .beta1_trace import grid_operator
+        from .trace import grid_operator
         return grid_operator(op, other, self) if reflected else grid_operator(op, self, other)
 
     def _cmp(self, op: str, other):
-        from .beta1_trace import grid_compare
+        from .trace import grid_compare
         return grid_compare(op, self, other)
 
     def __neg__(self):
         return self._op("mul", -1)
 
     def __getitem__(self, key):
-        from .beta1_trace import grid_subscript
+        from .trace import grid_subscript
         return grid_subscript(self, key)
 
     def __eq__(self, other):  # type: ignore[override]
@@ -156,23 +155,23 @@ class IndexExpr:
     __hash__ = object.__hash__  # replaced by the dataclass's field hash below
 
     def __setitem__(self, key, value):
-        from ..errors import NKITypeError
-        from .frames import user_loc
+        from ...errors import NKITypeError
+        from ..frames import user_loc
         raise NKITypeError("an nl.arange / nl.mgrid index expression cannot be assigned to; "
                            "materialise it as a tile with nisa.iota first", user_loc(),
                            code="err_cannot_assign_to_index")
 
     def __bool__(self) -> bool:
-        from .beta1_trace import grid_truth
+        from .trace import grid_truth
         grid_truth("an index expression")
 
 
 def _traced_number(v) -> bool:
     """An int or loop index compared with an index expression inside a traced kernel."""
-    from .tracer import active
+    from ..tracer import active
     if active() is None:
         return False
-    from .proxies import LoopIndex
+    from ..proxies import LoopIndex
     return (is_int(v) and not isinstance(v, bool)) or isinstance(v, (Index, LoopIndex))
 
 
@@ -237,16 +236,16 @@ class Mask:
 
     def __and__(self, other: "Mask") -> "Mask":
         if not isinstance(other, Mask):  # a traced kernel: `mask & tile` and the like
-            from .beta1_trace import grid_operator
+            from .trace import grid_operator
             return grid_operator("and", self, other)
         return Mask(self.constraints + other.constraints)
 
     def __or__(self, other):
-        from .beta1_trace import grid_operator
+        from .trace import grid_operator
         return grid_operator("or", self, other)
 
     def __bool__(self) -> bool:
-        from .beta1_trace import grid_truth
+        from .trace import grid_truth
         grid_truth("a mask")
 
 

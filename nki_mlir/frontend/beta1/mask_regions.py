@@ -8,7 +8,7 @@ boxes: this module computes it exactly (:func:`region`), so a masked instruction
 one narrowed instruction per box (a staircase ``512 * i_p + i_f < n`` is the full rows
 above a partial row; a triangle ``i_p - i_f >= 0`` is one box per row).
 
-Pure: no IR is built here (frontend/masks.py does that).
+Pure: no IR is built here (frontend/beta1/masks.py does that).
 """
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import SSAValue
 
-from ..errors import NKIError, NKITypeError
+from ...errors import NKIError, NKITypeError
 from .index_expr import Mask
-from .values import Index, Tensor, simplify
+from ..values import Index, Tensor, simplify
 
 CODE = "err_unsupported_expression_in_mask"
 #: most loop-index combinations enumerated to find the regions of one masked call

@@ -1,8 +1,8 @@
 """The ``scf.if`` guards of a masked instruction whose region depends on loop indices.
 
 Each version (a distinct non-empty region of the mask over the loop iterations, see
-frontend/mask_regions.py) runs under a condition on the loop indices built from
-``arith.cmpi`` / ``andi`` / ``ori`` (frontend/masks.py emits the versions).
+frontend/beta1/mask_regions.py) runs under a condition on the loop indices built from
+``arith.cmpi`` / ``andi`` / ``ori`` (frontend/beta1/masks.py emits the versions).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from xdsl.dialects import arith, scf
 from xdsl.ir import Block, Region, SSAValue
 
 from .mask_regions import symbols, value
-from .values import Index
+from ..values import Index
 
 
 def emit_chain(cg, versions, i: int, last_is_rest: bool, cons, combos, emit) -> None:

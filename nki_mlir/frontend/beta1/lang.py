@@ -7,9 +7,10 @@
   documented as ``b = nisa.tensor_tensor(data1=b, data2=a, op=np.add)``: the assignment
   target ``b`` is the accumulator (a tile allocated before the loop) and is updated in
   place (``tensor_tensor(dst=b, data1=b, data2=x)``), so it stays usable after the loop.
-  With a subscript target (``b[...] = nl.loop_reduce(...)``) the result ``op(b[...], x)``
-  is a new tile that the assignment writes into ``b[...]``.  The call may be in a helper
-  function the kernel calls.  ``mask=`` predicates the accumulation (``tensor_tensor(...,
+  With a subscript target (``b[...] = nl.loop_reduce(...)``) the view ``b[...]`` is
+  updated in place the same way.  The target is found from the calling frame's bytecode
+  (the instruction that stores the call's value), so the call may be in a helper function
+  the kernel calls.  ``mask=`` predicates the accumulation (``tensor_tensor(...,
   mask=m)``): where it is false the accumulator keeps its value.  ``loop_indices`` (loop
   indices or ints) is checked and otherwise only informs the compiler's loop
   optimisations; the accumulator's dtype is the result dtype.
@@ -28,18 +29,17 @@ Semantics: the Beta 1 ``nki.language`` API page (Neuron SDK 2.26,
 """
 from __future__ import annotations
 
-import ast
 from typing import Any
 
-from .. import dtypes
-from ..dialects import nki
-from ..dialects.isa_movement import DmaComputeOp
-from ..dialects.nki import ALU_OPS
-from ..errors import NKIError, NKITypeError
-from . import args as A
-from .builtins import HANDLERS, handles
-from .lang_calls import _dtype, new_tensor
-from .values import Index, Indirect, Tensor, is_int
+from ... import dtypes
+from ...dialects import nki
+from ...dialects.isa_movement import DmaComputeOp
+from ...dialects.nki import ALU_OPS
+from ...errors import NKIError, NKITypeError
+from .. import args as A
+from ..builtins import HANDLERS, handles
+from ..lang_calls import _dtype, new_tensor
+from ..values import Index, Indirect, Tensor, is_int
 
 _HBM = ("hbm", "private_hbm", "shared_hbm")
 
@@ -78,35 +78,16 @@ def static_cast(cg, arr, dtype):
 # ------------------------------------------------------------------------ loop_reduce
 
 
-def assignment_target(cg) -> ast.expr | None:
-    """The single target of the assignment whose value is the call being compiled
-    (``b = nl.loop_reduce(...)`` -> the ``b`` node), or None.  Traced, the call's line may be
-    in a helper function the kernel calls (the statement is found in the file of the running
-    frame); the AST front looks in the function it is walking."""
-    from .tracer import TraceContext
-    if isinstance(cg, TraceContext):
-        from .source import assignment_at
-        stmt = assignment_at(cg.b.loc)
-    else:
-        stmt = next((node for node in ast.walk(cg.src.node)
-                     if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call)
-                     and cg.loc(node.value) == cg.b.loc), None)
-    if stmt is None:
-        return None
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-    return targets[0] if len(targets) == 1 else None
-
-
-def _load(node: ast.expr) -> ast.expr:
-    new = ast.parse(ast.unparse(node), mode="eval").body
-    for a, b in zip(ast.walk(new), ast.walk(node)):
-        ast.copy_location(a, b)
-    return new
-
-
 @handles("nl.loop_reduce")
 def loop_reduce(cg, x, op, loop_indices, dtype=None, mask=None):
-    """Accumulate ``x`` into the assignment target (see the module docstring)."""
+    """Accumulate ``x`` into the assignment target (see the module docstring).
+
+    ``acc = nl.loop_reduce(...)``: ``acc`` is still bound to the accumulator while the call
+    runs (the calling frame's next instruction stores the name); it is updated in place and
+    the same proxy object is returned, so the name stays bound to the same value and a
+    rolled loop stays rolled.  ``acc[...] = nl.loop_reduce(...)``: the target is evaluated
+    after the call, so the call returns a :class:`PendingReduce` that the subscript
+    assignment applies to the view (:func:`reduce_into`)."""
     api = "nl.loop_reduce"
     t = _tile(cg, api, "x", x)
     tok = A.op_token(cg, api, "op", op, ALU_OPS)
@@ -117,37 +98,69 @@ def loop_reduce(cg, x, op, loop_indices, dtype=None, mask=None):
                              f"nl.sequential_range) or ints, got {A._show(v)}", NKITypeError)
     if dtype is not None:
         _dtype(cg, api, dtype)
-    target = assignment_target(cg)
-    usage = ("assign its result to the accumulator tile, allocated before the loop: "
-             "'acc = nl.zeros(shape, dtype)' then 'acc = nl.loop_reduce(x, op=np.add, "
-             "loop_indices=[i])' in the loop")
-    if target is None:
-        raise cg.b.error(f"{api}: {usage}", NKITypeError)
-    acc = cg.eval(_load(target)) if isinstance(target, (ast.Name, ast.Subscript)) else None
-    if not isinstance(acc, Tensor):
-        what = "is not defined" if acc is None else f"is {A._show(acc)}"
-        raise cg.b.error(f"{api}: the accumulator '{ast.unparse(target)}' {what}; {usage}", NKITypeError)
+    from ..frames import result_use, user_frame
+    frame = user_frame()
+    use, name = result_use(frame) if frame is not None else ("drop", None)
+    if use == "drop":
+        raise cg.b.error(f"{api}: {_USAGE}", NKITypeError)
+    pending = PendingReduce(t, tok, mask, cg.b.loc)
+    if use == "other":
+        return pending
+    return reduce_into_name(cg, frame.f_globals if use == "global" else frame.f_locals, name, pending)
+
+
+def reduce_into_name(cg, scope: dict, name: str, r: "PendingReduce") -> Any:
+    """``name = nl.loop_reduce(...)``: accumulate into the tile ``name`` is bound to in
+    ``scope`` (the calling frame's locals or globals); returns that same proxy."""
+    from ..proxies import NkiTensor
+    proxy = scope.get(name)
+    if type(proxy) is not NkiTensor:
+        what = "is not defined" if proxy is None else f"is {A._show(proxy)}"
+        cg.b.loc = r.loc
+        raise cg.b.error(f"nl.loop_reduce: the accumulator '{name}' {what}; {_USAGE}", NKITypeError)
+    reduce_into(cg, proxy._t, r)
+    return proxy
+
+
+_USAGE = ("assign its result to the accumulator tile, allocated before the loop: "
+          "'acc = nl.zeros(shape, dtype)' then 'acc = nl.loop_reduce(x, op=np.add, "
+          "loop_indices=[i])' in the loop")
+
+
+class PendingReduce:
+    """The value of ``nl.loop_reduce(x, ...)`` before its assignment ``acc[...] = ...``
+    names the accumulator: ``x`` (a tile), the ALU op token, the mask and the call's
+    location."""
+
+    __slots__ = ("x", "op", "mask", "loc")
+
+    def __init__(self, x: Tensor, op: str, mask: Any, loc):
+        self.x, self.op, self.mask, self.loc = x, op, mask, loc
+
+    def __repr__(self) -> str:
+        return ("(the value of nl.loop_reduce, which only an assignment to the accumulator takes: "
+                "'acc = nl.loop_reduce(...)' or 'acc[...] = nl.loop_reduce(...)')")
+
+
+def reduce_into(cg, acc: Tensor, r: PendingReduce) -> None:
+    """``acc = op(acc, x)`` in place (``nisa.tensor_tensor(dst=acc, data1=acc, data2=x)``),
+    only where ``r.mask`` holds; ``acc`` is the accumulator tile or a view of it."""
+    api = "nl.loop_reduce"
+    cg.b.loc = r.loc
     if not acc.on_chip:
         raise cg.b.error(f"{api}: the accumulator must be an SBUF/PSUM tile, got {acc.describe()}",
                          NKITypeError, code="err_unsupported_memory")
-    if tuple(acc.shape) != tuple(t.shape):
-        raise cg.b.error(f"{api}: the accumulator {acc.describe()} and x {list(t.shape)} must have "
+    if tuple(acc.shape) != tuple(r.x.shape):
+        raise cg.b.error(f"{api}: the accumulator {acc.describe()} and x {list(r.x.shape)} must have "
                          f"the same shape", NKITypeError)
-    if isinstance(target, ast.Name):  # in place: the name stays bound to the same tile
-        out = acc
-    else:
-        out = _new_tile(cg, acc.shape, acc.dtype)
-        if mask is not None:  # where the mask is false, the assignment writes back acc itself
-            HANDLERS["nisa.tensor_copy"](cg, out, acc)
-    operands, props = [out, acc, t], {"op": _token_builtin(tok)}
-    if mask is None:
+    operands, props = [acc, acc, r.x], {"op": _token_builtin(r.op)}
+    if r.mask is None:
         HANDLERS["nisa.tensor_tensor"](cg, *operands, **props)
     else:  # nisa.tensor_tensor(data1=acc, data2=x, op, mask=mask)
         from types import SimpleNamespace
         from .masks import masked_call
-        masked_call(cg, cg.b.loc, SimpleNamespace(name=api), HANDLERS["nisa.tensor_tensor"],
-                    operands, {**props, "mask": mask})
-    return out
+        masked_call(cg, r.loc, SimpleNamespace(name=api), HANDLERS["nisa.tensor_tensor"],
+                    operands, {**props, "mask": r.mask})
 
 
 #: the handler applies mask= itself, to the tensor_tensor on the accumulator it finds (the
@@ -156,7 +169,7 @@ loop_reduce.owns_mask = True
 
 
 def _token_builtin(tok: str):
-    from .builtins import Builtin
+    from ..builtins import Builtin
     return Builtin(f"nl.{tok}", token=tok)
 
 
@@ -225,8 +238,8 @@ def ncc_no_reorder(cg):
 def ncc_allocation_scope(cg):
     """``with ncc.allocation_scope():`` -- the body runs as is: the allocator already frees
     every tensor after its last use, which is what the scope asks for."""
-    from ..beta1.compiler import AllocationScope
+    from ...beta1.compiler import AllocationScope
     return AllocationScope()
 
 
-__all__ = ["static_cast", "loop_reduce", "atomic_rmw", "assignment_target", "dtypes"]
+__all__ = ["static_cast", "loop_reduce", "reduce_into", "reduce_into_name", "PendingReduce", "atomic_rmw", "dtypes"]

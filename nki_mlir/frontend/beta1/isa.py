@@ -22,14 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from ..dialects import nki
-from ..errors import NKIError, NKITypeError
-from ..isa_names import INSTRUCTIONS as _INSTRUCTIONS
-from .builtins import HANDLERS, handles
+from ... import dtypes
+from ...dialects import nki
+from ...errors import NKITypeError
+from ...isa_names import INSTRUCTIONS as _INSTRUCTIONS
+from ..builtins import HANDLERS, handles
 from .index_expr import IndexExpr, Mask
-from .lang_calls import _dtype, _shape, new_tensor
-from .values import Tensor, is_int
+from ..lang_calls import _dtype, _shape, new_tensor
+from ..values import Tensor, is_int
 
 #: parameters whose tile gives the result's shape and dtype by default, in order of preference
 _SHAPE_ROLES = ("data", "data1", "src", "on_true_tile", "in_", "x")
@@ -156,7 +156,7 @@ def _sbuf_matmul_operands(cg, bound: dict) -> None:
     """TensorE reads SBUF only: a PSUM ``stationary`` / ``moving`` of a Beta 1 value-form
     ``nc_matmul`` (e.g. straight from ``nisa.nc_transpose``) is first copied to an SBUF tile
     of its shape and dtype (exact), as ``nl.matmul`` does."""
-    from .lang_calls import _sbuf_operand
+    from ..lang_calls import _sbuf_operand
     for role in ("stationary", "moving"):
         if isinstance(bound.get(role), Tensor):
             bound[role] = _sbuf_operand(cg, bound[role])
@@ -229,11 +229,11 @@ def _affine_select(cg, pred, on_true_tile, on_false_value, dtype=None, **kw):
     if not isinstance(on_true_tile, Tensor):
         raise cg.b.error(f"{api}: on_true_tile must be a tile", NKITypeError)
     dt = on_true_tile.dtype if dtype is None else _dtype(cg, api, dtype)
-    from .lang_calls import _sbuf_operand
+    from ..lang_calls import _sbuf_operand
     on_true_tile = _sbuf_operand(cg, on_true_tile)
     dst = new_tensor(cg, nki.NdarrayOp, on_true_tile.shape, dt, "sbuf")
     pattern, cm = _pattern(e)
-    from .builtins import Builtin
+    from ..builtins import Builtin
     cmp = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
            "eq": "equal", "ne": "not_equal"}[op]
     HANDLERS[api](cg, dst, pattern, cm, on_true_tile, on_false_value,

@@ -19,20 +19,19 @@ Semantics: NKI language guide (nki/get-started/nki-language-guide); NKI Beta 1 p
 """
 from __future__ import annotations
 
-import ast
 import linecache
 import re
 from typing import Any
 
-from ..errors import NKISyntaxError, NKITypeError
-from .frames import user_loc
-from .proxies import AST_OPS, NkiTensor
+from ...errors import NKISyntaxError, NKITypeError
+from ..frames import user_loc
+from ..proxies import AST_OPS, NkiTensor
 
 _MATMULS = ("nisa1.nc_matmul", "nl.matmul", "nisa.nc_matmul")
 
 
 def _ctx():
-    from .tracer import _require
+    from ..tracer import _require
     return _require("an nl.arange / nl.mgrid index expression")
 
 
@@ -43,7 +42,7 @@ def grid_operator(op: str, a: Any, b: Any) -> Any:
     An error in an expression written inside a ``mask=`` argument carries the Beta 1 code
     ``err_unsupported_expression_in_mask`` (told from the source text before the column)."""
     from .tile_ops import index_operator
-    from .tracer import unwrap
+    from ..tracer import unwrap
     ctx = _ctx()
     loc = ctx.b.loc = user_loc()
     try:
@@ -65,7 +64,7 @@ def _in_mask_argument(loc) -> bool:
 def grid_compare(op: str, a: Any, b: Any) -> Any:
     """``expr <op> value`` -> a :class:`~.index_expr.Mask`."""
     from .tile_ops import compare_operator
-    from .tracer import unwrap
+    from ..tracer import unwrap
     ctx = _ctx()
     loc = ctx.b.loc = user_loc()
     return compare_operator(ctx, loc, AST_OPS[op], unwrap(a), unwrap(b))
@@ -74,7 +73,7 @@ def grid_compare(op: str, a: Any, b: Any) -> Any:
 def grid_subscript(obj: Any, key: Any) -> Any:
     """``nl.arange(n)[:, None]`` or ``nl.mgrid[0:P, 0:F]``."""
     from .tile_ops import subscript_index
-    from .tracer import unwrap
+    from ..tracer import unwrap
     ctx = _ctx()
     loc = ctx.b.loc = user_loc()
     return subscript_index(ctx, loc, obj, unwrap(key))
@@ -82,7 +81,7 @@ def grid_subscript(obj: Any, key: Any) -> Any:
 
 def grid_truth(what: str) -> None:
     """An index expression or mask used as a Python truth value: a located error."""
-    from .frames import truth_context
+    from ..frames import truth_context
     if (kind := truth_context()) in ("and", "or", "not"):
         raise NKITypeError(f"'{kind}' needs a single truth value, but a tile (or index "
                            f"expression) has many; use the element-wise forms & | ~ "
@@ -133,7 +132,7 @@ def pending_subscript(ctx, loc, t, key) -> Any:
     a mask may shrink), else None (the caller emits the view now)."""
     from .index_expr import IndexExpr
     from .masks import PendingView
-    from .values import Index, is_int
+    from ..values import Index, is_int
     keys = list(key) if isinstance(key, tuple) else [key]
     exprs = [k for k in keys if isinstance(k, IndexExpr)]
     if not exprs or len(keys) != t.ndim or not all(isinstance(k, (IndexExpr, Index)) or is_int(k)
@@ -186,7 +185,7 @@ def accumulate(ctx, view: NkiTensor, value: Any) -> Any:
     if ctx.b.block.last_op is not last.last_op:
         return NotImplemented  # something else was emitted since: keep Python's meaning
     erase_last_call(ctx, last)
-    from .beta1_isa import accumulate_matmul
+    from .isa import accumulate_matmul
     ctx.b.loc = user_loc()
     accumulate_matmul(ctx, last.name, v, last.args, last.kwargs)
     ctx.accumulated = view
@@ -197,8 +196,12 @@ def accumulate(ctx, view: NkiTensor, value: Any) -> Any:
 def check_annotation(value: Any, annotation: Any, target: str) -> Any:
     """``target: annotation = value`` in a kernel body: a ``nt.tensor[...]`` annotation must
     match the value's shape (``err_annotation_shape_mismatch``) and dtype; returns value."""
-    from .. import dtypes
-    from ..typing import TensorAnnotation, annotation_of
+    from ... import dtypes
+    from ...typing import TensorAnnotation, annotation_of
+    from .lang import PendingReduce, reduce_into_name
+    if type(value) is PendingReduce:  # acc: nt.tensor[...] = nl.loop_reduce(...): into acc
+        from ..frames import user_frame
+        value = reduce_into_name(_ctx(), user_frame().f_locals, target, value)
     ann = annotation_of(annotation)
     if not isinstance(ann, TensorAnnotation) or not isinstance(value, NkiTensor):
         return value

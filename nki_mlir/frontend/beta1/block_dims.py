@@ -36,8 +36,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import NKIError, NKITypeError
-from .values import DynSlice, Index, Tensor, as_index, is_int, simplify
+from ...errors import NKIError, NKITypeError
+from ..values import DynSlice, Index, Tensor, as_index, is_int, simplify
 
 #: bytes per partition of one PSUM bank (nl.tile_size.psum_bank_fmax_bytes)
 PSUM_BANK_BYTES = 2048
@@ -50,7 +50,7 @@ def split_shape(cg, api: str, raw_shape: Any, buffer: str) -> tuple[tuple[int, .
     """``(blocks, tile_shape)`` of a Beta 1 shape: the dims left of ``nl.par_dim`` and the
     rest.  ``blocks`` is empty when ``par_dim`` is absent or first, and for HBM tensors
     (where ``par_dim`` marks nothing: the shape is used as written)."""
-    from .beta1_index import ParDim
+    from .index import ParDim
     if not isinstance(raw_shape, (tuple, list)):
         return (), ()
     at = [i for i, d in enumerate(raw_shape) if isinstance(d, ParDim)]
@@ -104,7 +104,7 @@ def new_block_tensor(cg, api: str, make: Callable[[tuple[int, ...]], Tensor], bl
     for s in reversed(slots):
         strides.insert(0, acc)
         acc *= int(s)
-    from ..dialects.common import contiguous_strides
+    from ...dialects.common import contiguous_strides
     free_strides = tuple(contiguous_strides(free)) if free else ()
     view = cg.b.reinterpret(base, (part, *slots, *free), (acc, *strides, *free_strides), 0)
     return dataclasses.replace(view, blocks=pairs, name=base.name)
@@ -173,7 +173,7 @@ def index_blocks(cg, node: ast.AST, t: Tensor, key: Any, plain: Callable) -> tup
                                     f"share {slots} slots (modulo allocation), is not supported; "
                                     f"index one block at a time", NKIError, category="not implemented")
             else:
-                from .indexing import _slice
+                from ..indexing import _slice
                 start, n, step = _slice(cg, node, k, size, d)
                 phys.append(slice(start, simplify(as_index(start).add((n - 1) * step + 1)), step))
                 kept.append((n, n))
@@ -184,7 +184,7 @@ def index_blocks(cg, node: ast.AST, t: Tensor, key: Any, plain: Callable) -> tup
     if not kept:
         tile = plain(cg, node, t, tuple([slice(None)] + phys + [slice(None)] * (ntile - 1)))
         return tile, tuple(rest)
-    from .beta1_index import is_advanced
+    from .index import is_advanced
     if is_advanced(rest):
         raise cg.fail(node, "index expressions (nl.arange / nl.mgrid) apply to one block: index "
                             "every block dim with an int or a loop index first", NKITypeError,

@@ -24,10 +24,10 @@ import ast
 
 import numpy as np
 
-from ..errors import NKITypeError
-from .builtins import handles
+from ...errors import NKITypeError
+from ..builtins import handles
 from .index_expr import IndexExpr, Mask
-from .values import Index, Tensor, as_index, is_int, simplify
+from ..values import Index, Tensor, as_index, is_int, simplify
 
 
 def is_advanced(keys: list) -> bool:
@@ -78,7 +78,7 @@ def index_advanced(cg, node: ast.AST, t: Tensor, keys: list) -> Tensor:
     _check_bounds(cg, node, t, exprs)
     simple = _as_slices(t, exprs, grids, rank)
     if simple is not None:
-        from .indexing import index_tensor
+        from ..indexing import index_tensor
         return index_tensor(cg, node, t, tuple(simple))
     return _pattern(cg, node, t, exprs, grids, tuple(shape))
 
@@ -152,7 +152,7 @@ def _indirect(cg, node, t: Tensor, keys: list, tiles: list[int]) -> Tensor:
     lead = tiles[0] if len(tiles) == 1 else -1
     if lead > 0 and not t.on_chip and all(
             is_int(k) or isinstance(k, Index) for k in keys[:lead]):
-        from .indexing import index_tensor
+        from ..indexing import index_tensor
         view = index_tensor(cg, node, t, tuple(keys[:lead]) + (Ellipsis,))
         return _indirect(cg, node, view, keys[lead:], [0])
     if tiles != [0]:
@@ -175,7 +175,7 @@ def _indirect(cg, node, t: Tensor, keys: list, tiles: list[int]) -> Tensor:
             rest.append(slice(simplify(start), simplify(stop), 1))
         else:
             rest.append(k)
-    from .indexing import index_tensor
+    from ..indexing import index_tensor
     return index_tensor(cg, node, t, tuple([keys[0]] + rest))
 
 

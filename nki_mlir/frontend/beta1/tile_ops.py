@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from ..errors import NKITypeError
+from ... import dtypes
+from ...errors import NKITypeError
 from . import index_expr as ie
-from .builtins import HANDLERS, handles
+from ..builtins import HANDLERS, handles
 from .index_expr import IndexExpr, Mask
-from .values import Index, Tensor, is_int
+from ..values import Index, Tensor, is_int
 
 _PY_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
@@ -172,28 +172,6 @@ def subscript_index(cg, node: ast.AST, obj: Any, key: Any):
         return ie.mgrid(key)
     except ie.IndexError_ as exc:
         raise cg.fail(node, str(exc), NKITypeError) from None
-
-
-# ------------------------------------------------------------------ t[...] op= value
-
-
-def augmented_assign(cg, node: ast.AugAssign, view: Tensor) -> None:
-    """``view op= value``; ``psum[...] += <matmul call>`` accumulates into ``view``."""
-    from .assign import assign_into
-    if isinstance(node.op, ast.Add) and isinstance(node.value, ast.Call):
-        callee = cg.eval(node.value.func)
-        name = getattr(callee, "name", None)
-        if name in ("nisa1.nc_matmul", "nl.matmul", "nisa.nc_matmul") and view.buffer == "psum":
-            from .beta1_isa import accumulate_matmul
-            args = cg._elts(node.value.args)
-            kwargs = {kw.arg: cg.eval(kw.value) for kw in node.value.keywords if kw.arg}
-            cg.b.loc = cg.loc(node.value)
-            accumulate_matmul(cg, name, view, args, kwargs)
-            return
-    value = cg.eval(node.value)
-    cg.b.loc = cg.loc(node)
-    result = tile_operator(cg, node, type(node.op), view, value)
-    assign_into(cg, view, result)
 
 
 @handles("tensor.broadcast_to")

@@ -1,4 +1,4 @@
-"""The operand views of a masked Beta 1 call (frontend/masks.py).
+"""The operand views of a masked Beta 1 call (frontend/beta1/masks.py).
 
 - :class:`PendingView`: a subscript by ``nl.arange`` / ``nl.mgrid`` keys written in the
   call, kept unevaluated and built per box of the mask (:func:`resolve`) so a view of the
@@ -9,7 +9,6 @@
 """
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -18,10 +17,10 @@ from xdsl.dialects import memref as memref_d
 from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.ir import OpResult, SSAValue
 
-from ..dialects.common import memref
+from ...dialects.common import memref
 from .index_expr import IndexExpr
 from .mask_regions import Box
-from .values import Index, Indirect, Tensor, as_index, is_int, simplify
+from ..values import Indirect, Tensor, as_index, simplify
 
 #: attribute on the builder listing the views replaced by narrowed copies
 _SUPERSEDED = "_mask_superseded_views"
@@ -34,13 +33,13 @@ class PendingView:
     """``tensor[keys]`` with Beta 1 index-expression keys, not yet emitted.
 
     Attributes:
-        node: the subscript (errors are located there).
+        node: the subscript's location (errors are located there).
         tensor: the indexed tensor.
         keys: one key per dim: :class:`~.index_expr.IndexExpr`, int or loop index.
         shape: the view's shape (the keys' broadcast grid).
     """
 
-    node: ast.AST
+    node: Any
     tensor: Tensor
     keys: tuple
     shape: tuple[int, ...]
@@ -50,44 +49,12 @@ class PendingView:
         return len(self.shape)
 
 
-def lazy_operand(cg, node: ast.expr) -> Any:
-    """Evaluate a call argument, keeping a tensor subscript by index expressions pending."""
-    if isinstance(node, ast.Subscript):
-        container = cg.eval(node.value)
-        if isinstance(container, Tensor):
-            cg.check_visible(node, container)
-            return lazy_subscript(cg, node, container)
-    return cg.eval(node)
-
-
-def lazy_subscript(cg, node: ast.Subscript, t: Tensor) -> Any:
-    from .indexing import index_tensor
-    key = cg.eval(node.slice)
-    keys = list(key) if isinstance(key, tuple) else [key]
-    exprs = [k for k in keys if isinstance(k, IndexExpr)]
-    if exprs and len(keys) == t.ndim and all(
-            isinstance(k, (IndexExpr, Index)) or is_int(k) for k in keys):
-        rank = max(e.rank for e in exprs)
-        if rank >= 2:
-            shape = [1] * rank
-            for e in exprs:
-                for r, n in enumerate(e._grid(rank)[0]):
-                    shape[r] = max(shape[r], n)
-            return PendingView(node, t, tuple(keys), tuple(shape))
-    saved = cg.b.loc
-    cg.b.loc = cg.loc(node)
-    try:
-        return index_tensor(cg, node, t, key)  # anything else: emitted now, as usual
-    finally:
-        cg.b.loc = saved
-
-
 def resolve(cg, v: Any, ranges: dict[int, tuple[int, int]] | None = None) -> Any:
     """A :class:`PendingView` emitted (restricted to ``ranges``: dim -> [lo, hi)); any other
     value unchanged."""
     if not isinstance(v, PendingView):
         return v
-    from .indexing import index_tensor
+    from ..indexing import index_tensor
     rank = len(v.shape)
     keys = []
     for k in v.keys:
@@ -266,5 +233,5 @@ def _resubview(cg, t: Tensor, op: memref_d.SubviewOp, ranges, shape: tuple[int, 
                   dyn_offset=None if offset is not None else as_index(t.offset_index).add(extra))
 
 
-__all__ = ["PendingView", "lazy_operand", "lazy_subscript", "resolve", "resolve_all", "drop_superseded_views",
+__all__ = ["PendingView", "resolve", "resolve_all", "drop_superseded_views",
            "drop_stale_consts", "narrow", "narrow_arg", "tensors"]

@@ -10,7 +10,7 @@ instruction runs only on the grid points where the predicate holds.
 How a masked call is compiled (:func:`masked_call`):
 
 1. For fixed loop indices, the grid points where every comparison holds form a *region*:
-   a union of disjoint boxes (frontend/mask_regions.py computes it exactly; a comparison
+   a union of disjoint boxes (frontend/beta1/mask_regions.py computes it exactly; a comparison
    along one axis bounds that axis, one coupling axes, ``512 * i_p + i_f < n``, gives a
    staircase of boxes, ``!=`` two boxes).  Each box is one instruction; a comparison along
    no axis gates the whole instruction.
@@ -24,7 +24,7 @@ How a masked call is compiled (:func:`masked_call`):
 3. When the bounds depend on loop indices, the static loop ranges are enumerated, and one
    version of the instruction is emitted per distinct non-empty region, guarded by an
    ``scf.if`` on the loop indices (``arith.cmpi`` / ``andi`` / ``ori``,
-   frontend/mask_guards.py); at most :data:`MAX_VERSIONS` versions and
+   frontend/beta1/mask_guards.py); at most :data:`MAX_VERSIONS` versions and
    :data:`MAX_INSTRUCTIONS` boxes in all.  An empty region skips the instruction.
 4. Operand views are built inside the guarded region with the masked shape, because a
    full-size view of the last tile may cover rows past the end of the tensor (a run-time
@@ -50,19 +50,18 @@ no operand of the call has.
 """
 from __future__ import annotations
 
-import ast
 from typing import Any, Callable
 
 import numpy as np
 from xdsl.ir import Block
 
-from ..dialects import nki
-from ..errors import NKIError, NKITypeError
+from ...dialects import nki
+from ...errors import NKIError, NKITypeError, SourceLoc
 from .mask_guards import emit_chain
 from .mask_regions import CODE, MAX_POINTS, Box, Region, full, parse, regions
-from .mask_views import (PendingView, drop_stale_consts, drop_superseded_views, lazy_operand,
-                         lazy_subscript, narrow, narrow_arg, resolve, resolve_all, tensors)
-from .values import Tensor
+from .mask_views import (PendingView, drop_stale_consts, drop_superseded_views, narrow, narrow_arg,
+                         resolve, resolve_all, tensors)
+from ..values import Tensor
 
 #: most versions (distinct non-empty regions) one masked call may compile to
 MAX_VERSIONS = 16
@@ -74,9 +73,10 @@ MAX_INSTRUCTIONS = 256
 # ====================================================================== entry points
 
 
-def masked_call(cg, node: ast.Call, callee, handler: Callable, args: list, kwargs: dict,
+def masked_call(cg, loc: SourceLoc | None, callee, handler: Callable, args: list, kwargs: dict,
                 into: "Tensor | PendingView | None" = None) -> Any:
-    """Compile ``callee(*args, **kwargs)`` whose ``kwargs["mask"]`` is a Beta 1 mask.
+    """Compile ``callee(*args, **kwargs)`` whose ``kwargs["mask"]`` is a Beta 1 mask, at
+    ``loc`` (the call's location; mask errors are located there).
 
     ``into``: the destination view of ``into[...] = callee(...)``; the masked result is
     written into its masked part only and None is returned.
@@ -90,36 +90,35 @@ def masked_call(cg, node: ast.Call, callee, handler: Callable, args: list, kwarg
     drop_stale_consts(cg.b)
     kwargs = dict(kwargs)
     mask = kwargs.pop("mask")
-    mnode = _mask_node(node)
     api = callee.name
     if isinstance(mask, (bool, np.bool_)):  # a predicate that folded at compile time
         sizes, combos, cons = (), {(): [()]}, []
         region_of = {(): full(()) if mask else ()}
     else:
-        sizes, cons = parse(cg, mnode, mask)
-        combos, region_of = regions(cg, mnode, sizes, cons)
+        sizes, cons = parse(cg, loc, mask)
+        combos, region_of = regions(cg, loc, sizes, cons)
     versions: dict[Region, list[tuple]] = {}
     for combo in combos:
         if region_of[combo]:
             versions.setdefault(region_of[combo], []).append(combo)
     has_empty = any(not region_of[c] for c in combos)
     if len(versions) > MAX_VERSIONS:
-        raise cg.fail(mnode, f"{api}: this mask gives {len(versions)} different shapes of the "
+        raise cg.fail(loc, f"{api}: this mask gives {len(versions)} different shapes of the "
                              f"instruction over the loop iterations; at most {MAX_VERSIONS} are "
                              f"supported (make the bound depend on fewer loop indices)", NKIError,
                       category="limit")
     count = sum(len(r) for r in versions)
     if count > MAX_INSTRUCTIONS:
-        raise cg.fail(mnode, f"{api}: this mask splits the instruction into {count} rectangular "
+        raise cg.fail(loc, f"{api}: this mask splits the instruction into {count} rectangular "
                              f"parts (the region where it holds is not a box); at most "
                              f"{MAX_INSTRUCTIONS} are supported", NKIError, category="limit")
-    _check_partition_starts(cg, mnode, api, sizes, versions)
+    _check_partition_starts(cg, loc, api, sizes, versions)
     guarded = has_empty or len(versions) > 1
     if not guarded and versions and next(iter(versions)) == full(sizes):
         # the mask holds everywhere: the plain call
         result = handler(cg, *resolve_all(cg, args), **resolve_all(cg, kwargs))
         if into is not None:
-            from .assign import assign_into
+            from ..assign import assign_into
             assign_into(cg, resolve(cg, into), result)
             return None
         return result
@@ -128,14 +127,14 @@ def masked_call(cg, node: ast.Call, callee, handler: Callable, args: list, kwarg
     results = list(template) if isinstance(template, (tuple, list)) else \
         ([] if template is None else [template])
     if any(not isinstance(r, Tensor) for r in results):
-        raise cg.fail(mnode, f"{api}: mask= applies to instructions on tiles; this call returns "
+        raise cg.fail(loc, f"{api}: mask= applies to instructions on tiles; this call returns "
                              f"{type(template).__name__}", NKITypeError, code=CODE)
-    _check_axes(cg, mnode, api, sizes, cons, list(args) + list(kwargs.values()) + results, into)
+    _check_axes(cg, loc, api, sizes, cons, list(args) + list(kwargs.values()) + results, into)
     dests: list[Tensor]
     if into is not None and len(results) == 1 and tuple(into.shape) == tuple(results[0].shape):
         dests, ret = [into], None
     else:
-        from .lang_calls import new_tensor
+        from ..lang_calls import new_tensor
         dests = [new_tensor(cg, nki.NdarrayOp, r.shape, r.dtype, r.buffer) for r in results]
         if into is not None:
             ret = None
@@ -155,18 +154,18 @@ def masked_call(cg, node: ast.Call, callee, handler: Callable, args: list, kwarg
         if api == "nl.load" and len(parts) == 1 and parts[0].on_chip:
             # a load into a part of its result tile is one DMA into that part (a compute-engine
             # copy could not start at every partition a DMA writes)
-            from .builtins import HANDLERS
+            from ..builtins import HANDLERS
             HANDLERS["nisa.dma_copy"](cg, parts[0], nkw["src"] if "src" in nkw else nargs[0])
             return
         out = handler(cg, *nargs, **nkw)
         outs = list(out) if isinstance(out, (tuple, list)) else ([] if out is None else [out])
-        from .assign import assign_into
+        from ..assign import assign_into
         for dst, part, res in zip(dests, parts, outs):
             if isinstance(res, Tensor) and tuple(res.shape) == tuple(dst.shape) != tuple(part.shape):
                 # no operand to narrow (nisa.memset(shape, ...)): computed whole, written masked
                 res = narrow(cg, res, sizes, box, False)
             if not isinstance(res, Tensor) or tuple(res.shape) != tuple(part.shape):
-                raise cg.fail(mnode, f"{api}: with this mask the instruction produces a "
+                raise cg.fail(loc, f"{api}: with this mask the instruction produces a "
                                      f"{list(getattr(res, 'shape', ()))} tile, which does not match "
                                      f"the masked part {list(part.shape)} of its "
                                      f"{list(dst.shape)} result; the mask's grid axes must be the "
@@ -176,7 +175,7 @@ def masked_call(cg, node: ast.Call, callee, handler: Callable, args: list, kwarg
     order = list(versions.items())
     emit_chain(cg, order, 0, not has_empty, cons, combos, emit)
     if into is not None and dests and dests[0] is not into:
-        from .assign import assign_into
+        from ..assign import assign_into
         assign_into(cg, resolve(cg, into), dests[0])
     return ret
 
@@ -188,99 +187,10 @@ def owns_mask(handler: Callable) -> bool:
     return bool(getattr(handler, "owns_mask", False))
 
 
-def eval_mask(cg, node: ast.expr) -> Any:
-    """Evaluate a ``mask=`` argument; a type error in it (a non-affine index expression,
-    ``i_p * i_p``, ``i_p // 2``) is reported as ``err_unsupported_expression_in_mask``."""
-    try:
-        return cg.eval(node)
-    except NKITypeError as exc:
-        if exc.code is None:
-            exc.code = CODE
-            exc.args = (exc.format(),)
-        raise
-
-
-def _lazy_arguments(cg, node: ast.Call) -> tuple[list[Any], dict[str, Any]]:
-    """A call's arguments with tensor subscripts kept lazy and ``mask=`` evaluated as a mask;
-    sets the builder location to the call."""
-    args: list[Any] = []
-    for a in node.args:
-        if isinstance(a, ast.Starred):
-            args.extend(cg.eval(a.value))
-        else:
-            args.append(lazy_operand(cg, a))
-    kwargs: dict[str, Any] = {}
-    for kw in node.keywords:
-        if kw.arg is None:
-            kwargs.update(cg.eval(kw.value))
-        else:
-            kwargs[kw.arg] = eval_mask(cg, kw.value) if kw.arg == "mask" else lazy_operand(cg, kw.value)
-    cg.b.loc = cg.loc(node)
-    return args, kwargs
-
-
-def eval_masked_call(cg, node: ast.Call, callee) -> Any:
-    """Evaluate the arguments of a builtin call that has a ``mask=`` keyword and compile it.
-
-    Tensor subscripts with ``nl.arange`` / ``nl.mgrid`` keys (``x[t * 128 + i_p, i_f]``) are
-    kept unevaluated (:class:`PendingView`): :func:`masked_call` builds each one already
-    restricted to the masked shape, so a view of the last partial tile never covers rows past
-    the end of the tensor (not even at compile time, for static indices).
-    """
-    args, kwargs = _lazy_arguments(cg, node)
-    from .builtins import HANDLERS
-    if kwargs.get("mask") is None or owns_mask(HANDLERS.get(callee.name)):
-        args, kwargs = resolve_all(cg, args), resolve_all(cg, kwargs)
-    return cg.call(node, callee, args, kwargs)
-
-
-def assign_masked(cg, target: ast.Subscript, node: ast.Call) -> bool:
-    """``t[...] = call(..., mask=m)``: compile the masked call writing into ``t[...]``, only
-    where the mask holds.  Returns False (nothing evaluated but the callee and ``t``) when
-    ``node`` is not a masked builtin call or ``t`` is not a tensor."""
-    from .builtins import HANDLERS, Builtin
-    if not any(kw.arg == "mask" for kw in node.keywords):
-        return False
-    callee = cg.eval(node.func)
-    if not isinstance(callee, Builtin) or HANDLERS.get(callee.name) is None or \
-            owns_mask(HANDLERS[callee.name]):
-        return False
-    container = cg.eval(target.value)
-    if not isinstance(container, Tensor):
-        return False
-    cg.check_visible(target, container)
-    into = lazy_subscript(cg, target, container)
-    args, kwargs = _lazy_arguments(cg, node)
-    if kwargs.get("mask") is None:
-        from .assign import assign_into
-        value = cg.call(node, callee, resolve_all(cg, args), resolve_all(cg, kwargs))
-        assign_into(cg, resolve(cg, into), value)
-        return True
-    for v in list(args) + list(kwargs.values()):
-        if isinstance(v, Tensor):
-            cg.check_visible(node, v)
-    try:
-        masked_call(cg, node, callee, HANDLERS[callee.name], args, kwargs, into=into)
-    except TypeError as exc:
-        if "argument" in str(exc):
-            raise cg.fail(node, f"{callee.name}(): {exc}", NKITypeError) from None
-        raise
-    return True
-
-
-# ====================================================================== the mask
-
-
-def _mask_node(node: ast.AST) -> ast.AST:
-    for kw in getattr(node, "keywords", ()):
-        if kw.arg == "mask":
-            return kw.value
-    return node
-
 # ====================================================================== operands
 
 
-def _check_axes(cg, mnode, api, sizes, cons, operands: list, into) -> None:
+def _check_axes(cg, loc, api, sizes, cons, operands: list, into) -> None:
     """Every masked grid axis must be a dim of some tile operand or result."""
     found = list(tensors(operands))
     if into is not None:
@@ -289,7 +199,7 @@ def _check_axes(cg, mnode, api, sizes, cons, operands: list, into) -> None:
         s = sizes[r]
         if not any(t.ndim > r and t.shape[r] == s for t in found):
             shapes = ", ".join(str(list(t.shape)) for t in found) or "none"
-            raise cg.fail(mnode, f"{api}: the mask bounds grid axis {r} (size {s}), but no tile "
+            raise cg.fail(loc, f"{api}: the mask bounds grid axis {r} (size {s}), but no tile "
                                  f"operand has size {s} on dim {r} (operand shapes: {shapes}); "
                                  f"the mask's grid must match the instruction's tiles",
                           NKITypeError, code=CODE)
@@ -300,20 +210,20 @@ _DMA_CALLS = frozenset({"nl.load", "nl.store", "nl.atomic_rmw", "nl.load_transpo
                         "nisa.dma_copy", "nisa.dma_transpose", "nisa.dma_compute"})
 
 
-def _check_partition_starts(cg, mnode, api: str, sizes, versions) -> None:
+def _check_partition_starts(cg, loc, api: str, sizes, versions) -> None:
     """A compute instruction restricted to a box of partitions ``[lo, hi)`` must start where
     an engine access of ``hi - lo`` partitions may start (the start-partition rule of the
     NKI architecture guide, "Trainium/Inferentia2 Architecture"); a DMA may access any
     partitions."""
     if api in _DMA_CALLS or not sizes or sizes[0] <= 1:
         return
-    from ..dialects.rules import allowed_starts
+    from ...dialects.rules import allowed_starts
     for region in versions:
         for box in region:
             lo, hi = box[0]
             if lo not in allowed_starts(hi - lo):
                 starts = " or ".join(map(str, allowed_starts(hi - lo)))
-                raise cg.fail(mnode, f"{api}: where this mask holds, the instruction covers "
+                raise cg.fail(loc, f"{api}: where this mask holds, the instruction covers "
                                      f"partitions [{lo}, {hi}), but a compute instruction on "
                                      f"{hi - lo} partitions must start at partition {starts} "
                                      f"(start-partition rule); mask a DMA (nl.load / nl.store) "
@@ -332,7 +242,7 @@ def _dry_run(cg, handler: Callable, args: list, kwargs: dict) -> Any:
     before = set(b._consts)
     try:
         with b.at(scratch):
-            from .lang_calls import new_tensor
+            from ..lang_calls import new_tensor
 
             def stand_in(v):
                 if isinstance(v, PendingView):  # a fresh tensor of the view's shape
@@ -350,5 +260,5 @@ def _dry_run(cg, handler: Callable, args: list, kwargs: dict) -> Any:
             del b._consts[key]
 
 
-__all__ = ["masked_call", "owns_mask", "assign_masked", "eval_mask", "eval_masked_call", "PendingView",
+__all__ = ["masked_call", "owns_mask", "PendingView",
            "resolve", "drop_superseded_views", "narrow", "MAX_VERSIONS", "MAX_POINTS"]

@@ -18,8 +18,9 @@ Rows (the baseline of each ratio is measured in the same run, interleaved with i
   ``estimate()``: one timed run over the engine queues) on the same four kernels and on
   matmul 2048^3 bf16 (4,608 instructions, where the per-run fixed cost matters less).
 
-Each time is the best of ``--repeat`` runs (default 5), so load on the machine inflates
-the absolute times more than the ratios.
+Each time is the best of ``--repeat`` runs (default 5), in CPU time of this process
+(``--wall``: wall time; the import row is always wall time of a child process), so load on
+the machine inflates the absolute times more than the ratios.
 """
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ sys.path.insert(0, ROOT)
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 
+#: in-process times are CPU time of this process (BLAS runs on this thread), which other
+#: processes on a loaded machine inflate far less than wall time; --wall to use wall time
+CLOCK = time.process_time
 GOALS = {"import": 60.0, "warm call": 20.0, "decode": 5.0, "interp": 1.5, "hazards": 2.0,
          "estimate": 1e6}
 
@@ -48,9 +52,9 @@ def best(fn, repeat: int) -> float:
     """The smallest wall time of ``repeat`` calls of ``fn`` (seconds)."""
     out = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         fn()
-        out = min(out, time.perf_counter() - t0)
+        out = min(out, CLOCK() - t0)
     return out
 
 
@@ -113,7 +117,10 @@ def bench_import(repeat: int) -> None:
 
     def run(code):
         return lambda: subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    global CLOCK
+    clock, CLOCK = CLOCK, time.perf_counter    # a child process: wall time
     t_np, t_nki = paired(run("import numpy"), run("import numpy, nki_mlir"), repeat)
+    CLOCK = clock
     ms = (t_nki - t_np) * 1e3
     row("import nki_mlir beyond import numpy", f"{ms:.0f} ms", "<= 60 ms", ms <= GOALS["import"])
 
@@ -212,7 +219,11 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", default="import,warm,decode,interp,hazards,estimate",
                     help="comma-separated rows: import, warm, decode, interp, hazards, estimate")
+    ap.add_argument("--wall", action="store_true", help="wall time instead of CPU time")
     ns = ap.parse_args()
+    if ns.wall:
+        global CLOCK
+        CLOCK = time.perf_counter
     only = set(ns.only.split(","))
     import nki_mlir
     print(f"nki-mlir {nki_mlir.__version__} ({os.path.dirname(nki_mlir.__file__)}), NumPy "

@@ -90,6 +90,30 @@ def finish(op: Operation, impl: Closure, *written: Buf | None) -> Closure:
     return guard(op, impl)
 
 
+#: largest temporary (elements) :func:`scratch` keeps; bigger ones are allocated each time
+SCRATCH_MAX = 1 << 21
+
+
+def scratch(env: list, shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
+    """A temporary of ``shape`` / ``dt`` kept with the run's state and reused by every
+    instruction (a fresh large array per instruction costs page faults).  Its contents are
+    garbage and must not be relied on after the instruction that asked for it."""
+    key = (shape, dt)
+    st = env[STATE]
+    a = st.scratch.get(key)
+    if a is None:
+        a = np.empty(shape, dt)
+        if a.size <= SCRATCH_MAX:
+            st.scratch[key] = a
+    return a
+
+
+def writes_f32(dst: "Buf") -> bool:
+    """Whether an engine's float32 results may be computed straight into ``dst`` (a float32
+    tensor: the store is then the identity, so ``out=dst`` gives the same bits)."""
+    return np.dtype(dst.dtype) == nm.F32
+
+
 def is_float_type(t) -> bool:
     """Whether the MLIR type ``t`` is an NKI float dtype."""
     try:

@@ -98,6 +98,10 @@ class Checker:
         self.roots: dict[int, np.ndarray] = {}      # keeps roots alive: ids stay unique
         self.written: dict[int, np.ndarray] = {}    # on-chip root -> uint8 per byte
         self.psum_writer: dict[int, np.ndarray] = {}  # PSUM root -> int32 per byte (+-(sid+1))
+        # per-tile summaries of the flags (boxes known to be all written / free of
+        # non-matmul marks), so most checks and marks skip the per-byte work
+        self.all_written: dict[int, _Boxes] = {}
+        self.matmul_only: dict[int, _Boxes] = {}
         self.owner: dict[int, _Buffer] = {}         # alloc slot -> its current buffer
         self.live: dict[int, list[_Buffer]] = {}    # root -> placed buffers not yet evicted
         self.history: dict[int, _History] = {}      # root -> [(fp, is_write, inst, role)]
@@ -115,6 +119,11 @@ class Checker:
         if len(self.fps) < FOOTPRINTS_MAX:
             self.fps[id(a)] = (a, root, fp)
         return root, fp
+
+    @staticmethod
+    def _covered(summaries: dict, rid: int, fp: Footprint) -> bool:
+        boxes = summaries.get(rid)
+        return boxes is not None and boxes.covers(fp)
 
     def _bytes(self, mirror: np.ndarray, fp: Footprint, scale: int = 1) -> np.ndarray:
         """The elements of ``mirror`` under ``fp``'s bytes, in any shape: for an exact
@@ -161,6 +170,7 @@ class Checker:
             return
         w, pw = self._mirrors(root, space == "psum")
         self._bytes(w, fp)[...] = 0
+        self.all_written.setdefault(id(root), _Boxes()).drop(fp)
         if pw is not None:
             self._bytes(pw, fp, 4)[...] = 0
         buf = _Buffer(op, fp)
@@ -204,7 +214,8 @@ class Checker:
                                        f"its bytes while it is still in use", NKIHazardError)
             if is_read:
                 w = self.written.get(rid)
-                if w is not None and not self._bytes(w, fp).all():
+                if w is not None and not self._covered(self.all_written, rid, fp) and \
+                        not self._bytes(w, fp).all():
                     mv = mirror_view(w, fp)
                     n = int(np.prod(fp.shape))
                     if dst is not None and n == int(np.prod(dst.shape)):
@@ -219,7 +230,8 @@ class Checker:
                                            NKIHazardError)
             if info.matmul == "auto" and role == "dst":
                 pw = self.psum_writer.get(rid)
-                if pw is not None and (self._bytes(pw, fp, 4) < 0).any():
+                if pw is not None and not self._covered(self.matmul_only, rid, fp) and \
+                        (self._bytes(pw, fp, 4) < 0).any():
                     mv = mirror_view(pw, fp, 4)
                     neg = mv < 0
                     other = self.queues.sched.infos[-int(mv[neg][0]) - 1].op
@@ -233,14 +245,22 @@ class Checker:
             if is_write:
                 w = self.written.get(rid)
                 if w is not None:
-                    if poison is None:
-                        self._bytes(w, fp)[...] = 1
-                    else:
+                    boxes = self.all_written.setdefault(rid, _Boxes())
+                    if poison is not None:
                         mirror_view(w, fp)[...] = (~poison).reshape(fp.shape)[..., None]
+                        boxes.drop(fp)
+                    elif not boxes.covers(fp):
+                        self._bytes(w, fp)[...] = 1
+                        boxes.add(fp)
                 pw = self.psum_writer.get(rid)
                 if pw is not None:
-                    mark = info.sid + 1 if info.matmul is not None else -(info.sid + 1)
-                    self._bytes(pw, fp, 4)[...] = mark
+                    boxes = self.matmul_only.setdefault(rid, _Boxes())
+                    if info.matmul is None:
+                        self._bytes(pw, fp, 4)[...] = -(info.sid + 1)
+                        boxes.drop(fp)
+                    elif not boxes.covers(fp):  # only the sign of a matmul's mark is read
+                        self._bytes(pw, fp, 4)[...] = info.sid + 1
+                        boxes.add(fp)
             self._remember(rid, fp, is_write, inst, role)
 
     def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, rid: int) -> None:
@@ -283,6 +303,40 @@ class Checker:
                 hist.keep([False] * (len(hist.entries) - HISTORY_MAX * 3 // 4) +
                           [True] * (HISTORY_MAX * 3 // 4))
 
+
+class _Boxes:
+    """A per-tile summary of one per-byte flag mirror: boxes (in the root's byte geometry)
+    every byte of which is known to hold the property (written; free of non-matmul marks).
+    A box is added when an exact footprint sets the property on all its bytes and dropped
+    when any byte under it may lose it, so an access to exactly a known box (a tile read
+    as it was written) needs no scan.  At most :data:`_BOXES_MAX` boxes are kept (the
+    summary starts over when full: knowing less is always safe)."""
+
+    __slots__ = ("boxes",)
+
+    def __init__(self):
+        self.boxes: set = set()
+
+    def covers(self, fp: Footprint) -> bool:
+        return (fp.lo, fp.hi) in self.boxes
+
+    def add(self, fp: Footprint) -> None:
+        if fp.exact:
+            if len(self.boxes) >= _BOXES_MAX:
+                self.boxes.clear()
+            self.boxes.add((fp.lo, fp.hi))
+
+    def drop(self, fp: Footprint) -> None:
+        if not self.boxes:
+            return
+        lo, hi = fp.lo, fp.hi
+        gone = [b for b in self.boxes
+                if all(a < d and c < e for a, e, c, d in zip(b[0], b[1], lo, hi))]
+        self.boxes.difference_update(gone)
+
+
+#: boxes a :class:`_Boxes` summary keeps
+_BOXES_MAX = 32
 
 #: histories up to this many entries are searched in Python (NumPy's call overhead dominates)
 _SMALL = 8

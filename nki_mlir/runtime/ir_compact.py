@@ -242,7 +242,9 @@ class _Decoder:
                 object.__setattr__(attr, f, self.ref(i))
             return attr
         if kind == "d" and issubclass(cls, Data):
-            return cls.new(self.data(cls, entry[2], entry[3]))
+            attr = cls.__new__(cls)      # as Data.new, without the verifier (see above)
+            object.__setattr__(attr, "data", self.data(cls, entry[2], entry[3]))
+            return attr
         raise CompactError(f"malformed attribute entry for {name!r}")
 
     def data(self, cls, kind: str, payload):

@@ -90,21 +90,24 @@ def finish(op: Operation, impl: Closure, *written: Buf | None) -> Closure:
     return guard(op, impl)
 
 
-#: largest temporary (elements) :func:`scratch` keeps; bigger ones are allocated each time
-SCRATCH_MAX = 1 << 21
+#: bytes of temporaries :func:`scratch` keeps per machine state (past it, it starts over)
+SCRATCH_BYTES = 32 << 20
 
 
 def scratch(env: list, shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
     """A temporary of ``shape`` / ``dt`` kept with the run's state and reused by every
     instruction (a fresh large array per instruction costs page faults).  Its contents are
-    garbage and must not be relied on after the instruction that asked for it."""
+    garbage and must not be relied on after the instruction that asked for it.  At most
+    :data:`SCRATCH_BYTES` are kept per state (pooled states are released when idle)."""
     key = (shape, dt)
-    st = env[STATE]
-    a = st.scratch.get(key)
+    kept = env[STATE].scratch
+    a = kept.get(key)
     if a is None:
         a = np.empty(shape, dt)
-        if a.size <= SCRATCH_MAX:
-            st.scratch[key] = a
+        if a.nbytes <= SCRATCH_BYTES:
+            if sum(x.nbytes for x in kept.values()) + a.nbytes > SCRATCH_BYTES:
+                kept.clear()
+            kept[key] = a
     return a
 
 

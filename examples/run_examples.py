@@ -34,7 +34,8 @@ def attention_ref(q, k, v):
     return softmax_ref(s) @ v.astype(np.float64)
 
 
-def main() -> int:
+def main_cases():
+    """The main job's kernels: (name, kernel, args, reference, relative tolerance)."""
     rng = np.random.default_rng(0)
     a_t = rng.standard_normal((512, 512)).astype(np.float32).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((512, 512)).astype(np.float32).astype(ml_dtypes.bfloat16)
@@ -45,7 +46,7 @@ def main() -> int:
     gamma = rng.standard_normal((1, 1024)).astype(np.float32)
     beta = rng.standard_normal((1, 1024)).astype(np.float32)
     aq, ak, av = (rng.standard_normal((512, 128)).astype(np.float32) for _ in range(3))
-    cases = [
+    return [
         ("tiled_matmul 512x512x512 bf16->fp32", tiled_matmul, (a_t, b),
          a_t.astype(np.float64).T @ b.astype(np.float64), 1e-3),
         ("row_softmax 256x512 fp32", row_softmax, (x,), softmax_ref(x), 1e-5),
@@ -54,6 +55,10 @@ def main() -> int:
          layernorm_ref(xl, gamma, beta), 1e-5),
         ("attention S=512 d=128 fp32", attention, (aq, ak, av), attention_ref(aq, ak, av), 1e-5),
     ]
+
+
+def main() -> int:
+    cases = main_cases()
     print(f"nki-mlir {nki.__version__}: compile -> nisa -> ISA interpreter (target trn2)")
     print(f"{'kernel':<38}{'max |err|':>12}{'compile ms':>12}{'run ms':>10}"
           f"{'est. latency':>15}{'/ roofline':>11}")

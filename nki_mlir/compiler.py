@@ -173,6 +173,7 @@ class CompiledKernel:
     cache_hit: str | None = None
     _ir: dict[str, str] = field(default_factory=dict)
     _program: Any = None
+    _module: Any = None     # the final nisa module of a compile in this process, until decoded
 
     def ir(self, stage: str = "nisa") -> str:
         """The IR text at ``stage``: ``"nki"`` (frontend output) or ``"nisa"`` (final)."""
@@ -193,8 +194,21 @@ class CompiledKernel:
         """The decoded interpreter program (decoded once per process)."""
         if self._program is None:
             from .runtime.interpreter import decode
-            self._program = decode(parse_module(self.ir("nisa")), self.spec.name)
+            self._program = decode(self._nisa_module(), self.spec.name)
+            self._module = None
         return self._program
+
+    def _nisa_module(self) -> ModuleOp:
+        """The final nisa module: the compile's own (still in memory), else rebuilt from the
+        artifact's compact form (:mod:`nki_mlir.runtime.ir_compact`), else parsed from its text."""
+        if self._module is not None:
+            return self._module
+        text = self.ir("nisa")
+        data = self._ir.get("compact")
+        if data:
+            from .runtime.ir_compact import decode as from_compact
+            return from_compact(data, text)
+        return parse_module(text)
 
     def __call__(self, *args: Any, **kwargs: Any):
         """Run on the ISA interpreter; returns one array or a tuple (as the kernel returns).
@@ -339,12 +353,13 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         "compile_seconds": round(seconds, 6),
         "spmd": spmd.manifest() if spmd is not None else None,
     }
-    ir = {"nisa": ir_nisa, "nki": ir_nki}
+    from .runtime.ir_compact import encode as to_compact
+    ir = {"nisa": ir_nisa, "nki": ir_nki, "compact": to_compact(module, ir_nisa)}
     path = None
     if use_cache:      # an uncached compile keeps its artifact in memory: no files left behind
         path = art.write_artifact(dest, manifest, ir)
         cache.added(path)
-    ck = CompiledKernel(spec, path, tgt, manifest, seconds, None, ir)
+    ck = CompiledKernel(spec, path, tgt, manifest, seconds, None, ir, _module=module)
     if use_cache:
         cache.memory_put(key, ck)
     return ck

@@ -5,8 +5,9 @@ without hardware.
 - :func:`estimate_latency` -- the latency hook of ``nki.benchmark`` / ``nki.profile``
   (:mod:`nki_mlir.entry`), microseconds per percentile;
 - :mod:`.targets` (constants per target with sources), :mod:`.costs` (per-instruction
-  cost), :mod:`.timeline` (discrete-event simulation), :mod:`.summary` (figures),
-  :mod:`.report` (text), :mod:`.trace` (Perfetto JSON), :mod:`.html` (HTML timeline).
+  cost; operands in :mod:`.operands`, DMAs in :mod:`.dma_costs`), :mod:`.timeline`
+  (discrete-event simulation), :mod:`.summary` (figures), :mod:`.report` (text),
+  :mod:`.trace` (Perfetto JSON), :mod:`.html` (HTML timeline; :mod:`.html_assets`).
 
 The model is cycle-approximate: documented constants are themselves "roughly" values, so
 read every figure as +-30% (calibration: ``bench/calibration.py``).

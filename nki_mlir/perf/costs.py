@@ -2,7 +2,8 @@
 
 :func:`instruction_cost` gives the compute engine an instruction occupies and for how many
 engine cycles (``ns = cycles / clock``), the matmul FLOPs, and for a DMA its
-:class:`DmaShape`; :func:`dma_engine_shares` spreads a DMA over the 16 DMA engines.  The
+:class:`DmaShape`; :func:`dma_engine_shares` spreads a DMA over the 16 DMA engines (both in
+:mod:`.dma_costs`; the operands' facts in :mod:`.operands`).  The
 constants come from :class:`~nki_mlir.perf.targets.TargetModel`; the formulas are
 ``../shared/perf.md`` Part A.2 / A.6 (sources ISA_OLD, ARCH2, ARCH3, ARCH4, as named there).
 
@@ -73,13 +74,14 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
-from .. import dtypes
-from ..dialects.common import space_of
-from ..dialects.rules import partition_start
-from ..passes.effects import accesses, element_bytes, is_view
+from ..passes.effects import is_view
+from .dma_costs import HBM, DmaShape, dma_eff, dma_engine_bytes, dma_engine_shares, dma_shape
+from .operands import Tile, label_of, role_of, tiles_of
 from .targets import CLOCKED_ENGINES, TargetModel
 
-HBM = ("hbm", "private_hbm", "shared_hbm")
+__all__ = ["InstrCost", "DmaShape", "instruction_cost", "resolve_engine", "dma_engine_shares",
+           "dma_engine_bytes", "dma_eff", "HBM", "FALLBACK_LABEL", "NO_COST_OPS", "DMA_OPS"]
+
 
 #: ops that cost nothing on any engine (bookkeeping, control, registers, debugging)
 NO_COST_OPS = frozenset({
@@ -102,38 +104,7 @@ DEFAULT_ENGINE = {
 _TWO_BYTE_FLOAT = ("bfloat16", "float16")
 _SCALAR_FAST = ("bfloat16", "float16", "float8_e4m3", "float8_e4m3fn", "float8_e5m2")
 _FP8 = ("float8_e4m3", "float8_e4m3fn", "float8_e5m2")
-_SHORT = {"float32": "f32", "bfloat16": "bf16", "float16": "f16", "float8_e4m3": "f8e4m3",
-          "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2", "int8": "i8", "int16": "i16",
-          "int32": "i32", "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "bool_": "i1",
-          "float8_e8m0fnu": "f8e8m0", "float8_e5m2_x4": "f8e5m2x4",
-          "float8_e4m3fn_x4": "f8e4m3fnx4", "float4_e2m1fn_x4": "f4e2m1x4"}
 
-
-@dataclass(frozen=True)
-class DmaShape:
-    """What one DMA moves, as the DMA engines see it.
-
-    Attributes:
-        total_bytes: bytes moved (for ``dma_compute``: the bytes of all sources read).
-        hbm_bytes: bytes read from HBM plus bytes written to HBM.
-        rows: rows spread over the DMA engines: the partition dim of the SBUF side
-            (HBM->HBM: the first dim, 1 for a 1-D tensor).
-        row_bytes: bytes per row (``ceil(total_bytes / rows)``).
-        run_bytes: innermost contiguous run in bytes, min over source and destination,
-            at most ``row_bytes`` (used for ``eff``).
-        start_partition: SBUF-side start partition when static, else 0; row ``r`` goes to
-            DMA engine ``((start_partition + r) // 8) % 16``.
-        transpose: a ``dma_transpose``.  sbuf_to_sbuf: both sides on chip.
-    """
-
-    total_bytes: int
-    hbm_bytes: int
-    rows: int
-    row_bytes: int
-    run_bytes: int
-    start_partition: int
-    transpose: bool
-    sbuf_to_sbuf: bool
 
 
 @dataclass(frozen=True)
@@ -159,103 +130,6 @@ class InstrCost:
     dma: DmaShape | None
     label: str
     moving_free: int | None
-
-
-# ----------------------------------------------------------------------------- operands
-
-
-class _Tile:
-    """One memref operand: role, shape, dtype name, element bytes, space, strides."""
-
-    __slots__ = ("role", "value", "shape", "dtype", "itemsize", "space", "strides", "is_write")
-
-    def __init__(self, role: str, value: SSAValue, is_write: bool):
-        t = value.type
-        assert isinstance(t, MemRefType)
-        self.role, self.value, self.is_write = role, value, is_write
-        self.shape = tuple(max(int(d), 1) for d in t.get_shape())  # dynamic dims (-1) -> 1
-        try:
-            self.dtype = dtypes.name_of(dtypes.from_mlir(t.element_type))
-        except KeyError:
-            self.dtype = str(t.element_type)
-        try:
-            self.itemsize = int(element_bytes(t.element_type))
-        except Exception:
-            self.itemsize = 4
-        self.space = space_of(t) or "?"
-        try:
-            strides = t.get_strides()
-        except Exception:
-            strides = None
-        self.strides = tuple(strides) if strides is not None else (None,) * len(self.shape)
-
-    @property
-    def on_chip(self) -> bool:
-        return self.space in ("sbuf", "psum")
-
-    @property
-    def free(self) -> int:
-        """Elements per partition (on chip; the product of dims 1..)."""
-        return math.prod(self.shape[1:]) if len(self.shape) > 1 else 1
-
-    @property
-    def nbytes(self) -> int:
-        return math.prod(self.shape) * self.itemsize
-
-    def run_elems(self) -> int:
-        """Innermost contiguous run in elements: dims from the innermost outwards while each
-        stride equals the elements inside it (on chip: free dims only, a run never crosses
-        a partition)."""
-        first = 1 if self.on_chip else 0
-        run = 1
-        for d in range(len(self.shape) - 1, first - 1, -1):
-            if self.shape[d] == 1:
-                continue
-            if self.strides[d] != run:
-                break
-            run *= self.shape[d]
-        return run
-
-    def contiguous(self) -> bool:
-        """Each partition's elements are one contiguous run."""
-        return self.run_elems() >= self.free
-
-    def innermost_stride_bytes(self) -> int:
-        """Stride in bytes of the innermost free dim with more than one element (the element
-        size when there is none; 0 when the stride is dynamic)."""
-        for d in range(len(self.shape) - 1, 0, -1):
-            if self.shape[d] > 1:
-                s = self.strides[d]
-                return 0 if s is None else abs(int(s)) * self.itemsize
-        return self.itemsize
-
-    def label(self, role: str | None = None) -> str:
-        dims = "x".join(str(d) for d in self.shape)
-        return f"{role or self.role}={dims}x{_SHORT.get(self.dtype, self.dtype)}@{self.space}"
-
-
-def _tiles(op: Operation) -> list[_Tile]:
-    try:
-        return [_Tile(a.role, a.value, a.is_write) for a in accesses(op)]  # type: ignore[arg-type]
-    except Exception:
-        return [_Tile(f"operand{i}", v, False) for i, v in enumerate(op.operands)
-                if isinstance(v.type, MemRefType)]
-
-
-def _label(tiles: list[_Tile]) -> str:
-    count: dict[str, int] = {}
-    for t in tiles:
-        count[t.role] = count.get(t.role, 0) + 1
-    seen: dict[str, int] = {}
-    out = []
-    for t in tiles:
-        if count[t.role] > 1:
-            i = seen.get(t.role, 0)
-            seen[t.role] = i + 1
-            out.append(t.label(f"{t.role}[{i}]"))
-        else:
-            out.append(t.label())
-    return " ".join(out)
 
 
 # ------------------------------------------------------------------------------- engine
@@ -301,15 +175,7 @@ def _cycles(engine: str, model: TargetModel, n: float, *, k: float = 1.0, pm: fl
     return 0.0
 
 
-def _role(tiles: list[_Tile], *roles: str) -> _Tile | None:
-    for r in roles:
-        for t in tiles:
-            if t.role == r:
-                return t
-    return None
-
-
-def _penalty(tiles: list[_Tile], model: TargetModel) -> float:
+def _penalty(tiles: list[Tile], model: TargetModel) -> float:
     """``strided_penalty`` if an SBUF read's innermost stride is over 16 bytes (ARCH2)."""
     for t in tiles:
         if not t.is_write and t.space == "sbuf" and t.innermost_stride_bytes() > 16:
@@ -317,15 +183,15 @@ def _penalty(tiles: list[_Tile], model: TargetModel) -> float:
     return 1.0
 
 
-def _sbf(model: TargetModel, t: _Tile | None) -> float:
+def _sbf(model: TargetModel, t: Tile | None) -> float:
     return model.scalar_bf16_factor if t is not None and t.dtype in _SCALAR_FAST else 1.0
 
 
-def _two_byte(t: _Tile | None) -> bool:
+def _two_byte(t: Tile | None) -> bool:
     return t is not None and t.dtype in _TWO_BYTE_FLOAT
 
 
-def _copy_pm(model: TargetModel, main: _Tile | None, dst: _Tile | None) -> float:
+def _copy_pm(model: TargetModel, main: Tile | None, dst: Tile | None) -> float:
     """VectorE perf mode of a copy-like op: 4x (v3) when its data operands are bf16/fp16,
     contiguous, SBUF->SBUF; 2x for other bf16 cases; else 1 (ARCH3)."""
     data = [t for t in (main, dst) if t is not None]
@@ -336,12 +202,12 @@ def _copy_pm(model: TargetModel, main: _Tile | None, dst: _Tile | None) -> float
     return 1.0
 
 
-def _other_pm(model: TargetModel, main: _Tile | None) -> float:
+def _other_pm(model: TargetModel, main: Tile | None) -> float:
     return model.vector_perf_mode_other if _two_byte(main) else 1.0
 
 
-def _reduce_extra(model: TargetModel, tiles: list[_Tile]) -> float:
-    return float(model.min_ii_cycles) if _role(tiles, "reduce_res") is not None else 0.0
+def _reduce_extra(model: TargetModel, tiles: list[Tile]) -> float:
+    return float(model.min_ii_cycles) if role_of(tiles, "reduce_res") is not None else 0.0
 
 
 def _prop(op: Operation, name: str) -> str | None:
@@ -391,7 +257,7 @@ _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
 }
 
 
-def _compute_cycles(op: Operation, engine: str, tiles: list[_Tile],
+def _compute_cycles(op: Operation, engine: str, tiles: list[Tile],
                     model: TargetModel) -> tuple[float, float, float, int | None]:
     """``(cycles, flops, peak_flops_per_ns, moving_free)`` of a compute instruction."""
     name = op.name
@@ -402,7 +268,7 @@ def _compute_cycles(op: Operation, engine: str, tiles: list[_Tile],
     if name == "nisa.nc_matmul_mx":
         return _matmul_mx(tiles, model, pen)
     if name == "nisa.nc_transpose":
-        data = _role(tiles, "data")
+        data = role_of(tiles, "data")
         if engine == "tensor" and data is not None:
             return float(max(data.shape[0], min(model.min_ii_cycles, data.free))), 0.0, 0.0, None
         return _cycles(engine, model, pen * (data.free if data else 1)), 0.0, 0.0, None
@@ -410,19 +276,19 @@ def _compute_cycles(op: Operation, engine: str, tiles: list[_Tile],
                 "nisa.tensor_copy_predicated"):
         return _two_input(name, engine, tiles, model, pen, extra), 0.0, 0.0, None
     if name == "nisa.tensor_reduce_arith":
-        src = _role(tiles, "src")
+        src = role_of(tiles, "src")
         n = pen * (src.free if src else 1)
         pm = _other_pm(model, src)
         if _two_byte(src) and _prop(op, "op") in ("add", "max"):
             pm = max(pm, 2.0)  # ISA_OLD: tensor_reduce bf16 add/max takes N/2
         return _cycles(engine, model, n, pm=pm, sbf=_sbf(model, src)), 0.0, 0.0, None
     if name == "nisa.reciprocal":
-        src = _role(tiles, "src")
+        src = role_of(tiles, "src")
         n = pen * (src.free if src else 1)
         k = 8.0 if engine == "vector" else 1.0  # ScalarE does it in N (ISA_OLD, SHARED)
         return _cycles(engine, model, n, k=k, sbf=_sbf(model, src), gp=4.0), 0.0, 0.0, None
     if name == "nisa.exponential":
-        src = _role(tiles, "src")
+        src = role_of(tiles, "src")
         n = pen * (src.free if src else 1)
         # ARCH4: VectorE exp has 4x the throughput of ScalarE exp (sbf elem/lane/cycle at f_S)
         rate = 4.0 * _sbf(model, src) * model.scalar_ghz / model.clock_ghz(engine) \
@@ -437,11 +303,11 @@ def _compute_cycles(op: Operation, engine: str, tiles: list[_Tile],
         main = max(tiles, key=lambda t: t.free, default=None)
         return _cycles(engine, model, pen * (main.free if main else 1)), 0.0, 0.0, None
     roles, k, perf, gp = spec
-    main = _role(tiles, *roles)
+    main = role_of(tiles, *roles)
     n = pen * (main.free if main else 1)
     pm = 1.0
     if perf == "copy":
-        pm = _copy_pm(model, main, _role(tiles, "dst") if roles != ("dst",) else None)
+        pm = _copy_pm(model, main, role_of(tiles, "dst") if roles != ("dst",) else None)
     elif perf == "other":
         pm = _other_pm(model, main)
     return _cycles(engine, model, n, k=k, pm=pm, sbf=_sbf(model, main), gp=gp,
@@ -456,12 +322,12 @@ _TWO_INPUT_ROLES = {
 }
 
 
-def _two_input(name: str, engine: str, tiles: list[_Tile], model: TargetModel, pen: float,
+def _two_input(name: str, engine: str, tiles: list[Tile], model: TargetModel, pen: float,
                extra: float) -> float:
     """tensor_tensor family: ``max(MIN_II, 2N/pm2)``, ``N`` with a PSUM input (ISA_OLD; A.6)."""
     ra, rb = _TWO_INPUT_ROLES[name]
-    a, b = _role(tiles, ra), _role(tiles, rb)
-    dst = _role(tiles, "dst")
+    a, b = role_of(tiles, ra), role_of(tiles, rb)
+    dst = role_of(tiles, "dst")
     main = a or dst or b
     n = pen * (main.free if main else 1)
     inputs = [t for t in (a, b) if t is not None]
@@ -476,9 +342,9 @@ def _two_input(name: str, engine: str, tiles: list[_Tile], model: TargetModel, p
     return _cycles(engine, model, n, k=k, pm=pm, sbf=_sbf(model, main), extra=extra)
 
 
-def _matmul(op: Operation, tiles: list[_Tile], model: TargetModel,
+def _matmul(op: Operation, tiles: list[Tile], model: TargetModel,
             pen: float) -> tuple[float, float, float, int | None]:
-    st, mv = _role(tiles, "stationary"), _role(tiles, "moving")
+    st, mv = role_of(tiles, "stationary"), role_of(tiles, "moving")
     if st is None or mv is None:
         return float(model.mm_min_cycles), 0.0, 0.0, None
     k = st.shape[0]
@@ -501,9 +367,9 @@ def _matmul(op: Operation, tiles: list[_Tile], model: TargetModel,
     return cycles, flops, model.peak_matmul_flops_per_ns(kind), n
 
 
-def _matmul_mx(tiles: list[_Tile], model: TargetModel,
+def _matmul_mx(tiles: list[Tile], model: TargetModel,
                pen: float) -> tuple[float, float, float, int | None]:
-    st, mv = _role(tiles, "stationary"), _role(tiles, "moving")
+    st, mv = role_of(tiles, "stationary"), role_of(tiles, "moving")
     if st is None or mv is None:
         return float(model.mm_min_cycles), 0.0, 0.0, None
     k, m, n = st.shape[0], st.free, mv.free
@@ -539,7 +405,7 @@ def _register_derived(v: SSAValue, depth: int = 0) -> bool:
     return any(_register_derived(x, depth + 1) for x in owner.operands)
 
 
-def _dynamic_offset(tiles: list[_Tile]) -> bool:
+def _dynamic_offset(tiles: list[Tile]) -> bool:
     """An operand is a view whose offsets come from a register (a runtime offset)."""
     for t in tiles:
         v = t.value
@@ -550,114 +416,6 @@ def _dynamic_offset(tiles: list[_Tile]) -> bool:
             v = v.op.operands[0]
             hops += 1
     return False
-
-
-# -------------------------------------------------------------------------------- DMAs
-
-
-def _start_partition(t: _Tile) -> int:
-    try:
-        p = partition_start(t.value)
-    except Exception:
-        p = None
-    return int(p) if p is not None else 0
-
-
-def _run_bytes(t: _Tile) -> int:
-    return t.run_elems() * t.itemsize
-
-
-def _dma_shape(op: Operation, tiles: list[_Tile]) -> DmaShape:
-    name = op.name
-    dst = _role(tiles, "dst")
-    transpose = name == "nisa.dma_transpose"
-    if name == "nisa.dma_compute":
-        srcs = [t for t in tiles if t.role == "srcs"]
-    else:
-        srcs = [t for t in (_role(tiles, "src"),) if t is not None]
-    if dst is None or not srcs:
-        return DmaShape(0, 0, 1, 0, 1, 0, transpose, False)
-    if name == "nisa.dma_copy_indirect":
-        return _indirect_shape(tiles, dst, srcs[0])
-    src_bytes = sum(s.nbytes for s in srcs)
-    total = src_bytes if name == "nisa.dma_compute" else max(src_bytes, dst.nbytes)
-    hbm = sum(s.nbytes for s in srcs if s.space in HBM) + (dst.nbytes if dst.space in HBM else 0)
-    side = dst if dst.space == "sbuf" else next((s for s in srcs if s.space == "sbuf"), None)
-    if side is not None:
-        rows, start = side.shape[0], _start_partition(side)
-    else:  # HBM -> HBM: rows are the first dim
-        rows, start = (dst.shape[0] if len(dst.shape) > 1 else 1), 0
-    rows = max(rows, 1)
-    row_bytes = -(-total // rows)
-    runs = [_run_bytes(dst)] if transpose else [_run_bytes(t) for t in (dst, *srcs)]
-    run = max(1, min(min(runs), row_bytes))
-    on_chip = dst.space == "sbuf" and all(s.space == "sbuf" for s in srcs)
-    return DmaShape(total, hbm, rows, row_bytes, run, start, transpose, on_chip)
-
-
-def _indirect_shape(tiles: list[_Tile], dst: _Tile, src: _Tile) -> DmaShape:
-    """Gather (``src_index``) / scatter (``dst_index``): whole rows of the indexed HBM tensor."""
-    si, di = _role(tiles, "src_index"), _role(tiles, "dst_index")
-    row_elems = dst.free if len(dst.shape) > 1 else 1
-    if si is not None and di is not None:
-        nrows = si.shape[0]
-    elif si is not None:
-        nrows = dst.shape[0]
-    else:
-        nrows = src.shape[0]
-    total = nrows * row_elems * max(dst.itemsize, src.itemsize)
-    hbm = (total if src.space in HBM else 0) + (total if dst.space in HBM else 0)
-    side = dst if dst.space == "sbuf" else src if src.space == "sbuf" else None
-    start = _start_partition(side) if side is not None else 0
-    rows = max(nrows, 1)
-    row_bytes = -(-total // rows)
-    run = max(1, min(_run_bytes(dst), _run_bytes(src), row_bytes))
-    return DmaShape(total, hbm, rows, row_bytes, run, start, False,
-                    dst.space == "sbuf" and src.space == "sbuf")
-
-
-def dma_engine_bytes(model: TargetModel, dma: DmaShape) -> list[tuple[int, float]]:
-    """``[(DMA engine index, bytes on that engine)]`` (engines with bytes, ascending): row
-    ``r`` goes to engine ``((start_partition + r) // dma_partitions_per_engine) %
-    dma_engines``; each row carries ``total_bytes / rows`` bytes."""
-    engines, per = model.dma_engines, model.dma_partitions_per_engine
-    rows = max(int(dma.rows), 1)
-    counts = [0] * engines
-    period = engines * per
-    full, rem = divmod(rows, period)
-    if full:
-        counts = [full * per] * engines
-    pos = int(dma.start_partition) + full * period
-    while rem > 0:
-        take = min(rem, per - pos % per)
-        counts[(pos // per) % engines] += take
-        rem -= take
-        pos += take
-    row = dma.total_bytes / rows
-    return [(e, c * row) for e, c in enumerate(counts) if c and dma.total_bytes > 0]
-
-
-def dma_eff(model: TargetModel, run_bytes: float) -> float:
-    """DMA efficiency ``b / (b + dma_eff_knee_bytes)`` of a contiguous run of ``b`` bytes."""
-    b = max(float(run_bytes), 1.0)
-    return b / (b + model.dma_eff_knee_bytes)
-
-
-def dma_engine_shares(model: TargetModel, dma: DmaShape) -> list[tuple[int, float]]:
-    """``[(DMA engine index, transfer ns on that engine)]``, excluding ``dma_fixed_ns``.
-
-    Per engine: ``bytes / (dma_bytes_per_ns * eff(run_bytes) * hbm_scale)``, with
-    ``hbm_scale = min(1, hbm_bytes_per_ns / (dma_engines * dma_bytes_per_ns))`` when the DMA
-    touches HBM (else 1), divided by ``dma_transpose_eff_hbm`` / ``_sbuf`` for a transpose
-    (DMABW, DMAOV, ARCH3; perf.md A.6).  E.g. trn2, 4x4096 bf16 HBM->SBUF: one engine,
-    32768 B / (23 * 0.941 * 0.984) = 1539 ns.
-    """
-    rate = model.dma_bytes_per_ns * dma_eff(model, dma.run_bytes)
-    if dma.hbm_bytes > 0:
-        rate *= min(1.0, model.hbm_bytes_per_ns / (model.dma_engines * model.dma_bytes_per_ns))
-    if dma.transpose:
-        rate *= model.dma_transpose_eff_sbuf if dma.sbuf_to_sbuf else model.dma_transpose_eff_hbm
-    return [(e, b / rate) for e, b in dma_engine_bytes(model, dma)]
 
 
 # --------------------------------------------------------------------------------- entry
@@ -674,12 +432,12 @@ def instruction_cost(op: Operation, model: TargetModel) -> InstrCost:
     try:
         engine = resolve_engine(op)
         if engine == "none":
-            tiles = _tiles(op) if op.name.startswith("nisa.") else []
-            return InstrCost("none", 0.0, 0.0, 0.0, 0.0, None, _label(tiles), None)
-        tiles = _tiles(op)
-        label = _label(tiles)
+            tiles = tiles_of(op) if op.name.startswith("nisa.") else []
+            return InstrCost("none", 0.0, 0.0, 0.0, 0.0, None, label_of(tiles), None)
+        tiles = tiles_of(op)
+        label = label_of(tiles)
         if engine == "dma":
-            return InstrCost("dma", 0.0, 0.0, 0.0, 0.0, _dma_shape(op, tiles), label, None)
+            return InstrCost("dma", 0.0, 0.0, 0.0, 0.0, dma_shape(op, tiles), label, None)
         cycles, flops, peak, moving = _compute_cycles(op, engine, tiles, model)
         if _dynamic_offset(tiles):
             cycles = max(cycles, float(model.dynamic_copy_cycles))

@@ -43,14 +43,25 @@ _PRUNE_EVERY = 256
 
 
 class EngineBook:
-    """Busy intervals of one DMA engine: sorted, disjoint ``[start, end)`` in ns."""
+    """Busy intervals of DMA engines: sorted, disjoint ``[start, end)`` in ns.
 
-    __slots__ = ("starts", "ends", "busy")
+    Engines whose bookings have been identical so far share one book (``engines``, sorted):
+    a DMA spread evenly over them is booked once.  A DMA booking only some of the members,
+    or different durations on them, first gives those engines a copy of their own
+    (:meth:`Timeline._split`), so every engine's intervals stay exactly its own."""
 
-    def __init__(self):
+    __slots__ = ("starts", "ends", "busy", "engines")
+
+    def __init__(self, engines: tuple[int, ...] = ()):
         self.starts: list[float] = []
         self.ends: list[float] = []
         self.busy = 0.0
+        self.engines = engines
+
+    def copy(self, engines: tuple[int, ...]) -> EngineBook:
+        b = EngineBook(engines)
+        b.starts, b.ends, b.busy = list(self.starts), list(self.ends), self.busy
+        return b
 
     def place(self, t: float, d: float) -> float:
         """Book ``d`` ns at the earliest ``s >= t`` that is free for ``[s, s + d)``; return ``s``."""
@@ -96,13 +107,18 @@ def _short_path(path: str) -> str:
 class _Static:
     """The cost of one static instruction, resolved once per op."""
 
-    __slots__ = ("cost", "track", "is_dma", "shares", "loc", "source", "label", "name")
+    __slots__ = ("cost", "track", "is_dma", "shares", "groups", "loc", "source", "label", "name")
 
     def __init__(self, op, track: str, cost: InstrCost, model: TargetModel):
         self.cost = cost
         self.track = track
         self.is_dma = cost.dma is not None
         self.shares = dma_engine_shares(model, cost.dma) if self.is_dma else ()
+        by_ns: dict[float, list[int]] = {}
+        for eng, ns in self.shares:
+            by_ns.setdefault(ns, []).append(eng)
+        #: the shares grouped by duration: ((engines...), ns)
+        self.groups = tuple((tuple(engs), ns) for ns, engs in by_ns.items())
         self.name = op.name if op is not None else "pseudo"
         self.label = cost.label
         loc = loc_of(op)
@@ -131,7 +147,8 @@ class Timeline:
         self._dma_queues = [qi for qi, name in enumerate(queues) if name.startswith("dma")]
         self.qfree: dict[int, float] = {}
         self.qlast: dict[int, int] = {}
-        self.books = [EngineBook() for _ in range(model.dma_engines)]
+        shared = EngineBook(tuple(range(model.dma_engines)))
+        self.books = [shared] * model.dma_engines   # one book per engine (shared while equal)
         self.floor = 0.0
         self.floor_rec = -1
         self.maxend = 0.0
@@ -174,12 +191,23 @@ class Timeline:
             waited = ready + self.model.dma_fixed_ns > qfree
             start = end = None
             books = self.books
-            for eng, ns in st.shares:
-                s = books[eng].place(t0, ns)
-                if start is None or s < start:
-                    start = s
-                if end is None or s + ns > end:
-                    end = s + ns
+            for engines, ns in st.groups:
+                b = books[engines[0]]
+                if b.engines != engines:       # not exactly these engines' shared book
+                    self._split(engines)
+                    placed = set()
+                    for e in engines:
+                        b = books[e]
+                        if id(b) in placed:     # booked already through a sharing engine
+                            continue
+                        placed.add(id(b))
+                        s = b.place(t0, ns)
+                        start = s if start is None or s < start else start
+                        end = s + ns if end is None or s + ns > end else end
+                    continue
+                s = b.place(t0, ns)
+                start = s if start is None or s < start else start
+                end = s + ns if end is None or s + ns > end else end
             if start is None:
                 start = end = t0
             self._dmas += 1
@@ -206,6 +234,22 @@ class Timeline:
         if info.fence:
             self.floor, self.floor_rec = end, rec
 
+    def _split(self, engines: tuple[int, ...]) -> None:
+        """Give ``engines`` books of their own among those they share: every book shared by
+        engines inside and outside ``engines`` is copied for the inside ones (which then
+        share that copy)."""
+        books = self.books
+        by_book: dict[int, list[int]] = {}
+        for e in engines:
+            by_book.setdefault(id(books[e]), []).append(e)
+        for inside in by_book.values():
+            b = books[inside[0]]
+            if len(b.engines) != len(inside):
+                nb = b.copy(tuple(inside))
+                b.engines = tuple(e for e in b.engines if e not in nb.engines)
+                for e in inside:
+                    books[e] = nb
+
     def _throttled(self, start: float, dur: float) -> float:
         ramp = self.model.throttle_ramp_ns
         if self._ramp_start < 0 or start - self._tensor_end > ramp:
@@ -220,7 +264,7 @@ class Timeline:
         if not self._dma_queues:
             return
         low = min(self.qfree.get(qi, 0.0) for qi in self._dma_queues)
-        for b in self.books:
+        for b in {id(b): b for b in self.books}.values():
             b.prune(low)
 
     # ------------------------------------------------------------------------ result

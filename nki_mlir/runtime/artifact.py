@@ -8,9 +8,13 @@ Layout (design.md section 7)::
                              SHA-256 of every file below
         kernel.nisa.mlir     the final nisa module (what the interpreter executes)
         kernel.nki.mlir      the nki module the frontend produced (for ck.ir("nki"))
+        kernel.nisa.compact.json   optional: the nisa module in the compact form of
+                             runtime/ir_compact.py (JSON), decoded on a cache hit instead of
+                             parsing kernel.nisa.mlir again; listed under "files" when present
 
 Loading never executes code from the artifact: the manifest is JSON and the modules are
-parsed by xDSL's MLIR parser.  A damaged or foreign artifact raises
+parsed by xDSL's MLIR parser or rebuilt from the compact form (JSON data naming
+attribute and op classes of a closed table).  A damaged or foreign artifact raises
 :class:`~nki_mlir.errors.ArtifactError`.
 """
 from __future__ import annotations
@@ -30,6 +34,8 @@ from ..errors import ArtifactError
 FORMAT = "nki-mlir-artifact"
 FORMAT_VERSION = 1
 FILES = {"nisa": "kernel.nisa.mlir", "nki": "kernel.nki.mlir"}
+#: files an artifact may hold (stage -> file name), checked like the others when listed
+OPTIONAL = {"compact": "kernel.nisa.compact.json"}
 
 
 def _sha256(data: bytes) -> str:
@@ -46,8 +52,9 @@ def encode(manifest: dict[str, Any], ir: dict[str, str]) -> dict[str, bytes]:
     """The files of an artifact (name -> bytes): the IR files and ``manifest.json`` holding
     the format, ``manifest``'s fields, the SHA-256 of every IR file and of the manifest
     itself (``manifest_sha256``, over the canonical JSON of every other field)."""
-    files = {fname: ir[stage].encode() for stage, fname in FILES.items()}
-    full = {"format": FORMAT, "format_version": FORMAT_VERSION, **manifest, "files": FILES,
+    listed = {**FILES, **{st: f for st, f in OPTIONAL.items() if ir.get(st) is not None}}
+    files = {fname: ir[stage].encode() for stage, fname in listed.items()}
+    full = {"format": FORMAT, "format_version": FORMAT_VERSION, **manifest, "files": listed,
             "sha256": {fname: _sha256(data) for fname, data in files.items()}}
     full = json.loads(json.dumps(full, default=_json))   # what a reader will see
     full["manifest_sha256"] = _manifest_digest(full)
@@ -106,7 +113,8 @@ def _read(path: Path, fname: str) -> bytes:
 
 
 def read_artifact(path: Path, *, compiler_version: str | None = None) -> tuple[dict[str, Any], dict[str, str]]:
-    """Read and check an artifact; returns ``(manifest, {"nisa": text, "nki": text})``.
+    """Read and check an artifact; returns ``(manifest, {"nisa": text, "nki": text})`` (and
+    ``"compact"`` when the artifact holds the compact form).
 
     Raises:
         ArtifactError: not a real directory (a symlink or a plain file), missing files, bad
@@ -141,7 +149,10 @@ def read_artifact(path: Path, *, compiler_version: str | None = None) -> tuple[d
     if not isinstance(sums, dict):
         raise ArtifactError(f"{path}: malformed manifest (sha256 is not an object)")
     ir: dict[str, str] = {}
-    for stage, fname in FILES.items():
+    listed = manifest.get("files")
+    optional = {st: f for st, f in OPTIONAL.items()
+                if isinstance(listed, dict) and listed.get(st) == f}
+    for stage, fname in {**FILES, **optional}.items():
         data = _read(path, fname)
         if _sha256(data) != sums.get(fname):
             raise ArtifactError(f"{path}: {fname} does not match its checksum (damaged artifact)")

@@ -90,6 +90,33 @@ def finish(op: Operation, impl: Closure, *written: Buf | None) -> Closure:
     return guard(op, impl)
 
 
+#: bytes of temporaries :func:`scratch` keeps per machine state (past it, it starts over)
+SCRATCH_BYTES = 32 << 20
+
+
+def scratch(env: list, shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
+    """A temporary of ``shape`` / ``dt`` kept with the run's state and reused by every
+    instruction (a fresh large array per instruction costs page faults).  Its contents are
+    garbage and must not be relied on after the instruction that asked for it.  At most
+    :data:`SCRATCH_BYTES` are kept per state (pooled states are released when idle)."""
+    key = (shape, dt)
+    kept = env[STATE].scratch
+    a = kept.get(key)
+    if a is None:
+        a = np.empty(shape, dt)
+        if a.nbytes <= SCRATCH_BYTES:
+            if sum(x.nbytes for x in kept.values()) + a.nbytes > SCRATCH_BYTES:
+                kept.clear()
+            kept[key] = a
+    return a
+
+
+def writes_f32(dst: "Buf") -> bool:
+    """Whether an engine's float32 results may be computed straight into ``dst`` (a float32
+    tensor: the store is then the identity, so ``out=dst`` gives the same bits)."""
+    return np.dtype(dst.dtype) == nm.F32
+
+
 def is_float_type(t) -> bool:
     """Whether the MLIR type ``t`` is an NKI float dtype."""
     try:

@@ -47,11 +47,14 @@ from xdsl.ir import Operation
 
 from ..diagnostics import error_at, loc_of
 from ..errors import NKIHazardError
-from .footprint import Footprint, bytes_overlap, footprint, mirror_view, root_of
+from .footprint import Footprint, bytes_overlap, footprint, geometry, mirror_view, root_of
 from .queues import Instance, QueueRun, hb
 
 #: accesses remembered per memory before pruning by the queues' frontier
 HISTORY_MAX = 256
+
+#: footprints remembered per run (:meth:`Checker._footprint`)
+FOOTPRINTS_MAX = 1 << 16
 
 #: elementwise instructions: element i of each same-sized source feeds element i of ``dst``,
 #: so they carry never-written elements into ``dst`` (see check 3)
@@ -95,9 +98,46 @@ class Checker:
         self.roots: dict[int, np.ndarray] = {}      # keeps roots alive: ids stay unique
         self.written: dict[int, np.ndarray] = {}    # on-chip root -> uint8 per byte
         self.psum_writer: dict[int, np.ndarray] = {}  # PSUM root -> int32 per byte (+-(sid+1))
+        # per-tile summaries of the flags (boxes known to be all written / free of
+        # non-matmul marks), so most checks and marks skip the per-byte work
+        self.all_written: dict[int, _Boxes] = {}
+        self.matmul_only: dict[int, _Boxes] = {}
         self.owner: dict[int, _Buffer] = {}         # alloc slot -> its current buffer
         self.live: dict[int, list[_Buffer]] = {}    # root -> placed buffers not yet evicted
-        self.history: dict[int, list] = {}          # root -> [(fp, is_write, inst, role)]
+        self.history: dict[int, _History] = {}      # root -> [(fp, is_write, inst, role)]
+        self.fps: dict[int, tuple] = {}             # id(view) -> (view, root, footprint)
+        self.geometry: dict[int, tuple] = {}        # id(mirror) -> (mirror, its byte-geometry view)
+
+    def _footprint(self, a: np.ndarray):
+        """``(root, footprint)`` of the view ``a``, computed once per view object per run
+        (the entry keeps ``a`` alive, so its id is not reused meanwhile)."""
+        hit = self.fps.get(id(a))
+        if hit is not None and hit[0] is a:
+            return hit[1], hit[2]
+        root = root_of(a)
+        fp = footprint(a, root)
+        if len(self.fps) < FOOTPRINTS_MAX:
+            self.fps[id(a)] = (a, root, fp)
+        return root, fp
+
+    @staticmethod
+    def _covered(summaries: dict, rid: int, fp: Footprint) -> bool:
+        boxes = summaries.get(rid)
+        return boxes is not None and boxes.covers(fp)
+
+    def _bytes(self, mirror: np.ndarray, fp: Footprint, scale: int = 1) -> np.ndarray:
+        """The elements of ``mirror`` under ``fp``'s bytes, in any shape: for an exact
+        footprint the box itself (a plain slice of the mirror in the root's byte geometry,
+        contiguous rows), else :func:`~.footprint.mirror_view`.  For whole-region tests and
+        fills only (``all``, ``any``, ``[...] = v``)."""
+        if not fp.exact:
+            return mirror_view(mirror, fp, scale)
+        key = id(mirror)
+        geo = self.geometry.get(key)
+        if geo is None or geo[0] is not mirror:
+            shape, _ = geometry(fp.root)
+            geo = self.geometry[key] = (mirror, mirror.reshape(shape))
+        return geo[1][tuple(slice(a, b) for a, b in zip(fp.lo, fp.hi))]
 
     # ------------------------------------------------------------------ allocs
     def _mirrors(self, root: np.ndarray, psum: bool):
@@ -125,14 +165,14 @@ class Checker:
     def on_alloc(self, op: Operation, slot: int, data: np.ndarray, space: str) -> None:
         """An on-chip ``nisa.alloc`` executed (enqueue time): clear the written flags of its
         bytes and evict the earlier buffers placed on them."""
-        root = root_of(data)
-        fp = footprint(data, root)
+        root, fp = self._footprint(data)
         if fp is None:
             return
         w, pw = self._mirrors(root, space == "psum")
-        mirror_view(w, fp)[...] = 0
+        self._bytes(w, fp)[...] = 0
+        self.all_written.setdefault(id(root), _Boxes()).drop(fp)
         if pw is not None:
-            mirror_view(pw, fp, 4)[...] = 0
+            self._bytes(pw, fp, 4)[...] = 0
         buf = _Buffer(op, fp)
         live = self.live.setdefault(id(root), [])
         keep = []
@@ -155,8 +195,7 @@ class Checker:
             a = env[slot]
             if not isinstance(a, np.ndarray):
                 continue
-            root = root_of(a)
-            fp = footprint(a, root)
+            root, fp = self._footprint(a)
             if fp is not None:
                 seen.append((fp, is_write, is_read, id(root), role, bslot))
         # an elementwise instruction writing one on-chip tensor carries never-written
@@ -175,50 +214,61 @@ class Checker:
                                        f"its bytes while it is still in use", NKIHazardError)
             if is_read:
                 w = self.written.get(rid)
-                if w is not None:
+                if w is not None and not self._covered(self.all_written, rid, fp) and \
+                        not self._bytes(w, fp).all():
                     mv = mirror_view(w, fp)
-                    if not mv.all():
-                        n = int(np.prod(fp.shape))
-                        if dst is not None and n == int(np.prod(dst.shape)):
-                            bad = (mv == 0).any(axis=-1).reshape(-1)
-                            poison = bad if poison is None else poison | bad
-                        else:
-                            buf = self.owner.get(bslot)
-                            raise error_at(op, f"{op.name}: '{role}' reads SBUF/PSUM bytes never "
-                                               f"written (or computed from never-written bytes) "
-                                               f"since their allocation by "
-                                               f"{describe(buf.op if buf else None)}",
-                                               NKIHazardError)
+                    n = int(np.prod(fp.shape))
+                    if dst is not None and n == int(np.prod(dst.shape)):
+                        bad = (mv == 0).any(axis=-1).reshape(-1)
+                        poison = bad if poison is None else poison | bad
+                    else:
+                        buf = self.owner.get(bslot)
+                        raise error_at(op, f"{op.name}: '{role}' reads SBUF/PSUM bytes never "
+                                           f"written (or computed from never-written bytes) "
+                                           f"since their allocation by "
+                                           f"{describe(buf.op if buf else None)}",
+                                           NKIHazardError)
             if info.matmul == "auto" and role == "dst":
                 pw = self.psum_writer.get(rid)
-                if pw is not None:
+                if pw is not None and not self._covered(self.matmul_only, rid, fp) and \
+                        (self._bytes(pw, fp, 4) < 0).any():
                     mv = mirror_view(pw, fp, 4)
                     neg = mv < 0
-                    if neg.any():
-                        other = self.queues.sched.infos[-int(mv[neg][0]) - 1].op
-                        raise error_at(op, f"{op.name}: accumulates (psum_accumulate_flags=auto) "
-                                           f"onto PSUM elements whose last writer since allocation "
-                                           f"is a non-matmul instruction, {describe(other)}: the "
-                                           f"matmul overwrites that value instead of adding to it",
-                                           NKIHazardError)
+                    other = self.queues.sched.infos[-int(mv[neg][0]) - 1].op
+                    raise error_at(op, f"{op.name}: accumulates (psum_accumulate_flags=auto) "
+                                       f"onto PSUM elements whose last writer since allocation "
+                                       f"is a non-matmul instruction, {describe(other)}: the "
+                                       f"matmul overwrites that value instead of adding to it",
+                                       NKIHazardError)
             self._race(inst, role, is_write, fp, rid)
         for fp, is_write, is_read, rid, role, bslot in seen:
             if is_write:
                 w = self.written.get(rid)
                 if w is not None:
-                    mv = mirror_view(w, fp)
-                    if poison is None:
-                        mv[...] = 1
-                    else:
-                        mv[...] = (~poison).reshape(fp.shape)[..., None]
+                    boxes = self.all_written.setdefault(rid, _Boxes())
+                    if poison is not None:
+                        mirror_view(w, fp)[...] = (~poison).reshape(fp.shape)[..., None]
+                        boxes.drop(fp)
+                    elif not boxes.covers(fp):
+                        self._bytes(w, fp)[...] = 1
+                        boxes.add(fp)
                 pw = self.psum_writer.get(rid)
                 if pw is not None:
-                    mark = info.sid + 1 if info.matmul is not None else -(info.sid + 1)
-                    mirror_view(pw, fp, 4)[...] = mark
+                    boxes = self.matmul_only.setdefault(rid, _Boxes())
+                    if info.matmul is None:
+                        self._bytes(pw, fp, 4)[...] = -(info.sid + 1)
+                        boxes.drop(fp)
+                    elif not boxes.covers(fp):  # only the sign of a matmul's mark is read
+                        self._bytes(pw, fp, 4)[...] = info.sid + 1
+                        boxes.add(fp)
             self._remember(rid, fp, is_write, inst, role)
 
     def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, rid: int) -> None:
-        for ofp, owrite, other, orole in self.history.get(rid, ()):
+        hist = self.history.get(rid)
+        if hist is None:
+            return
+        for i in hist.near(fp):
+            ofp, owrite, other, orole = hist.entries[i]
             if other is inst or not (owrite or is_write) or not fp.overlaps(ofp):
                 continue
             if hb(other, inst) or not bytes_overlap(fp, ofp):
@@ -235,16 +285,104 @@ class Checker:
     def _remember(self, rid: int, fp: Footprint, is_write: bool, inst: Instance, role: str) -> None:
         hist = self.history.get(rid)
         if hist is None:
-            hist = self.history[rid] = []
+            hist = self.history[rid] = _History()
             self.roots.setdefault(rid, fp.root)
-        if fp.exact and hist:
-            hist[:] = [r for r in hist
-                       if not ((is_write or not r[1]) and fp.contains(r[0]) and hb(r[2], inst))]
+        if fp.exact and hist.entries:
+            drop = [i for i in hist.near(fp)
+                    if (is_write or not hist.entries[i][1]) and fp.contains(hist.entries[i][0])
+                    and hb(hist.entries[i][2], inst)]
+            if drop:
+                hist.remove(drop)
         hist.append((fp, is_write, inst, role))
-        if len(hist) > HISTORY_MAX:
+        if len(hist.entries) > HISTORY_MAX:
             qr = self.queues
             nq = len(qr.qclock)
             frontier = [min(qr.qclock[q][j] for q in range(nq)) for j in range(nq)]
-            hist[:] = [r for r in hist if r[2].clock[r[2].info.qi] > frontier[r[2].info.qi]]
-            if len(hist) > HISTORY_MAX:
-                del hist[:len(hist) - HISTORY_MAX * 3 // 4]
+            hist.keep([r[2].clock[r[2].info.qi] > frontier[r[2].info.qi] for r in hist.entries])
+            if len(hist.entries) > HISTORY_MAX:
+                hist.keep([False] * (len(hist.entries) - HISTORY_MAX * 3 // 4) +
+                          [True] * (HISTORY_MAX * 3 // 4))
+
+
+class _Boxes:
+    """A per-tile summary of one per-byte flag mirror: boxes (in the root's byte geometry)
+    every byte of which is known to hold the property (written; free of non-matmul marks).
+    A box is added when an exact footprint sets the property on all its bytes and dropped
+    when any byte under it may lose it, so an access to exactly a known box (a tile read
+    as it was written) needs no scan.  At most :data:`_BOXES_MAX` boxes are kept (the
+    summary starts over when full: knowing less is always safe)."""
+
+    __slots__ = ("boxes",)
+
+    def __init__(self):
+        self.boxes: set = set()
+
+    def covers(self, fp: Footprint) -> bool:
+        return (fp.lo, fp.hi) in self.boxes
+
+    def add(self, fp: Footprint) -> None:
+        if fp.exact:
+            if len(self.boxes) >= _BOXES_MAX:
+                self.boxes.clear()
+            self.boxes.add((fp.lo, fp.hi))
+
+    def drop(self, fp: Footprint) -> None:
+        if not self.boxes:
+            return
+        lo, hi = fp.lo, fp.hi
+        gone = [b for b in self.boxes
+                if all(a < d and c < e for a, e, c, d in zip(b[0], b[1], lo, hi))]
+        self.boxes.difference_update(gone)
+
+
+#: boxes a :class:`_Boxes` summary keeps
+_BOXES_MAX = 32
+
+#: histories up to this many entries are searched in Python (NumPy's call overhead dominates)
+_SMALL = 8
+
+
+class _History:
+    """The remembered accesses ``(fp, is_write, inst, role)`` of one memory, oldest first,
+    with the bounds of each footprint's box on the root's first and last dimensions in
+    NumPy arrays: :meth:`near` finds, in one vectorized test, the entries whose boxes can
+    intersect a footprint (the per-entry tests then run on those only)."""
+
+    __slots__ = ("entries", "bounds", "n")
+
+    def __init__(self):
+        self.entries: list = []
+        self.bounds = np.empty((16, 4), np.int64)   # lo0, hi0, lo_last, hi_last per entry
+        self.n = 0
+
+    def append(self, entry) -> None:
+        fp = entry[0]
+        if self.n == len(self.bounds):
+            self.bounds = np.concatenate([self.bounds, np.empty_like(self.bounds)])
+        self.bounds[self.n] = (fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1])
+        self.entries.append(entry)
+        self.n += 1
+
+    def near(self, fp: Footprint) -> list[int]:
+        """Indices (oldest first) of the entries whose boxes meet ``fp``'s on the first and
+        last dimensions (a necessary condition of ``fp.overlaps``)."""
+        if self.n <= _SMALL:
+            lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
+            return [i for i, (a0, a1, b0, b1) in enumerate(self.bounds[:self.n].tolist())
+                    if a0 < hi0 and lo0 < a1 and b0 < hi1 and lo1 < b1]
+        b = self.bounds[:self.n]
+        hit = (b[:, 0] < fp.hi[0]) & (fp.lo[0] < b[:, 1]) & \
+            (b[:, 2] < fp.hi[-1]) & (fp.lo[-1] < b[:, 3])
+        return np.flatnonzero(hit).tolist()
+
+    def remove(self, idx: list[int]) -> None:
+        keep = np.ones(self.n, bool)
+        keep[idx] = False
+        self.keep(keep)
+
+    def keep(self, mask) -> None:
+        mask = np.asarray(mask, bool)
+        self.entries = [e for e, k in zip(self.entries, mask) if k]
+        kept = self.bounds[:self.n][mask]
+        self.n = len(kept)
+        self.bounds[:self.n] = kept

@@ -21,7 +21,7 @@ from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import numerics as nm
 from .act_range import range_checker
-from .env import STATE, check_elems, finish, reader
+from .env import STATE, check_elems, finish, reader, scratch, writes_f32
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -48,11 +48,12 @@ def _fold(rop: str, acc: np.ndarray, rows: np.ndarray) -> np.ndarray:
     raise ValueError(f"reduce_op={rop} has no accumulator rule")
 
 
-def accumulate(acc: np.ndarray, cmd: str, rop: str, values, init=None) -> None:
+def accumulate(acc: np.ndarray, cmd: str, rop: str, values, init=None, rows64=None) -> None:
     """Apply ``reduce_cmd`` ``cmd`` to the first ``P`` lanes of the fp32 accumulators ``acc``.
 
     ``values`` is ``[P, ...]`` (the instruction's fp32 results, reduced over the free dims);
-    ``init`` (``[P]``) is what ``load_reduce`` loads.  ``idle`` leaves ``acc`` alone,
+    ``init`` (``[P]``) is what ``load_reduce`` loads; ``rows64``, a float64 temporary of
+    ``values``' shape to use.  ``idle`` leaves ``acc`` alone,
     ``reset`` sets the lanes to the identity of ``rop``, ``reset_reduce`` resets then folds
     ``values`` in, ``reduce`` folds them into the current lanes, ``load_reduce`` loads
     ``init`` then folds.  The fold is computed in float64 and rounded once to float32.
@@ -66,7 +67,11 @@ def accumulate(acc: np.ndarray, cmd: str, rop: str, values, init=None) -> None:
         acc[:P] = init
     if cmd == "reset":
         return
-    rows = np.asarray(values, np.float64).reshape(P, -1)
+    if rows64 is not None:
+        np.copyto(rows64, values)
+        rows = rows64.reshape(P, -1)
+    else:
+        rows = np.asarray(values, np.float64).reshape(P, -1)
     acc[:P] = _fold(rop, acc[:P].astype(np.float64), rows)
 
 
@@ -104,6 +109,9 @@ def activation(dec: Decoder, op: nisa.ActivationOp):
     rr_shape = rr.shape if rr is not None else None
     rr_store = nm.make_store(rr.dtype) if rr is not None else None
     check = range_checker(dec, op, name)  # documented input range (act_range.py)
+    if writes_f32(dst):
+        return finish(op, _into_f32(op, fn, read, d, shape, P, gs, gb, check, cmd, rr_slot,
+                                    rr_shape, rr_store), dst, rr)
 
     def run(env):
         x = read(env)
@@ -120,3 +128,39 @@ def activation(dec: Decoder, op: nisa.ActivationOp):
         if rr_slot is not None:
             rr_store(env[rr_slot], acc[:P].reshape(rr_shape))
     return finish(op, run, dst, rr)
+
+
+def _into_f32(op, fn, read, d, shape, P, gs, gb, check, cmd, rr_slot, rr_shape, rr_store):
+    """``activation`` into a float32 ``dst``: the same steps computed in place in ``dst``
+    (and a reused float64 temporary for the functions evaluated in float64), so the results
+    are bit-identical and no tile-sized temporary is allocated."""
+    f64 = nm.ACTIVATION_F64.get(op.op.data)
+
+    def run(env):
+        dv = env[d]
+        sv = gs(env) if gs is not None else None
+        bv = gb(env) if gb is not None else None   # [P, 1] tiles may be views of dst
+        if isinstance(bv, np.ndarray) and np.may_share_memory(bv, dv):
+            bv = bv.copy()
+        x = read(env)
+        if sv is not None:
+            x = np.multiply(x, sv, out=dv)
+        if bv is not None:
+            x = np.add(x, bv, out=dv)
+        if check is not None:
+            check(env, x)
+        if f64 is not None:
+            t = scratch(env, shape, nm.F64)
+            np.copyto(t, x)
+            f64(t, out=t)
+            np.copyto(dv, t, casting="same_kind")
+        else:
+            y = fn(x)
+            if y is not dv:
+                dv[...] = y
+        acc = env[STATE].act_acc
+        if cmd != "idle":
+            accumulate(acc, cmd, "add", dv, rows64=scratch(env, shape, nm.F64))
+        if rr_slot is not None:
+            rr_store(env[rr_slot], acc[:P].reshape(rr_shape))
+    return run

@@ -22,7 +22,7 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import numerics as nm
-from .env import Buf, check_elems, engine, finish, reader
+from .env import Buf, check_elems, engine, finish, reader, writes_f32
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -61,9 +61,12 @@ def tensor_tensor(dec: Decoder, op: nisa.TensorTensorArithOp):
             raise error_at(op, f"nisa.tensor_tensor_arith: op={name} is not supported",
                            NKIRuntimeError)
         store, ra, rb = nm.make_store(dst.dtype), reader(lhs, shape), reader(rhs, shape)
-
-        def run(env):
-            store(env[d], fn(ra(env), rb(env)))
+        if writes_f32(dst) and isinstance(fn, np.ufunc):
+            def run(env):
+                fn(ra(env), rb(env), out=env[d])
+        else:
+            def run(env):
+                store(env[d], fn(ra(env), rb(env)))
     return finish(op, run, dst)
 
 
@@ -104,6 +107,27 @@ def tensor_scalar(dec: Decoder, op: nisa.TensorScalarArithOp):
     else:
         store, read = nm.make_store(dst.dtype), reader(src, shape)
 
+    if not bitvec and writes_f32(dst) and isinstance(f0, np.ufunc) and \
+            (f1 is None or isinstance(f1, np.ufunc)):
+        def run(env):  # float32 results straight into dst: the same bits, no temporaries
+            dv = env[d]
+            x = read(env)
+            a = g0(env)
+            if f1 is not None:
+                b = g1(env)    # read before dst is written (it may be a view of dst)
+                if isinstance(b, np.ndarray) and np.may_share_memory(b, dv):
+                    b = b.copy()
+            if rev0:
+                f0(a, x, out=dv)
+            else:
+                f0(x, a, out=dv)
+            if f1 is not None:
+                if rev1:
+                    f1(b, dv, out=dv)
+                else:
+                    f1(dv, b, out=dv)
+        return finish(op, run, dst)
+
     def run(env):
         x = read(env)
         a = g0(env)
@@ -120,9 +144,12 @@ def reciprocal(dec: Decoder, op: nisa.ReciprocalOp):
     check_elems(op, dst, ("src", src))
     d, read, store = dst.slot, reader(src, dst.shape), nm.make_store(dst.dtype)
     one = np.float32(1.0)
-
-    def run(env):
-        store(env[d], np.divide(one, read(env)))
+    if writes_f32(dst):
+        def run(env):
+            np.divide(one, read(env), out=env[d])
+    else:
+        def run(env):
+            store(env[d], np.divide(one, read(env)))
     return finish(op, run, dst)
 
 

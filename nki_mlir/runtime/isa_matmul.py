@@ -51,6 +51,8 @@ def psum_writer(op, dst: Buf, mode: str) -> Callable[[list, np.ndarray], None]:
     d, fl = dst.slot, dst.flags
     ones = flag_set_value(dst.dtype)
     store = nm.make_store(dst.dtype)
+    if np.dtype(dst.dtype) == nm.F32:
+        return _psum_writer_f32(d, fl, ones, mode)
     if mode == "overwrite":
         def write(env, res):
             store(env[d], res)
@@ -69,6 +71,31 @@ def psum_writer(op, dst: Buf, mode: str) -> Callable[[list, np.ndarray], None]:
                 store(dv, nm.to_f32(dv) + res)
             else:
                 store(dv, np.where(written, nm.to_f32(dv) + res, res))
+            fv[...] = ones
+    return write
+
+
+def _psum_writer_f32(d: int, fl: int, ones: int, mode: str):
+    """:func:`psum_writer` for a float32 ``dst``: accumulation adds in place (the same
+    float32 additions, without reading PSUM into a temporary and writing it back)."""
+    if mode == "overwrite":
+        def write(env, res):
+            env[d][...] = res
+            env[fl][...] = ones
+    elif mode == "accumulate":
+        def write(env, res):
+            dv = env[d]
+            np.add(dv, res, out=dv)
+            env[fl][...] = ones
+    else:
+        def write(env, res):
+            dv, fv = env[d], env[fl]
+            if fv.all():                 # every element matmul-written: accumulate
+                np.add(dv, res, out=dv)
+            elif not fv.any():           # none: overwrite
+                dv[...] = res
+            else:
+                dv[...] = np.where(fv != 0, dv + res, res)
             fv[...] = ones
     return write
 

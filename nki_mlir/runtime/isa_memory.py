@@ -25,6 +25,7 @@ Semantics: nki.isa API reference (nki/api/nki/isa) (the NKI ``nki.isa`` API page
 """
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -82,23 +83,23 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
         raise error_at(op, f"nisa.alloc: nkim.copies = {copies} needs a positive "
                            f"nkim.copy_stride, got {stride}", NKIRuntimeError)
     cslot = dec.use(op, op.copy_index, "copy") if op.copy_index is not None else None
-    cache = dec.fresh()  # the typed view per copy, created on first use in each run
+    token = next(_TOKENS)  # the typed views per copy, kept with the state's memory
+    fill = space == "psum" or not written_first(op)
 
     def run(env):
-        views = env[cache]
-        if views is None:
-            views = env[cache] = [None] * copies
+        st = env[STATE]
         c = 0 if cslot is None else int(env[cslot]) % copies
-        v = views[c]
+        v = st.mem.views.get((token, c))
         if v is None:
-            v = views[c] = env[STATE].mem.region(space, p0, off + c * (stride or 0), shape, dt)
+            v = st.mem.view(token, c, space, p0, off + c * (stride or 0), shape, dt)
         data, flags = v
         env[s] = data
         if flags is not None:
             env[fslot] = flags
-        qr = env[STATE].queues
+        qr = st.queues
         if qr is None:
-            fill_sentinel(data)
+            if fill:
+                fill_sentinel(data)
             if flags is not None:
                 flags.fill(0)
             return
@@ -109,6 +110,38 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
         if qr.hazards is not None:
             qr.hazards.on_alloc(op, s, data, space)
     return guard(op, run)
+
+
+_TOKENS = itertools.count()
+
+#: instructions that write every element of their ``dst`` (and of an activation's
+#: ``reduce_res``) without reading it first
+FULL_WRITES = {"nisa.dma_copy": ("dst",), "nisa.tensor_copy": ("dst",),
+               "nisa.tensor_tensor_arith": ("dst",), "nisa.tensor_scalar_arith": ("dst",),
+               "nisa.activation": ("dst", "reduce_res"), "nisa.reciprocal": ("dst",),
+               "nisa.tensor_reduce_arith": ("dst",), "nisa.memset": ("dst",),
+               "nisa.iota": ("dst",)}
+#: ops that neither read nor write SBUF / PSUM bytes
+_NO_MEMORY = ("arith.", "memref.subview", "nisa.alloc", "nisa.release")
+
+
+def written_first(op: nisa.AllocOp) -> bool:
+    """Whether, in program order, the tensor ``op`` allocates is wholly written before
+    anything could read its bytes: the next instruction in its block writes it as a whole
+    (:data:`FULL_WRITES`, not through a view) and does not also read it, and only ops that
+    touch no SBUF / PSUM bytes come between.  Then the sentinel fill of a fresh tile can
+    never be observed (by this tensor or by one placed over the same bytes) and is skipped."""
+    v = op.result
+    nxt = op.next_op
+    while nxt is not None:
+        roles = FULL_WRITES.get(nxt.name)
+        if roles is not None:
+            written = [getattr(nxt, r, None) for r in roles]
+            return v in written and sum(1 for o in nxt.operands if o is v) == 1
+        if v in nxt.operands or not nxt.name.startswith(_NO_MEMORY):
+            return False
+        nxt = nxt.next_op
+    return False
 
 
 def release(dec: Decoder, op: nisa.ReleaseOp):

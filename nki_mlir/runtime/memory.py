@@ -34,6 +34,8 @@ PSUM_BANKS = 8
 PSUM_BANK_BYTES = 2048
 #: PSUM bytes per partition
 PSUM_BYTES = PSUM_BANKS * PSUM_BANK_BYTES
+#: most typed views a :class:`Memory` remembers (:meth:`Memory.view`)
+VIEWS_MAX = 4096
 #: the fill value of fresh integer tensors (the NKI simulator's sentinel)
 INT_SENTINEL = 4
 
@@ -111,6 +113,18 @@ class Memory:
         self.sbuf = np.zeros((PARTITIONS, SBUF_BYTES[target]), np.uint8)
         self.psum = np.zeros((PARTITIONS, PSUM_BYTES), np.uint8)
         self.psum_flags = np.zeros((PARTITIONS, PSUM_BYTES), np.uint8)
+        #: typed views of placed tensors by (alloc token, copy), reused across runs
+        self.views: dict = {}
+
+    def view(self, token: int, copy: int, space: str, partition: int, offset: int,
+             shape: Sequence[int], dt: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`region`, remembered under ``(token, copy)`` (at most ``VIEWS_MAX`` views:
+        the cache starts over when full)."""
+        v = self.region(space, partition, offset, shape, dt)
+        if len(self.views) >= VIEWS_MAX:
+            self.views.clear()
+        self.views[(token, copy)] = v
+        return v
 
     def capacity(self, space: str) -> int:
         """Bytes per partition of ``space`` (``"sbuf"`` or ``"psum"``)."""

@@ -428,3 +428,8 @@ ACTIVATION: dict[str, Callable[[np.ndarray], np.ndarray]] = {
         1.0 + _GELU_SIG * x * (1.0 - _sigmoid64(_GELU_SIG * x)))),
     "erf_dx": _wrap64(lambda x: 2.0 * _INV_SQRT_PI * np.exp(-x * x)),
 }
+
+#: the activation functions of :data:`ACTIVATION` that are one float64 ufunc (evaluated on
+#: the float32 input converted exactly to float64, then rounded once to float32)
+ACTIVATION_F64: dict[str, np.ufunc] = {"exp": np.exp, "tanh": np.tanh, "log": np.log,
+                                       "sin": np.sin, "arctan": np.arctan}

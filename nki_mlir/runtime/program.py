@@ -55,11 +55,14 @@ class State:
             instance of (shared HBM, cross-core barriers and mailboxes), else None.
         queues: the :class:`~.queues.QueueRun` of a queue-mode run, else None.
         once: per-run markers of the diagnostics an instruction reports once per run.
+        scratch: temporaries an instruction reuses across instructions and runs (their
+            contents never outlive one instruction).
         mirrors: the hazard checks' per-byte shadows of SBUF / PSUM (kept with the state:
             every alloc clears its own bytes, so they need no reset between runs).
     """
 
-    __slots__ = ("mem", "act_acc", "dve_acc", "rng", "regs", "launch", "queues", "mirrors", "once")
+    __slots__ = ("mem", "act_acc", "dve_acc", "rng", "regs", "launch", "queues", "mirrors", "once",
+                 "scratch")
 
     def __init__(self, target: str):
         self.mem = Memory(target)
@@ -71,6 +74,8 @@ class State:
         self.queues = None
         self.mirrors: dict = {}
         self.once: set = set()
+        #: reusable temporaries by (shape, dtype) (:func:`~.env.scratch`)
+        self.scratch: dict = {}
 
     def reset(self) -> None:
         """Forget everything but the memories (which every ``nisa.alloc`` refills)."""

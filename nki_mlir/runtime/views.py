@@ -41,6 +41,22 @@ if TYPE_CHECKING:
 _DYNAMIC = memref.DYNAMIC_INDEX
 
 
+class _TypeText:
+    """An MLIR type printed only when a fault message needs it (printing costs more than
+    decoding the op)."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, t):
+        self.type = t
+
+    def __str__(self) -> str:
+        return str(self.type)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.type), spec)
+
+
 def subview(dec: Decoder, op: memref.SubviewOp):
     src = dec.buf(op, op.source, "source")
     offsets = list(op.static_offsets.get_values())
@@ -74,7 +90,7 @@ def subview(dec: Decoder, op: memref.SubviewOp):
     rb = dec.bufs[op.result]
     fsrc, fres = src.flags, rb.flags
     ss = src.slot
-    src_type = str(op.source.type)
+    src_type = _TypeText(op.source.type)
 
     def check(d: int, off: int) -> None:
         size, stride, dim = sizes[d], strides[d], src.shape[d]
@@ -182,7 +198,7 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
         total = nbytes // a
         lo = sum(min(0, s * (n - 1)) for s, n in zip(strides, sizes))
         hi = sum(max(0, s * (n - 1)) for s, n in zip(strides, sizes))
-    src_type = str(op.source.type)
+    src_type = _TypeText(op.source.type)
     shape = tuple(sizes)
 
     def check(off: int) -> None:

@@ -1023,7 +1023,8 @@ def test_out_of_bounds_static_subview():
     t = k.alloc("t", (4, 4))
     k.dma(t, k.subview(x, [0, 6], [4, 4]))
     prog = k.program(verify=False)
-    with pytest.raises(NKIRuntimeError, match=r"memref.subview: out-of-bounds .* dim 1 has size 8"):
+    with pytest.raises(NKIRuntimeError, match=r"memref.subview: out-of-bounds access of 'source' "
+                       r"\(memref<4x8xf32.*\): dim 1 has size 8"):
         prog.run([rand((4, 8))])
 
 

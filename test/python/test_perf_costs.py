@@ -508,7 +508,7 @@ def test_non_instructions_cost_nothing_and_unusual_ir_does_not_raise(f32_ops, mo
     monkeypatch.setattr(costs, "_compute_cycles", boom)
     c = instruction_cost(find(ops, "nisa.tensor_copy"), TRN2)
     assert (c.engine, c.cycles) == ("gpsimd", approx(150 + 512))
-    monkeypatch.setattr(costs, "_dma_shape", boom)
+    monkeypatch.setattr(costs, "dma_shape", boom)
     load = find(compile_ops(k_load, np.zeros((128, 512), BF16)), "nisa.dma_copy", dst="sbuf")
     c = instruction_cost(load, TRN2)
     assert c.engine == "dma" and c.dma is not None and dma_engine_shares(TRN2, c.dma)

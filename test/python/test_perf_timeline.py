@@ -268,3 +268,44 @@ def test_cross_core_kernels_are_timed_per_core(recwarn):
     ests = [c.estimate(keep_slices=False) for c in compiled]
     assert lat == pytest.approx(max(e.latency_us for e in ests))  # the cores run in parallel
     assert all(any("local fences" in n for n in e.notes) for e in ests)
+
+
+def test_shared_engine_books_book_exactly_as_one_book_per_engine():
+    """Engines share a book while their bookings are equal (timeline.EngineBook): random DMAs
+    over random partition ranges and queues give every engine exactly the intervals of an
+    engine booked on its own."""
+    from nki_mlir.perf.costs import dma_engine_shares
+    rng = np.random.default_rng(7)
+    queues = ["dma0", "dma1", "dma2"]
+    costs, shapes = {}, []
+    for i in range(12):
+        rows = int(rng.choice([128, 64, 8, 24, 1]))
+        start = int(rng.integers(0, 128 - rows + 1))
+        rb = int(rng.choice([512, 2048, 8192]))
+        shapes.append(DmaShape(rows * rb, rows * rb, rows, rb, rb, start, False, False))
+        costs[f"d{i}"] = _cost("dma", 0.0, shapes[-1])
+    toy = _Toy(queues, costs)
+    alone = [EngineBook() for _ in range(TRN2.dma_engines)]
+    qfree = {q: 0.0 for q in queues}
+    prev = []
+    for _ in range(300):
+        i = int(rng.integers(0, len(shapes)))
+        q = queues[int(rng.integers(0, 3))]
+        waits = [prev[int(rng.integers(0, len(prev)))]] if prev and rng.random() < 0.3 else []
+        inst = toy.run(f"d{i}", q, waits)
+        ready = max([w.t for w in waits], default=0.0) + TRN2.dma_fixed_ns
+        t0 = max(qfree[q], ready)
+        start = end = None
+        for eng, ns in dma_engine_shares(TRN2, shapes[i]):
+            s = alone[eng].place(t0, ns)
+            start = s if start is None else min(start, s)
+            end = s + ns if end is None else max(end, s + ns)
+        qfree[q] = end if end is not None else t0
+        assert inst.t == pytest.approx(qfree[q], abs=0) and toy.tl.end[-1] == qfree[q]
+        prev.append(inst)
+    for eng in range(TRN2.dma_engines):
+        book, own = toy.tl.books[eng], alone[eng]
+        n = len(book.starts)     # the timeline forgets intervals before every queue's end
+        assert book.busy == own.busy and n > 0
+        assert (book.starts, book.ends) == (own.starts[len(own.starts) - n:], own.ends[len(own.ends) - n:])
+    assert len({id(b) for b in toy.tl.books}) > 1      # the books did split

@@ -1,0 +1,100 @@
+"""The interpreter's fast paths give the results of the plain ones (issue 20): sentinel fills
+skipped only where nothing can read them, float32 results written straight into dst, PSUM
+accumulated in place."""
+import numpy as np
+
+import nki_mlir as nki
+import nki_mlir.isa as nisa
+import nki_mlir.language as nl
+from nki_mlir.runtime.isa_memory import written_first
+
+
+@nki.jit
+def read_before_write(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    u = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=u, src=x)
+    nisa.tensor_tensor(dst=t, data1=t, data2=u, op=nl.add)     # reads t before writing it
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@nki.jit
+def never_written(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@nki.jit
+def scale_shift(x, s):
+    """y = (x * s[p]) - s[p] with s read through a view of the dst tile itself."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    sc = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=sc, src=s)
+    nisa.tensor_copy(dst=t[:, 0:1], src=sc)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=t[:, 0:1],
+                       op1=nl.subtract, operand1=t[:, 0:1])
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def _plain(ck, *args):
+    """One output of a program-order run without hazard checks (where the sentinels show)."""
+    return ck.run(args, {}, mode="program-order", hazards=False)[0]
+
+
+def _allocs(ck):
+    from nki_mlir.compiler import parse_module
+    from nki_mlir.dialects import nisa as nisa_d
+    m = parse_module(ck.ir("nisa"))
+    return {op.attributes["nkim.name"].data: op for op in m.walk() if isinstance(op, nisa_d.AllocOp)
+            if "nkim.name" in op.attributes}
+
+
+def test_sentinel_kept_where_a_tile_is_read_before_written():
+    x = np.ones((128, 64), np.float32)
+    ck = nki.compile(read_before_write, x, use_cache=False)
+    allocs = _allocs(ck)
+    assert not written_first(allocs["t"]) and written_first(allocs["u"])
+    assert np.isnan(_plain(ck, x)).all()
+    assert np.isnan(_plain(nki.compile(never_written, x, use_cache=False), x)).all()
+
+
+def test_f32_dst_computed_in_place_reads_scalar_operands_first():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((128, 64)).astype(np.float32)
+    s = rng.standard_normal((128, 1)).astype(np.float32)
+    y = _plain(nki.compile(scale_shift, x, s, use_cache=False), x, s)
+    xs = x.copy()
+    xs[:, :1] = s
+    want = xs * s - s          # both operands are the column before the instruction
+    np.testing.assert_array_equal(y, want)
+
+
+def test_exp_in_place_matches_float64_rounding():
+    from nki_mlir.runtime import numerics as nm
+
+    @nki.jit
+    def exp_sum(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        tot = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        e = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        r = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.activation(dst=e, op=nl.exp, data=t, bias=None, scale=0.5, reduce_op=nl.add,
+                        reduce_res=r, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+        nisa.dma_copy(dst=out, src=e)
+        nisa.dma_copy(dst=tot, src=r)
+        return out, tot
+
+    x = np.random.default_rng(1).standard_normal((128, 512)).astype(np.float32)
+    e, tot = nki.compile(exp_sum, x, use_cache=False).run((x,), {}, mode="program-order", hazards=False)
+    want = nm.ACTIVATION["exp"](x * np.float32(0.5))
+    np.testing.assert_array_equal(e, want)
+    np.testing.assert_array_equal(tot[:, 0], want.astype(np.float64).sum(axis=1).astype(np.float32))

@@ -76,7 +76,7 @@ from ..errors import NKIAllocationError, NKIError
 from . import memory_report, multibuffer
 from .alloc_sinking import sink_allocs
 from .inplace import reuse_dying_inputs
-from .effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition
+from ..dialects.effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition
 from .interval_index import IntervalIndex
 from .liveness import LiveRange, live_ranges
 

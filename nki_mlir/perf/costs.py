@@ -74,7 +74,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
-from ..passes.effects import is_view
+from ..dialects.effects import is_view
 from .dma_costs import HBM, DmaShape, dma_eff, dma_engine_bytes, dma_engine_shares, dma_shape
 from .operands import Tile, label_of, role_of, tiles_of
 from .targets import CLOCKED_ENGINES, TargetModel

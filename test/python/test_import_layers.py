@@ -108,14 +108,10 @@ KNOWN_VIOLATIONS: set[tuple[str, str]] = {
     ('nki_mlir.frontend.isa_calls', 'nki_mlir.isa'),
     ('nki_mlir.frontend.isa_collective', 'nki_mlir.kernel'),
     ('nki_mlir.frontend.kernel_checks', 'nki_mlir.beta1.compiler'),
-    ('nki_mlir.frontend.kernel_checks', 'nki_mlir.passes.effects'),
     ('nki_mlir.frontend.kernel_checks', 'nki_mlir.typing'),
     ('nki_mlir.frontend.lang_calls', 'nki_mlir.language'),
     ('nki_mlir.frontend.proxies', 'nki_mlir.language'),
-    ('nki_mlir.perf.costs', 'nki_mlir.passes.effects'),
-    ('nki_mlir.perf.operands', 'nki_mlir.passes.effects'),
     ('nki_mlir.perf.targets', 'nki_mlir.compiler'),
-    ('nki_mlir.runtime.queues', 'nki_mlir.passes.effects'),
 }
 _FRONTEND = ("args", "assign", "builtins", "device_loops", "indexing", "isa_control", "lang_calls",
              "loops", "naming", "proxies", "tensor_methods", "tracer", "view_layout")

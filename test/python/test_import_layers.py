@@ -111,7 +111,6 @@ KNOWN_VIOLATIONS: set[tuple[str, str]] = {
     ('nki_mlir.frontend.kernel_checks', 'nki_mlir.typing'),
     ('nki_mlir.frontend.lang_calls', 'nki_mlir.language'),
     ('nki_mlir.frontend.proxies', 'nki_mlir.language'),
-    ('nki_mlir.perf.targets', 'nki_mlir.compiler'),
 }
 _FRONTEND = ("args", "assign", "builtins", "device_loops", "indexing", "isa_control", "lang_calls",
              "loops", "naming", "proxies", "tensor_methods", "tracer", "view_layout")

@@ -116,16 +116,11 @@ _FRONTEND = ("args", "assign", "builtins", "device_loops", "indexing", "isa_cont
              "loops", "naming", "proxies", "tensor_methods", "tracer", "view_layout")
 _BETA1 = ("block_dims", "index", "index_expr", "isa", "lang", "mask_guards", "mask_regions",
           "mask_views", "masks", "tile_ops", "trace")
-_RUNTIME = ("act_range", "control", "decoder", "hazards", "isa_activation", "isa_alu",
-            "isa_collective", "isa_control", "isa_iota", "isa_matmul", "isa_memory", "isa_movement",
-            "isa_random", "isa_select", "isa_tensor", "isa_vector", "lang_ops", "program", "queues",
-            "views")
 KNOWN_CYCLES: list[set[str]] = [
     {"nki_mlir.language", "nki_mlir.beta1.compiler", *(f"nki_mlir.frontend.{m}" for m in _FRONTEND),
      *(f"nki_mlir.frontend.beta1.{m}" for m in _BETA1)},
     {"nki_mlir.isa", "nki_mlir.isa_constants"},
     {"nki_mlir.passes.dependence", "nki_mlir.passes.output_deps"},
-    {f"nki_mlir.runtime.{m}" for m in _RUNTIME},
     {"nki_mlir", "nki_mlir.collectives", "nki_mlir.compiler", "nki_mlir.entry", "nki_mlir.kernel",
      "nki_mlir.frontend", "nki_mlir.frontend.isa_collective", "nki_mlir.perf", "nki_mlir.perf.costs",
      "nki_mlir.perf.dma_costs", "nki_mlir.perf.summary", "nki_mlir.perf.targets",

@@ -125,9 +125,6 @@ KNOWN_CYCLES: list[set[str]] = [
      "nki_mlir.frontend", "nki_mlir.frontend.isa_collective", "nki_mlir.perf", "nki_mlir.perf.costs",
      "nki_mlir.perf.dma_costs", "nki_mlir.perf.summary", "nki_mlir.perf.targets",
      "nki_mlir.perf.timeline", "nki_mlir.perf.walk"},
-    {"nki_mlir.autotune", "nki_mlir.autotune.backends", "nki_mlir.autotune.decorator",
-     "nki_mlir.autotune.optuna_search", "nki_mlir.autotune.space", "nki_mlir.autotune.sweep",
-     "nki_mlir.tools.cli", "nki_mlir.tools.profile_cmd", "nki_mlir.tools.tune_cmd"},
 ]
 
 

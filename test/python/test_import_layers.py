@@ -105,7 +105,6 @@ KNOWN_VIOLATIONS: set[tuple[str, str]] = {
     ('nki_mlir.frontend', 'nki_mlir.compiler'),
     ('nki_mlir.frontend.beta1.lang', 'nki_mlir.beta1.compiler'),
     ('nki_mlir.frontend.beta1.trace', 'nki_mlir.typing'),
-    ('nki_mlir.frontend.isa_calls', 'nki_mlir.isa'),
     ('nki_mlir.frontend.isa_collective', 'nki_mlir.kernel'),
     ('nki_mlir.frontend.kernel_checks', 'nki_mlir.beta1.compiler'),
     ('nki_mlir.frontend.kernel_checks', 'nki_mlir.typing'),
@@ -119,8 +118,6 @@ _BETA1 = ("block_dims", "index", "index_expr", "isa", "lang", "mask_guards", "ma
 KNOWN_CYCLES: list[set[str]] = [
     {"nki_mlir.language", "nki_mlir.beta1.compiler", *(f"nki_mlir.frontend.{m}" for m in _FRONTEND),
      *(f"nki_mlir.frontend.beta1.{m}" for m in _BETA1)},
-    {"nki_mlir.isa", "nki_mlir.isa_constants"},
-    {"nki_mlir.passes.dependence", "nki_mlir.passes.output_deps"},
     {"nki_mlir", "nki_mlir.collectives", "nki_mlir.compiler", "nki_mlir.entry", "nki_mlir.kernel",
      "nki_mlir.frontend", "nki_mlir.frontend.isa_collective", "nki_mlir.perf", "nki_mlir.perf.costs",
      "nki_mlir.perf.dma_costs", "nki_mlir.perf.summary", "nki_mlir.perf.targets",

@@ -103,20 +103,14 @@ DYNAMIC: dict[tuple[str, str], list[str]] = {
 KNOWN_VIOLATIONS: set[tuple[str, str]] = {
     ('nki_mlir.compiler', 'nki_mlir'),
     ('nki_mlir.frontend', 'nki_mlir.compiler'),
-    ('nki_mlir.frontend.beta1.lang', 'nki_mlir.beta1.compiler'),
-    ('nki_mlir.frontend.beta1.trace', 'nki_mlir.typing'),
     ('nki_mlir.frontend.isa_collective', 'nki_mlir.kernel'),
-    ('nki_mlir.frontend.kernel_checks', 'nki_mlir.beta1.compiler'),
-    ('nki_mlir.frontend.kernel_checks', 'nki_mlir.typing'),
-    ('nki_mlir.frontend.lang_calls', 'nki_mlir.language'),
-    ('nki_mlir.frontend.proxies', 'nki_mlir.language'),
 }
 _FRONTEND = ("args", "assign", "builtins", "device_loops", "indexing", "isa_control", "lang_calls",
              "loops", "naming", "proxies", "tensor_methods", "tracer", "view_layout")
 _BETA1 = ("block_dims", "index", "index_expr", "isa", "lang", "mask_guards", "mask_regions",
           "mask_views", "masks", "tile_ops", "trace")
 KNOWN_CYCLES: list[set[str]] = [
-    {"nki_mlir.language", "nki_mlir.beta1.compiler", *(f"nki_mlir.frontend.{m}" for m in _FRONTEND),
+    {*(f"nki_mlir.frontend.{m}" for m in _FRONTEND),
      *(f"nki_mlir.frontend.beta1.{m}" for m in _BETA1)},
     {"nki_mlir", "nki_mlir.collectives", "nki_mlir.compiler", "nki_mlir.entry", "nki_mlir.kernel",
      "nki_mlir.frontend", "nki_mlir.frontend.isa_collective", "nki_mlir.perf", "nki_mlir.perf.costs",

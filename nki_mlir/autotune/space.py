@@ -30,7 +30,7 @@ MAX_EXHAUSTIVE = 100_000
 
 
 def _error(message: str) -> NKIError:
-    from ..kernel import caller_loc
+    from ..diagnostics import caller_loc
     return NKIError(message, caller_loc(), category="bad autotune space")
 
 

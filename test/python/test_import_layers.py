@@ -108,10 +108,6 @@ _BETA1 = ("block_dims", "index", "index_expr", "isa", "lang", "mask_guards", "ma
 KNOWN_CYCLES: list[set[str]] = [
     {*(f"nki_mlir.frontend.{m}" for m in _FRONTEND),
      *(f"nki_mlir.frontend.beta1.{m}" for m in _BETA1)},
-    {"nki_mlir", "nki_mlir.collectives", "nki_mlir.compiler", "nki_mlir.entry", "nki_mlir.kernel",
-     "nki_mlir.frontend", "nki_mlir.frontend.isa_collective", "nki_mlir.perf", "nki_mlir.perf.costs",
-     "nki_mlir.perf.dma_costs", "nki_mlir.perf.summary", "nki_mlir.perf.targets",
-     "nki_mlir.perf.timeline", "nki_mlir.perf.walk"},
 ]
 
 

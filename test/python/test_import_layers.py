@@ -92,10 +92,6 @@ DYNAMIC: dict[tuple[str, str], list[str]] = {
         "nki_mlir.beta1.isa", "nki_mlir.beta1.compiler"],
     # the autotuner's worker imports the user's kernel module
     ("nki_mlir.autotune.space", "ref.module"): [],
-    ("nki_mlir.dialects.nki", "f'{__package__}.{fam}'"): [
-        f"nki_mlir.dialects.{m}" for m in ("isa_vector", "isa_select", "isa_movement", "isa_tensor",
-                                           "isa_random", "isa_control", "isa_collective",
-                                           "nki_sugar", "lang_ops", "views")],
 }
 
 # Not fixed yet (being emptied on the wt-arch branch): layer violations, exactly those found;

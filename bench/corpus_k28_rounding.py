@@ -11,7 +11,8 @@ Reads the kernel and the case definition from the corpus (nothing copied here).
 """
 import sys
 import numpy as np
-ROOT = sys.argv[1] if len(sys.argv) > 1 else "/work/shared/corpus"
+ROOT = sys.argv[1] if len(sys.argv) > 1 else str(
+    __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "corpus")
 sys.path.insert(0, ROOT)
 import run as R  # noqa: E402  (the corpus runner: case K28's inputs and reference)
 

@@ -13,7 +13,7 @@ Anchors (``../shared/perf.md`` Part A.5), each reproduced with our own kernels o
 3. held out: the tutorial's intermediate steps on the same problem, "Optimization 1"
    (:func:`matmul_hoisted`, 42.96 ms) and "Optimization 2" (:func:`matmul_block_free`,
    22.07 ms).  The DMA efficiency knee (``dma_eff_knee_bytes`` in
-   ``nki_mlir/perf/targets.py``) was fitted to anchor 1, so anchors 2-4 are the checks
+   ``nki_mlir/targets.py``) was fitted to anchor 1, so anchors 2-4 are the checks
    that did not shape the model;
 4. trn2, one DMA engine, 32 KiB HBM -> SBUF in 1416 ns (DMAOV Example 1): the kernel
    :func:`single_dma` moves a [4, 4096] bf16 tensor (4 partitions: one DMA engine) into

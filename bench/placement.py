@@ -40,7 +40,7 @@ import nki_mlir as nki  # noqa: E402
 from nki_mlir.compiler import parse_module  # noqa: E402
 from nki_mlir.dialects.common import space_of  # noqa: E402
 from nki_mlir.dialects.nisa import AllocOp  # noqa: E402
-from nki_mlir.passes.effects import bytes_per_partition  # noqa: E402
+from nki_mlir.dialects.effects import bytes_per_partition  # noqa: E402
 from nki_mlir.passes.liveness import live_ranges  # noqa: E402
 from kernels import attention, layernorm, row_softmax, tiled_matmul  # noqa: E402
 

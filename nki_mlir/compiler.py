@@ -34,18 +34,7 @@ from .frontend.source import FunctionSource, file_hash, referenced_values_digest
 from .runtime import artifact as art
 from .passes import output_coverage
 from .runtime import cache
-
-TARGET_ALIASES = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2",
-                  "trn3": "trn3", "gen4": "trn3"}
-
-
-def resolve_target(target: str | None = None) -> str:
-    """``target=`` option, else ``NEURON_PLATFORM_TARGET_OVERRIDE``, else trn2."""
-    t = target or os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE") or "trn2"
-    if t not in TARGET_ALIASES:
-        raise NKIError(f"unknown target {t!r}; use one of trn1, trn2, trn3 (or inf2/gen2/gen3/gen4)",
-                       category="bad option")
-    return TARGET_ALIASES[t]
+from .targets import ALIASES as TARGET_ALIASES, resolve_target  # noqa: F401  (old import path)
 
 
 def print_module(module: ModuleOp, debuginfo: bool = True) -> str:

@@ -159,6 +159,7 @@ class LaunchedKernel:
         from .compiler import resolve_target
         from .frontend.source import uses_beta1
         from .frontend.spmd import MAX_CORES, SpmdDim
+        from .targets import LNC_CORES
 
         tgt = resolve_target(target or self.kernel.options.get("target"))
         text = f"{self.kernel.fn.__name__}[{', '.join(map(repr, self.grid))}]"
@@ -192,7 +193,7 @@ class LaunchedKernel:
         if cores > MAX_CORES:
             raise _launch_error(f"{text}: {cores} physical NeuronCores requested; a logical "
                                 f"NeuronCore has at most {MAX_CORES} (LNC2 on trn2/trn3)")
-        if cores == MAX_CORES and tgt == "trn1":
+        if cores > LNC_CORES[tgt]:
             raise _launch_error(f"{text}: LNC2 (2 physical NeuronCores) needs trn2 or trn3; trn1 "
                                 f"has no multi-core logical NeuronCores (set target=\"trn2\" or "
                                 f"NEURON_PLATFORM_TARGET_OVERRIDE=trn2)")

@@ -12,6 +12,7 @@ import builtins as _builtins
 import numpy as _np
 
 from . import dtypes as _dt
+from . import targets as _tg
 from .frontend.builtins import Builtin as _B
 
 # ----------------------------------------------------------------------------- dtypes
@@ -61,21 +62,22 @@ def _buffer_by_name(name: str) -> MemoryRegion:
 
 
 # ------------------------------------------------------------------------- tile sizes
-#: hardware tile limits (NKI ``nki.language.tile_size``)
+_SBUF = _tg.SBUF_USABLE_BYTES[_tg.DEFAULT]
+#: hardware tile limits (NKI ``nki.language.tile_size``), those of the default target (trn2)
 tile_size = SimpleNamespace(
-    pmax=128,
-    gemm_stationary_fmax=128,
-    gemm_moving_fmax=512,
-    psum_fmax=512,
-    psum_bank_fmax=512,
-    psum_bank_fmax_bytes=2048,
-    psum_num_banks=8,
+    pmax=_tg.PARTITIONS,
+    gemm_stationary_fmax=_tg.STATIONARY_FMAX,
+    gemm_moving_fmax=_tg.MOVING_FMAX[_tg.DEFAULT],
+    psum_fmax=_tg.PSUM_BANK_BYTES // 4,            # fp32 elements of one bank
+    psum_bank_fmax=_tg.PSUM_BANK_BYTES // 4,
+    psum_bank_fmax_bytes=_tg.PSUM_BANK_BYTES,
+    psum_num_banks=_tg.PSUM_BANKS,
     bn_stats_fmax=512,
-    total_available_sbuf_size=212984,
-    sbuf_fmax_bytes=212984,
-    sbuf_fmax=212984 // 4,            # in fp32 elements
-    sbuf_size_bytes=212984 * 128,     # all partitions
-    psum_min_align=4,                 # bytes (NKI architecture guide (nki/guides/architecture))
+    total_available_sbuf_size=_SBUF,
+    sbuf_fmax_bytes=_SBUF,
+    sbuf_fmax=_SBUF // 4,                          # in fp32 elements
+    sbuf_size_bytes=_SBUF * _tg.PARTITIONS,        # all partitions
+    psum_min_align=4,                              # bytes (NKI architecture guide (nki/guides/architecture))
     sbuf_min_align=1,
 )
 

@@ -34,14 +34,14 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
+from ..targets import PARTITIONS, TARGETS  # noqa: F401  (TARGETS: names of #nisa.target)
 
 MEM_SPACES = ("hbm", "private_hbm", "shared_hbm", "sbuf", "psum", "reg")
 ON_CHIP = ("sbuf", "psum")
 HBM_SPACES = ("hbm", "private_hbm", "shared_hbm")
-TARGETS = ("trn1", "trn2", "trn3")
 
 #: partitions of SBUF and PSUM (``nl.tile_size.pmax``)
-PMAX = 128
+PMAX = PARTITIONS
 
 
 class _WordAttr(ParametrizedAttribute):

@@ -3,7 +3,7 @@ register_store, register_read and the ``no_reorder`` region.
 
 IR representation of a register (``nki.isa.VirtualRegister``, NKI architecture guide (nki/guides/architecture)): an SSA value of type ``memref<1xi32, #nisa.mem<reg>>`` -- one 32-bit word in the
 ``reg`` memory space, defined by ``register_alloc``.  Being a memref, a register is seen by
-``passes/effects.py`` like any buffer: ``register_move`` / ``register_load`` WRITE it
+``dialects/effects.py`` like any buffer: ``register_move`` / ``register_load`` WRITE it
 (role ``dst``), ``register_read`` / ``register_store`` / ``register_move`` READ it (role
 ``src``), so ``nisa-schedule`` orders register accesses against each other and against the
 tensor operands of ``register_load`` / ``register_store``.  ``nisa-allocate`` places only

@@ -10,13 +10,11 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
+from .. import targets
+from ..targets import GENERATION, MOVING_FMAX, STATIONARY_FMAX  # noqa: F401
 from .common import HBM_SPACES, ON_CHIP, PMAX, describe, dtype_of, free_size, shape_of, space_of
 
 ENGINES = ("unknown", "tensor", "vector", "scalar", "gpsimd", "dma", "sync")
-
-#: Max moving free size of nc_matmul (fp32 elements of one PSUM bank) per target.
-MOVING_FMAX = {"trn1": 512, "trn2": 512, "trn3": 4096}
-STATIONARY_FMAX = 128
 
 
 _NL_SUGAR = ("ndarray", "zeros", "load", "store", "add", "multiply", "exp", "matmul")
@@ -32,18 +30,14 @@ def api(op: Operation) -> str:
 
 
 def target_of(op: Operation) -> str:
-    """The ``nisa.target`` of the module holding ``op`` (default trn2)."""
+    """The ``nisa.target`` of the module holding ``op`` (default :data:`nki_mlir.targets.DEFAULT`)."""
     node: Operation | None = op
     while node is not None:
         t = node.attributes.get("nisa.target")
         if t is not None:
             return t.target.data  # type: ignore[attr-defined]
         node = node.parent_op()
-    return "trn2"
-
-
-#: NeuronCore generation of each target (trn1 = NC-v2, trn2 = NC-v3, trn3 = NC-v4)
-GENERATION = {"trn1": 2, "trn2": 3, "trn3": 4}
+    return targets.DEFAULT
 
 
 def require_target(op: Operation, minimum: str, feature: str) -> None:

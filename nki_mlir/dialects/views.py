@@ -13,7 +13,7 @@ size).  Two things remain:
   ``itemsize(src) / itemsize(result)``, its layout the source's in units of the new type
   (``strided<[F, 1], offset: 0>`` of ``i32`` -> ``strided<[2F, 1], offset: 0>`` of
   ``bf16``).  The source's last dim must be contiguous.  The op is a view: nisa-allocate,
-  nisa-schedule (``passes/effects.py`` ``VIEW_OPS``) and the interpreter
+  nisa-schedule (``dialects/effects.py`` ``VIEW_OPS``) and the interpreter
   (``ndarray.view``) see through it.  Printed
   ``%v = nki.view_dtype(source=memref<128x4xi32, ...> %t) : memref<128x8xbf16, ...>``.
 - ``nki.dma_copy_indirect`` / ``nisa.dma_copy_indirect`` -- gather / scatter DMA (AWS's

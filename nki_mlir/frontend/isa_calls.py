@@ -265,4 +265,5 @@ def get_nc_sub_version(cg):
 @handles("nisa.get_nc_version")
 def get_nc_version(cg):
     from ..isa import nc_version
-    return {"trn1": nc_version.gen2, "trn2": nc_version.gen3, "trn3": nc_version.gen4}[cg.b.target]
+    from ..targets import GENERATION
+    return getattr(nc_version, f"gen{GENERATION[cg.b.target]}")

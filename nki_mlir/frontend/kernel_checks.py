@@ -13,7 +13,7 @@ Called by :func:`~nki_mlir.frontend.build_module`:
   the instructions writing it -- operands in the roles of ``instruction.WRITE_ROLES``
   (``dst``, ``reduce_res``, ...; ``nl.store``'s and ``dma_copy``'s ``dst`` included),
   followed back through ``memref.subview`` / ``reinterpret_cast`` / ``view_dtype`` chains
-  (``passes/effects.base_buffer``).  Writes inside a loop whose static trip count is 0 do
+  (``dialects/effects.base_buffer``).  Writes inside a loop whose static trip count is 0 do
   not count.
 
   * Beta 1 kernels (the module imported ``neuronxcc.nki``) that return their outputs:
@@ -47,7 +47,7 @@ from xdsl.irdl import IRDLOperation
 from .. import dtypes
 from ..diagnostics import loc_of
 from ..errors import NKIError, NKIKernelWarning, NKITypeError, SourceLoc
-from ..passes.effects import accesses, base_buffer
+from ..dialects.effects import accesses, base_buffer
 from ..typing import ScalarAnnotation, TensorAnnotation, annotation_of
 
 #: op names that create a tensor without contents (every other creating op initialises it)

@@ -37,10 +37,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import NKIError, NKITypeError
+from ..targets import LNC_CORES
 from .builtins import handles
 
 #: physical NeuronCores a logical core can span (LNC2 on trn2/trn3)
-MAX_CORES = 2
+MAX_CORES = max(LNC_CORES.values())
 
 
 # ============================================================== launch markers (outside kernels)

@@ -70,21 +70,19 @@ from xdsl.passes import ModulePass
 
 from .. import dtypes
 from ..diagnostics import error_at, loc_of
-from ..dialects.common import ON_CHIP, TARGETS, TargetAttr, i64_attr, space_of
+from ..dialects.common import ON_CHIP, TargetAttr, i64_attr, space_of
 from ..dialects.nisa import AllocOp
 from ..errors import NKIAllocationError, NKIError
+from ..targets import DEFAULT, PSUM_BANK_BYTES, PSUM_BANKS, PSUM_BYTES, SBUF_USABLE_BYTES, TARGETS  # noqa: F401
 from . import memory_report, multibuffer
 from .alloc_sinking import sink_allocs
 from .inplace import reuse_dying_inputs
-from .effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition
+from ..dialects.effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition
 from .interval_index import IntervalIndex
 from .liveness import LiveRange, live_ranges
 
-#: usable SBUF bytes per partition (NKI architecture guide (nki/guides/architecture), from ``tile_size.total_available_sbuf_size``)
-SBUF_BYTES = {"trn1": 180224, "trn2": 212984, "trn3": 245752}
-PSUM_BANK_BYTES = 2048          # per partition (``psum_bank_fmax_bytes``)
-PSUM_BANKS = 8
-PSUM_BYTES = PSUM_BANK_BYTES * PSUM_BANKS
+#: usable SBUF bytes per partition, per target (``tile_size.total_available_sbuf_size``)
+SBUF_BYTES = SBUF_USABLE_BYTES
 SBUF_ALIGN = 64                 # bytes; what AWS's nisa.alloc prints (``alignment=64``)
 PSUM_ALIGN = 4                  # bytes (``psum_min_align``)
 ATTR_ADDRESS = "nkim.address"   # [partition, byte_offset] from nl.ndarray(address=...)
@@ -458,10 +456,11 @@ def _annotate(t: Tensor, slots: dict) -> None:
 
 
 def module_target(module: ModuleOp, option: str) -> str:
-    """The target to allocate for: the pass option, else ``nisa.target``, else trn2."""
+    """The target to allocate for: the pass option, else ``nisa.target``, else the default
+    target (:data:`nki_mlir.targets.DEFAULT`)."""
     attr = module.attributes.get("nisa.target")
     target = option or (attr.target.data if isinstance(attr, TargetAttr) else
-                        attr.data if isinstance(attr, StringAttr) else "trn2")
+                        attr.data if isinstance(attr, StringAttr) else DEFAULT)
     if target not in TARGETS:
         err = NKIError(f"unknown target '{target}' (expected one of {', '.join(TARGETS)})",
                        category="bad option" if option else "error")

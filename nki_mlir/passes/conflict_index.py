@@ -38,7 +38,7 @@ from xdsl.ir import Operation, SSAValue
 
 from .affine import value_range
 from .dependence import Acc, Box, _bound, _shape, same_iteration_overlap
-from .effects import Region, RegionCache
+from ..dialects.effects import Region, RegionCache
 from .interval_index import IntervalIndex
 
 

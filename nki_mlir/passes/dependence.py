@@ -53,7 +53,7 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from ..diagnostics import loc_of
 from .affine import (Affine, affine_of, const_int, iv_bounds, loop_of_iv, may_equal_mod,
                      trip_count, value_range)
-from .effects import RegionCache, accesses, base_buffer, enclosing_loops, int_attr, is_instruction
+from ..dialects.effects import RegionCache, accesses, base_buffer, enclosing_loops, int_attr, is_instruction
 
 #: how far the carried-distance scan looks before settling for a (safe) lower bound
 MAX_SCAN = 16

@@ -28,7 +28,7 @@ from xdsl.utils.exceptions import VerifyException
 from ..dialects import nki
 from ..dialects.common import dtype_of, shape_of
 from ..dialects.instruction import NkiInstruction
-from .effects import base_buffer
+from ..dialects.effects import base_buffer
 
 ASSIGN_ATTR = "nki.assign"
 

@@ -33,7 +33,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 
 from ..dialects.nisa import AllocOp
-from .effects import LOOP_OPS, enclosing_loops, is_view
+from ..dialects.effects import LOOP_OPS, enclosing_loops, is_view
 
 
 @dataclass

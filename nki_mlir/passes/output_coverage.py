@@ -42,7 +42,7 @@ from .. import dtypes
 from ..diagnostics import loc_of
 from ..errors import NKIError, NKIKernelWarning
 from .affine import trip_count
-from .effects import base_buffer
+from ..dialects.effects import base_buffer
 from .written_region import full_region, written_region, writes_of
 
 MODES = ("warn", "error", "off")

@@ -29,7 +29,7 @@ from ..dialects import nisa
 from ..dialects.isa_control import NoReorderBeginOp, NoReorderEndOp, no_reorder_groups
 from .conflict_index import ConflictIndex
 from .dependence import Acc, Box, node_accesses
-from .effects import LOOP_OPS, RegionCache, base_buffer, enclosing_loops, is_instruction
+from ..dialects.effects import LOOP_OPS, RegionCache, base_buffer, enclosing_loops, is_instruction
 
 #: instructions ordered against everything on every queue
 FENCES = ("nisa.core_barrier", "nisa.sendrecv")

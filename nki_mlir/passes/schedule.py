@@ -94,7 +94,7 @@ from ..dialects.common import HBM_SPACES, i64_attr, space_of, str_attr
 from ..dialects.isa_control import no_reorder_groups
 from .dependence import Edge, Node, analyze, check_output_dependencies, collect_nodes, node_accesses
 from .affine import trip_count
-from .effects import LOOP_OPS, RegionCache, is_instruction
+from ..dialects.effects import LOOP_OPS, RegionCache, is_instruction
 from .straight_waits import is_straight_line, straight_line_waits
 from .reorder import FENCES, is_dma, reorder_block, reorder_function  # noqa: F401 (re-exported)
 

@@ -23,7 +23,7 @@ from xdsl.dialects.func import FuncOp
 
 from .conflict_index import ConflictIndex
 from .dependence import Node, same_iteration_overlap
-from .effects import RegionCache
+from ..dialects.effects import RegionCache
 
 
 def is_straight_line(func: FuncOp, nodes: list[Node]) -> bool:

@@ -43,7 +43,7 @@ from xdsl.irdl import IRDLOperation
 
 from .affine import Affine, affine_of, const_int, loop_bounds, loop_of_iv, trip_count
 from .dependence import box_of
-from .effects import accesses, base_buffer
+from ..dialects.effects import accesses, base_buffer
 from .exact_overlap import _isl, available
 
 #: give up (no answer) above this many writing instructions of one buffer (about 1 ms each)

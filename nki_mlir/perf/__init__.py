@@ -4,7 +4,7 @@ without hardware.
 - :func:`estimate` -- ``estimate(compiled) -> Estimate`` (also ``compiled.estimate()``);
 - :func:`estimate_latency` -- the latency hook of ``nki.benchmark`` / ``nki.profile``
   (:mod:`nki_mlir.entry`), microseconds per percentile;
-- :mod:`.targets` (constants per target with sources), :mod:`.costs` (per-instruction
+- :mod:`nki_mlir.targets` (constants per target with sources), :mod:`.costs` (per-instruction
   cost; operands in :mod:`.operands`, DMAs in :mod:`.dma_costs`), :mod:`.timeline`
   (discrete-event simulation), :mod:`.summary` (figures), :mod:`.report` (text),
   :mod:`.trace` (Perfetto JSON), :mod:`.html` (HTML timeline; :mod:`.html_assets`).
@@ -39,7 +39,7 @@ def estimate(compiled, args: Sequence | None = None, *, keep_slices: bool = True
         NKIError: an unknown target; NKITypeError / NKIRuntimeError for bad ``args`` or a
             faulting kernel when it has to be executed.
     """
-    from .targets import target_model
+    from ..targets import target_model
     from .walk import needs_execution, timed_run
     program = compiled.program
     key = (keep_slices, throttle)

@@ -4,7 +4,7 @@
 engine cycles (``ns = cycles / clock``), the matmul FLOPs, and for a DMA its
 :class:`DmaShape`; :func:`dma_engine_shares` spreads a DMA over the 16 DMA engines (both in
 :mod:`.dma_costs`; the operands' facts in :mod:`.operands`).  The
-constants come from :class:`~nki_mlir.perf.targets.TargetModel`; the formulas are
+constants come from :class:`~nki_mlir.targets.TargetModel`; the formulas are
 ``../shared/perf.md`` Part A.2 / A.6 (sources ISA_OLD, ARCH2, ARCH3, ARCH4, as named there).
 
 Notation: ``N`` = free elements per partition of the instruction's main operand (the
@@ -74,10 +74,10 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
-from ..passes.effects import is_view
+from ..dialects.effects import is_view
 from .dma_costs import HBM, DmaShape, dma_eff, dma_engine_bytes, dma_engine_shares, dma_shape
 from .operands import Tile, label_of, role_of, tiles_of
-from .targets import CLOCKED_ENGINES, TargetModel
+from ..targets import CLOCKED_ENGINES, TargetModel
 
 __all__ = ["InstrCost", "DmaShape", "instruction_cost", "resolve_engine", "dma_engine_shares",
            "dma_engine_bytes", "dma_eff", "HBM", "FALLBACK_LABEL", "NO_COST_OPS", "DMA_OPS"]

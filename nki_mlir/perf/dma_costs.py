@@ -9,7 +9,7 @@ from xdsl.ir import Operation
 
 from ..dialects.rules import partition_start
 from .operands import Tile, role_of
-from .targets import TargetModel
+from ..targets import TargetModel
 
 HBM = ("hbm", "private_hbm", "shared_hbm")
 

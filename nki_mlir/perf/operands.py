@@ -10,7 +10,7 @@ from xdsl.ir import Operation, SSAValue
 
 from .. import dtypes
 from ..dialects.common import space_of
-from ..passes.effects import accesses, element_bytes
+from ..dialects.effects import accesses, element_bytes
 
 _SHORT = {"float32": "f32", "bfloat16": "bf16", "float16": "f16", "float8_e4m3": "f8e4m3",
           "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2", "int8": "i8", "int16": "i16",

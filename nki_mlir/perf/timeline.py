@@ -34,7 +34,7 @@ from bisect import bisect_right
 from ..diagnostics import loc_of
 from .costs import InstrCost, dma_engine_shares, instruction_cost
 from .estimate import ENGINES, Estimate, Slice
-from .targets import TargetModel
+from ..targets import TargetModel
 
 #: engines that are compute queues (everything that is not a DMA queue)
 _COMPUTE = frozenset(ENGINES) | {"program"}
@@ -130,7 +130,7 @@ class Timeline:
     """Observer of a queue-mode run that computes the modelled timeline (module docstring).
 
     Args:
-        model: the target's constants (:mod:`.targets`).
+        model: the target's constants (:mod:`nki_mlir.targets`).
         queues: the schedule's queue names by index (``Schedule.queues``).
         throttle: model TensorE power throttling (trn2/trn3: matmuls run at half rate for
             ``model.throttle_ramp_ns`` after TensorE was idle that long; perf.md A.2).

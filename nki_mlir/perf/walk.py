@@ -22,7 +22,7 @@ import numpy as np
 from .. import dtypes
 from ..runtime.queues import FENCE_OPS
 from .estimate import Estimate
-from .targets import TargetModel
+from ..targets import TargetModel
 from .timeline import Timeline
 
 #: instructions that define an SSA value without reading machine state

@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import ModuleOp
 from ..diagnostics import error_at
 from ..dialects.common import TargetAttr
 from ..errors import NKIRuntimeError
+from ..targets import DEFAULT
 from .decoder import Decoder
 from .program import Program
 
@@ -79,7 +80,7 @@ def decode(module: ModuleOp, func_name: str | None = None) -> Program:
         fop = public[0]
     if fop.is_declaration:
         raise error_at(fop, f"func.func @{fop.sym_name.data} has no body", NKIRuntimeError)
-    target = "trn2"
+    target = DEFAULT
     t = module.attributes.get("nisa.target")
     if isinstance(t, TargetAttr):
         target = t.target.data

@@ -24,16 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import dtypes
-
-#: partitions of SBUF and PSUM
-PARTITIONS = 128
-#: SBUF bytes per partition, per target (NKI architecture guide (nki/guides/architecture))
-SBUF_BYTES = {"trn1": 192 * 1024, "trn2": 224 * 1024, "trn3": 256 * 1024}
-#: PSUM banks per partition and bytes per bank (NKI architecture guide (nki/guides/architecture))
-PSUM_BANKS = 8
-PSUM_BANK_BYTES = 2048
-#: PSUM bytes per partition
-PSUM_BYTES = PSUM_BANKS * PSUM_BANK_BYTES
+#: partitions, physical SBUF bytes per partition per target, PSUM banks (nki_mlir.targets)
+from ..targets import PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS, PSUM_BYTES, SBUF_BYTES  # noqa: F401
 #: most typed views a :class:`Memory` remembers (:meth:`Memory.view`)
 VIEWS_MAX = 4096
 #: the fill value of fresh integer tensors (the NKI simulator's sentinel)

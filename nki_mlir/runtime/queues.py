@@ -150,12 +150,12 @@ def _ints(op: Operation, name: str) -> list:
 
 
 def _enclosing_loops(op: Operation) -> list[Operation]:
-    from ..passes.effects import enclosing_loops
+    from ..dialects.effects import enclosing_loops
     return enclosing_loops(op)[::-1]  # outermost first (docs/backend.md section A)
 
 
 def _accesses(dec: Decoder, op: Operation) -> tuple:
-    from ..passes.effects import accesses
+    from ..dialects.effects import accesses
     out = []
     try:
         accs = list(accesses(op))

@@ -148,7 +148,7 @@ def subview(dec: Decoder, op: memref.SubviewOp):
     return guard(op, run)
 
 
-#: ops whose result views the memory of their first operand (cf. passes/effects.py VIEW_OPS)
+#: ops whose result views the memory of their first operand (cf. dialects/effects.py VIEW_OPS)
 _VIEWS = ("memref.subview", "memref.reinterpret_cast", "memref.cast", "nisa.view_dtype",
           "nki.view_dtype")
 _ON_CHIP = ("sbuf", "psum")

@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..targets import TARGETS
+
 _SHORT = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "f8e4m3": "float8_e4m3",
           "f8e5m2": "float8_e5m2", "i8": "int8", "i16": "int16", "i32": "int32", "u8": "uint8",
           "u16": "uint16", "u32": "uint32", "i1": "bool_"}
@@ -151,7 +153,7 @@ def _main(argv: list[str] | None = None) -> int:
         p.add_argument("kernel", help="FILE.py::KERNEL")
         p.add_argument("--arg", action="append", type=parse_arg, default=[], metavar="SHAPExDTYPE")
         p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE")
-        p.add_argument("--target", default=None, choices=["trn1", "trn2", "trn3"])
+        p.add_argument("--target", default=None, choices=list(TARGETS))
         p.add_argument("--schedule", default="list", choices=["list", "in-order"],
                        help="nisa-schedule mode (in-order: the serialised baseline)")
         if cmd == "run":

@@ -16,6 +16,8 @@ import ast
 import json
 import sys
 
+from ..targets import TARGETS
+
 
 def add_parser(sub, formatter) -> None:
     """The ``tune`` subcommand's arguments."""
@@ -25,7 +27,7 @@ def add_parser(sub, formatter) -> None:
     p.add_argument("--arg", action="append", default=[], metavar="SHAPExDTYPE")
     p.add_argument("--space", action="append", default=[], metavar="NAME=V1,V2,...", required=True)
     p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE")
-    p.add_argument("--target", default=None, choices=["trn1", "trn2", "trn3"])
+    p.add_argument("--target", default=None, choices=list(TARGETS))
     p.add_argument("--schedule", default=None, choices=["list", "in-order"])
     p.add_argument("--workers", type=int, default=None, help="local processes (default: CPU count)")
     p.add_argument("--ray", default=None, metavar="ADDRESS",

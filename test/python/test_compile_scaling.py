@@ -20,7 +20,7 @@ from nki_mlir.dialects import make_context
 from nki_mlir.frontend import arg_specs, build_module
 from nki_mlir.passes import dependence, reorder, schedule
 from nki_mlir.passes.allocate import NisaAllocate
-from nki_mlir.passes.effects import RegionCache, enclosing_loops
+from nki_mlir.dialects.effects import RegionCache, enclosing_loops
 from nki_mlir.passes.legalize import NkiLegalize
 from nki_mlir.passes.lower_nki_to_nisa import LowerNkiToNisa
 

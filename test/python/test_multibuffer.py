@@ -26,7 +26,7 @@ from nki_mlir.dialects.nisa import AllocOp
 from nki_mlir.errors import NKIAllocationError
 from nki_mlir.passes import memory_report, multibuffer
 from nki_mlir.passes.allocate import SBUF_BYTES, NisaAllocate
-from nki_mlir.passes.effects import VIEW_OPS, bytes_per_partition
+from nki_mlir.dialects.effects import VIEW_OPS, bytes_per_partition
 from nki_mlir.passes.liveness import live_ranges
 
 SB = "#nisa.mem<sbuf>"

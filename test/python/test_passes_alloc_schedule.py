@@ -23,7 +23,7 @@ from nki_mlir.dialects.nisa import AllocOp, NisaInstruction
 from nki_mlir.errors import NKIAllocationError, NKIError
 from nki_mlir.passes import allocate as alloc_mod
 from nki_mlir.passes.allocate import Arena, NisaAllocate, arenas
-from nki_mlir.passes.effects import accesses, base_buffer, bytes_per_partition
+from nki_mlir.dialects.effects import accesses, base_buffer, bytes_per_partition
 from nki_mlir.passes.liveness import live_ranges
 from nki_mlir.passes.schedule import NisaSchedule
 

@@ -139,7 +139,7 @@ def compile_ops(kernel, *args, target=None):
 
 
 def space(op, role):
-    from nki_mlir.passes.effects import accesses
+    from nki_mlir.dialects.effects import accesses
     return next(a for a in accesses(op) if a.role == role).value.type.memory_space.space.data
 
 

@@ -43,7 +43,7 @@ from nki_mlir.compiler import parse_module
 from nki_mlir.dialects.common import ON_CHIP, shape_of, space_of
 from nki_mlir.dialects.nisa import AllocOp
 from nki_mlir.errors import NKIError, NKIHazardError
-from nki_mlir.passes.effects import bytes_per_partition
+from nki_mlir.dialects.effects import bytes_per_partition
 from nki_mlir.passes.liveness import live_ranges
 from nki_mlir.runtime.interpreter import decode
 from nki_mlir.runtime.memory import PARTITIONS, PSUM_BANK_BYTES, PSUM_BYTES, SBUF_BYTES

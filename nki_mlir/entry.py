@@ -224,8 +224,10 @@ class EntryKernel:
         return f"<{self.api} {unwrap(self.target)!r}>"
 
     def __call__(self, *args: Any, **kwargs: Any):
-        from .kernel import _not_while_tracing
+        from .kernel import Kernel, _not_while_tracing, _tracing
         k = _as_runnable(self.target)
+        if isinstance(k, Kernel) and _tracing():
+            return k(*args, **kwargs)  # inside a kernel being traced: runs inline
         _not_while_tracing(k)
         note_interpreter(self.api)
         result, compiled = k.run(args, kwargs)

@@ -97,10 +97,11 @@ class Kernel:
             raise exc.with_traceback(None) from None  # the user's error, not our frames
 
     def __call__(self, *args: Any, **kwargs: Any):
-        if self.options.get("mode") == "trace" and _tracing():
+        if _tracing():
+            # called from inside a kernel being traced (nki-library's kernels call each other):
+            # the sub-kernel runs inline, like a plain helper function
             from .frontend.loop_rewrite import traced_function
-            return traced_function(self.fn)(*args, **kwargs)  # a sub-kernel runs inline
-        _not_while_tracing(self)
+            return traced_function(self.fn)(*args, **kwargs)
         mode = self.options.get("mode")
         if mode is not None:
             from . import entry
@@ -333,17 +334,13 @@ def _tracing() -> bool:
 
 
 def _not_while_tracing(kernel: Any) -> None:
-    """A kernel called from inside a kernel being traced: a located error (helpers are
-    plain functions, inlined by running them)."""
+    """A launched kernel called from inside a kernel being traced: a located error (an
+    unlaunched ``@nki.jit`` kernel called there runs inline, see :meth:`Kernel.__call__`)."""
     from .frontend import tracer
-    if tracer.active() is None:
+    if tracer.active() is None or not isinstance(kernel, LaunchedKernel):
         return
-    from .errors import NKISyntaxError, NKITypeError
+    from .errors import NKITypeError
     from .frontend.frames import user_loc
-    if isinstance(kernel, LaunchedKernel):
-        raise NKITypeError(f"{kernel!r}: a kernel launched on an SPMD grid / LNC cannot be called "
-                           f"from inside another kernel; call the helper without brackets and "
-                           f"without @nki.jit (helpers are inlined)", user_loc(),
-                           code="err_nested_kernel_with_spmd_grid")
-    raise NKISyntaxError("calling an @nki.jit kernel from inside a kernel is not allowed; remove "
-                         "the decorator from the helper (helpers are inlined)", user_loc())
+    raise NKITypeError(f"{kernel!r}: a kernel launched on an SPMD grid / LNC cannot be called "
+                       f"from inside another kernel; call it without brackets (a sub-kernel "
+                       f"runs inline)", user_loc(), code="err_nested_kernel_with_spmd_grid")

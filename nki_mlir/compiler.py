@@ -331,6 +331,8 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
             pipeline = run_pipeline(module, tgt, schedule, dump, bar if big else None)
             ir_nisa = print_module(module)
             bar.update()
+        from .runtime.ir_compact import encode as to_compact
+        compact = to_compact(module, ir_nisa)
     seconds = time.perf_counter() - t0
     from .passes.memory_report import manifest_entry
     mem = manifest_entry(module)    # every nkim.* module attribute as JSON (memory report)
@@ -342,8 +344,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         "compile_seconds": round(seconds, 6),
         "spmd": spmd.manifest() if spmd is not None else None,
     }
-    from .runtime.ir_compact import encode as to_compact
-    ir = {"nisa": ir_nisa, "nki": ir_nki, "compact": to_compact(module, ir_nisa)}
+    ir = {"nisa": ir_nisa, "nki": ir_nki, "compact": compact}
     path = None
     if use_cache:      # an uncached compile keeps its artifact in memory: no files left behind
         path = art.write_artifact(dest, manifest, ir)

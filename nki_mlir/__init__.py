@@ -8,7 +8,7 @@ interpreter), and the ``language`` / ``isa`` / ``typing`` modules.  ``kernel[2](
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
 
 from . import errors, isa, language, typing  # noqa: E402
 from .errors import NKIError  # noqa: E402

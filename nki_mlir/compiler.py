@@ -22,7 +22,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from . import __version__, dtypes, progress
+from . import dtypes, progress
+from .diagnostics import caller_loc
+from .options import verify_each_pass  # noqa: F401  (old import path)
+from .version import __version__
 from .dialects import make_context
 from .dialects.common import ON_CHIP, space_of
 from .dialects.memo_printer import MemoPrinter
@@ -79,14 +82,6 @@ def _located(module: ModuleOp, message: str) -> NKIVerifyError:
 
 #: a compile shows a progress bar (on a terminal) when the frontend made this many ops
 PROGRESS_MIN_OPS = 5000
-
-
-def verify_each_pass() -> bool:
-    """``NKI_MLIR_VERIFY_EACH_PASS=1``: run the module verifier after the frontend and after
-    every pass (the tests do); by default it runs once, on the final module, since the
-    frontend already verifies each op as it emits it (a verifier run costs about as much as
-    a pass on large kernels)."""
-    return os.environ.get("NKI_MLIR_VERIFY_EACH_PASS", "0") not in ("", "0")
 
 
 def ir_dumper(kernel: str, key: str):
@@ -300,7 +295,6 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     try:
         check = output_coverage.resolve_mode(output_check)
     except NKIError as exc:
-        from .kernel import caller_loc
         raise exc.relocate(caller_loc()) from None
     if check != "warn":
         opts["output_check"] = check
@@ -358,7 +352,6 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
 def _check_schedule(schedule: Any) -> None:
     from .passes.schedule import ALIASES, MODES
     if not isinstance(schedule, str) or ALIASES.get(schedule, schedule) not in MODES:
-        from .kernel import caller_loc
         raise NKIError(f"schedule={schedule!r}: expected one of {', '.join(map(repr, MODES))}",
                        caller_loc(), category="bad option")
 

@@ -76,7 +76,7 @@ def note_interpreter(api: str) -> None:
     if api in _NOTED:
         return
     _NOTED.add(api)
-    from .kernel import caller_loc
+    from .diagnostics import caller_loc
     loc = caller_loc()
     warnings.warn_explicit(f"{api}: no Neuron device here; nki-mlir runs the kernel on its ISA "
                            f"interpreter (NumPy) and produces no NEFF/NTFF", NKIInterpreterNote,

@@ -24,38 +24,17 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import os
-import sys
 from typing import Any
 
 import numpy as np
 
-from .errors import NKIError, SourceLoc
+from .diagnostics import caller_loc  # noqa: F401  (also its old import path)
+from .errors import NKIError
 
 #: ``nki.jit(mode=...)`` values of NKI Beta 1 (NKI language guide (nki/get-started/nki-language-guide))
 #: ``trace`` is NKI 0.1's sub-kernel decorator (``nki.jit(mode='trace')``): such a kernel
 #: called from inside a kernel runs inline, as a helper function does
 MODES = ("auto", "jax", "torchxla", "baremetal", "benchmark", "simulation", "trace")
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def caller_loc() -> SourceLoc | None:
-    """The location of the innermost frame outside nki-mlir (the user's launch or call)."""
-    f = sys._getframe(1)
-    while f is not None:
-        path = os.path.abspath(f.f_code.co_filename)
-        if not path.startswith(_PKG_DIR + os.sep):
-            col = 1
-            try:
-                import inspect
-                pos = inspect.getframeinfo(f, context=0).positions  # Python 3.11+
-                if pos is not None and pos.col_offset is not None:
-                    col = pos.col_offset + 1
-            except (AttributeError, ValueError):
-                pass
-            return SourceLoc(path, f.f_lineno, col)
-        f = f.f_back
-    return None
 
 
 def _launch_error(message: str, code: str | None = None) -> NKIError:

@@ -264,6 +264,6 @@ def get_nc_sub_version(cg):
 
 @handles("nisa.get_nc_version")
 def get_nc_version(cg):
-    from ..isa import nc_version
     from ..targets import GENERATION
+    from .isa_enums import nc_version
     return getattr(nc_version, f"gen{GENERATION[cg.b.target]}")

@@ -22,7 +22,7 @@ enqueue and computes, in the same single pass, when the instance runs:
 Because waits only name earlier-enqueued instances and queues are FIFO in enqueue order,
 one pass gives the exact schedule of this model; every loop iteration is simulated (no
 steady-state shortcut).  The records kept per instance (start, end, queue, static op,
-binding predecessor) give the critical path; :meth:`Timeline.finish` turns them into an
+binding predecessor) give the critical path; :func:`.summary.summarize` turns them into an
 :class:`~.estimate.Estimate`.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ from bisect import bisect_right
 
 from ..diagnostics import loc_of
 from .costs import InstrCost, dma_engine_shares, instruction_cost
-from .estimate import ENGINES, Estimate, Slice
+from .estimate import ENGINES, Slice
 from ..targets import TargetModel
 
 #: engines that are compute queues (everything that is not a DMA queue)
@@ -268,11 +268,7 @@ class Timeline:
             b.prune(low)
 
     # ------------------------------------------------------------------------ result
-    def finish(self, kernel: str, schedule: str, keep_slices: bool = True) -> Estimate:
-        """The :class:`~.estimate.Estimate` of everything timed so far."""
-        from .summary import summarize
-        return summarize(self, kernel, schedule, keep_slices)
-
+    # (the Estimate of everything timed so far: :func:`.summary.summarize`, which reads this)
     def slices(self) -> list[Slice]:
         """Every timed instance as a :class:`~.estimate.Slice` (enqueue order)."""
         out = []

@@ -23,6 +23,7 @@ from .. import dtypes
 from ..runtime.queues import FENCE_OPS
 from .estimate import Estimate
 from ..targets import TargetModel
+from .summary import summarize
 from .timeline import Timeline
 
 #: instructions that define an SSA value without reading machine state
@@ -84,7 +85,7 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
     schedule = "in-order" if program.schedule.in_order else "list"
     if not any(q.startswith(("tensor", "vector", "scalar", "gpsimd", "dma")) for q in program.schedule.queues):
         schedule = "none (unscheduled IR: one program-order queue)"
-    est = tl.finish(program.func_name, schedule, keep_slices)
+    est = summarize(tl, program.func_name, schedule, keep_slices)
     if throttle:
         notes.append("TensorE power throttling modelled")
     est.notes.extend(notes)

@@ -157,7 +157,7 @@ def nc_stream_shuffle(dec: Decoder, op):
     return finish(op, run, dst)
 
 
-#: op name -> closure builder ``builder(decoder, op)`` (merged into ``decoder.HANDLERS``)
+#: op name -> closure builder ``builder(decoder, op)`` (merged into ``handlers.HANDLERS``)
 HANDLERS: dict = {
     "nisa.dma_transpose": dma_transpose,
     "nisa.dma_compute": dma_compute,

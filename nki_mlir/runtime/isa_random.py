@@ -223,7 +223,7 @@ def dropout(dec: Decoder, op):
     return finish(op, run, dst)
 
 
-#: op name -> closure builder ``builder(decoder, op)`` (merged into ``decoder.HANDLERS``)
+#: op name -> closure builder ``builder(decoder, op)`` (merged into ``handlers.HANDLERS``)
 HANDLERS: dict = {
     "nisa.rng": rng,
     "nisa.set_rng_seed": set_rng_seed,

@@ -19,7 +19,7 @@ from nki_mlir.dialects.instruction import NisaInstruction, NkiInstruction
 from nki_mlir.dialects.nisa import NISA
 from nki_mlir.dialects.nki import NKI
 from nki_mlir.frontend.builtins import HANDLERS
-from nki_mlir.runtime.decoder import HANDLERS as RUNTIME
+from nki_mlir.runtime.handlers import HANDLERS as RUNTIME
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: API calls that are queries answered at compile time, not instructions

@@ -24,7 +24,7 @@ from . import (
     control, isa_activation, isa_alu, isa_control, isa_iota, isa_matmul, isa_memory, lang_ops,
     isa_movement, isa_random, isa_select, isa_tensor, isa_vector, views,
 )
-from . import isa_collective, queues, spmd  # noqa: E402  (LNC2 cross-core ops; shared HBM of launches)
+from . import isa_collective, queues, spmd, timing_plan  # noqa: E402  (LNC2 cross-core ops; shared HBM of launches)
 from . import numerics as nm
 from .env import Buf, Closure, is_float_type
 from .memory import flag_dtype
@@ -56,6 +56,9 @@ class Decoder:
         self.shared_names: dict[str, int] = {}
         #: queue-mode facts of the instructions (:mod:`.queues`)
         self.schedule = queues.Schedule()
+        #: the timing plan of every decoded block (:mod:`.timing_plan`); None when a block
+        #: holds an op the plan cannot walk
+        self.plans: dict[Block, tuple | None] = {}
 
     # -------------------------------------------------------------- slots and values
 
@@ -189,10 +192,12 @@ class Decoder:
         return Program(func_op=fop, target=self.target, body=body, template=template,
                        arg_slots=arg_slots, arg_specs=arg_specs, arg_names=arg_names,
                        ret_slots=ret_slots, ret_specs=ret_specs, instruction_count=self.count,
-                       schedule=self.schedule)
+                       schedule=self.schedule,
+                       plan=timing_plan.finish(self.plans[block]))
 
     def block(self, block: Block) -> list[Closure]:
         out: list[Closure] = []
+        plan: list | None = []
         for op in block.ops:
             handler = HANDLERS.get(op.name)
             if handler is None:
@@ -200,12 +205,23 @@ class Decoder:
             if isinstance(op, nisa.NisaInstruction):
                 self.count += 1
             c = handler(self, op)
+            step = None
             if op.name == "nisa.alloc":  # shared_hbm: bound launch-wide in SPMD/LNC launches
                 c = spmd.shared_alloc(self, op, c)
             elif c is not None and isinstance(op, nisa.NisaInstruction):
+                raw = c
                 c = queues.wrap(self, op, c)  # enqueued in queue mode
+                step = timing_plan.instruction(self.schedule.infos[-1], raw)
+            elif plan is not None:
+                step = timing_plan.step(self, op, c)
             if c is not None:
                 out.append(c)
+            if plan is not None:
+                if step is timing_plan.UNSUPPORTED:
+                    plan = None
+                elif step is not None:
+                    plan.append(step)
+        self.plans[block] = tuple(plan) if plan is not None else None
         return out
 
     @staticmethod

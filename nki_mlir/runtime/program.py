@@ -159,7 +159,8 @@ class Program:
 
     def __init__(self, *, func_op: func.FuncOp, target: str, body: list[Closure],
                  template: list, arg_slots: list[int], arg_specs: list, arg_names: list[str],
-                 ret_slots: list[int], ret_specs: list, instruction_count: int, schedule=None):
+                 ret_slots: list[int], ret_specs: list, instruction_count: int, schedule=None,
+                 plan=None):
         self._func = func_op
         self.target = target
         self.func_name = func_op.sym_name.data
@@ -173,6 +174,13 @@ class Program:
         self.arg_types = [(s[0], s[1], s[2]) for s in arg_specs]
         self.result_types = list(ret_specs)
         self._schedule = schedule
+        self._plan = plan
+
+    @property
+    def timing_plan(self):
+        """The control-flow skeleton of the function for timing-only walks
+        (:mod:`.timing_plan`), or None when it holds an op such a walk cannot skip."""
+        return self._plan
 
     @property
     def schedule(self):

@@ -26,6 +26,31 @@ from .queues import QueueRun
 
 MODES = ("program-order", "queues")
 
+#: NumPy's ufunc buffer size (elements) while a kernel runs.  Tiles in SBUF / PSUM are
+#: strided views (one row per partition); with the default 8192, NumPy 2 copies such
+#: operands through its buffers (~2-3x slower elementwise ops); below a row's length it
+#: runs its loops on the rows in place.  Elementwise results do not depend on it, and the
+#: interpreter's reductions never cast (so their summation order does not depend on it).
+RUN_BUFSIZE = 1024
+
+try:   # NumPy >= 2: the ufunc state (errors, buffer size) is one context variable
+    from numpy._core._ufunc_config import _extobj_contextvar
+    from numpy._core.umath import _make_extobj
+    _RUN_EXTOBJ = _make_extobj(all="ignore", bufsize=RUN_BUFSIZE)
+
+    def _enter_numerics():
+        return _extobj_contextvar.set(_RUN_EXTOBJ)
+
+    def _leave_numerics(token) -> None:
+        _extobj_contextvar.reset(token)
+except ImportError:    # NumPy 1.26
+    def _enter_numerics():
+        return np.seterr(all="ignore"), np.setbufsize(RUN_BUFSIZE)
+
+    def _leave_numerics(token) -> None:
+        np.seterr(**token[0])
+        np.setbufsize(token[1])
+
 
 def resolve_mode(mode: str | None, hazards: bool | None) -> tuple[str, bool]:
     """The effective ``(mode, hazards)`` of a run (see :meth:`Program.run`)."""
@@ -272,13 +297,14 @@ class Program:
                                          execute=execute or timer is None)
             if hazards:
                 qr.hazards = Checker(state, qr)
+        numerics = _enter_numerics()   # floating-point errors ignored, RUN_BUFSIZE
         try:
-            with np.errstate(all="ignore"):
-                for f in self._body:
-                    f(env)
-                if qr is not None:
-                    qr.drain()
+            for f in self._body:
+                f(env)
+            if qr is not None:
+                qr.drain()
         finally:
+            _leave_numerics(numerics)
             state.launch = None
             state.queues = None
             _release_state(state)

@@ -88,8 +88,10 @@ def mamba_v1(delta, u, A, B, C, C_EARLY=False):
     """Selective scan, the tutorial's initial tiling (see the module docstring).
 
     Args:
-        delta, u: [batch, channels, seq] fp32, channels a multiple of 128.
+        delta, u: [batch, channels, seq] fp32, channels a multiple of 128, seq at most 512
+            or a multiple of 512 (the broadcasts go 512 columns at a time).
         A: [channels, state] fp32.  B, C: [batch, state, seq] fp32.
+        C_EARLY: load the C row next to the B row (see the module docstring).
 
     Returns:
         [batch, channels, seq] fp32 in ``shared_hbm``.

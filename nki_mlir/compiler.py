@@ -198,9 +198,10 @@ class CompiledKernel:
         """Run on the ISA interpreter; returns one array or a tuple (as the kernel returns).
         Called with torch or JAX tensors, it returns tensors of that library
         (:mod:`nki_mlir.interop`)."""
-        from .interop import convert_args, from_numpy
-        args, kwargs, kind = convert_args(args, kwargs)
+        from .interop import from_numpy, prepare_args
+        args, kwargs, kind, write_back = prepare_args(args, kwargs)
         outs = self._run_arrays(args, kwargs)
+        write_back()
         if kind is not None:
             outs = tuple(from_numpy(o, kind) for o in outs)
         if self.spec.returns_tuple:
@@ -227,9 +228,11 @@ class CompiledKernel:
         ``mode`` / ``hazards``: see :meth:`nki_mlir.runtime.program.Program.run` (engine
         queues and hazard checks; defaults from ``NKI_MLIR_HAZARDS``, which ``__call__`` uses).
         """
-        from .interop import convert_args
-        args, kwargs, _ = convert_args(args, kwargs)
-        return self._run_arrays(args, kwargs, launch, mode, hazards)
+        from .interop import prepare_args
+        args, kwargs, _, write_back = prepare_args(args, kwargs)
+        outs = self._run_arrays(args, kwargs, launch, mode, hazards)
+        write_back()
+        return outs
 
     def _run_arrays(self, args: tuple, kwargs: dict, launch: Any = None, mode: str | None = None,
                     hazards: bool | None = None) -> tuple:

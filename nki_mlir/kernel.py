@@ -219,8 +219,11 @@ class LaunchedKernel:
 
     def run(self, args: tuple, kwargs: dict) -> tuple[Any, list]:
         """Compile and run every instance; returns ``(result, compiled kernels per instance)``."""
+        from .interop import from_numpy, prepare_args
         from .runtime.spmd import CROSS_CORE_OPS, run_instances
 
+        # once for the launch: every instance sees the same (contiguous) arrays
+        args, kwargs, kind, write_back = prepare_args(args, kwargs)
         compiled, ids_all, core_of, cores = self.compile_with(args, kwargs)
         first = compiled[0]
         for ck in compiled[1:]:
@@ -242,7 +245,8 @@ class LaunchedKernel:
             results = run_instances(work, cores, concurrent)
         except NKIError as exc:
             raise exc.with_traceback(None) from None
-        outs = results[0]
+        write_back()
+        outs = [from_numpy(o, kind) for o in results[0]]
         if first.spec.returns_tuple:
             return tuple(outs), compiled
         return (outs[0] if outs else None), compiled

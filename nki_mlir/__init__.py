@@ -12,8 +12,8 @@ from .version import __version__  # noqa: E402
 
 from . import errors, isa, language, typing  # noqa: E402
 from .errors import NKIError  # noqa: E402
-from .kernel import Kernel, LaunchedKernel, jit, simulate, simulate_kernel  # noqa: E402
-from .entry import baremetal, benchmark, profile  # noqa: E402
+from .driver.jit import Kernel, LaunchedKernel, jit, simulate  # noqa: E402
+from .driver.entry import baremetal, benchmark, profile, simulate_kernel  # noqa: E402
 from . import collectives  # noqa: E402
 
 #: ``nki.dtype``: the type of NKI dtypes (for annotations such as ``dtype: nki.dtype``)

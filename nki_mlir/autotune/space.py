@@ -44,7 +44,7 @@ def kernel_fn(kernel: Any):
 
 def as_kernel(kernel: Any):
     """A :class:`~nki_mlir.kernel.Kernel` for ``kernel`` (wrapping a plain function)."""
-    from ..kernel import Kernel
+    from ..driver.jit import Kernel
     inner = getattr(kernel, "kernel", None)
     if isinstance(inner, Kernel):
         return inner

@@ -70,7 +70,7 @@ def load_module(path: str):
 
 def file_kernels(mod) -> dict:
     """The ``@nki.jit`` kernels a module defines, by name."""
-    from ..kernel import Kernel
+    from ..driver.jit import Kernel
     return {k: v for k, v in vars(mod).items() if isinstance(v, Kernel)}
 
 

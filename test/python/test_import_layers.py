@@ -92,10 +92,6 @@ DYNAMIC: dict[tuple[str, str], list[str]] = {
         "nki_mlir.beta1.isa", "nki_mlir.beta1.compiler"],
     # the autotuner's worker imports the user's kernel module
     ("nki_mlir.autotune.space", "ref.module"): [],
-    ("nki_mlir.dialects.nki", "f'{__package__}.{fam}'"): [
-        f"nki_mlir.dialects.{m}" for m in ("isa_vector", "isa_select", "isa_movement", "isa_tensor",
-                                           "isa_random", "isa_control", "isa_collective",
-                                           "nki_sugar", "lang_ops", "views")],
 }
 
 # Not fixed yet (being emptied on the wt-arch branch): layer violations, exactly those found;
@@ -108,10 +104,6 @@ _BETA1 = ("block_dims", "index", "index_expr", "isa", "lang", "mask_guards", "ma
 KNOWN_CYCLES: list[set[str]] = [
     {*(f"nki_mlir.frontend.{m}" for m in _FRONTEND),
      *(f"nki_mlir.frontend.beta1.{m}" for m in _BETA1)},
-    {"nki_mlir", "nki_mlir.collectives", "nki_mlir.compiler", "nki_mlir.entry", "nki_mlir.kernel",
-     "nki_mlir.frontend", "nki_mlir.frontend.isa_collective", "nki_mlir.perf", "nki_mlir.perf.costs",
-     "nki_mlir.perf.dma_costs", "nki_mlir.perf.summary", "nki_mlir.perf.targets",
-     "nki_mlir.perf.timeline", "nki_mlir.perf.walk"},
 ]
 
 

@@ -34,6 +34,7 @@ from .frontend.source import FunctionSource, file_hash, referenced_values_digest
 from .runtime import artifact as art
 from .passes import output_coverage
 from .runtime import cache
+from . import warm
 
 TARGET_ALIASES = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2",
                   "trn3": "trn3", "gen4": "trn3"}
@@ -214,10 +215,16 @@ class CompiledKernel:
         """Run on the ISA interpreter; returns one array or a tuple (as the kernel returns).
         Called with torch or JAX tensors, it returns tensors of that library
         (:mod:`nki_mlir.interop`)."""
-        from .interop import convert_args, from_numpy
+        from .interop import convert_args
         args, kwargs, kind = convert_args(args, kwargs)
+        return self._call_arrays(args, kwargs, kind)
+
+    def _call_arrays(self, args: tuple, kwargs: dict, kind: str | None):
+        """:meth:`__call__` on arguments already converted to NumPy; outputs go back to the
+        framework ``kind`` (None: NumPy)."""
         outs = self._run_arrays(args, kwargs)
         if kind is not None:
+            from .interop import from_numpy
             outs = tuple(from_numpy(o, kind) for o in outs)
         if self.spec.returns_tuple:
             return tuple(outs)
@@ -303,6 +310,15 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         NKIError: any error in the kernel, located at its source line.
     """
     tgt = resolve_target(target)
+    skey = None
+    if use_cache:       # a repeated call: the guard of its argument specs (nki_mlir.warm)
+        try:
+            skey = warm.spec_key(fn, args, kwargs, (tgt, schedule, spmd.key() if spmd else None,
+                                                    output_check, os.environ.get(output_coverage.ENV)))
+        except TypeError:
+            skey = None
+        if skey is not None and (hit := warm.lookup(skey)) is not None:
+            return hit
     _check_schedule(schedule)
     specs = arg_specs(fn, args, kwargs)
     opts: dict[str, Any] = {"schedule": schedule}
@@ -321,12 +337,14 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     except cache.UnstableKey:
         key, use_cache = os.urandom(32).hex(), False   # no content key: compile uncached
     if use_cache and (hit := cache.memory_get(key)) is not None:
+        warm.remember(skey, fn, key)
         return hit
     dest = cache.cache_dir() / f"{fn.__name__}-{key[:16]}"
     if use_cache and os.path.lexists(dest):
         ck = _disk_hit(dest, tgt)
         if ck is not None:
             cache.memory_put(key, ck)
+            warm.remember(skey, fn, key)
             return ck
     t0 = time.perf_counter()
     with _no_cyclic_gc():
@@ -362,6 +380,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     ck = CompiledKernel(spec, path, tgt, manifest, seconds, None, ir, _module=module)
     if use_cache:
         cache.memory_put(key, ck)
+        warm.remember(skey, fn, key)
     return ck
 
 

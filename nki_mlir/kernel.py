@@ -88,9 +88,12 @@ class Kernel:
 
     def compile_with(self, args: tuple, kwargs: dict, **options: Any):
         """Compile with driver options (``target``, ``use_cache``, ``spmd``) on top of the decorator's."""
-        from .compiler import compile_kernel
         from .interop import convert_args
         args, kwargs, _ = convert_args(args, kwargs)
+        return self._compile_arrays(args, kwargs, options)
+
+    def _compile_arrays(self, args: tuple, kwargs: dict, options: dict):
+        from .compiler import compile_kernel
         try:
             return compile_kernel(self.fn, args, kwargs, **{**self.options, **options})
         except NKIError as exc:
@@ -109,9 +112,11 @@ class Kernel:
 
     def run(self, args: tuple, kwargs: dict) -> tuple[Any, list]:
         """Compile and run once; returns ``(result, [compiled kernel])`` (result as the kernel returns)."""
-        compiled = self.compile_with(args, kwargs)
+        from .interop import convert_args
+        args, kwargs, kind = convert_args(args, kwargs)
+        compiled = self._compile_arrays(args, kwargs, {})
         try:
-            return compiled(*args, **kwargs), [compiled]
+            return compiled._call_arrays(args, kwargs, kind), [compiled]
         except NKIError as exc:
             raise exc.with_traceback(None) from None
 

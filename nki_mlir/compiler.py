@@ -19,14 +19,10 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from . import __version__, dtypes, progress
-from .dialects import make_context
 from .dialects.common import ON_CHIP, space_of
-from .dialects.memo_printer import MemoPrinter
-from .dialects.nki import SUGAR_OPS
 from .errors import ArtifactError, NKIError, NKITypeError, NKIVerifyError
 from .frontend import ArgSpec, KernelSpec, OutputSpec, arg_specs, build_module
 from .diagnostics import error_at
@@ -52,12 +48,17 @@ def resolve_target(target: str | None = None) -> str:
 def print_module(module: ModuleOp, debuginfo: bool = True) -> str:
     """The module's text as xDSL's ``Printer`` prints it (built by :class:`MemoPrinter`)."""
     import io
+
+    from .dialects.memo_printer import MemoPrinter
     buf = io.StringIO()
     MemoPrinter(stream=buf, print_debuginfo=debuginfo).print_op(module)
     return buf.getvalue() + "\n"
 
 
 def parse_module(text: str) -> ModuleOp:
+    from xdsl.parser import Parser     # (a cache hit decodes the compact form: no parser)
+
+    from .dialects import make_context
     module = Parser(make_context(), text).parse_module()
     module.verify()
     return module
@@ -68,6 +69,7 @@ def parse_module(text: str) -> ModuleOp:
 
 def _stage_check(stage: str, module: ModuleOp) -> None:
     """What may remain after each stage ("spec per stage")."""
+    from .dialects.nki import SUGAR_OPS
     for op in module.walk():
         if stage == "nki-legalize" and isinstance(op, SUGAR_OPS):
             raise NKIVerifyError(f"after nki-legalize a sugar op remains: {op.name}")
@@ -129,6 +131,7 @@ def run_pipeline(module: ModuleOp, target: str, schedule: str = "list", dump=Non
     from .passes.lower_nki_to_nisa import LowerNkiToNisa
     from .passes.schedule import NisaSchedule
 
+    from .dialects import make_context
     ctx = make_context()
     passes = [NkiLegalize(), LowerNkiToNisa(), NisaAllocate(target=target), NisaSchedule(mode=schedule)]
     each = verify_each_pass()

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes, progress
+from . import warm
 from ..diagnostics import caller_loc
 from ..errors import ArtifactError, NKIError, NKITypeError
 from ..frontend import ArgSpec, KernelSpec, OutputSpec, arg_specs, build_module
@@ -104,11 +105,19 @@ class CompiledKernel:
         """Run on the ISA interpreter; returns one array or a tuple (as the kernel returns).
         Called with torch or JAX tensors, it returns tensors of that library
         (:mod:`nki_mlir.interop`)."""
-        from ..interop import from_numpy, prepare_args
+        from ..interop import prepare_args
         args, kwargs, kind, write_back = prepare_args(args, kwargs)
+        return self._call_arrays(args, kwargs, kind, write_back)
+
+    def _call_arrays(self, args: tuple, kwargs: dict, kind: str | None, write_back=None):
+        """:meth:`__call__` on arguments already converted to NumPy; ``write_back()`` (from
+        :func:`nki_mlir.interop.prepare_args`) runs after the run, and outputs go back to the
+        framework ``kind`` (None: NumPy)."""
         outs = self._run_arrays(args, kwargs)
-        write_back()
+        if write_back is not None:
+            write_back()
         if kind is not None:
+            from ..interop import from_numpy
             outs = tuple(from_numpy(o, kind) for o in outs)
         if self.spec.returns_tuple:
             return tuple(outs)
@@ -196,6 +205,15 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         NKIError: any error in the kernel, located at its source line.
     """
     tgt = resolve_target(target)
+    skey = None
+    if use_cache:       # a repeated call: the guard of its argument specs (nki_mlir.driver.warm)
+        try:
+            skey = warm.spec_key(fn, args, kwargs, (tgt, schedule, spmd.key() if spmd else None,
+                                                    output_check, os.environ.get(output_coverage.ENV)))
+        except TypeError:
+            skey = None
+        if skey is not None and (hit := warm.lookup(skey)) is not None:
+            return hit
     _check_schedule(schedule)
     specs = arg_specs(fn, args, kwargs)
     opts: dict[str, Any] = {"schedule": schedule}
@@ -213,12 +231,14 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     except cache.UnstableKey:
         key, use_cache = os.urandom(32).hex(), False   # no content key: compile uncached
     if use_cache and (hit := cache.memory_get(key)) is not None:
+        warm.remember(skey, fn, key)
         return hit
     dest = cache.cache_dir() / f"{fn.__name__}-{key[:16]}"
     if use_cache and os.path.lexists(dest):
         ck = _disk_hit(dest, tgt)
         if ck is not None:
             cache.memory_put(key, ck)
+            warm.remember(skey, fn, key)
             return ck
     t0 = time.perf_counter()
     with _no_cyclic_gc():
@@ -255,6 +275,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     ck = CompiledKernel(spec, path, tgt, manifest, seconds, None, ir, _module=module)
     if use_cache:
         cache.memory_put(key, ck)
+        warm.remember(skey, fn, key)
     return ck
 
 

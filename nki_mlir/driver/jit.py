@@ -68,8 +68,12 @@ class Kernel:
     def compile_with(self, args: tuple, kwargs: dict, **options: Any):
         """Compile with driver options (``target``, ``use_cache``, ``spmd``) on top of the decorator's."""
         from ..interop import convert_args
-        from .compile import compile_kernel
         args, kwargs, _ = convert_args(args, kwargs)
+        return self._compile_arrays(args, kwargs, options)
+
+    def _compile_arrays(self, args: tuple, kwargs: dict, options: dict):
+        """:meth:`compile_with` on arguments already converted to NumPy."""
+        from .compile import compile_kernel
         try:
             return compile_kernel(self.fn, args, kwargs, **{**self.options, **options})
         except NKIError as exc:
@@ -88,9 +92,11 @@ class Kernel:
 
     def run(self, args: tuple, kwargs: dict) -> tuple[Any, list]:
         """Compile and run once; returns ``(result, [compiled kernel])`` (result as the kernel returns)."""
-        compiled = self.compile_with(args, kwargs)
+        from ..interop import prepare_args
+        args, kwargs, kind, write_back = prepare_args(args, kwargs)
+        compiled = self._compile_arrays(args, kwargs, {})
         try:
-            return compiled(*args, **kwargs), [compiled]
+            return compiled._call_arrays(args, kwargs, kind, write_back), [compiled]
         except NKIError as exc:
             raise exc.with_traceback(None) from None
 

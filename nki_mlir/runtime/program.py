@@ -218,7 +218,8 @@ class Program:
 
     def _check_args(self, args: Sequence) -> list:
         n = len(self._arg_specs)
-        if isinstance(args, np.ndarray) or not isinstance(args, Sequence):
+        if type(args) not in (list, tuple) and (isinstance(args, np.ndarray) or
+                                                not isinstance(args, Sequence)):
             raise error_at(self._func, f"@{self.func_name}: run() takes a sequence of {n} "
                                        f"argument(s), got {type(args).__name__}", NKITypeError)
         if len(args) != n:
@@ -226,28 +227,30 @@ class Program:
             raise error_at(self._func, f"@{self.func_name} takes {n} argument(s) ({names}), "
                                        f"got {len(args)}", NKITypeError)
         out = []
-        for i, (a, (shape, dt, space), name) in enumerate(zip(args, self._arg_specs, self.arg_names)):
-            what = f"@{self.func_name}: argument #{i} '{name}'"
+        for i, (a, (shape, dt, space)) in enumerate(zip(args, self._arg_specs)):
             if space is None:  # scalar argument
                 if not isinstance(a, (int, float, np.integer, np.floating)):
-                    raise error_at(self._func, f"{what} must be a number, got {type(a).__name__}",
-                                   NKITypeError)
+                    raise self._arg_error(i, f"got {type(a).__name__}", number=True)
                 out.append(np.float32(a) if dt is not None and dtypes.is_float(dt) else int(a))
                 continue
-            want = f"a NumPy array of shape {list(shape)} and dtype {dtypes.name_of(dt)}"
             if not isinstance(a, np.ndarray):
-                raise error_at(self._func, f"{what} must be {want}, got {type(a).__name__}",
-                               NKITypeError)
+                raise self._arg_error(i, f"got {type(a).__name__}")
             if a.dtype != dt:
-                raise error_at(self._func, f"{what} must be {want}, got dtype {a.dtype} "
-                                           f"(convert it with .astype(...))", NKITypeError)
-            if tuple(a.shape) != tuple(shape):
-                raise error_at(self._func, f"{what} must be {want}, got shape {list(a.shape)}",
-                               NKITypeError)
+                raise self._arg_error(i, f"got dtype {a.dtype} (convert it with .astype(...))")
+            if a.shape != shape:
+                raise self._arg_error(i, f"got shape {list(a.shape)}")
             if not a.flags.writeable:
                 a = a.copy()  # kernels may write their arguments; a read-only input stays intact
             out.append(a)
         return out
+
+    def _arg_error(self, i: int, got: str, number: bool = False) -> NKITypeError:
+        """The error for argument ``i``: what it must be, and ``got``."""
+        shape, dt, _ = self._arg_specs[i]
+        want = "a number" if number else \
+            f"a NumPy array of shape {list(shape)} and dtype {dtypes.name_of(dt)}"
+        return error_at(self._func, f"@{self.func_name}: argument #{i} '{self.arg_names[i]}' "
+                                    f"must be {want}, {got}", NKITypeError)
 
     def run(self, args: Sequence[np.ndarray], launch=None, mode: str | None = None,
             hazards: bool | None = None, timer=None, execute: bool = True) -> tuple[np.ndarray, ...]:

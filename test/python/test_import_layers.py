@@ -90,9 +90,18 @@ DYNAMIC: dict[tuple[str, str], list[str]] = {
         "nki_mlir", "nki_mlir.language", "nki_mlir.isa", "nki_mlir.typing", "nki_mlir.isa_constants",
         "nki_mlir.dtypes", "nki_mlir.collectives", "nki_mlir.beta1", "nki_mlir.beta1.language",
         "nki_mlir.beta1.isa", "nki_mlir.beta1.compiler"],
+    # ``nki_mlir.__getattr__``: the submodules loaded on first use (``_LAZY_MODULES``)
+    ("nki_mlir", "f'.{name}'"): ["nki_mlir.language", "nki_mlir.isa", "nki_mlir.typing",
+                                 "nki_mlir.collectives", "nki_mlir.compat"],
     # the autotuner's worker imports the user's kernel module
     ("nki_mlir.autotune.space", "ref.module"): [],
 }
+
+#: edges of the package root's lazy attribute accessor (``nki_mlir.__getattr__``) to a module
+#: above it: ``nki_mlir.compat`` imports the root to alias it as ``nki``, and the root only
+#: hands it to a user who writes ``nki_mlir.compat`` without importing it (no code of the
+#: root uses it).  Left out of the cycle check, and only these.
+ACCESSORS: set[tuple[str, str]] = {("nki_mlir", "nki_mlir.compat")}
 
 # Not fixed yet (being emptied on the wt-arch branch): layer violations, exactly those found;
 # cycles: every cycle found lies inside one of these sets and each set still holds a cycle.
@@ -309,7 +318,8 @@ def test_layers_import_one_way():
 
 
 def test_no_import_cycles():
-    found = cycles(GRAPH)
+    found = cycles({m: [e for e in edges if (e.src, e.dst) not in ACCESSORS]
+                    for m, edges in GRAPH.items()})
     new = [c for c in found if not any(c <= k for k in KNOWN_CYCLES)]
     assert not new, "import cycles:\n" + "\n".join(_describe(c) for c in new)
     fixed = [sorted(k) for k in KNOWN_CYCLES if not any(c <= k for c in found)]

@@ -12,9 +12,10 @@ tile.  For each size it prints (BLAS pinned to one thread, ``use_cache=False``):
   peak resident memory of the process (MiB, ``ru_maxrss``): every size is compiled in a
   fresh child process (after one tiny warm-up compile), so the peak is that size's own;
   ``--tracemalloc`` measures the peak traced Python memory instead, on a second run;
-- the time of each phase (s): frontend tracing (``build_module``), IR printing, each pass of
-  the pipeline, ``module.verify`` (every call, the frontend's included, so phases may
-  overlap), the per-stage checks, artifact writing;
+- the wall and CPU time of each phase (s; sorted by CPU time): frontend tracing
+  (``build_module``), the output coverage check, IR printing, each pass of the pipeline,
+  ``module.verify`` (every call, the frontend's included, so phases may overlap), the
+  per-stage checks, the memory report, the compact IR encoding, artifact writing;
 - the growth ratio of the compile time to the previous size, and ``time(4k)/time(256)``.
 
 ``--profile N`` also runs :mod:`cProfile` on one compile of size ``N`` and prints the top
@@ -65,23 +66,26 @@ def unrolled(x):
 
 
 class PhaseTimer:
-    """Wraps the compiler's phases to sum their wall time (s) per phase name."""
+    """Wraps the compiler's phases to sum their wall and process CPU time (s) per phase name
+    (a phase called from inside another one is counted in both)."""
 
     def __init__(self):
         self.seconds: dict[str, float] = defaultdict(float)
+        self.cpu_seconds: dict[str, float] = defaultdict(float)
         self._undo: list = []
 
     def wrap(self, owner, attr: str, label) -> None:
         orig = getattr(owner, attr)
-        acc = self.seconds
+        acc, cpu = self.seconds, self.cpu_seconds
 
         def timed(*a, **kw):
             name = label(a) if callable(label) else label
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             try:
                 return orig(*a, **kw)
             finally:
                 acc[name] += time.perf_counter() - t0
+                cpu[name] += time.process_time() - c0
         setattr(owner, attr, timed)
         self._undo.append((owner, attr, orig))
 
@@ -91,9 +95,14 @@ class PhaseTimer:
         from nki_mlir.passes.legalize import NkiLegalize
         from nki_mlir.passes.lower_nki_to_nisa import LowerNkiToNisa
         from nki_mlir.passes.schedule import NisaSchedule
+        from nki_mlir.passes import memory_report, output_coverage
+        from nki_mlir.runtime import ir_compact
         self.wrap(compiler, "build_module", "frontend (build_module)")
+        self.wrap(output_coverage, "check_outputs", "output coverage check")
         self.wrap(compiler, "print_module", "print IR")
         self.wrap(compiler, "_stage_check", "stage checks")
+        self.wrap(memory_report, "manifest_entry", "memory report")
+        self.wrap(ir_compact, "encode", "compact IR encode")
         self.wrap(artifact, "write_artifact", "write artifact")
         self.wrap(ModuleOp, "verify", "verify")
         for cls in (NkiLegalize, LowerNkiToNisa, NisaAllocate, NisaSchedule):
@@ -146,7 +155,7 @@ def measure(n: int, use_tracemalloc: bool) -> dict:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     mem = peak_mib(iters) if use_tracemalloc else rss
     return {"size": n, "instructions": count_instructions(ck), "seconds": secs, "cpu_seconds": cpu,
-            "peak_mib": mem, "phases": dict(pt.seconds)}
+            "peak_mib": mem, "phases": dict(pt.seconds), "phases_cpu": dict(pt.cpu_seconds)}
 
 
 def main() -> None:
@@ -175,8 +184,10 @@ def main() -> None:
         ratio = f"{secs / prev['seconds']:6.2f}x (cpu {cpu / prev['cpu_seconds']:5.2f}x)" if prev else "     -"
         print(f"size {n:6d}: {r['instructions']:6d} instructions  compile {secs:8.2f} s "
               f"(cpu {cpu:8.2f} s)  peak {r['peak_mib']:8.1f} MiB  growth {ratio}", flush=True)
-        for name, t in sorted(r["phases"].items(), key=lambda kv: -kv[1]):
-            print(f"    {name:28s} {t:8.3f} s  ({100 * t / secs:5.1f}%)", flush=True)
+        pcpu = r["phases_cpu"]
+        for name, t in sorted(r["phases"].items(), key=lambda kv: -pcpu[kv[0]]):
+            print(f"    {name:28s} {t:8.3f} s  (cpu {pcpu[name]:8.3f} s, {100 * pcpu[name] / cpu:5.1f}%)",
+                  flush=True)
     by = {r["size"]: r for r in rows}
     if 256 in by and 4096 in by:
         print(f"time(4k)/time(256) = {by[4096]['seconds'] / by[256]['seconds']:.2f} wall, "

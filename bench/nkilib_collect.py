@@ -1,7 +1,7 @@
 """Collect AWS's nki-library test suite in simulation mode with nki-mlir as the simulator.
 
 Runs, in a subprocess, from the nki-library checkout (``--root``, default
-``/work/shared/corpus/nki-library``) with ``src/`` on ``PYTHONPATH``::
+``../shared/corpus/nki-library`` next to the checkout) with ``src/`` on ``PYTHONPATH``::
 
     python -m pytest --collect-only -q -p nki_cpu_simulator.stubs -p no:cacheprovider \
         test --test-mode simulation --ignore=<each file in IGNORED> [--skip-coverage-parametrize]
@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-DEFAULT_ROOT = Path("/work/shared/corpus/nki-library")
+DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "nki-library"
 #: Test files ignored by default: defects of the public nki-library snapshot itself, not of
 #: the simulator (each fails to import with any NKI implementation).  ``--no-ignore`` keeps them.
 IGNORED = {

@@ -116,7 +116,7 @@ def python_value(a):
     out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
     t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=a)
-    if t:
+    for i in range(t):
         nisa.dma_copy(dst=out, src=t)
     return out
 

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes, progress
+from . import warm
 from ..diagnostics import caller_loc
 from ..errors import ArtifactError, NKIError, NKITypeError
 from ..frontend import ArgSpec, KernelSpec, OutputSpec, arg_specs, build_module
@@ -104,10 +105,19 @@ class CompiledKernel:
         """Run on the ISA interpreter; returns one array or a tuple (as the kernel returns).
         Called with torch or JAX tensors, it returns tensors of that library
         (:mod:`nki_mlir.interop`)."""
-        from ..interop import convert_args, from_numpy
-        args, kwargs, kind = convert_args(args, kwargs)
+        from ..interop import prepare_args
+        args, kwargs, kind, write_back = prepare_args(args, kwargs)
+        return self._call_arrays(args, kwargs, kind, write_back)
+
+    def _call_arrays(self, args: tuple, kwargs: dict, kind: str | None, write_back=None):
+        """:meth:`__call__` on arguments already converted to NumPy; ``write_back()`` (from
+        :func:`nki_mlir.interop.prepare_args`) runs after the run, and outputs go back to the
+        framework ``kind`` (None: NumPy)."""
         outs = self._run_arrays(args, kwargs)
+        if write_back is not None:
+            write_back()
         if kind is not None:
+            from ..interop import from_numpy
             outs = tuple(from_numpy(o, kind) for o in outs)
         if self.spec.returns_tuple:
             return tuple(outs)
@@ -133,9 +143,11 @@ class CompiledKernel:
         ``mode`` / ``hazards``: see :meth:`nki_mlir.runtime.program.Program.run` (engine
         queues and hazard checks; defaults from ``NKI_MLIR_HAZARDS``, which ``__call__`` uses).
         """
-        from ..interop import convert_args
-        args, kwargs, _ = convert_args(args, kwargs)
-        return self._run_arrays(args, kwargs, launch, mode, hazards)
+        from ..interop import prepare_args
+        args, kwargs, _, write_back = prepare_args(args, kwargs)
+        outs = self._run_arrays(args, kwargs, launch, mode, hazards)
+        write_back()
+        return outs
 
     def _run_arrays(self, args: tuple, kwargs: dict, launch: Any = None, mode: str | None = None,
                     hazards: bool | None = None) -> tuple:
@@ -193,6 +205,15 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         NKIError: any error in the kernel, located at its source line.
     """
     tgt = resolve_target(target)
+    skey = None
+    if use_cache:       # a repeated call: the guard of its argument specs (nki_mlir.driver.warm)
+        try:
+            skey = warm.spec_key(fn, args, kwargs, (tgt, schedule, spmd.key() if spmd else None,
+                                                    output_check, os.environ.get(output_coverage.ENV)))
+        except TypeError:
+            skey = None
+        if skey is not None and (hit := warm.lookup(skey)) is not None:
+            return hit
     _check_schedule(schedule)
     specs = arg_specs(fn, args, kwargs)
     opts: dict[str, Any] = {"schedule": schedule}
@@ -210,12 +231,14 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     except cache.UnstableKey:
         key, use_cache = os.urandom(32).hex(), False   # no content key: compile uncached
     if use_cache and (hit := cache.memory_get(key)) is not None:
+        warm.remember(skey, fn, key)
         return hit
     dest = cache.cache_dir() / f"{fn.__name__}-{key[:16]}"
     if use_cache and os.path.lexists(dest):
         ck = _disk_hit(dest, tgt)
         if ck is not None:
             cache.memory_put(key, ck)
+            warm.remember(skey, fn, key)
             return ck
     t0 = time.perf_counter()
     with _no_cyclic_gc():
@@ -231,6 +254,8 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
             pipeline = run_pipeline(module, tgt, schedule, dump, bar if big else None)
             ir_nisa = print_module(module)
             bar.update()
+        from ..runtime.ir_compact import encode as to_compact
+        compact = to_compact(module, ir_nisa)
     seconds = time.perf_counter() - t0
     from ..passes.memory_report import manifest_entry
     mem = manifest_entry(module)    # every nkim.* module attribute as JSON (memory report)
@@ -242,8 +267,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         "compile_seconds": round(seconds, 6),
         "spmd": spmd.manifest() if spmd is not None else None,
     }
-    from ..runtime.ir_compact import encode as to_compact
-    ir = {"nisa": ir_nisa, "nki": ir_nki, "compact": to_compact(module, ir_nisa)}
+    ir = {"nisa": ir_nisa, "nki": ir_nki, "compact": compact}
     path = None
     if use_cache:      # an uncached compile keeps its artifact in memory: no files left behind
         path = art.write_artifact(dest, manifest, ir)
@@ -251,6 +275,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     ck = CompiledKernel(spec, path, tgt, manifest, seconds, None, ir, _module=module)
     if use_cache:
         cache.memory_put(key, ck)
+        warm.remember(skey, fn, key)
     return ck
 
 

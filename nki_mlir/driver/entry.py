@@ -52,7 +52,7 @@ import os
 from typing import Any
 
 from ..errors import NKIError
-from .jit import Kernel, LaunchedKernel, _not_while_tracing
+from .jit import Kernel, LaunchedKernel, _not_while_tracing, _tracing
 from .results import (  # noqa: F401  (the latency hook, also importable from here)
     PERCENTILES, BenchmarkResult, LatencyResult, LaunchRecord, NKIInterpreterNote, estimate,
     latency_estimator, note_interpreter, set_latency_estimator,
@@ -110,6 +110,8 @@ class EntryKernel:
 
     def __call__(self, *args: Any, **kwargs: Any):
         k = _as_runnable(self.target)
+        if isinstance(k, Kernel) and _tracing():
+            return k(*args, **kwargs)  # inside a kernel being traced: runs inline
         _not_while_tracing(k)
         note_interpreter(self.api)
         result, compiled = k.run(args, kwargs)

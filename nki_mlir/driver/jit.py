@@ -68,18 +68,23 @@ class Kernel:
     def compile_with(self, args: tuple, kwargs: dict, **options: Any):
         """Compile with driver options (``target``, ``use_cache``, ``spmd``) on top of the decorator's."""
         from ..interop import convert_args
-        from .compile import compile_kernel
         args, kwargs, _ = convert_args(args, kwargs)
+        return self._compile_arrays(args, kwargs, options)
+
+    def _compile_arrays(self, args: tuple, kwargs: dict, options: dict):
+        """:meth:`compile_with` on arguments already converted to NumPy."""
+        from .compile import compile_kernel
         try:
             return compile_kernel(self.fn, args, kwargs, **{**self.options, **options})
         except NKIError as exc:
             raise exc.with_traceback(None) from None  # the user's error, not our frames
 
     def __call__(self, *args: Any, **kwargs: Any):
-        if self.options.get("mode") == "trace" and _tracing():
+        if _tracing():
+            # called from inside a kernel being traced (nki-library's kernels call each other):
+            # the sub-kernel runs inline, like a plain helper function
             from ..frontend.loop_rewrite import traced_function
-            return traced_function(self.fn)(*args, **kwargs)  # a sub-kernel runs inline
-        _not_while_tracing(self)
+            return traced_function(self.fn)(*args, **kwargs)
         mode = self.options.get("mode")
         if mode is not None:
             return call_in_mode(self, mode, args, kwargs)
@@ -87,9 +92,11 @@ class Kernel:
 
     def run(self, args: tuple, kwargs: dict) -> tuple[Any, list]:
         """Compile and run once; returns ``(result, [compiled kernel])`` (result as the kernel returns)."""
-        compiled = self.compile_with(args, kwargs)
+        from ..interop import prepare_args
+        args, kwargs, kind, write_back = prepare_args(args, kwargs)
+        compiled = self._compile_arrays(args, kwargs, {})
         try:
-            return compiled(*args, **kwargs), [compiled]
+            return compiled._call_arrays(args, kwargs, kind, write_back), [compiled]
         except NKIError as exc:
             raise exc.with_traceback(None) from None
 
@@ -215,8 +222,11 @@ class LaunchedKernel:
 
     def run(self, args: tuple, kwargs: dict) -> tuple[Any, list]:
         """Compile and run every instance; returns ``(result, compiled kernels per instance)``."""
+        from ..interop import from_numpy, prepare_args
         from ..runtime.spmd import CROSS_CORE_OPS, run_instances
 
+        # once for the launch: every instance sees the same (contiguous) arrays
+        args, kwargs, kind, write_back = prepare_args(args, kwargs)
         compiled, ids_all, core_of, cores = self.compile_with(args, kwargs)
         first = compiled[0]
         for ck in compiled[1:]:
@@ -238,7 +248,8 @@ class LaunchedKernel:
             results = run_instances(work, cores, concurrent)
         except NKIError as exc:
             raise exc.with_traceback(None) from None
-        outs = results[0]
+        write_back()
+        outs = [from_numpy(o, kind) for o in results[0]]
         if first.spec.returns_tuple:
             return tuple(outs), compiled
         return (outs[0] if outs else None), compiled
@@ -295,17 +306,13 @@ def _tracing() -> bool:
 
 
 def _not_while_tracing(kernel: Any) -> None:
-    """A kernel called from inside a kernel being traced: a located error (helpers are
-    plain functions, inlined by running them)."""
-    from ..errors import NKISyntaxError, NKITypeError
+    """A launched kernel called from inside a kernel being traced: a located error (an
+    unlaunched ``@nki.jit`` kernel called there runs inline, see :meth:`Kernel.__call__`)."""
     from ..frontend import tracer
-    from ..frontend.frames import user_loc
-    if tracer.active() is None:
+    if tracer.active() is None or not isinstance(kernel, LaunchedKernel):
         return
-    if isinstance(kernel, LaunchedKernel):
-        raise NKITypeError(f"{kernel!r}: a kernel launched on an SPMD grid / LNC cannot be called "
-                           f"from inside another kernel; call the helper without brackets and "
-                           f"without @nki.jit (helpers are inlined)", user_loc(),
-                           code="err_nested_kernel_with_spmd_grid")
-    raise NKISyntaxError("calling an @nki.jit kernel from inside a kernel is not allowed; remove "
-                         "the decorator from the helper (helpers are inlined)", user_loc())
+    from ..errors import NKITypeError
+    from ..frontend.frames import user_loc
+    raise NKITypeError(f"{kernel!r}: a kernel launched on an SPMD grid / LNC cannot be called "
+                       f"from inside another kernel; call it without brackets (a sub-kernel "
+                       f"runs inline)", user_loc(), code="err_nested_kernel_with_spmd_grid")

@@ -13,12 +13,9 @@ import os
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from ..diagnostics import error_at
-from ..dialects import make_context
-from ..dialects.memo_printer import MemoPrinter
 from ..errors import NKIVerifyError
 from ..options import verify_each_pass
 from ..passes import DEFAULT_PIPELINE, check_stage, default_pipeline
@@ -30,6 +27,8 @@ PROGRESS_STEPS = len(DEFAULT_PIPELINE) + 1
 def print_module(module: ModuleOp, debuginfo: bool = True) -> str:
     """The module's text as xDSL's ``Printer`` prints it (built by :class:`MemoPrinter`)."""
     import io
+
+    from ..dialects.memo_printer import MemoPrinter
     buf = io.StringIO()
     MemoPrinter(stream=buf, print_debuginfo=debuginfo).print_op(module)
     return buf.getvalue() + "\n"
@@ -41,6 +40,9 @@ def parse_module(text: str) -> ModuleOp:
     Raises:
         ParseError, VerifyException: text that does not parse or verify.
     """
+    from xdsl.parser import Parser     # (a cache hit decodes the compact form: no parser)
+
+    from ..dialects import make_context
     module = Parser(make_context(), text).parse_module()
     module.verify()
     return module
@@ -85,6 +87,7 @@ def run_pipeline(module: ModuleOp, target: str, schedule: str = "list", dump=Non
         NKIError: a pass's diagnostic (located at the kernel line it concerns);
             NKIVerifyError: the module verifier failed after a pass.
     """
+    from ..dialects import make_context
     ctx = make_context()
     passes = default_pipeline(target=target, schedule=schedule)
     each = verify_each_pass()

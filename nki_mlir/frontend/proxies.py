@@ -2,8 +2,11 @@
 
 - :class:`NkiTensor` (public as ``nl.NkiTensor``): a tensor or view.  Attributes are
   compile-time facts (``shape``, ``dtype``, ``buffer``, ...); subscripts, methods and
-  operators emit ``nki`` ops through the tracer.  Its truth value, ``int()``, iteration
-  and the like need data that exists only on the device: each is a located ``NKIError``.
+  operators emit ``nki`` ops through the tracer.  ``int()``, iteration and the like need
+  data that exists only on the device: each is a located ``NKIError``.  Its truth value is
+  Python's default for an object (always true; ``if t:`` on an optional tensor argument
+  means ``t is not None``), as for AWS's ``NkiTensor``, which defines no ``__bool__``;
+  in a Beta 1 kernel (tile operators) branching on a tile is an error.
 - :class:`LoopIndex`: the symbolic index of a loop the tracer keeps rolled.  ``+ - * // %``
   with ints build index arithmetic.  Anything that needs its value as a Python object
   (``int()``, ``bool()`` of a comparison, ``__index__``, a dict key, an f-string) tells the
@@ -71,9 +74,12 @@ class NkiTensor:
             storage (``offset`` is None when it depends on a loop index).
         name: the variable or ``name=`` the tensor was created with.
 
+    Truth value: always true, Python's default for an object (``if bias:`` tests that an
+    optional tensor argument was given), as AWS's ``NkiTensor`` defines no ``__bool__``.
+
     Raises:
-        NKIError: when used as a Python value (``bool``, ``int``, iteration); only
-            tensor operations are allowed.
+        NKIError: when used as a Python value (``int``, ``float``, iteration, ``len``;
+            in a Beta 1 kernel also a truth value); only tensor operations are allowed.
     """
 
     __slots__ = ("_t",)
@@ -150,7 +156,7 @@ class NkiTensor:
 
     # ------------------------------------------------ no Python value on the host
     def __bool__(self) -> bool:
-        _tracer().tensor_as_value(self, "a truth value (if / while / and / or / not)")
+        return _tracer().tensor_truth(self)
 
     def __index__(self) -> int:
         _tracer().tensor_as_value(self, "a Python int (an index, a size, range())")

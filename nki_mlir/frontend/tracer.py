@@ -302,6 +302,18 @@ def unary(op: str, a: NkiTensor) -> Any:
     return wrap(unary_operator(ctx, loc, ast.USub() if op == "neg" else ast.Invert(), a._t))
 
 
+def tensor_truth(t: NkiTensor) -> bool:
+    """``bool(t)`` of a tensor.  NKI 0.x: Python's default truth of an object, ``True`` (AWS's
+    ``NkiTensor`` defines no ``__bool__``; kernels write ``if bias:`` for ``bias is not
+    None``, as their compiler rejects ``is``).  Beta 1 (tiles with Python operators): a
+    located error, as a tile's value exists only on the device."""
+    ctx = active()
+    if ctx is not None and not ctx.b.beta1:
+        return True
+    tensor_as_value(t, "a truth value (if / while / and / or / not)")
+    return True  # not reached: tensor_as_value raises
+
+
 def tensor_as_value(t: NkiTensor, what: str) -> None:
     """A tensor used where Python needs a value (a condition, an int): located error."""
     loc = user_loc()

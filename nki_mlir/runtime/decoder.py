@@ -23,6 +23,7 @@ from ..dialects.common import MemSpaceAttr
 from ..errors import NKIRuntimeError
 from . import numerics as nm
 from .env import Buf, Closure
+from .timing_plan import UNSUPPORTED
 
 
 class Decoder:
@@ -38,10 +39,12 @@ class Decoder:
         count: ``nisa`` instructions decoded so far.
     """
 
-    def __init__(self, target: str, dispatch: Callable[[Decoder, Operation], Closure | None],
+    def __init__(self, target: str,
+                 dispatch: Callable[[Decoder, Operation], tuple[Closure | None, object]],
                  schedule):
         self.target = target
-        #: ``dispatch(decoder, op)``: the closure of one op (:func:`.handlers.dispatch`)
+        #: ``dispatch(decoder, op)``: the closure of one op and its timing-plan step
+        #: (:func:`.handlers.dispatch`)
         self.dispatch = dispatch
         self.nslots = 1
         self.slot_of: dict[SSAValue, int] = {}
@@ -53,6 +56,9 @@ class Decoder:
         self.shared_names: dict[str, int] = {}
         #: queue-mode facts of the instructions (a :class:`.queues.Schedule`)
         self.schedule = schedule
+        #: the timing plan of every decoded block (:mod:`.timing_plan`); None when a block
+        #: holds an op the plan cannot walk
+        self.plans: dict[Block, tuple | None] = {}
 
     # -------------------------------------------------------------- slots and values
 
@@ -141,10 +147,17 @@ class Decoder:
         """The closures of ``block``'s ops, in order (ops with nothing to run build none)."""
         dispatch = self.dispatch
         out: list[Closure] = []
+        plan: list | None = []
         for op in block.ops:
-            c = dispatch(self, op)
+            c, step = dispatch(self, op)
             if c is not None:
                 out.append(c)
+            if plan is not None:
+                if step is UNSUPPORTED:
+                    plan = None
+                elif step is not None:
+                    plan.append(step)
+        self.plans[block] = tuple(plan) if plan is not None else None
         return out
 
     @staticmethod

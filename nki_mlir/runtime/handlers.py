@@ -24,7 +24,7 @@ from . import (
     control, isa_activation, isa_alu, isa_control, isa_iota, isa_matmul, isa_memory, lang_ops,
     isa_movement, isa_random, isa_select, isa_tensor, isa_vector, views,
 )
-from . import isa_collective, queues, spmd  # LNC2 cross-core ops; shared HBM of launches
+from . import isa_collective, queues, spmd, timing_plan  # LNC2 cross-core ops; shared HBM of launches
 from .decoder import Decoder
 from .env import Closure, is_float_type
 from .memory import flag_dtype
@@ -69,8 +69,10 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
 }
 
 
-def dispatch(dec: Decoder, op: Operation) -> Closure | None:
-    """The closure of ``op`` (None for an op with nothing to run).
+def dispatch(dec: Decoder, op: Operation) -> tuple[Closure | None, object]:
+    """The closure of ``op`` (None for an op with nothing to run) and its step of the block's
+    timing plan (:mod:`.timing_plan`: None for no step, ``UNSUPPORTED`` for an op the plan
+    cannot walk).
 
     Raises:
         NKIRuntimeError: located at ``op``, which the interpreter cannot run.
@@ -83,10 +85,11 @@ def dispatch(dec: Decoder, op: Operation) -> Closure | None:
         dec.count += 1
     c = handler(dec, op)
     if op.name == "nisa.alloc":  # shared_hbm: bound launch-wide in SPMD/LNC launches
-        c = spmd.shared_alloc(dec, op, c)
-    elif c is not None and instruction:
-        c = queues.wrap(dec, op, c)  # enqueued in queue mode
-    return c
+        return spmd.shared_alloc(dec, op, c), None
+    if c is not None and instruction:
+        # enqueued in queue mode; the plan keeps the instruction's own closure
+        return queues.wrap(dec, op, c), timing_plan.instruction(dec.schedule.infos[-1], c)
+    return c, timing_plan.step(dec, op, c)
 
 
 def decode_function(target: str, fop: func.FuncOp) -> Program:
@@ -144,4 +147,4 @@ def decode_function(target: str, fop: func.FuncOp) -> Program:
     return Program(func_op=fop, target=dec.target, body=body, template=template,
                    arg_slots=arg_slots, arg_specs=arg_specs, arg_names=arg_names,
                    ret_slots=ret_slots, ret_specs=ret_specs, instruction_count=dec.count,
-                   schedule=dec.schedule)
+                   schedule=dec.schedule, plan=timing_plan.finish(dec.plans[block]))

@@ -5,9 +5,9 @@ import nki_mlir.isa as nisa
 
 
 @nki.jit
-def while_tensor(a):
+def iter_tensor(a):
     t = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
-    while t:
+    for row in t:
         pass
     return a
 
@@ -62,9 +62,9 @@ def overflow(a):
 
 
 @nki.jit
-def tensor_if(a):
+def tensor_float(a):
     t = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
-    if t:
+    if float(t) > 0:
         pass
     return a
 

@@ -25,8 +25,8 @@ def _line_of(text: str) -> int:
 
 CASES = [
     # kernel, extra args, error class, message fragment, source fragment on the reported line
-    (D.while_tensor, (), NKISyntaxError, "cannot be used as a condition", "while t:"),
-    (D.tensor_if, (), NKISyntaxError, "cannot be used as a condition", "    if t:"),
+    (D.iter_tensor, (), NKITypeError, "cannot be used as an iterable", "for row in t:"),
+    (D.tensor_float, (), NKITypeError, "cannot be used as a Python float", "if float(t) > 0:"),
     (D.big_partition, (), NKIVerifyError, "partition dimension 256, which exceeds the architecture limit of 128",
      "t = nl.ndarray((256, 512)"),
     (D.psum_input, (), NKIVerifyError, "operand 'stationary' is a tensor in psum, but this instruction only accepts sbuf",

@@ -1,7 +1,7 @@
 """AWS's nki-library test suite imports and collects in simulation mode on nki-mlir.
 
 Runs ``bench/nkilib_collect.py --fast`` (``pytest --collect-only`` of
-/work/shared/corpus/nki-library/test with ``--test-mode simulation``, the
+../shared/corpus/nki-library/test (next to the checkout) with ``--test-mode simulation``, the
 ``nki_cpu_simulator`` shim as the simulator and ``--skip-coverage-parametrize`` so every
 module is imported without the minutes-long pairwise test generation) and asserts there
 are no collection errors.  Skips when the corpus is absent or the ``nkilib`` extra
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path("/work/shared/corpus/nki-library")
+ROOT = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "nki-library"
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "nkilib_collect.py"
 #: import names of the ``nkilib`` extra's packages the suite needs at import time
 NKILIB_EXTRA_MODULES = ["torch", "pytest_html", "pytest_metadata", "allpairspy", "pandas",

@@ -6,6 +6,8 @@
   compile cache) and the :class:`~.compile.CompiledKernel` it returns;
 - :mod:`.pipeline`: the pass pipeline run on the frontend's module (the pass list comes from
   the registry, :data:`nki_mlir.passes.DEFAULT_PIPELINE`) and the IR text in and out;
+- :mod:`.warm`: the warm-call guard (a repeated call finds its compiled kernel without
+  rebuilding the cache key);
 - :mod:`.entry` / :mod:`.results`: the legacy (NKI Beta 1) entry points ``nki.baremetal``,
   ``nki.benchmark``, ``nki.profile``, ``nki.simulate_kernel`` and what they report.
 

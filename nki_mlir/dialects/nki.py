@@ -30,7 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import rules
 from .common import HBM_SPACES, ON_CHIP, shape_of, space_of
-from .instruction import NkiInstruction
+from .instruction import NkiInstruction, dialect_ops
 from .syntax import KeywordOp
 
 ALU_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "not_equal",
@@ -505,7 +505,7 @@ from . import nki_sugar as _nki_sugar  # noqa: E402  (generic nl.* sugar ops)
 SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp, *_nki_sugar.SUGAR)
 
 #: the instruction-family modules that add ops to both dialects
-FAMILIES = ("isa_vector", "isa_select", "isa_movement", "isa_tensor", "isa_random", "isa_control",
+FAMILIES = ("isa_vector", "isa_select", "isa_movement", "isa_tensor", "isa_control",
             "isa_collective", "nki_sugar", "lang_ops", "views")
 
 
@@ -518,12 +518,12 @@ def family_ops(attr: str) -> list:
     return ops
 
 
-NKI = Dialect(
+NKI = Dialect(  # with the ops of the instruction definitions (dialect_ops: a live list)
     "nki",
-    [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, TensorTensorOp, TensorScalarOp, ActivationOp,
-     ActivationReduceOp, TensorReduceOp, ReciprocalOp, MemsetOp, IotaOp, AffineSelectOp,
+    dialect_ops("nki", [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, TensorTensorOp, TensorScalarOp,
+     ActivationOp, ActivationReduceOp, TensorReduceOp, ReciprocalOp, MemsetOp, IotaOp, AffineSelectOp,
      NcMatmulOp, NcTransposeOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
-     *family_ops("NKI_OPS")],
+     *family_ops("NKI_OPS")]),
     [],
 )
 

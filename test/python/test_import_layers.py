@@ -11,8 +11,8 @@ is imported.  Checked:
 - every module belongs to a layer (:data:`LAYERS`, longest matching prefix);
 - a module imports modules of its own layer and of the layers its layer may read
   (:data:`MAY_IMPORT`): tools above the public API, the public API above the driver, the
-  driver above the frontend, passes, perf and runtime, those above the dialects, and the
-  dialects above the base modules (errors, dtypes, targets, ...);
+  driver above the instruction definitions, those above the frontend, passes, perf and
+  runtime, those above the dialects, and the dialects above the base modules (errors, dtypes, targets, ...);
 - the import graph has no cycle (no strongly connected component of more than one module);
 - an ``import_module`` call whose argument is not a literal names its possible modules in
   :data:`DYNAMIC`, so no import hides from these checks.
@@ -50,6 +50,8 @@ LAYERS: dict[str, str] = {
     "nki_mlir.compiler": "driver",
     "nki_mlir.kernel": "driver",
     "nki_mlir.entry": "driver",
+    # the instruction definitions: one record per instruction, read into every stage below
+    "nki_mlir.instructions": "instructions",
     # the stages
     "nki_mlir.frontend": "frontend",
     "nki_mlir.passes": "passes",
@@ -68,12 +70,13 @@ LAYERS: dict[str, str] = {
     "nki_mlir.options": "base",
 }
 
-_BELOW_DRIVER = ["frontend", "passes", "perf", "runtime", "dialects", "base"]
+_BELOW_DRIVER = ["instructions", "frontend", "passes", "perf", "runtime", "dialects", "base"]
 #: the layers each layer may import besides its own
 MAY_IMPORT: dict[str, list[str]] = {
     "tools": ["api", "driver", *_BELOW_DRIVER],
     "api": ["driver", *_BELOW_DRIVER],
     "driver": _BELOW_DRIVER,
+    "instructions": _BELOW_DRIVER[1:],
     "frontend": ["dialects", "base"],
     "passes": ["dialects", "base"],
     "perf": ["runtime", "dialects", "base"],
@@ -94,7 +97,7 @@ DYNAMIC: dict[tuple[str, str], list[str]] = {
     ("nki_mlir.autotune.space", "ref.module"): [],
     ("nki_mlir.dialects.nki", "f'{__package__}.{fam}'"): [
         f"nki_mlir.dialects.{m}" for m in ("isa_vector", "isa_select", "isa_movement", "isa_tensor",
-                                           "isa_random", "isa_control", "isa_collective",
+                                           "isa_control", "isa_collective",
                                            "nki_sugar", "lang_ops", "views")],
 }
 
@@ -118,7 +121,7 @@ _BETA1 = ("block_dims", "index", "index_expr", "isa", "lang", "mask_guards", "ma
           "mask_views", "masks", "tile_ops", "trace")
 _RUNTIME = ("act_range", "control", "decoder", "hazards", "isa_activation", "isa_alu",
             "isa_collective", "isa_control", "isa_iota", "isa_matmul", "isa_memory", "isa_movement",
-            "isa_random", "isa_select", "isa_tensor", "isa_vector", "lang_ops", "program", "queues",
+            "isa_select", "isa_tensor", "isa_vector", "lang_ops", "program", "queues",
             "views")
 KNOWN_CYCLES: list[set[str]] = [
     {"nki_mlir.language", "nki_mlir.beta1.compiler", *(f"nki_mlir.frontend.{m}" for m in _FRONTEND),
@@ -154,6 +157,9 @@ def _modules() -> dict[str, pathlib.Path]:
 
 
 MODULES = _modules()
+#: ``nki_mlir.instructions`` imports every module of the package (each holds definitions)
+DYNAMIC[("nki_mlir.instructions", "f'{__name__}.{_m.name}'")] = sorted(
+    m for m in MODULES if m.startswith("nki_mlir.instructions."))
 
 
 def _owner(name: str) -> str | None:

@@ -7,7 +7,7 @@ import inspect
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import StringAttr
-from xdsl.dialects.test import TestOp
+from xdsl.dialects import test as xdsl_test
 from xdsl.traits import MemoryEffectKind, get_effects
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
@@ -111,7 +111,7 @@ def test_a_second_definition_of_a_name_changes_no_registry():
 
 def test_engine_state_is_a_memory_effect():
     """set_rng_seed writes no operand, only the engine's generator: not dead code."""
-    seed = TestOp(result_types=[memref((1, 1), dtypes.uint32, "sbuf")]).results[0]
+    seed = xdsl_test.TestOp(result_types=[memref((1, 1), dtypes.uint32, "sbuf")]).results[0]
     op = ods_ops.op_class("nisa.set_rng_seed").build(operands=[seed],
                                                      properties={"engine": StringAttr("vector")})
     effects = get_effects(op)

@@ -51,8 +51,10 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 import nki_mlir as nki  # noqa: E402
 from nki_mlir.perf import estimate  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from matmul import (matmul_block_free, matmul_blocked, matmul_hoisted, matmul_tiled,  # noqa: E402
                     single_dma)
+from published_data import BY_KEY  # noqa: E402
 
 BF16 = ml_dtypes.bfloat16
 TOLERANCE = 0.30
@@ -115,7 +117,8 @@ def _load_line() -> int:
     raise RuntimeError(f"single_dma has no line marked {LOAD_MARKER!r}")
 
 
-def _load_slice(est):
+def load_slice(est):
+    """The timeline slice of single_dma's HBM -> SBUF load (needs ``keep_slices``)."""
     line = _load_line()
     hits = [s for s in est.slices
             if s.name == "nisa.dma_copy" and s.loc.rsplit(":", 1)[-1] == str(line)]
@@ -133,11 +136,11 @@ def main() -> int:
 
     est, wall = _timed_estimate(matmul_tiled, (lhs_t, rhs), "trn1")
     results.append(Result("trn1 bf16 matmul 4096x8192x8192, naive tiling (matmul_tiled; "
-                          "fitted: the DMA knee)", 51.80e6, est.latency_ns))
+                          "fitted: the DMA knee)", BY_KEY["mm.naive"].latency_ns, est.latency_ns))
     details.append(_detail("matmul_tiled trn1", est, wall))
 
-    for kernel, doc, step in ((matmul_hoisted, 42.96e6, "Optimization 1"),
-                              (matmul_block_free, 22.07e6, "Optimization 2")):
+    for kernel, doc, step in ((matmul_hoisted, BY_KEY["mm.opt1"].latency_ns, "Optimization 1"),
+                              (matmul_block_free, BY_KEY["mm.opt2"].latency_ns, "Optimization 2")):
         est, wall = _timed_estimate(kernel, (lhs_t, rhs), "trn1")
         results.append(Result(f"trn1 bf16 matmul 4096x8192x8192, {step} "
                               f"({kernel.__name__}; held out)", doc, est.latency_ns))
@@ -146,7 +149,7 @@ def main() -> int:
     est, wall = _timed_estimate(matmul_blocked, (lhs_t, rhs), "trn1")
     results.append(Result("trn1 bf16 matmul 4096x8192x8192, fully optimised (matmul_blocked; "
                           "held out)",
-                          6.97e6, est.latency_ns))
+                          BY_KEY["mm.opt3"].latency_ns, est.latency_ns))
     details.append(_detail("matmul_blocked trn1 (bf16 result block)", est, wall))
 
     est, wall = _timed_estimate(matmul_blocked, (lhs_t, rhs), "trn1", FP32_RESULT=True)
@@ -157,10 +160,10 @@ def main() -> int:
 
     x = np.zeros((4, 4096), BF16)          # 32 KiB on partitions 0-3: one DMA engine
     est, wall = _timed_estimate(single_dma, (x,), "trn2", keep_slices=True)
-    load = _load_slice(est)
+    load = load_slice(est)
     results.append(Result("trn2 one DMA engine, 32 KiB HBM->SBUF: transfer (the load's slice; "
                           "held out)",
-                          1416.0, load.dur_ns))
+                          BY_KEY["dma.example1"].latency_ns, load.dur_ns))
     results.append(Result("trn2 single_dma kernel end to end (load + store, fixed latencies; "
                           "information only)", None, est.latency_ns, anchor=False))
     details.append(_detail("single_dma trn2", est, wall))

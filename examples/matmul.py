@@ -1,7 +1,8 @@
 """Matrix-multiplication kernels for the cost model's calibration (our own, Beta 2 style).
 
-Both kernels compute ``out[M, N] = lhsT.T @ rhs`` for ``lhsT: [K, M]`` and ``rhs: [K, N]``
-in bf16, accumulating in fp32 PSUM and returning a bf16 ``shared_hbm`` output.  They
+The kernels compute ``out[M, N] = lhsT.T @ rhs`` for ``lhsT: [K, M]`` and ``rhs: [K, N]``
+in bf16 (fp32 works too: the Neuron kernel-optimization guide runs them in fp32 on trn2),
+accumulating in fp32 PSUM and returning a ``shared_hbm`` output of the inputs' dtype.  They
 reproduce two schedules of the NKI matrix-multiplication tutorial
 (aws-neuron-sdk ``general/nki/tutorials/matrix_multiplication.rst``), whose documented trn1
 latencies for ``[4096, 8192] @ [8192, 8192]`` (K=8192, M=4096, N=8192) are 51.80 ms for the
@@ -12,6 +13,9 @@ naive tiling and 6.97 ms for the fully optimised one (``../shared/perf.md`` Part
 - :func:`matmul_hoisted` and :func:`matmul_block_free`: the tutorial's intermediate steps
   "Optimization 1" (42.96 ms) and "Optimization 2" (22.07 ms), held-out checks of the
   calibration (``bench/calibration.py``);
+- :func:`matmul_hoisted_tiles`: Optimization 1 written as the current tutorial and the
+  kernel-optimization guide write it, one SBUF tensor per tile in a Python list (the guide's
+  trn2 fp32 step "removing redundant loads", ``bench/published_report.py``);
 - :func:`matmul_blocked`: the fully optimised tiling (blocks of tiles reused from SBUF, an
   SBUF result block accumulated on VectorE, one store per 128 x 1024 output tile).
 
@@ -30,7 +34,8 @@ TK, TM, TN = 128, 128, 512
 
 #: arguments of ``nki-mlir profile examples/matmul.py``: the tutorial's [4096, 8192] @ [8192, 8192]
 EXAMPLE_ARGS = {name: ["8192x4096xbf16", "8192x8192xbf16"]
-                for name in ("matmul_tiled", "matmul_hoisted", "matmul_block_free", "matmul_blocked")}
+                for name in ("matmul_tiled", "matmul_hoisted", "matmul_hoisted_tiles",
+                             "matmul_block_free", "matmul_blocked")}
 EXAMPLE_ARGS["single_dma"] = ["4x4096xbf16"]
 
 
@@ -39,11 +44,11 @@ def matmul_tiled(lhsT, rhs):
     """``out = lhsT.T @ rhs``, the tutorial's naive tiling.
 
     Args:
-        lhsT: [K, M] bf16, K and M multiples of 128.
-        rhs: [K, N] bf16, N a multiple of 512.
+        lhsT: [K, M] bf16 (or fp32), K and M multiples of 128.
+        rhs: [K, N], lhsT's dtype, N a multiple of 512.
 
     Returns:
-        [M, N] bf16 in ``shared_hbm``.
+        [M, N] in ``shared_hbm``, lhsT's dtype.
 
     For every [128, 512] output tile (M by 128, N by 512) one fp32 PSUM accumulator takes
     K/128 matmuls, each fed by a fresh [128, 128] lhsT tile and a fresh [128, 512] rhs tile
@@ -52,7 +57,7 @@ def matmul_tiled(lhsT, rhs):
     """
     k_size, m_size = lhsT.shape
     _, n_size = rhs.shape
-    out = nl.ndarray((m_size, n_size), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    out = nl.ndarray((m_size, n_size), dtype=lhsT.dtype, buffer=nl.shared_hbm)
     for m in nl.affine_range(m_size // TM):
         for n in nl.affine_range(n_size // TN):
             psum_tile = nl.ndarray((TM, TN), dtype=nl.float32, buffer=nl.psum)
@@ -62,7 +67,7 @@ def matmul_tiled(lhsT, rhs):
                 nisa.dma_copy(dst=a_tile, src=lhsT[nl.ds(k * TK, TK), nl.ds(m * TM, TM)])
                 nisa.dma_copy(dst=b_tile, src=rhs[nl.ds(k * TK, TK), nl.ds(n * TN, TN)])
                 nisa.nc_matmul(dst=psum_tile, stationary=a_tile, moving=b_tile)
-            o_tile = nl.ndarray((TM, TN), dtype=nl.bfloat16, buffer=nl.sbuf)
+            o_tile = nl.ndarray((TM, TN), dtype=lhsT.dtype, buffer=nl.sbuf)
             nisa.tensor_copy(dst=o_tile, src=psum_tile)
             nisa.dma_copy(dst=out[nl.ds(m * TM, TM), nl.ds(n * TN, TN)], src=o_tile)
     return out
@@ -84,7 +89,7 @@ def matmul_blocked(lhsT, rhs, TILES_IN_BLOCK_M=16, TILES_IN_BLOCK_N=2, TILES_IN_
             documented kernel's.
 
     Returns:
-        [M, N] bf16 in ``shared_hbm``.
+        [M, N] in ``shared_hbm``, lhsT's dtype.
 
     Schedule: for each N block, an SBUF result block covering all of M (zeroed with
     ``memset``; M/128 * 512 * TILES_IN_BLOCK_N elements per partition: 64 KiB bf16 or
@@ -102,7 +107,7 @@ def matmul_blocked(lhsT, rhs, TILES_IN_BLOCK_M=16, TILES_IN_BLOCK_N=2, TILES_IN_
     blk_m, blk_n, blk_k = TM * TILES_IN_BLOCK_M, TN * TILES_IN_BLOCK_N, TK * TILES_IN_BLOCK_K
     m_tiles = m_size // TM
     acc_dtype = nl.float32 if FP32_RESULT else nl.bfloat16
-    out = nl.ndarray((m_size, n_size), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    out = nl.ndarray((m_size, n_size), dtype=lhsT.dtype, buffer=nl.shared_hbm)
     for nb in nl.affine_range(n_size // blk_n):
         # acc[:, mt * blk_n + j]: row mt*128 + p, column nb*blk_n + j of the output
         acc = nl.ndarray((TM, m_tiles * blk_n), dtype=acc_dtype, buffer=nl.sbuf)
@@ -131,7 +136,7 @@ def matmul_blocked(lhsT, rhs, TILES_IN_BLOCK_M=16, TILES_IN_BLOCK_N=2, TILES_IN_
                         nisa.tensor_tensor(dst=acc[:, nl.ds(col, TN)], data1=ps,
                                            data2=acc[:, nl.ds(col, TN)], op=nl.add)
         for mt in nl.affine_range(m_tiles):
-            o_tile = nl.ndarray((TM, blk_n), dtype=nl.bfloat16, buffer=nl.sbuf)
+            o_tile = nl.ndarray((TM, blk_n), dtype=lhsT.dtype, buffer=nl.sbuf)
             nisa.tensor_copy(dst=o_tile, src=acc[:, nl.ds(mt * blk_n, blk_n)])
             nisa.dma_copy(dst=out[nl.ds(mt * TM, TM), nl.ds(nb * blk_n, blk_n)], src=o_tile)
     return out
@@ -165,6 +170,41 @@ def matmul_hoisted(lhs_t, rhs):
             res = nl.ndarray((128, 512), dtype=lhs_t.dtype, buffer=nl.sbuf)
             nisa.tensor_copy(dst=res, src=acc)
             nisa.dma_copy(dst=out[nl.ds(m * 128, 128), nl.ds(n * 512, 512)], src=res)
+    return out
+
+
+@nki.jit
+def matmul_hoisted_tiles(lhsT, rhs):
+    """``out = lhsT.T @ rhs`` with the hoisted loads of :func:`matmul_hoisted`, but every
+    [128, 128] / [128, 512] tile its own SBUF tensor kept in a Python list, as the current
+    tutorial and kernel-optimization guide write it (``lhsT_tiles.append(...)``).
+
+    Args / returns as :func:`matmul_tiled`.  The list appends unroll the K loops (one tensor
+    per K tile), so each tile's reuse waits only for the matmul that read that tile, not
+    for the whole stripe: the next stripe loads tile by tile while the current one is
+    multiplied, without a second stripe buffer.
+    """
+    k_dim, m_dim = lhsT.shape
+    _, n_dim = rhs.shape
+    out = nl.ndarray((m_dim, n_dim), dtype=lhsT.dtype, buffer=nl.shared_hbm)
+    for m in nl.affine_range(m_dim // TM):
+        stat = []
+        for k in nl.affine_range(k_dim // TK):
+            t = nl.ndarray((TK, TM), dtype=lhsT.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=lhsT[nl.ds(k * TK, TK), nl.ds(m * TM, TM)])
+            stat.append(t)
+        for n in nl.affine_range(n_dim // TN):
+            mov = []
+            for k in nl.affine_range(k_dim // TK):
+                t = nl.ndarray((TK, TN), dtype=rhs.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=rhs[nl.ds(k * TK, TK), nl.ds(n * TN, TN)])
+                mov.append(t)
+            acc = nl.ndarray((TM, TN), dtype=nl.float32, buffer=nl.psum)
+            for k in nl.affine_range(k_dim // TK):
+                nisa.nc_matmul(dst=acc, stationary=stat[k], moving=mov[k])
+            res = nl.ndarray((TM, TN), dtype=lhsT.dtype, buffer=nl.sbuf)
+            nisa.tensor_copy(dst=res, src=acc)
+            nisa.dma_copy(dst=out[nl.ds(m * TM, TM), nl.ds(n * TN, TN)], src=res)
     return out
 
 
@@ -234,6 +274,7 @@ def _check() -> int:
     small = {"TILES_IN_BLOCK_M": 2, "TILES_IN_BLOCK_K": 2}
     cases = [(matmul_tiled, (256, 256, 512), {}),
              (matmul_hoisted, (512, 256, 1024), {}),
+             (matmul_hoisted_tiles, (512, 256, 1024), {}),
              (matmul_block_free, (512, 512, 2048), {}),
              (matmul_blocked, (512, 512, 1024), small),
              (matmul_blocked, (512, 512, 1024), {**small, "FP32_RESULT": True})]

@@ -8,16 +8,16 @@ interpreter), and the ``language`` / ``isa`` / ``typing`` modules.  ``kernel[2](
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
 
-from . import errors, isa, language, typing  # noqa: E402
+from . import errors  # noqa: E402
 from .errors import NKIError  # noqa: E402
-from .kernel import Kernel, LaunchedKernel, jit, simulate, simulate_kernel  # noqa: E402
-from .entry import baremetal, benchmark, profile  # noqa: E402
-from . import collectives  # noqa: E402
+from .driver.jit import Kernel, LaunchedKernel, jit, simulate  # noqa: E402
+from .driver.entry import baremetal, benchmark, profile, simulate_kernel  # noqa: E402
 
-#: ``nki.dtype``: the type of NKI dtypes (for annotations such as ``dtype: nki.dtype``)
-dtype = language.DType
+#: submodules imported on first use (``nki.language``, ...): they load the frontend and
+#: xDSL, which ``import nki_mlir`` and a cached kernel's run do not need
+_LAZY_MODULES = ("language", "isa", "typing", "collectives", "compat")
 
 
 def compile(kernel, *args, target: str | None = None, use_cache: bool = True,
@@ -48,9 +48,11 @@ __all__ = ["jit", "simulate", "simulate_kernel", "baremetal", "benchmark", "prof
 
 
 def __getattr__(name: str):
-    """``nki_mlir.compat`` is imported on first use, so ``python -m nki_mlir.compat`` runs it
-    as ``__main__`` without importing it twice."""
-    if name == "compat":
-        import importlib
-        return importlib.import_module(".compat", __name__)
+    """The submodules of ``_LAZY_MODULES`` and ``nki.dtype``, imported on first use (so
+    ``python -m nki_mlir.compat`` also runs it as ``__main__`` without importing it twice)."""
+    import importlib
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name == "dtype":     # ``nki.dtype``: the type of NKI dtypes (``dtype: nki.dtype``)
+        return importlib.import_module(".language", __name__).DType
     raise AttributeError(f"module 'nki_mlir' has no attribute {name!r}")

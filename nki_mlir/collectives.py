@@ -127,7 +127,7 @@ class RankLaunch:
 
     def rank_args(self, args: tuple, kwargs: dict) -> list[tuple[tuple, dict]]:
         """Rank ``r``'s ``(args, kwargs)``: per-rank arrays split, other values shared."""
-        from .kernel import _launch_error
+        from .driver.jit import _launch_error
         n = self.num_ranks
 
         def pick(where: str, v: Any, r: int):
@@ -193,8 +193,8 @@ def simulate(kernel, num_ranks: int, timeout: float | None = None) -> RankLaunch
         NKIError: ``num_ranks`` not a positive int, a kernel launched on a grid, arguments
             without a rank axis (located at the caller); kernel errors (located in it).
     """
-    from .entry import unwrap
-    from .kernel import Kernel, LaunchedKernel, _launch_error
+    from .driver.entry import unwrap
+    from .driver.jit import Kernel, LaunchedKernel, _launch_error
     if isinstance(num_ranks, bool) or not isinstance(num_ranks, (int, np.integer)) or num_ranks < 1:
         raise _launch_error(f"nki.collectives.simulate: num_ranks must be a positive int, got "
                             f"{num_ranks!r}")

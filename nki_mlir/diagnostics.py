@@ -1,4 +1,4 @@
-"""Glue between IR source locations and located :class:`~nki_mlir.errors.NKIError`s.
+"""Glue between source locations (of IR ops, of the user's calls) and located :class:`~nki_mlir.errors.NKIError`s.
 
 Every op the frontend emits carries ``loc("file.py":line:col)``; passes and the
 interpreter use :func:`loc_of` to point their diagnostics at the user's source line.
@@ -6,11 +6,16 @@ interpreter use :func:`loc_of` to point their diagnostics at the user's source l
 from __future__ import annotations
 
 import functools
+import os
+import sys
 
 from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
 
 from .errors import NKIError, SourceLoc
+
+#: the nki_mlir package directory: frames inside it are not the user's
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def loc_of(op: Operation | None) -> SourceLoc | None:
@@ -40,3 +45,22 @@ def error_at(op: Operation | None, message: str, cls: type[NKIError] = NKIError,
     err = cls(message, loc_of(op), **kw)
     err.op = op      # lets a driver without source locations (nki-opt) place it in its input
     return err
+
+
+def caller_loc() -> SourceLoc | None:
+    """The location of the innermost frame outside nki-mlir (the user's launch or call)."""
+    f = sys._getframe(1)
+    while f is not None:
+        path = os.path.abspath(f.f_code.co_filename)
+        if not path.startswith(_PKG_DIR + os.sep):
+            col = 1
+            try:
+                import inspect
+                pos = inspect.getframeinfo(f, context=0).positions  # Python 3.11+
+                if pos is not None and pos.col_offset is not None:
+                    col = pos.col_offset + 1
+            except (AttributeError, ValueError):
+                pass
+            return SourceLoc(path, f.f_lineno, col)
+        f = f.f_back
+    return None

@@ -3,7 +3,8 @@
 A kernel called with ``torch.Tensor`` arguments (CPU; any device is copied to the host)
 gets NumPy views of them (no copy for CPU tensors, so a kernel that writes an input writes
 the tensor), and returns ``torch.Tensor`` outputs; called with JAX arrays, it returns JAX
-arrays.  bfloat16 and float8 tensors travel as ``ml_dtypes`` arrays bit for bit (NumPy has
+arrays.  A non-contiguous argument (a transposed or sliced array or tensor) runs as a
+contiguous copy that is written back into it after the run (:func:`prepare_args`).  bfloat16 and float8 tensors travel as ``ml_dtypes`` arrays bit for bit (NumPy has
 no such dtypes; torch's ``.numpy()`` refuses them).
 """
 from __future__ import annotations
@@ -71,3 +72,32 @@ def convert_args(args: tuple, kwargs: dict) -> tuple[tuple, dict, str | None]:
     if kind is None:
         return args, kwargs, None
     return (tuple(to_numpy(a) for a in args), {k: to_numpy(v) for k, v in kwargs.items()}, kind)
+
+
+def prepare_args(args: tuple, kwargs: dict):
+    """:func:`convert_args`, then every non-C-contiguous NumPy argument replaced by a
+    contiguous copy (the interpreter addresses HBM arguments as flat row-major storage).
+
+    Returns ``(args, kwargs, kind, write_back)``: call ``write_back()`` after a successful
+    run to copy each writeable argument's copy back into it (a kernel that writes an input
+    writes the caller's array or tensor, as for a contiguous one).
+    """
+    args, kwargs, kind = convert_args(args, kwargs)
+    copies: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def contiguous(v: Any) -> Any:
+        if not isinstance(v, np.ndarray) or v.flags.c_contiguous:
+            return v
+        if id(v) not in copies:
+            copies[id(v)] = (v, np.ascontiguousarray(v))
+        return copies[id(v)][1]
+
+    args = tuple(contiguous(a) for a in args)
+    kwargs = {k: contiguous(v) for k, v in kwargs.items()}
+
+    def write_back() -> None:
+        for orig, copy in copies.values():
+            if orig.flags.writeable:
+                np.copyto(orig, copy)
+
+    return args, kwargs, kind, write_back

@@ -7,18 +7,9 @@ compiled by the frontend; calling them outside an ``@nki.jit`` kernel raises.
 from __future__ import annotations
 
 from .frontend.builtins import Builtin as _B
-from .frontend.builtins import Enum as _Enum
-
-engine = _Enum("engine", {"unknown": 0, "tensor": 1, "scalar": 2, "gpsimd": 3, "dma": 4,
-                          "vector": 5, "sync": 6})
-reduce_cmd = _Enum("reduce_cmd", {"idle": 0, "reset": 1, "reduce": 2, "reset_reduce": 3,
-                                  "load_reduce": 4})
-dge_mode = _Enum("dge_mode", {"unknown": 0, "swdge": 1, "hwdge": 2, "none": 3})
-oob_mode = _Enum("oob_mode", {"error": 0, "skip": 1})
-matmul_perf_mode = _Enum("matmul_perf_mode", {"none": 0, "double_row": 1})
-nc_version = _Enum("nc_version", {"gen2": 2, "gen3": 3, "gen4": 4})
-#: DMA of nisa.sendrecv: the shared DMA (default) or GpSimd's internal DMA (nki.isa.dma_engine)
-dma_engine = _Enum("dma_engine", {"dma": 0, "gpsimd_dma": 1})
+from .isa_constants import (  # noqa: F401  (the enums)
+    dge_mode, dma_engine, engine, matmul_perf_mode, nc_version, oob_mode, reduce_cmd,
+)
 
 unknown_engine = engine.unknown  # deprecated: use engine.unknown
 tensor_engine = engine.tensor  # deprecated aliases kept for old kernels

@@ -37,28 +37,10 @@ float4_e2m1fn_x4 = _dt.float4_e2m1fn_x4
 
 
 # ---------------------------------------------------------------------------- buffers
-class MemoryRegion:
-    """A buffer token (``nl.sbuf``, ``nl.psum``, ``nl.hbm``, ``nl.shared_hbm``)."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"nl.{self.name}"
-
-    def __reduce__(self):
-        return (_buffer_by_name, (self.name,))
-
-
-sbuf = MemoryRegion("sbuf")
-psum = MemoryRegion("psum")
-hbm = MemoryRegion("hbm")
-private_hbm = hbm  # nl.hbm is an alias of nl.private_hbm
-shared_hbm = MemoryRegion("shared_hbm")
-
-
-def _buffer_by_name(name: str) -> MemoryRegion:
-    return {"sbuf": sbuf, "psum": psum, "hbm": hbm, "private_hbm": hbm, "shared_hbm": shared_hbm}[name]
+from .frontend.buffers import (  # noqa: E402,F401
+    MemoryRegion, hbm, private_hbm, psum, sbuf, shared_hbm,
+)
+from .frontend.buffers import buffer_by_name as _buffer_by_name  # noqa: E402,F401  (old pickles)
 
 
 # ------------------------------------------------------------------------- tile sizes

@@ -192,7 +192,7 @@ def require_ref(ref: Any) -> None:
     """Ray tasks import the kernel from its file: it must be a module-level kernel."""
     if ref is None:
         from ..errors import NKIError
-        from ..kernel import caller_loc
+        from ..diagnostics import caller_loc
         raise NKIError("tune(ray_address=...) imports the kernel in each Ray task from its "
                        "source file: define it at module level of a .py file",
                        caller_loc(), category="bad autotune option")

@@ -94,7 +94,7 @@ class Autotuner:
         tuned = {n for c in self.configs for n in c}
         clash = sorted(tuned & set(kwargs))
         if clash:
-            from ..kernel import caller_loc
+            from ..diagnostics import caller_loc
             raise NKIError(f"{self.kernel.fn.__name__}(): {', '.join(clash)} is chosen by "
                            f"@autotune; do not pass it", caller_loc(), category="bad call")
         cfg = self.config_for(args, kwargs)
@@ -130,7 +130,7 @@ class Autotuner:
     def path(self):
         """The file the picks are kept in (None if the key has no stable form)."""
         if self._file is None:
-            from .. import __version__
+            from ..version import __version__
             from ..frontend.source import FunctionSource, file_hash
             from ..runtime import cache
             fn = self.kernel.fn

@@ -30,7 +30,7 @@ MAX_EXHAUSTIVE = 100_000
 
 
 def _error(message: str) -> NKIError:
-    from ..kernel import caller_loc
+    from ..diagnostics import caller_loc
     return NKIError(message, caller_loc(), category="bad autotune space")
 
 
@@ -44,7 +44,7 @@ def kernel_fn(kernel: Any):
 
 def as_kernel(kernel: Any):
     """A :class:`~nki_mlir.kernel.Kernel` for ``kernel`` (wrapping a plain function)."""
-    from ..kernel import Kernel
+    from ..driver.jit import Kernel
     inner = getattr(kernel, "kernel", None)
     if isinstance(inner, Kernel):
         return inner
@@ -128,7 +128,7 @@ def tensor_args(args: Any) -> list[np.ndarray]:
     """The tensor arguments as arrays: arrays as given; a ``(shape, dtype)`` pair or a
     ``"128x512xbf16"`` string (the CLI's ``--arg`` syntax) becomes standard-normal data
     (seed 0) of that shape and dtype (booleans: ``x > 0``)."""
-    from ..tools.cli import _inputs, parse_arg
+    from ..tools.kernel_files import inputs as _inputs, parse_arg
     out = []
     rng = np.random.default_rng(0)
     for a in args:

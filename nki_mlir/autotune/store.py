@@ -41,7 +41,7 @@ def array_digest(arrays) -> str:
 def sweep_key(fn: Any, opts: Any) -> str | None:
     """The content key of a sweep of ``fn`` with :class:`.variant.Options` ``opts``, or
     None when part of it has no stable representation (then nothing is cached)."""
-    from .. import __version__
+    from ..version import __version__
     from ..frontend.source import FunctionSource, file_hash, referenced_values_digest
     from ..runtime import cache
     src = FunctionSource.of(fn)

@@ -10,8 +10,8 @@ views, ``mask=`` predicates shrink instructions.  Semantics: NKI simulator guide
 from __future__ import annotations
 
 from .. import errors  # noqa: F401
-from ..kernel import Kernel, jit, simulate_kernel  # noqa: F401
-from ..entry import baremetal, benchmark, profile  # noqa: F401
+from ..driver.jit import Kernel, jit  # noqa: F401
+from ..driver.entry import baremetal, benchmark, profile, simulate_kernel  # noqa: F401
 from . import compiler, isa, language  # noqa: F401
 from .. import typing  # noqa: F401
 #: ``neuronxcc.nki.tensor``: the tensor type, used in Beta 1 kernels' annotations

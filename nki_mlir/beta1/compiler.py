@@ -45,13 +45,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..frontend.beta1.ncc_marks import FORCE_AUTO_ALLOC_ATTR, AllocationScope
 from ..frontend.builtins import Builtin as _B
-
 #: bytes per partition of one PSUM bank (nl.tile_size.psum_bank_fmax_bytes)
-PSUM_BANK_BYTES = 2048
-
-#: attribute set on a kernel function by :func:`force_auto_alloc`
-FORCE_AUTO_ALLOC_ATTR = "_nki_force_auto_alloc"
+from ..targets import PSUM_BANK_BYTES
 
 __all__ = ["sbuf", "psum", "enable_stack_allocator", "force_auto_alloc",
            "skip_middle_end_transformations", "multi_buffer", "no_reorder", "allocation_scope",
@@ -317,16 +314,6 @@ def multi_buffer(func=None, factor=2):
     if func is None:
         return lambda f: f
     return func
-
-
-class AllocationScope:
-    """``ncc.allocation_scope()`` outside a kernel: a context manager that does nothing."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 class _ScopeBuiltin(_B):

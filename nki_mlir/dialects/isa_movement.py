@@ -5,7 +5,9 @@ nisa twin (see :mod:`.instruction`).  Semantics: nki.isa API reference (nki/api/
 ``nki.isa`` API pages of these instructions):
 
 - ``dma_transpose(dst, src, axes)``: DMA ``dst = src.transpose(axes)`` with axes ``(1, 0)``,
-  ``(2, 1, 0)`` or ``(3, 1, 2, 0)`` by rank; 2-byte dtypes; ``dst`` in SBUF.
+  ``(2, 1, 0)`` or ``(3, 1, 2, 0)`` by rank; equal dtypes (2-byte with ``dge_mode=hwdge``,
+  whose constraints the API page lists; the default ``unknown`` mode takes any dtype, as
+  nki-library's kernels use it on float32); ``dst`` in SBUF.
 - ``dma_compute(dst, srcs, reduce_op=add, scales)``: DMA ``dst = sum_i srcs[i] * scales[i]``
   (fp32 math, <= 16 sources, scales all 1.0).
 - ``nc_n_gather(dst, data, indices)``: GpSimd ``dst[p, j] = data[p].flat[indices[p, j]]``.
@@ -33,7 +35,7 @@ from .syntax import KeywordOp, parse_value, print_value
 
 #: dma_transpose permutation by source rank (the only ones the DMA engine supports)
 TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
-#: dtypes dma_transpose accepts (2-byte elements only)
+#: dtypes dma_transpose accepts with dge_mode=hwdge (2-byte elements only)
 TWO_BYTE = (dtypes.bfloat16, dtypes.float16, dtypes.int16, dtypes.uint16)
 DGE_MODES = ("unknown", "swdge", "hwdge", "none")
 OOB_MODES = ("error", "skip")
@@ -123,10 +125,6 @@ class _DmaTranspose(KeywordOp):
             raise VerifyException(f"{api}: 'dst' must have the permuted shape {list(want)} "
                                   f"(src {list(shape)} permuted by {perm}), got {describe(self.dst)}")
         _same_dtype(self, ("dst", self.dst), ("src", self.src), "dma_transpose keeps the dtype")
-        if dtype_of(self.src) not in TWO_BYTE:
-            raise VerifyException(f"{api}: 'src' dtype {dtypes.name_of(dtype_of(self.src))} is not "
-                                  f"supported; dma_transpose moves 2-byte dtypes only "
-                                  f"(bfloat16, float16, int16, uint16)")
         mode = self.properties.get("dge_mode")
         mode = mode.data if isinstance(mode, StringAttr) else "unknown"
         if mode in ("swdge", "none"):
@@ -135,6 +133,10 @@ class _DmaTranspose(KeywordOp):
                                   f"gather-transpose, which nki-mlir does not support yet)")
         if mode == "hwdge":
             rules.require_target(self, "trn2", "dge_mode=hwdge")
+            if dtype_of(self.src) not in TWO_BYTE:
+                raise VerifyException(f"{api}: with dge_mode=hwdge 'src' must have a 2-byte "
+                                      f"dtype (bfloat16, float16, int16, uint16), got "
+                                      f"{dtypes.name_of(dtype_of(self.src))}")
             p0 = shape[0]
             if rank == 2 and p0 != 16:
                 raise VerifyException(f"{api}: with dge_mode=hwdge a 2-D 'src' needs "

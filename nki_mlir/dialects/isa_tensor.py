@@ -25,7 +25,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def
 from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
-from . import rules
+from . import matmul_rules, rules
 from .common import PMAX, describe, dtype_of, free_size, shape_of
 from .instruction import NisaInstruction, NkiInstruction, direct_lowering
 from .syntax import KeywordOp
@@ -110,15 +110,15 @@ class _NcMatmulMx(KeywordOp):
         if shape_of(self.moving)[0] != k:
             raise VerifyException(f"{api}: contraction (partition) sizes differ: stationary has {k}, "
                                   f"moving has {shape_of(self.moving)[0]}")
-        rules.tiling(self, _pair(self.tile_position), _pair(self.tile_size), k)
+        matmul_rules.tiling(self, _pair(self.tile_position), _pair(self.tile_size), k)
         m, n = free_size(self.stationary), free_size(self.moving)
-        if m % 2 or m > rules.STATIONARY_FMAX:
+        if m % 2 or m > matmul_rules.STATIONARY_FMAX:
             raise VerifyException(f"{api}: stationary free size {m} must be even and at most "
-                                  f"{rules.STATIONARY_FMAX}")
+                                  f"{matmul_rules.STATIONARY_FMAX}")
         dd = dtype_of(self.dst)
         if dd not in (dtypes.float32, dtypes.bfloat16):
             raise VerifyException(f"{api}: PSUM dst must be float32 or bfloat16, got {dtypes.name_of(dd)}")
-        fmax = rules.moving_fmax("trn3", dd)
+        fmax = matmul_rules.moving_fmax("trn3", dd)
         if n > fmax:
             raise VerifyException(f"{api}: moving free size {n} exceeds the limit of {fmax} "
                                   f"(trn3, {dtypes.name_of(dd)} dst: 8 PSUM banks)")

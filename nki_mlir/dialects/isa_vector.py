@@ -9,7 +9,6 @@ tiles.  Semantics and limits: nki.isa API reference (nki/api/nki/isa) (NKI ``nki
 from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr
-from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
@@ -22,105 +21,15 @@ from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
 from . import rules
-from .common import describe, dtype_of, free_size, prop_flag, prop_str, shape_of
+from .common import describe, dtype_of, free_size, prop_flag, prop_str
 from .instruction import NisaInstruction, NkiInstruction, register_twins
 from .syntax import KeywordOp
-
-# ------------------------------------------------------------------ op-token vocabularies
-
-#: bitvec ALU tokens (integer bits; never accepted by the instructions of this module
-#: except tensor_partition_reduce's bitwise_or / bitwise_and)
-BITVEC = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert")
-#: arithmetic ALU tokens usable as op0/op1 on VectorE (NKI API common tables (nki/api/nki.api.shared))
-ARITH = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "not_equal",
-         "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
-         "logical_xor", "abs_max", "abs_min", "bypass", "abs", "rsqrt", "reciprocal", "power")
-#: tensor_partition_reduce ``op`` (GpSimd, across partitions)
-PARTITION_REDUCE_OPS = ("add", "average", "maximum", "bitwise_or", "bitwise_and")
-#: tensor_scalar_reduce ``reduce_op`` with its accumulator reset value
-TSR_REDUCE_OPS = ("add", "multiply", "maximum", "minimum")
-#: tensor_scalar_cumulative ``op1``
-CUMULATIVE_OPS = ("add", "subtract", "multiply", "maximum", "minimum")
-#: activate2 ``reduce_op``
-ACT2_REDUCE_OPS = ("add", "maximum", "minimum", "abs_max", "abs_min")
-#: activate2 allowed ``(op0, op1)`` pairs
-ACT2_PAIRS = (("multiply", "add"), ("multiply", "subtract"), ("multiply", "bypass"),
-              ("add", "bypass"), ("subtract", "bypass"), ("bypass", "bypass"))
-#: activation functions of activate2 (NKI API common tables (nki/api/nki.api.shared); ``prelu`` uses relu_param)
-ACT2_FUNCS = ("copy", "identity", "exp", "relu", "prelu", "gelu", "gelu_dx", "gelu_apprx_tanh",
-              "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "sigmoid", "tanh", "square", "sqrt",
-              "rsqrt", "reciprocal", "log", "silu", "silu_dx", "abs", "sign", "softplus", "mish",
-              "erf", "erf_dx", "sin", "arctan")
-REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
-#: reduce_cmd values the VectorE accumulator instructions accept
-DVE_CMDS = ("reset_reduce", "reduce", "load_reduce")
-EXP_CMDS = ("idle", "reset_reduce", "reduce", "load_reduce")
-ACT_CMDS = ("idle", "reset", "reduce", "reset_reduce")
-
-#: ``nl.tile_size.bn_stats_fmax``: free elements per partition bn_stats reads
-BN_STATS_FMAX = 512
-#: values bn_stats writes per partition: (count, mean, var*count) for even and odd elements
-BN_STATS_DIM = 6
-#: values bn_aggr writes per partition: (mean, var)
-BN_AGGR_DIM = 2
-
-
-# ------------------------------------------------------------------------------ helpers
-
-
-def _arith_only(op: Operation, prop: str, allowed: tuple[str, ...] = ARITH) -> None:
-    """``prop`` is an arithmetic (not bitvec) ALU token from ``allowed``."""
-    t = prop_str(op, prop)
-    if t is None:
-        return
-    if t in BITVEC:
-        raise VerifyException(f"{rules.api(op)}: {prop}={t} is a bitvec operator; this instruction "
-                              f"takes arithmetic operators only")
-    rules.enum(op, prop, allowed)
-
-
-def _parts(v: SSAValue) -> int:
-    return shape_of(v)[0]
-
-
-def _not_int32(op: Operation, *roles: str) -> None:
-    for r in roles:
-        v = getattr(op, r)
-        if v is not None and dtype_of(v) in (dtypes.int32, dtypes.uint32):
-            raise VerifyException(f"{rules.api(op)}: '{r}' is {dtypes.name_of(dtype_of(v))}; "
-                                  f"int32/uint32 are not supported by this instruction")
-
-
-def _reduce_res(op: Operation, parts: int) -> None:
-    v = getattr(op, "reduce_res", None)
-    if v is None:
-        return
-    rules.tile(op, "reduce_res", v)
-    if shape_of(v)[0] != parts or free_size(v) != 1:
-        raise VerifyException(f"{rules.api(op)}: 'reduce_res' must be [{parts}, 1] (one value per "
-                              f"partition), got {describe(v)}")
-
-
-def _starts(op: Operation, *roles: str) -> None:
-    """The start-partition rule (NKI architecture guide (nki/guides/architecture)) for the tile operands ``roles``."""
-    rules.start_partition(op, *((r, getattr(op, r)) for r in roles
-                               if isinstance(getattr(op, r), SSAValue)
-                               and isinstance(getattr(op, r).type, MemRefType)))
-
-
-def _f32(op: Operation, *roles: str) -> None:
-    """Tile operands in ``roles`` (scalar-or-[P, 1] immediates) are float32."""
-    for r in roles:
-        v = getattr(op, r)
-        if v is not None and isinstance(v.type, MemRefType) and dtype_of(v) != dtypes.float32:
-            raise VerifyException(f"{rules.api(op)}: operand '{r}' must be float32 (a scalar or a "
-                                  f"[P, 1] float32 tensor), got {describe(v)}")
-
-
-def _cmd(op: Operation, allowed: tuple[str, ...], default: str) -> str:
-    rules.enum(op, "reduce_cmd", allowed)
-    return prop_str(op, "reduce_cmd") or default
-
+from .vector_rules import (  # noqa: F401  (the vocabularies are also read as isa_vector.X)
+    ACT2_FUNCS, ACT2_PAIRS, ACT2_REDUCE_OPS, ACT_CMDS, ARITH, BITVEC, BN_AGGR_DIM, BN_STATS_DIM,
+    BN_STATS_FMAX, CUMULATIVE_OPS, DVE_CMDS, EXP_CMDS, PARTITION_REDUCE_OPS, REDUCE_CMDS,
+    TSR_REDUCE_OPS, arith_only, check_reduce_cmd, f32_operands, not_int32, partitions,
+    reduce_res_tile, start_partitions,
+)
 
 # ===================================================================== scalar_tensor_tensor
 
@@ -145,11 +54,11 @@ class _ScalarTensorTensor(KeywordOp):
 
     def verify_(self) -> None:
         rules.elementwise(self, ("dst", "data", "operand1"))
-        rules.per_partition_vector(self, "operand0", self.operand0, _parts(self.data))
+        rules.per_partition_vector(self, "operand0", self.operand0, partitions(self.data))
         rules.not_both_psum(self, ("data", self.data), ("operand1", self.operand1))
-        _arith_only(self, "op0")
-        _arith_only(self, "op1")
-        _starts(self, "dst", "data", "operand0", "operand1")
+        arith_only(self, "op0")
+        arith_only(self, "op1")
+        start_partitions(self, "dst", "data", "operand0", "operand1")
         rules.engine(self, ("vector",))
 
 
@@ -183,7 +92,7 @@ class _TensorPartitionReduce(KeywordOp):
         rules.tile(self, "data", self.data, spaces=("sbuf",))
         rules.tile(self, "dst", self.dst, spaces=("sbuf",))
         rules.enum(self, "op", PARTITION_REDUCE_OPS)
-        if _parts(self.dst) != 1:
+        if partitions(self.dst) != 1:
             raise VerifyException(f"{rules.api(self)}: 'dst' must have 1 partition (the reduction "
                                   f"runs across the partitions of 'data'), got {describe(self.dst)}")
         if free_size(self.dst) != free_size(self.data):
@@ -196,7 +105,7 @@ class _TensorPartitionReduce(KeywordOp):
                     raise VerifyException(
                         f"{rules.api(self)}: op={prop_str(self, 'op')} works on integer bits, but "
                         f"'{r}' is {dtypes.name_of(dtype_of(getattr(self, r)))}")
-        _starts(self, "dst", "data")
+        start_partitions(self, "dst", "data")
         rules.engine(self, ("gpsimd",))
 
 
@@ -236,21 +145,21 @@ class _TensorScalarReduce(KeywordOp):
 
     def verify_(self) -> None:
         rules.elementwise(self, ("dst", "data"))
-        p = _parts(self.data)
+        p = partitions(self.data)
         rules.per_partition_vector(self, "operand0", self.operand0, p)
         rules.per_partition_vector(self, "reduce_init", self.reduce_init, p)
-        _reduce_res(self, p)
-        _arith_only(self, "op0")
+        reduce_res_tile(self, p)
+        arith_only(self, "op0")
         rules.enum(self, "reduce_op", TSR_REDUCE_OPS)
-        cmd = _cmd(self, DVE_CMDS, "reset_reduce")
+        cmd = check_reduce_cmd(self, DVE_CMDS, "reset_reduce")
         if cmd == "load_reduce" and self.reduce_init is None:
             raise VerifyException(f"{rules.api(self)}: reduce_cmd=load_reduce needs 'reduce_init' "
                                   f"(the value loaded into the accumulators)")
         if cmd != "load_reduce" and self.reduce_init is not None:
             raise VerifyException(f"{rules.api(self)}: 'reduce_init' is only used with "
                                   f"reduce_cmd=load_reduce, but reduce_cmd={cmd}")
-        _f32(self, "operand0", "reduce_init")
-        _starts(self, "dst", "data", "operand0", "reduce_res", "reduce_init")
+        f32_operands(self, "operand0", "reduce_init")
+        start_partitions(self, "dst", "data", "operand0", "reduce_res", "reduce_init")
         rules.engine(self, ("vector",))
 
 
@@ -289,18 +198,18 @@ class _TensorScalarCumulative(KeywordOp):
 
     def verify_(self) -> None:
         rules.elementwise(self, ("dst", "src"))
-        p = _parts(self.src)
+        p = partitions(self.src)
         rules.per_partition_vector(self, "imm0", self.imm0, p)
         rules.per_partition_vector(self, "imm1", self.imm1, p)
-        _arith_only(self, "op0")
-        _arith_only(self, "op1", CUMULATIVE_OPS)
-        _not_int32(self, "src", "dst")
-        cmd = _cmd(self, DVE_CMDS, "reset_reduce")
+        arith_only(self, "op0")
+        arith_only(self, "op1", CUMULATIVE_OPS)
+        not_int32(self, "src", "dst")
+        cmd = check_reduce_cmd(self, DVE_CMDS, "reset_reduce")
         if cmd == "load_reduce" and self.imm1 is None:
             raise VerifyException(f"{rules.api(self)}: reduce_cmd=load_reduce needs 'imm1' (the "
                                   f"value loaded into the accumulator)")
-        _f32(self, "imm0", "imm1")
-        _starts(self, "dst", "src", "imm0", "imm1")
+        f32_operands(self, "imm0", "imm1")
+        start_partitions(self, "dst", "src", "imm0", "imm1")
         rules.engine(self, ("vector",))
 
 
@@ -338,11 +247,11 @@ class _TensorTensorScan(KeywordOp):
 
     def verify_(self) -> None:
         rules.elementwise(self, ("dst", "data0", "data1"))
-        rules.per_partition_vector(self, "initial", self.initial, _parts(self.data0))
+        rules.per_partition_vector(self, "initial", self.initial, partitions(self.data0))
         rules.not_both_psum(self, ("data0", self.data0), ("data1", self.data1))
-        _arith_only(self, "op0")
-        _arith_only(self, "op1")
-        _starts(self, "dst", "data0", "data1", "initial")
+        arith_only(self, "op0")
+        arith_only(self, "op1")
+        start_partitions(self, "dst", "data0", "data1", "initial")
         rules.engine(self, ("vector",))
 
 
@@ -382,7 +291,7 @@ class _BnStats(KeywordOp):
             raise VerifyException(f"{rules.api(self)}: 'dst' must hold {BN_STATS_DIM} elements per "
                                   f"partition (count, mean, var*count for even and odd elements), "
                                   f"got {describe(self.dst)}")
-        _starts(self, "dst", "data")
+        start_partitions(self, "dst", "data")
         rules.engine(self, ("vector",))
 
 
@@ -418,7 +327,7 @@ class _BnAggr(KeywordOp):
         if free_size(self.dst) != BN_AGGR_DIM:
             raise VerifyException(f"{rules.api(self)}: 'dst' must hold {BN_AGGR_DIM} elements per "
                                   f"partition (mean, variance), got {describe(self.dst)}")
-        _starts(self, "dst", "data")
+        start_partitions(self, "dst", "data")
         rules.engine(self, ("vector",))
 
 
@@ -455,18 +364,18 @@ class _Exponential(KeywordOp):
     def verify_(self) -> None:
         rules.require_target(self, "trn3", "this instruction")
         rules.elementwise(self, ("dst", "src"))
-        p = _parts(self.src)
+        p = partitions(self.src)
         rules.per_partition_vector(self, "max_value", self.max_value, p)
         rules.per_partition_vector(self, "reduce_init", self.reduce_init, p)
-        _reduce_res(self, p)
-        cmd = _cmd(self, EXP_CMDS, "idle")
+        reduce_res_tile(self, p)
+        cmd = check_reduce_cmd(self, EXP_CMDS, "idle")
         if cmd == "load_reduce" and self.reduce_init is None:
             raise VerifyException(f"{rules.api(self)}: reduce_cmd=load_reduce needs 'reduce_init'")
         if cmd != "load_reduce" and self.reduce_init is not None:
             raise VerifyException(f"{rules.api(self)}: 'reduce_init' is only used with "
                                   f"reduce_cmd=load_reduce, but reduce_cmd={cmd}")
-        _f32(self, "max_value", "reduce_init")
-        _starts(self, "dst", "src", "max_value", "reduce_res", "reduce_init")
+        f32_operands(self, "max_value", "reduce_init")
+        start_partitions(self, "dst", "src", "max_value", "reduce_res", "reduce_init")
         rules.engine(self, ("vector",))
 
 
@@ -513,10 +422,10 @@ class _Activate2(KeywordOp):
     def verify_(self) -> None:
         rules.require_target(self, "trn3", "this instruction")
         rules.elementwise(self, ("dst", "data"))
-        p = _parts(self.data)
+        p = partitions(self.data)
         for role in ("imm0", "imm1", "relu_param"):
             rules.per_partition_vector(self, role, getattr(self, role), p)
-        _reduce_res(self, p)
+        reduce_res_tile(self, p)
         rules.enum(self, "op", ACT2_FUNCS)
         pair = (prop_str(self, "op0"), prop_str(self, "op1"))
         if pair not in ACT2_PAIRS:
@@ -528,11 +437,11 @@ class _Activate2(KeywordOp):
         if prop_flag(self, "reverse1") and pair[1] == "bypass":
             raise VerifyException(f"{rules.api(self)}: reverse1 needs op1 to be set (op1=bypass)")
         rules.enum(self, "reduce_op", ACT2_REDUCE_OPS)
-        cmd = _cmd(self, ACT_CMDS, "idle")
+        cmd = check_reduce_cmd(self, ACT_CMDS, "idle")
         if cmd in ("reduce", "reset_reduce") and self.reduce_op is None:
             raise VerifyException(f"{rules.api(self)}: reduce_cmd={cmd} needs reduce_op (one of "
                                   f"{', '.join(ACT2_REDUCE_OPS)})")
-        _starts(self, "dst", "data", "imm0", "imm1", "relu_param", "reduce_res")
+        start_partitions(self, "dst", "data", "imm0", "imm1", "relu_param", "reduce_res")
         rules.engine(self, ("scalar",))
 
 

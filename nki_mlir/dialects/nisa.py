@@ -32,7 +32,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from . import rules
+from . import matmul_rules, rules
 from .common import ON_CHIP, MemSpaceAttr, TargetAttr, space_of
 from .instruction import NisaInstruction, dialect_ops
 
@@ -299,7 +299,7 @@ class TensorReduceArithOp(NisaInstruction):
 @irdl_op_definition
 class MatmulOp(NisaInstruction):
     """TensorE ``dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]``, accumulating in fp32 (rules:
-    ``rules.matmul``).
+    ``matmul_rules.matmul``).
 
     AWS names: ``is_transpose`` (bit-exact transpose of stationary, trn2+), ``perf_opt``
     (``none_`` or ``double_row``; the latter's spelling is provisional), ``psum_zero_region``,
@@ -327,7 +327,7 @@ class MatmulOp(NisaInstruction):
         rules.enum(self, "perf_opt", PERF_OPTS)
         size = tuple(int(x.value.data) for x in self.tile_size.data) if self.tile_size is not None else ()
         pos = tuple(_const_int(v) for v in (self.row_pos, self.col_pos) if v is not None)
-        rules.matmul(self, self.dst, self.stationary, self.moving,
+        matmul_rules.matmul(self, self.dst, self.stationary, self.moving,
                      transpose=bool(self.is_transpose.value.data),
                      perf_mode="none" if perf == "none_" else perf,
                      tile_position=pos, tile_size=size)
@@ -356,7 +356,7 @@ class NcTransposeOp(NisaInstruction):
 
     def verify_(self) -> None:
         rules.engine(self, ("tensor", "vector"))
-        rules.transpose(self, self.dst, self.data, self.engine.data)
+        matmul_rules.transpose(self, self.dst, self.data, self.engine.data)
 
 
 @irdl_op_definition

@@ -9,8 +9,10 @@ with ``nki.range = "dynamic"`` (registers and ``no_reorder``: ``isa_control.py``
 math is ``arith``.
 
 Sugar ops (``nki.load``, ``nki.store``, ``nki.add``, ``nki.multiply``, ``nki.exp``,
-``nki.matmul``, ``nki.zeros``) mirror the NKI 0.3 value-returning wrappers and exist only
-until the ``nki-legalize`` pass.  Semantics: nki.isa API reference (nki/api/nki/isa) (the NKI ``nki.isa``
+``nki.matmul``, ``nki.zeros``: :mod:`.nki_wrappers`; the generic ones: :mod:`.nki_sugar`)
+mirror the NKI 0.3 value-returning wrappers and exist only until the ``nki-legalize`` pass.
+The instruction families (:mod:`.isa_vector`, :mod:`.isa_select`, ...) add their ops to
+both dialects.  Semantics: nki.isa API reference (nki/api/nki/isa) (the NKI ``nki.isa``
 and ``nki.language`` API pages).
 """
 from __future__ import annotations
@@ -28,8 +30,8 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from . import rules
-from .common import HBM_SPACES, ON_CHIP, shape_of, space_of
+from . import matmul_rules, rules
+from .common import ON_CHIP, shape_of, space_of
 from .instruction import NkiInstruction, dialect_ops
 from .syntax import KeywordOp
 
@@ -68,21 +70,6 @@ class NdarrayOp(KeywordOp):
             raise VerifyException("nki.ndarray: the result must be a memref in a #nisa.mem space")
         if space_of(self.result) in ON_CHIP:
             rules.on_chip_shape(self, "result", self.result)
-
-
-@irdl_op_definition
-class ZerosOp(KeywordOp):
-    """``nl.zeros(shape, dtype, buffer)``: a tensor filled with 0 (sugar: ndarray + memset)."""
-
-    name = "nki.zeros"
-    tensor_name = opt_prop_def(StringAttr, prop_name="name")
-    result = result_def(MemRefType)
-
-    def verify_(self) -> None:
-        if space_of(self.result) in HBM_SPACES:
-            raise VerifyException("nki.zeros: HBM tensors cannot have an initial value "
-                                  "(err_hbm_tensor_with_init_value_not_supported)")
-        rules.on_chip_shape(self, "result", self.result)
 
 
 # ---------------------------------------------------------------- data movement
@@ -363,7 +350,7 @@ class AffineSelectOp(NkiInstruction):
 
 @irdl_op_definition
 class NcMatmulOp(NkiInstruction):
-    """``nisa.nc_matmul``: dst[M,N] (+)= stationary[K,M]^T @ moving[K,N] (rules: ``rules.matmul``).
+    """``nisa.nc_matmul``: dst[M,N] (+)= stationary[K,M]^T @ moving[K,N] (rules: ``matmul_rules.matmul``).
 
     Properties (all optional, NKI parameter names): ``accumulate`` (absent = NKI ``None``: the
     first write to a PSUM location overwrites, later writes accumulate), ``is_transpose``,
@@ -386,7 +373,7 @@ class NcMatmulOp(NkiInstruction):
     is_moving_onezero = opt_prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        rules.matmul(self, self.dst, self.stationary, self.moving,
+        matmul_rules.matmul(self, self.dst, self.stationary, self.moving,
                      transpose=self.is_transpose is not None and bool(self.is_transpose.value.data),
                      perf_mode=self.perf_mode.data if self.perf_mode is not None else "none",
                      tile_position=_int_pair(self.tile_position), tile_size=_int_pair(self.tile_size))
@@ -416,106 +403,29 @@ class NcTransposeOp(NkiInstruction):
         e = self.properties.get("engine")
         eng = "vector" if isinstance(e, StringAttr) and e.data == "vector" else "tensor"
         rules.engine(self, ("tensor", "vector"))
-        rules.transpose(self, self.dst, self.data, eng)
+        matmul_rules.transpose(self, self.dst, self.data, eng)
 
 
-# ------------------------------------------------------------------------------ sugar
-
-
-@irdl_op_definition
-class LoadOp(KeywordOp):
-    """``nl.load(src)``: a new SBUF tile holding an HBM tensor (sugar for ndarray + dma_copy)."""
-
-    name = "nki.load"
-    src = operand_def(MemRefType)
-    result = result_def(MemRefType)
-
-    def verify_(self) -> None:
-        if space_of(self.src) not in HBM_SPACES:
-            raise VerifyException(f"nki.load: src must be an HBM tensor, got one in {space_of(self.src)}")
-        rules.tile(self, "result", self.result, spaces=("sbuf",))
-
-
-@irdl_op_definition
-class StoreOp(KeywordOp):
-    """``nl.store(dst, value)``: write an on-chip tile to HBM (PSUM goes through SBUF)."""
-
-    name = "nki.store"
-    dst = operand_def(MemRefType)
-    value = operand_def(MemRefType)
-
-    def verify_(self) -> None:
-        if space_of(self.dst) not in HBM_SPACES:
-            raise VerifyException(f"nki.store: dst must be an HBM tensor, got one in {space_of(self.dst)}")
-        rules.tile(self, "value", self.value)
-
-
-class _ElementwiseSugar(KeywordOp):
-    result = result_def(MemRefType)
-
-    def verify_(self) -> None:
-        rules.tile(self, "result", self.result)
-
-
-@irdl_op_definition
-class AddOp(_ElementwiseSugar):
-    """``nl.add(x, y)``: a new tile x + y (y a tile or an f32 scalar)."""
-
-    name = "nki.add"
-    x = operand_def(MemRefType)
-    y = operand_def()
-
-
-@irdl_op_definition
-class MultiplyOp(_ElementwiseSugar):
-    """``nl.multiply(x, y)``: a new tile x * y (y a tile or an f32 scalar)."""
-
-    name = "nki.multiply"
-    x = operand_def(MemRefType)
-    y = operand_def()
-
-
-@irdl_op_definition
-class ExpOp(_ElementwiseSugar):
-    """``nl.exp(x)``: a new tile exp(x) (ScalarE activation)."""
-
-    name = "nki.exp"
-    x = operand_def(MemRefType)
-
-
-@irdl_op_definition
-class MatmulOp(KeywordOp):
-    """``nl.matmul(x, y, transpose_x)``: a new PSUM tile x @ y (x.T @ y when transpose_x)."""
-
-    name = "nki.matmul"
-    x = operand_def(MemRefType)
-    y = operand_def(MemRefType)
-    transpose_x = opt_prop_def(IntegerAttr)
-    result = result_def(MemRefType)
-
-    def verify_(self) -> None:
-        rules.tile(self, "x", self.x, spaces=("sbuf",))
-        rules.tile(self, "y", self.y, spaces=("sbuf",))
-        rules.tile(self, "result", self.result, spaces=("psum",))
-
-
-from . import nki_sugar as _nki_sugar  # noqa: E402  (generic nl.* sugar ops)
+# the instruction-family modules that add ops to both dialects, and the sugar ops
+from . import (  # noqa: E402
+    isa_collective, isa_control, isa_movement, isa_select, isa_tensor, isa_vector,
+    lang_ops, nki_sugar, views,
+)
+from .nki_wrappers import (  # noqa: E402
+    AddOp, ExpOp, LoadOp, MatmulOp, MultiplyOp, StoreOp, ZerosOp,
+)
 
 #: value-returning NKI 0.3 wrappers; none may remain after ``nki-legalize``
-SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp, *_nki_sugar.SUGAR)
+SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp, *nki_sugar.SUGAR)
 
 #: the instruction-family modules that add ops to both dialects
-FAMILIES = ("isa_vector", "isa_select", "isa_movement", "isa_tensor", "isa_control",
-            "isa_collective", "nki_sugar", "lang_ops", "views")
+FAMILIES = (isa_vector, isa_select, isa_movement, isa_tensor, isa_control,
+            isa_collective, nki_sugar, lang_ops, views)
 
 
 def family_ops(attr: str) -> list:
     """The ops listed under ``attr`` (``NKI_OPS`` / ``NISA_OPS``) by every family module."""
-    import importlib
-    ops: list = []
-    for fam in FAMILIES:
-        ops.extend(getattr(importlib.import_module(f"{__package__}.{fam}"), attr))
-    return ops
+    return [op for fam in FAMILIES for op in getattr(fam, attr)]
 
 
 NKI = Dialect(  # with the ops of the instruction definitions (dialect_ops: a live list)

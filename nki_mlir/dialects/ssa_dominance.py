@@ -13,8 +13,10 @@ from xdsl.ir import Block, Operation, SSAValue
 
 
 def first_violation(root: Operation) -> tuple[Operation, int] | None:
-    """The first op (in program order) with an operand defined after it, and that operand's
-    index; ``None`` when every use in single-block regions under ``root`` is dominated."""
+    """The first op (in program order) with an operand it does not see, and that operand's
+    index; ``None`` when every use in single-block regions under ``root`` is dominated.
+    :func:`defined_after` tells the two kinds apart: a value defined after its use in the
+    same or an enclosing block, or one defined in a region that does not enclose the use."""
     visible: set[SSAValue] = set()
     for region in root.regions:
         if len(region.blocks) == 1:
@@ -28,7 +30,7 @@ def _block(block: Block, outer: set[SSAValue]) -> tuple[Operation, int] | None:
     defined = set(block.args)
     for op in block.ops:
         for i, operand in enumerate(op.operands):
-            if operand not in defined and operand not in outer and _defined_in_block(operand, block):
+            if operand not in defined and operand not in outer:
                 return op, i
         if op.regions:
             inner = outer | defined
@@ -39,6 +41,13 @@ def _block(block: Block, outer: set[SSAValue]) -> tuple[Operation, int] | None:
                         return found
         defined.update(op.results)
     return None
+
+
+def defined_after(value: SSAValue, use: Operation) -> bool:
+    """``value`` is defined in the block of ``use`` or in a block enclosing it (so a ``use``
+    that does not see it comes before the definition)."""
+    block = use.parent_block()
+    return block is not None and _defined_in_block(value, block)
 
 
 def _defined_in_block(value: SSAValue, block: Block) -> bool:
@@ -57,4 +66,4 @@ def _defined_in_block(value: SSAValue, block: Block) -> bool:
     return False
 
 
-__all__ = ["first_violation"]
+__all__ = ["defined_after", "first_violation"]

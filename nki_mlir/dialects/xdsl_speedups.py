@@ -9,8 +9,13 @@ repeat their static sizes and strides).  The printer of ``memref.subview``'s ind
 DenseArrayBase[IntegerType])``, which builds a type constraint per call: the same check is
 made with ``isinstance``.  Each
 reader below computes its answer once per attribute object and keeps it on the object
-(outside the dataclass fields, so equality, hashing and printing are unchanged).  Results
-are identical; remove an override when the pinned xDSL caches by itself.
+(outside the dataclass fields, so equality, hashing and printing are unchanged).
+
+Named operands / results / regions / successors of IRDL ops (``op.dst``) are read through
+descriptors that build an ``OpOperands`` view per read and, for ops with a segment-size
+attribute, sum the segment sizes before the wanted one: the readers below index the op's
+tuples directly, with the segment start offsets computed once per segment-size attribute.
+Results are identical; remove an override when the pinned xDSL is as fast by itself.
 """
 from __future__ import annotations
 
@@ -18,6 +23,9 @@ import functools
 
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerType, MemRefType
 from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList, print_dynamic_index_list
+from xdsl.irdl import operations as irdl_ops
+from xdsl.irdl.operations import (OptionalAttrAccessor, SingleAttrAccessor, VariadicAttrAccessor,
+                                  VarIRConstruct)
 
 _get_values = DenseArrayBase.get_values
 _get_shape = MemRefType.get_shape
@@ -82,3 +90,63 @@ def _index_list_present(self: DynamicIndexList, op) -> bool:
 
 DynamicIndexList.print = _print_dynamic_index_list  # type: ignore[method-assign]
 DynamicIndexList.is_present = _index_list_present  # type: ignore[method-assign]
+
+
+# ------------------------------------------------------------------ named-construct readers
+
+_OPERAND, _RESULT, _REGION = VarIRConstruct.OPERAND, VarIRConstruct.RESULT, VarIRConstruct.REGION
+
+
+def _constructs(op, construct: VarIRConstruct):
+    """``get_op_constructs``: the op's own tuple (upstream wraps operands and successors in
+    a view per call, whose indexing reads the same tuple)."""
+    if construct is _OPERAND:
+        return op._operands                 # noqa: SLF001
+    if construct is _RESULT:
+        return op.results
+    if construct is _REGION:
+        return op.regions
+    return op._successors                   # noqa: SLF001
+
+
+def _starts(attr: DenseArrayBase) -> tuple[int, ...]:
+    """Start offset of every segment of a segment-size attribute, then the total (once per
+    attribute object)."""
+    try:
+        return attr.__dict__["_nkim_starts"]
+    except KeyError:
+        out, acc = [0], 0
+        for v in attr.get_values():
+            acc += v
+            out.append(acc)
+        starts = tuple(out)
+        object.__setattr__(attr, "_nkim_starts", starts)
+        return starts
+
+
+def _segment_attr(self, op) -> DenseArrayBase:
+    option = self.option
+    return (op.properties if option.as_property else op.attributes)[option.attribute_name]
+
+
+def _single_get(self, obj, objtype=None):
+    return _constructs(obj, self.construct)[_starts(_segment_attr(self, obj))[self.idx]]
+
+
+def _variadic_get(self, obj, objtype=None):
+    starts = _starts(_segment_attr(self, obj))
+    return _constructs(obj, self.construct)[starts[self.idx]:starts[self.idx + 1]]
+
+
+def _optional_get(self, obj, objtype=None):
+    starts = _starts(_segment_attr(self, obj))
+    i = self.idx
+    if starts[i + 1] != starts[i]:
+        return _constructs(obj, self.construct)[starts[i]]
+    return None
+
+
+irdl_ops.get_op_constructs = _constructs
+SingleAttrAccessor.__get__ = _single_get            # type: ignore[method-assign]
+VariadicAttrAccessor.__get__ = _variadic_get        # type: ignore[method-assign]
+OptionalAttrAccessor.__get__ = _optional_get        # type: ignore[method-assign]

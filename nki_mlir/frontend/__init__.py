@@ -151,7 +151,7 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2",
     fop = k.fop
     fop.properties["function_type"] = func.FunctionType.from_lists(arg_types, [o.value.type for o in outs])
     fop.attributes["nki.output_names"] = ArrayAttr([StringAttr(s.name) for s in out_specs])
-    from ..compiler import verify_each_pass
+    from ..options import verify_each_pass
     if verify_each_pass():   # else the ops were verified as emitted, the module after the pipeline
         try:
             k.module.verify()

@@ -229,7 +229,7 @@ def nc_matmul(cg, dst, stationary, moving, is_stationary_onezero=False, is_movin
               name=None):
     """``dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]``.  ``is_stationary_onezero`` /
     ``is_moving_onezero`` are performance hints only (kept on the nki op, no effect on results);
-    shape, dtype, tiling and target rules are checked by the op verifier (``rules.matmul``)."""
+    shape, dtype, tiling and target rules are checked by the op verifier (``matmul_rules.matmul``)."""
     api = "nisa.nc_matmul"
     ops = {r: A.tensor(cg, api, r, v).value
            for r, v in (("dst", dst), ("stationary", stationary), ("moving", moving))}
@@ -264,6 +264,6 @@ def get_nc_sub_version(cg):
 
 @handles("nisa.get_nc_version")
 def get_nc_version(cg):
-    from ..isa import nc_version
     from ..targets import GENERATION
+    from .isa_enums import nc_version
     return getattr(nc_version, f"gen{GENERATION[cg.b.target]}")

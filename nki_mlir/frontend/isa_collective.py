@@ -92,7 +92,7 @@ class ReplicaGroup:
     """
 
     def __init__(self, groups):
-        from ..kernel import caller_loc
+        from ..diagnostics import caller_loc
         rows = list(groups) if isinstance(groups, (list, tuple)) else None
         if rows and all(_is_int(r) for r in rows):
             rows = [rows]

@@ -48,7 +48,7 @@ from .. import dtypes
 from ..diagnostics import loc_of
 from ..errors import NKIError, NKIKernelWarning, NKITypeError, SourceLoc
 from ..dialects.effects import accesses, base_buffer
-from ..typing import ScalarAnnotation, TensorAnnotation, annotation_of
+from .annotations import ScalarAnnotation, TensorAnnotation, annotation_of
 
 #: op names that create a tensor without contents (every other creating op initialises it)
 _UNINITIALISED = ("nki.ndarray",)
@@ -88,7 +88,7 @@ def check_arguments(b, src, fn: Any, specs) -> dict[str, Any]:
         NKITypeError: shape mismatch (``err_annotation_shape_mismatch``), dtype mismatch, or
             a non-tensor argument for a tensor annotation; located at the parameter.
     """
-    from ..beta1.compiler import FORCE_AUTO_ALLOC_ATTR
+    from .beta1.ncc_marks import FORCE_AUTO_ALLOC_ATTR
     b.force_auto_alloc = bool(getattr(fn, FORCE_AUTO_ALLOC_ATTR, False))
     anns = param_annotations(fn, src)
     by_name = {s.name: s for s in specs}

@@ -21,7 +21,7 @@ from .values import DynSlice, Index, LoopRange, Tensor, is_int
 
 
 def _buffer(cg, api: str, buffer: Any, default: str = "sbuf") -> str:
-    from ..language import MemoryRegion
+    from .buffers import MemoryRegion
     if buffer is None:
         return default
     if isinstance(buffer, MemoryRegion):

@@ -19,14 +19,13 @@ import numpy as np
 
 from .. import dtypes
 from ..dialects import nki, nki_sugar as S
-from ..dialects.common import contiguous_strides, memref
+from ..dialects.common import PMAX, contiguous_strides, memref
 from ..errors import NKITypeError
 from . import args as A
 from .builtins import handles
 from .lang_calls import _dtype, _shape
 from .values import Tensor, is_int
 
-PMAX = 128
 #: moving free size of one matmul: the limit of a partition broadcast (TensorE ones-matmul)
 BCAST_PART_FMAX = 512
 #: at most this many copies to broadcast along inner free dims

@@ -2,7 +2,8 @@
 
 ``for T in ITER: BODY`` becomes ``for T in __nki_loop__(ITER, key, can_roll, carried,
 targets): BODY`` and ``while TEST:`` becomes ``while __nki_while__(TEST, key, can_roll):``
-(AutoGraph's idea, reduced to the one decision we need: see :mod:`.loops`).  Everything
+(AutoGraph's idea, reduced to the one decision we need: see :mod:`.loops`); ``isinstance(a,
+b)`` becomes ``__nki_isinstance__(a, b)`` (a loop index is an ``int``: :mod:`.py_builtins`).  Everything
 else is the kernel's own code, compiled from its own source with its own file name, line
 numbers and columns, run with its own globals and closure cells.
 
@@ -25,7 +26,8 @@ from typing import Any
 
 from .source import FunctionSource
 
-_HELPERS = ("__nki_loop__", "__nki_while__", "__nki_annotated__", "__nki_pow__", "__nki_lshift__")
+_HELPERS = ("__nki_loop__", "__nki_while__", "__nki_annotated__", "__nki_pow__", "__nki_lshift__",
+            "__nki_isinstance__")
 _GUARDED = {ast.Pow: "__nki_pow__", ast.LShift: "__nki_lshift__"}   # see .guards
 _CODE_CACHE: dict[Any, types.CodeType | None] = {}
 
@@ -54,9 +56,10 @@ def _helper_functions() -> dict[str, Any]:
     from .beta1.trace import check_annotation
     from .guards import nki_lshift, nki_pow
     from .loops import nki_loop, nki_while
+    from .py_builtins import nki_isinstance
     return {"__nki_loop__": nki_loop, "__nki_while__": nki_while,
             "__nki_annotated__": check_annotation, "__nki_pow__": nki_pow,
-            "__nki_lshift__": nki_lshift}
+            "__nki_lshift__": nki_lshift, "__nki_isinstance__": nki_isinstance}
 
 
 # ------------------------------------------------------------- helper functions
@@ -69,7 +72,8 @@ def rewrite_helpers(kernel: Any) -> list[tuple[Any, types.CodeType]]:
     modules, methods of user classes) rewritten loops for the duration of a trace, by
     swapping their ``__code__``; returns what :func:`restore_helpers` puts back.
 
-    Only functions whose code has a ``for`` loop are rewritten; their loop helpers are
+    Only functions whose code has a ``for`` loop or calls ``isinstance`` are rewritten
+    (``isinstance(a, b)`` -> ``__nki_isinstance__(a, b)``, :mod:`.py_builtins`); their loop helpers are
     reached as module globals (``__nki_loop__``), so the free variables, and so the closure,
     stay those of the original.  A function whose source cannot be read keeps its code
     (its loops run as Python loops: unrolled, still exact).
@@ -115,7 +119,8 @@ def _reachable(kernel: Any) -> list[Any]:
         if isinstance(v, types.FunctionType):
             if not is_user_file(v.__code__.co_filename):
                 continue
-            if v is not kernel and _FOR_ITER in v.__code__.co_code[::2]:
+            if v is not kernel and (_FOR_ITER in v.__code__.co_code[::2]
+                                    or "isinstance" in v.__code__.co_names):
                 out.append(v)
             for name in _names(v.__code__):
                 w = v.__globals__.get(name)
@@ -226,6 +231,15 @@ class _Rewriter(ast.NodeTransformer):
             return node
         call = ast.Call(ast.Name(name, ast.Load()), [ast.Name(node.target.id, ast.Load()), node.value], [])
         return ast.copy_location(ast.Assign([node.target], ast.copy_location(call, node)), node)
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        """``isinstance(a, b)`` -> ``__nki_isinstance__(a, b)`` (:mod:`.py_builtins`)."""
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Name) and f.id == "isinstance" and len(node.args) == 2 \
+                and not node.keywords:
+            node.func = ast.copy_location(ast.Name("__nki_isinstance__", ast.Load()), f)
+        return node
 
     def visit_While(self, node: ast.While) -> ast.While:
         self.generic_visit(node)

@@ -106,8 +106,8 @@ class NkiTensor:
 
     @property
     def buffer(self):
-        from ..language import _buffer_by_name
-        return _buffer_by_name(self._t.buffer)
+        from .buffers import buffer_by_name
+        return buffer_by_name(self._t.buffer)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):

@@ -147,7 +147,10 @@ def referenced_values_digest(fn: Any) -> str:
         src = FunctionSource.of(f)
         if src is None or not src.is_user_code:
             return
-        h.update(f"fn {src.file} {file_hash(src.file)}".encode())   # helpers in other files too
+        # which function (helpers in other files too): rebinding a name to another function
+        # of the same file changes the key
+        h.update(f"fn {src.file} {file_hash(src.file)} {code.co_qualname} "
+                 f"{code.co_firstlineno}".encode())
         env = {**getattr(f, "__globals__", {}), **_closure_vars(f)}
         for name in (*code.co_names, *code.co_freevars):
             if name in env:

@@ -89,33 +89,52 @@ def _pattern(cg, m: str, pattern: Any) -> list[tuple[int, int]]:
 @handles("tensor.ap")
 def ap(cg, t: Tensor, pattern, offset=None, scalar_offset=None, vector_offset=None,
        indirect_dim=0, dtype=None):
-    """``t.ap(pattern, offset=0, scalar_offset=None, vector_offset=None, indirect_dim=0,
+    """``t.ap(pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0,
     dtype=None)``: the raw access pattern ``[[stride, count], ...]`` over ``t``'s underlying
-    storage (``t``'s own view is ignored).  Element ``(i0, i1, ...)`` is storage element
-    ``offset + sum(stride_k * i_k)``; on-chip ``pattern[0]`` must be
-    ``[free_size_of_storage, nparts]``.  ``scalar_offset`` (int, loop index, register or
-    ``(1, 1)`` int tensor) adds ``scalar_offset * prod(storage.shape[indirect_dim + 1:])``;
-    ``vector_offset`` (SBUF ``[P, 1]`` int tensor, HBM only, ``indirect_dim=0``) makes row
-    ``i0`` read storage row ``vector_offset[i0]`` (an indirect view for ``nisa.dma_copy``).
-    ``dtype`` reinterprets the storage first (pattern and offset then count ``dtype``
-    elements)."""
+    storage (``t``'s own shape and strides are replaced; its storage offset is kept).
+    Element ``(i0, i1, ...)`` is storage element ``base + offset + sum(stride_k * i_k)``,
+    ``base`` being ``t``'s own storage offset (``offset=None`` is 0 more); on-chip
+    ``pattern[0]`` must be ``[free_size_of_storage, nparts]``.  ``scalar_offset`` (int,
+    loop index, register or ``(1, 1)`` int tensor) adds ``scalar_offset * t.strides[
+    indirect_dim]``: ``indirect_dim`` is a dim of ``t.shape`` and its stride scales the
+    index (for a reshaped view, the stride of the reshaped dim); ``vector_offset`` (SBUF
+    ``[P, 1]`` int tensor, HBM only, ``indirect_dim=0``) makes row ``i0`` read storage row
+    ``vector_offset[i0]`` (an indirect view for ``nisa.dma_copy``).  ``dtype``
+    reinterprets the storage first (pattern and offset then count ``dtype`` elements; the
+    base offset and the stride of ``indirect_dim`` are rescaled to them).
+
+    Doc: ``NkiTensor.ap`` in the nki.language API reference ("offset: element offset added
+    to the view's base storage offset", "indirect_dim: dimension in ``self.shape`` whose
+    stride scales the indirect scalar/vector offset")."""
     m = "ap"
     _direct(cg, t, m)
     pat = _pattern(cg, m, pattern)
     src = t
+    idim = _int(cg, m, "indirect_dim", indirect_dim)
+    if not 0 <= idim < t.ndim:
+        raise _err(cg, m, f"indirect_dim {idim} is out of range for {_what(t)} ({t.ndim} dims)")
+    base: Index | int = t.offset_index  # the view's own storage offset, in t.dtype elements
+    pitch = t.strides[idim]  # what one step of scalar_offset moves, in t.dtype elements
     if dtype is not None and _dtype(cg, m, dtype) != t.dtype:
         sto = t.storage_shape
         whole = cg.b.reinterpret(t, sto, _row_major(sto), 0)
         src = _retype(cg, whole, m, _dtype(cg, m, dtype))
+        a, b = t.dtype.itemsize, src.dtype.itemsize
+        pitch = _scale(cg, m, f"the stride of indirect_dim {idim}", pitch, a, b)
+        if isinstance(base, Index):
+            scaled = base.scale(a).floordiv_exact(b)
+            if scaled is None:
+                raise _err(cg, m, f"the storage offset of {_what(t)} is not always a whole "
+                                  f"number of {b}-byte elements")
+            base = scaled
+        else:
+            base = _scale(cg, m, "the storage offset", base, a, b)
     sto = src.storage_shape
-    idim = _int(cg, m, "indirect_dim", indirect_dim)
-    if not 0 <= idim < len(sto):
-        raise _err(cg, m, f"indirect_dim {idim} is out of range for a storage of {len(sto)} dims")
     off: Index | int
     if offset is None:
-        off = 0
+        off = base
     elif is_int(offset) or isinstance(offset, Index):
-        off = simplify(offset)
+        off = simplify(as_index(base).add(as_index(offset)))
     else:
         raise _err(cg, m, f"offset must be an int or a loop-index expression, got {offset!r}")
     if scalar_offset is not None and vector_offset is not None:
@@ -131,7 +150,7 @@ def ap(cg, t: Tensor, pattern, offset=None, scalar_offset=None, vector_offset=No
                 raise _err(cg, m, f"dynamic selection on dim 0 of {_what(t)} is not allowed "
                                   f"(scalar_offset on the partition dim)")
             so = scalar_index_of(cg, scalar_offset, m, "scalar_offset")
-        off = simplify(as_index(off).add(as_index(so).scale(_prod(sto[idim + 1:]))))
+        off = simplify(as_index(off).add(as_index(so).scale(pitch)))
     if src.on_chip:
         free = _prod(sto[1:])
         if pat[0][0] != free or pat[0][1] > sto[0]:
@@ -153,7 +172,9 @@ def ap(cg, t: Tensor, pattern, offset=None, scalar_offset=None, vector_offset=No
         if idx.shape[0] != shape[0]:
             raise _err(cg, m, f"vector_offset has {idx.shape[0]} rows but pattern[0] has count "
                               f"{shape[0]}")
-        pitch = _prod(sto[1:])
+        if pitch < 1:
+            raise _err(cg, m, f"vector_offset needs dim 0 of {_what(t)} to have a positive "
+                              f"stride, got {pitch}")
         rest_hi = sum(max(0, s * (n - 1)) for s, n in zip(strides[1:], shape[1:]))
         rest_lo = sum(min(0, s * (n - 1)) for s, n in zip(strides[1:], shape[1:]))
         total = _prod(sto)

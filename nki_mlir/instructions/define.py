@@ -26,7 +26,7 @@ from ..dialects.ods_ops import define_ops
 from ..frontend.ods_calls import define_call
 from .. import isa_names
 from ..perf.costs import register_stream
-from ..runtime.decoder import register as register_builder
+from ..runtime.handlers import register as register_builder
 
 #: every registered definition by instruction name, in registration order
 DEFINITIONS: dict[str, InstructionDef] = {}

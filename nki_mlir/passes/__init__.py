@@ -1,12 +1,18 @@
 """The pass registry: the single source of truth for ``nki-opt`` and the compile driver.
 
-Default pipeline (design.md section 5)::
+Default pipeline (:data:`DEFAULT_PIPELINE`; design: docs/pipeline.md)::
 
     nki-legalize -> lower-nki-to-nisa -> nisa-allocate -> nisa-schedule
+
+:func:`default_pipeline` builds it for one compile; :func:`check_stage` says what may remain
+after each of its passes.
 """
 from __future__ import annotations
 
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+
+from ..errors import NKIVerifyError
 
 
 def get_all_passes() -> list[type[ModulePass]]:
@@ -19,5 +25,39 @@ def get_all_passes() -> list[type[ModulePass]]:
     return [NkiLegalize, LowerNkiToNisa, NisaAllocate, NisaSchedule]
 
 
-#: the default compile pipeline, in ``-p`` syntax (target is filled in by the driver)
-DEFAULT_PIPELINE = ("nki-legalize", "lower-nki-to-nisa", "nisa-allocate", "nisa-schedule")
+#: the compile pipeline, in order: ``(pass name, {pass option: compile option})``; the
+#: compile options are ``target`` (a resolved target name) and ``schedule`` (a schedule mode)
+DEFAULT_PIPELINE: tuple[tuple[str, dict[str, str]], ...] = (
+    ("nki-legalize", {}),
+    ("lower-nki-to-nisa", {}),
+    ("nisa-allocate", {"target": "target"}),
+    ("nisa-schedule", {"mode": "schedule"}),
+)
+
+
+def default_pipeline(**compile_options: str) -> list[ModulePass]:
+    """The passes of :data:`DEFAULT_PIPELINE`, in order, with their options taken from
+    ``compile_options`` (``target=...``, ``schedule=...``; KeyError if one is missing)."""
+    by_name = {p.name: p for p in get_all_passes()}
+    return [by_name[name](**{field: compile_options[opt] for field, opt in options.items()})
+            for name, options in DEFAULT_PIPELINE]
+
+
+def check_stage(pass_name: str, module: Operation) -> None:
+    """What may remain after each pass of the default pipeline (a spec per stage): no
+    ``nki`` sugar op after ``nki-legalize``, no ``nki`` op after ``lower-nki-to-nisa``, no
+    unplaced on-chip ``nisa.alloc`` after ``nisa-allocate``.
+
+    Raises:
+        NKIVerifyError: (internal) the pass left such an op.
+    """
+    from ..dialects.common import ON_CHIP, space_of
+    from ..dialects.nki import SUGAR_OPS
+    for op in module.walk():
+        if pass_name == "nki-legalize" and isinstance(op, SUGAR_OPS):
+            raise NKIVerifyError(f"after nki-legalize a sugar op remains: {op.name}")
+        if pass_name == "lower-nki-to-nisa" and op.name.startswith("nki."):
+            raise NKIVerifyError(f"after lower-nki-to-nisa an nki op remains: {op.name}")
+        if pass_name == "nisa-allocate" and op.name == "nisa.alloc" and space_of(op.results[0]) in ON_CHIP:
+            if "nkim.offset" not in op.attributes:
+                raise NKIVerifyError("after nisa-allocate an on-chip tensor is unplaced")

@@ -32,7 +32,7 @@ one is always safe).  ``reason`` says why:
 
 Distinct kernel arguments never alias each other.
 
-:func:`check_output_dependencies` raises ``err_unexpected_output_dependencies`` (NKI error catalogue (nki.errors)) for an ``affine_range`` loop two of whose iterations may write the same
+:func:`.output_deps.check_output_dependencies` raises ``err_unexpected_output_dependencies`` (NKI error catalogue (nki.errors)) for an ``affine_range`` loop two of whose iterations may write the same
 location of a tensor defined outside the loop: the interval + GCD test above proposes, the
 exact integer-set test of :mod:`.exact_overlap` (isl) confirms, so a bijective index map
 (``out[i2 * n1 + i1]``) is never reported while any real overlap still is (implemented in
@@ -458,11 +458,3 @@ def describe(edge: Edge) -> str:
 def format_deps(func: FuncOp) -> list[str]:
     return [describe(e) for e in analyze(func).edges]
 
-
-# --------------------------------------------------------- err_unexpected_output_dependencies
-
-
-def check_output_dependencies(func: FuncOp, nodes: list[Node] | None = None) -> None:
-    """See :func:`.output_deps.check_output_dependencies` (kept here for importers)."""
-    from .output_deps import check_output_dependencies as check
-    check(func, nodes)

@@ -32,9 +32,8 @@ from xdsl.dialects.builtin import (ArrayAttr, DictionaryAttr, FloatAttr, Integer
                                    StringAttr, UnitAttr, f64, i64)
 from xdsl.ir import Attribute
 
-#: partitions of SBUF and PSUM (NKI architecture guide (nki/guides/architecture))
-PARTITIONS = 128
-PSUM_BANK_BYTES = 2048
+from ..targets import PARTITIONS, PSUM_BANK_BYTES
+
 SPACES = ("sbuf", "psum")
 
 

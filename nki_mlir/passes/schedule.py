@@ -92,7 +92,8 @@ from ..dialects import nisa
 from ..errors import NKIError
 from ..dialects.common import HBM_SPACES, i64_attr, space_of, str_attr
 from ..dialects.isa_control import no_reorder_groups
-from .dependence import Edge, Node, analyze, check_output_dependencies, collect_nodes, node_accesses
+from .dependence import Edge, Node, analyze, collect_nodes, node_accesses
+from .output_deps import check_output_dependencies
 from .affine import trip_count
 from ..dialects.effects import LOOP_OPS, RegionCache, is_instruction
 from .straight_waits import is_straight_line, straight_line_waits

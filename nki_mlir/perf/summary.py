@@ -16,6 +16,8 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+
+import numpy as np
 from typing import TYPE_CHECKING
 
 from .costs import FALLBACK_LABEL
@@ -47,22 +49,9 @@ def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True
     model = tl.model
     statics = tl.statics
     latency = tl.maxend
-    busy: dict[str, float] = defaultdict(float)
-    count: Counter = Counter()
-    wait_dma: dict[str, float] = defaultdict(float)
-    prev_end: dict[str, float] = {}
+    busy, count, wait_dma = _per_track(tl)
     per_sid: Counter = Counter(tl.sid)
-    start, end, sid, pred, waited = tl.start, tl.end, tl.sid, tl.pred, tl.waited
-    for rec in range(len(start)):
-        st = statics[sid[rec]]
-        track = st.track
-        busy[track] += end[rec] - start[rec]
-        count[track] += 1
-        if not st.is_dma and waited[rec]:
-            p = pred[rec]
-            if p >= 0 and statics[sid[p]].is_dma:
-                wait_dma[track] += max(0.0, start[rec] - prev_end.get(track, 0.0))
-        prev_end[track] = end[rec]
+    start = tl.start
 
     dma_bytes = hbm_bytes = dma_count = 0
     flops = mm_peak_ns = 0.0
@@ -119,6 +108,44 @@ def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True
     if keep_slices:
         est.slices = tl.slices()
     return est
+
+
+def _per_track(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dict[str, float]]:
+    """Per track (tracks with records only): busy ns, records, and ns a compute track
+    idled on DMAs (a record whose deciding wait is a DMA: the gap since the track's
+    previous record ended, or since 0).  Sums run in record order (``np.bincount`` adds
+    its weights in input order), as a loop over the records would."""
+    names = sorted({st.track for st in tl.statics.values()})
+    index = {t: i for i, t in enumerate(names)}
+    nsid = max(tl.statics, default=-1) + 1
+    track_of = np.zeros(nsid, np.intp)
+    is_dma = np.zeros(nsid, bool)
+    for s, st in tl.statics.items():
+        track_of[s] = index[st.track]
+        is_dma[s] = st.is_dma
+    sid = np.array(tl.sid, np.intp)
+    start = np.array(tl.start, np.float64)
+    end = np.array(tl.end, np.float64)
+    tix = track_of[sid]
+    nt = len(names)
+    busy = np.bincount(tix, weights=end - start, minlength=nt)
+    count = np.bincount(tix, minlength=nt)
+    pred = np.array(tl.pred, np.intp)
+    waits = ~is_dma[sid] & np.array(tl.waited, bool) & (pred >= 0)
+    waits[waits] = is_dma[sid[pred[waits]]]
+    wait_dma = np.zeros(nt)
+    if waits.any():
+        order = np.argsort(tix, kind="stable")       # records by track, in record order
+        prev = np.empty_like(end)
+        prev[order[1:]] = end[order[:-1]]
+        first = np.ones(len(order), bool)
+        first[1:] = tix[order[1:]] != tix[order[:-1]]
+        prev[order[first]] = 0.0
+        gap = np.maximum(start - prev, 0.0)
+        wait_dma = np.bincount(tix[waits], weights=gap[waits], minlength=nt)
+    used = [i for i in range(nt) if count[i]]
+    return ({names[i]: float(busy[i]) for i in used}, {names[i]: int(count[i]) for i in used},
+            {names[i]: float(wait_dma[i]) for i in used if waits.any()})
 
 
 def _critical_path(tl: Timeline, latency: float) -> list[CriticalEntry]:

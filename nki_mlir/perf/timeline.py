@@ -22,7 +22,7 @@ enqueue and computes, in the same single pass, when the instance runs:
 Because waits only name earlier-enqueued instances and queues are FIFO in enqueue order,
 one pass gives the exact schedule of this model; every loop iteration is simulated (no
 steady-state shortcut).  The records kept per instance (start, end, queue, static op,
-binding predecessor) give the critical path; :meth:`Timeline.finish` turns them into an
+binding predecessor) give the critical path; :func:`.summary.summarize` turns them into an
 :class:`~.estimate.Estimate`.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ from bisect import bisect_right
 
 from ..diagnostics import loc_of
 from .costs import InstrCost, dma_engine_shares, instruction_cost
-from .estimate import ENGINES, Estimate, Slice
+from .estimate import ENGINES, Slice
 from ..targets import TargetModel
 
 #: engines that are compute queues (everything that is not a DMA queue)
@@ -77,9 +77,11 @@ class EngineBook:
         self.busy += d
         # insert [s, e) before interval i, merging with touching neighbours
         if i > 0 and ends[i - 1] >= s:
-            ends[i - 1] = max(ends[i - 1], e)
+            if e > ends[i - 1]:
+                ends[i - 1] = e
             if i < n and starts[i] <= e:
-                ends[i - 1] = max(ends[i - 1], ends[i])
+                if ends[i] > ends[i - 1]:
+                    ends[i - 1] = ends[i]
                 del starts[i], ends[i]
         elif i < n and starts[i] <= e:
             starts[i] = s
@@ -104,21 +106,32 @@ def _short_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+#: engine tuples by value (one object per value)
+_ENGINES: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+
 class _Static:
     """The cost of one static instruction, resolved once per op."""
 
-    __slots__ = ("cost", "track", "is_dma", "shares", "groups", "loc", "source", "label", "name")
+    __slots__ = ("sid", "cost", "ns", "tensor_mm", "track", "is_dma", "shares", "groups", "loc",
+                 "source", "label", "name")
 
-    def __init__(self, op, track: str, cost: InstrCost, model: TargetModel):
+    def __init__(self, sid: int, op, track: str, cost: InstrCost, model: TargetModel):
+        self.sid = sid
         self.cost = cost
+        self.ns = cost.ns
+        #: a matmul on the tensor queue (what TensorE throttling slows down)
+        self.tensor_mm = track == "tensor" and bool(cost.flops)
         self.track = track
         self.is_dma = cost.dma is not None
         self.shares = dma_engine_shares(model, cost.dma) if self.is_dma else ()
         by_ns: dict[float, list[int]] = {}
         for eng, ns in self.shares:
             by_ns.setdefault(ns, []).append(eng)
-        #: the shares grouped by duration: ((engines...), ns)
-        self.groups = tuple((tuple(engs), ns) for ns, engs in by_ns.items())
+        #: the shares grouped by duration: ((engines...), ns); equal engine tuples are one
+        #: object (a book's ``engines`` is tested for identity first)
+        self.groups = tuple((_ENGINES.setdefault(tuple(engs), tuple(engs)), ns)
+                            for ns, engs in by_ns.items())
         self.name = op.name if op is not None else "pseudo"
         self.label = cost.label
         loc = loc_of(op)
@@ -135,24 +148,29 @@ class Timeline:
         throttle: model TensorE power throttling (trn2/trn3: matmuls run at half rate for
             ``model.throttle_ramp_ns`` after TensorE was idle that long; perf.md A.2).
         costs: the per-instruction cost function (default :func:`~.costs.instruction_cost`).
+        rows: the static costs of instructions timed before, by ``sid`` (kept across the
+            timelines of one program and model; filled as instructions are first timed).
     """
 
     def __init__(self, model: TargetModel, queues: list[str], throttle: bool = False,
-                 costs=instruction_cost):
+                 costs=instruction_cost, rows: dict | None = None):
         self.model = model
         self.costs = costs
         self.queues = queues
         self.throttle = throttle and model.throttle_ramp_ns > 0
+        #: the static costs of the instructions timed (by sid)
         self.statics: dict[int, _Static] = {}
+        self.rows: dict[int, _Static] = {} if rows is None else rows
         self._dma_queues = [qi for qi, name in enumerate(queues) if name.startswith("dma")]
-        self.qfree: dict[int, float] = {}
-        self.qlast: dict[int, int] = {}
-        shared = EngineBook(tuple(range(model.dma_engines)))
+        self._dma_fixed = model.dma_fixed_ns
+        nq = max(len(queues), 1)
+        self.qfree: list[float] = [0.0] * nq     # per queue index: when it is free
+        self.qlast: list[int] = [-1] * nq        # per queue index: its last record
+        every = tuple(range(model.dma_engines))
+        shared = EngineBook(_ENGINES.setdefault(every, every))
         self.books = [shared] * model.dma_engines   # one book per engine (shared while equal)
-        self.floor = 0.0
-        self.floor_rec = -1
-        self.maxend = 0.0
-        self.maxend_rec = -1
+        #: the last fence's finish and record, the latest finish and its record
+        self._mark: list = [0.0, -1, 0.0, -1]
         self._dmas = 0
         self._ramp_start = -1.0
         self._tensor_end = 0.0
@@ -162,77 +180,118 @@ class Timeline:
         self.sid: list[int] = []
         self.pred: list[int] = []
         self.waited: list[bool] = []
+        #: ``place(static, qi, fence, ready, pred) -> record`` (:meth:`_placer`)
+        self.place = self._placer()
 
     # ------------------------------------------------------------------ static costs
     def static(self, info) -> _Static:
         st = self.statics.get(info.sid)
         if st is None:
-            track = self.queues[info.qi] if info.qi < len(self.queues) else "program"
-            st = self.statics[info.sid] = _Static(info.op, track, self.costs(info.op, self.model),
-                                                  self.model)
+            st = self.statics[info.sid] = self.row(info)
         return st
+
+    def row(self, info) -> _Static:
+        """The static cost of ``info``'s instruction (from :attr:`rows`, else computed)."""
+        st = self.rows.get(info.sid)
+        if st is None:
+            track = self.queues[info.qi] if info.qi < len(self.queues) else "program"
+            st = self.rows[info.sid] = _Static(info.sid, info.op, track,
+                                               self.costs(info.op, self.model), self.model)
+        return st
+
+    floor = property(lambda self: self._mark[0], doc="finish of the last fence (ns)")
+    floor_rec = property(lambda self: self._mark[1], doc="record of the last fence (-1: none)")
+    maxend = property(lambda self: self._mark[2], doc="latest finish so far (ns)")
+    maxend_rec = property(lambda self: self._mark[3], doc="record finishing latest (-1: none)")
 
     # --------------------------------------------------------------------- the event
     def add(self, inst, waits) -> None:
         """Time one enqueued instance (``runtime.queues.Instance``) given its resolved waits."""
         info = inst.info
-        st = self.static(info)
-        ready, pred = self.floor, self.floor_rec
+        ready, pred = -1.0, -1
         for w in waits:
             if w.rec >= 0 and w.t > ready:
                 ready, pred = w.t, w.rec
-        if info.fence and self.maxend > ready:
-            ready, pred = self.maxend, self.maxend_rec
-        qi = info.qi
-        qfree = self.qfree.get(qi, 0.0)
-        waited = ready > qfree
-        if st.is_dma:
-            t0 = max(qfree, ready + self.model.dma_fixed_ns)
-            waited = ready + self.model.dma_fixed_ns > qfree
-            start = end = None
-            books = self.books
-            for engines, ns in st.groups:
-                b = books[engines[0]]
-                if b.engines != engines:       # not exactly these engines' shared book
-                    self._split(engines)
-                    placed = set()
-                    for e in engines:
-                        b = books[e]
-                        if id(b) in placed:     # booked already through a sharing engine
-                            continue
-                        placed.add(id(b))
-                        s = b.place(t0, ns)
-                        start = s if start is None or s < start else start
-                        end = s + ns if end is None or s + ns > end else end
-                    continue
-                s = b.place(t0, ns)
-                start = s if start is None or s < start else start
-                end = s + ns if end is None or s + ns > end else end
-            if start is None:
-                start = end = t0
-            self._dmas += 1
-            if self._dmas % _PRUNE_EVERY == 0:
-                self._prune()
-        else:
-            start = max(qfree, ready)
-            dur = st.cost.ns
-            if self.throttle and st.track == "tensor" and st.cost.flops:
-                dur = self._throttled(start, dur)
-            end = start + dur
-        rec = len(self.start)
-        self.start.append(start)
-        self.end.append(end)
-        self.sid.append(info.sid)
-        self.pred.append(pred if waited else self.qlast.get(qi, -1))
-        self.waited.append(waited and pred >= 0)
-        self.qfree[qi] = end
-        self.qlast[qi] = rec
-        inst.t = end
+        rec = self.place(self.static(info), info.qi, info.fence, ready, pred)
+        inst.t = self.end[rec]
         inst.rec = rec
-        if end >= self.maxend:
-            self.maxend, self.maxend_rec = end, rec
-        if info.fence:
-            self.floor, self.floor_rec = end, rec
+
+    def _placer(self):
+        """The :meth:`place` function of this timeline (a closure over its state: it runs once
+        per dynamic instance)."""
+        mark, qfree, qlast, end_l = self._mark, self.qfree, self.qlast, self.end
+        start_a, end_a, sid_a = self.start.append, self.end.append, self.sid.append
+        pred_a, waited_a = self.pred.append, self.waited.append
+        fixed, book, throttle, throttled = self._dma_fixed, self._book, self.throttle, \
+            self._throttled
+
+        def place(st: _Static, qi: int, fence: bool, ready: float, pred: int) -> int:
+            """Time one instance of ``st`` on queue ``qi``: ``ready`` is when its waits are
+            satisfied, ``pred`` the record of the wait deciding it (the first one finishing
+            last; -1.0 and -1 without waits).  Returns its record index."""
+            if mark[0] >= ready:               # nothing later than the last fence
+                ready, pred = mark[0], mark[1]
+            if fence and mark[2] > ready:      # a fence: after everything enqueued before
+                ready, pred = mark[2], mark[3]
+            free = qfree[qi]
+            if st.is_dma:
+                ready += fixed
+                waited = ready > free
+                start, end = book(st, ready if waited else free)
+            else:
+                waited = ready > free
+                start = ready if waited else free
+                if throttle and st.tensor_mm:
+                    end = start + throttled(start, st.ns)
+                else:
+                    end = start + st.ns
+            rec = len(end_l)
+            start_a(start)
+            end_a(end)
+            sid_a(st.sid)
+            if waited:
+                pred_a(pred)
+                waited_a(pred >= 0)
+            else:
+                pred_a(qlast[qi])
+                waited_a(False)
+            qfree[qi] = end
+            qlast[qi] = rec
+            if end >= mark[2]:
+                mark[2], mark[3] = end, rec
+            if fence:
+                mark[0], mark[1] = end, rec
+            return rec
+        return place
+
+    def _book(self, st: _Static, t0: float) -> tuple[float, float]:
+        """Book a DMA's shares on the DMA engines at or after ``t0``: ``(start, end)`` of
+        its slice (the first share's start, the last share's end)."""
+        start = end = None
+        books = self.books
+        for engines, ns in st.groups:
+            b = books[engines[0]]
+            if b.engines is not engines and b.engines != engines:   # not exactly their book
+                self._split(engines)
+                placed = set()
+                for e in engines:
+                    b = books[e]
+                    if id(b) in placed:     # booked already through a sharing engine
+                        continue
+                    placed.add(id(b))
+                    s = b.place(t0, ns)
+                    start = s if start is None or s < start else start
+                    end = s + ns if end is None or s + ns > end else end
+                continue
+            s = b.place(t0, ns)
+            start = s if start is None or s < start else start
+            end = s + ns if end is None or s + ns > end else end
+        self._dmas += 1
+        if self._dmas % _PRUNE_EVERY == 0:
+            self._prune()
+        if start is None:
+            return t0, t0
+        return start, end
 
     def _split(self, engines: tuple[int, ...]) -> None:
         """Give ``engines`` books of their own among those they share: every book shared by
@@ -263,16 +322,12 @@ class Timeline:
     def _prune(self) -> None:
         if not self._dma_queues:
             return
-        low = min(self.qfree.get(qi, 0.0) for qi in self._dma_queues)
+        low = min(self.qfree[qi] for qi in self._dma_queues)
         for b in {id(b): b for b in self.books}.values():
             b.prune(low)
 
     # ------------------------------------------------------------------------ result
-    def finish(self, kernel: str, schedule: str, keep_slices: bool = True) -> Estimate:
-        """The :class:`~.estimate.Estimate` of everything timed so far."""
-        from .summary import summarize
-        return summarize(self, kernel, schedule, keep_slices)
-
+    # (the Estimate of everything timed so far: :func:`.summary.summarize`, which reads this)
     def slices(self) -> list[Slice]:
         """Every timed instance as a :class:`~.estimate.Slice` (enqueue order)."""
         out = []

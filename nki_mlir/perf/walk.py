@@ -1,10 +1,10 @@
 """The timed run: one pass of a decoded kernel over its engine queues with a
 :class:`~.timeline.Timeline` attached.
 
-Control flow (loops, index arithmetic, views, allocations) runs as usual, so every loop
-iteration is enqueued and timed.  When control flow never reads machine state the
-instructions themselves are not executed (a *timing-only* run: no NumPy work, inputs
-need not be real).  A kernel whose control flow reads a register (``register_read``,
+Every loop iteration is enqueued and timed.  When control flow never reads machine state
+the instructions themselves are not executed (a *timing-only* run: no NumPy work, inputs
+need not be real), and the instances are replayed from the decoded program's timing plan
+(:mod:`.plan_walk`: loops, branches and their index arithmetic only).  A kernel whose control flow reads a register (``register_read``,
 dynamic loop bounds, ``while`` conditions) is executed for real while it is timed: its
 estimate then depends on the inputs, which are the caller's or, if none are given,
 synthetic standard-normal arrays (said in ``Estimate.notes``).
@@ -23,6 +23,8 @@ from .. import dtypes
 from ..runtime.queues import FENCE_OPS
 from .estimate import Estimate
 from ..targets import TargetModel
+from .plan_walk import Unwalkable, walk_plan
+from .summary import summarize
 from .timeline import Timeline
 
 #: instructions that define an SSA value without reading machine state
@@ -54,8 +56,24 @@ def synthetic_inputs(program, real: bool) -> list:
     return out
 
 
+def plan_env(program, args: Sequence | None) -> list:
+    """The slot environment of a timing-only walk: the decoded constants and the scalar
+    arguments (``args`` checked as :meth:`~nki_mlir.runtime.program.Program.run` does; 1
+    for a scalar when no ``args`` are given); tensor slots stay empty."""
+    env = list(program._template)
+    if args is not None:
+        vals = program._check_args(list(args))
+    else:
+        vals = [None if space is not None else
+                (np.float32(1.0) if dt is not None and dtypes.is_float(dt) else 1)
+                for _, dt, space in program.arg_types]
+    for slot, v in zip(program._arg_slots, vals):
+        env[slot] = v
+    return env
+
+
 def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
-              keep_slices: bool = True, throttle: bool = False) -> Estimate:
+              keep_slices: bool = True, throttle: bool = False, plan: bool = True) -> Estimate:
     """Run ``program`` once with a timeline attached and return its :class:`Estimate`.
 
     Args:
@@ -64,6 +82,9 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
         args: one array per tensor argument (numbers for scalars), or None.
         keep_slices: keep every instance as a :class:`~.estimate.Slice` (for traces).
         throttle: model TensorE power throttling.
+        plan: time a kernel whose control flow reads no machine state by walking its
+            timing plan (:mod:`.plan_walk`); False runs its queue mode instead (the same
+            records, slower; for tests).
 
     Raises:
         NKITypeError / NKIRuntimeError: as :meth:`Program.run` for bad arguments or a
@@ -71,20 +92,28 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
     """
     execute = needs_execution(program)
     notes = []
-    if args is None:
-        args = synthetic_inputs(program, real=execute)
-        if execute:
-            notes.append("control flow reads machine state: timed on synthetic standard-normal "
-                         "inputs (pass arrays for a data-specific estimate)")
+    if args is None and execute:
+        notes.append("control flow reads machine state: timed on synthetic standard-normal "
+                     "inputs (pass arrays for a data-specific estimate)")
     if any(info.op is not None and info.op.name in FENCE_OPS for info in program.schedule.infos):
         notes.append("cross-core barriers / sendrecv are timed as local fences; the other "
                      "core's progress is not simulated")
-    tl = Timeline(model, program.schedule.queues, throttle=throttle)
-    program.run(list(args), mode="queues", hazards=False, timer=tl, execute=execute)
+    tl = None
+    if plan and not execute and program.timing_plan is not None:
+        tl = Timeline(model, program.schedule.queues, throttle=throttle)
+        try:
+            walk_plan(program, tl, plan_env(program, args))
+        except Unwalkable:
+            tl = None
+    if tl is None:
+        if args is None:
+            args = synthetic_inputs(program, real=execute)
+        tl = Timeline(model, program.schedule.queues, throttle=throttle)
+        program.run(list(args), mode="queues", hazards=False, timer=tl, execute=execute)
     schedule = "in-order" if program.schedule.in_order else "list"
     if not any(q.startswith(("tensor", "vector", "scalar", "gpsimd", "dma")) for q in program.schedule.queues):
         schedule = "none (unscheduled IR: one program-order queue)"
-    est = tl.finish(program.func_name, schedule, keep_slices)
+    est = summarize(tl, program.func_name, schedule, keep_slices)
     if throttle:
         notes.append("TensorE power throttling modelled")
     est.notes.extend(notes)

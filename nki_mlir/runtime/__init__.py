@@ -5,7 +5,7 @@
 - :mod:`.numerics`: ALU operators, activation functions and the fp32 casting rules;
 - :mod:`.interpreter`: :func:`~.interpreter.decode` a module once into a
   :class:`~.interpreter.Program`, then ``Program.run(args)`` it.  Its parts:
-  :mod:`.decoder` / :mod:`.program` / :mod:`.env` (decode and run), :mod:`.control` and
+  :mod:`.handlers` / :mod:`.decoder` / :mod:`.program` / :mod:`.env` (decode and run), :mod:`.control` and
   :mod:`.views` (func/scf/arith and memref.subview), and one module per instruction family
   (:mod:`.isa_memory`, :mod:`.isa_alu`, :mod:`.isa_activation`, :mod:`.isa_matmul`,
   :mod:`.isa_iota`).

@@ -24,8 +24,9 @@ holds the per-run state), and ``scf.for`` is a closure running its body's list. 
 physical (:mod:`.memory`); numerics follow :mod:`.numerics`.  Semantics of each instruction:
 nki.isa API reference (nki/api/nki/isa) (NKI ``nki.isa`` API pages).
 
-Modules: this one picks the function and target; :mod:`.decoder` walks it, with the slot
-environment and shared helpers in :mod:`.env`; the closure builders are in :mod:`.control`
+Modules: this one picks the function and target; :mod:`.handlers` walks it (the table of
+closure builders), with the decoder's state in :mod:`.decoder` and the slot environment and
+shared helpers in :mod:`.env`; the closure builders are in :mod:`.control`
 (``func`` / ``scf`` / ``arith``), :mod:`.views` (``memref.subview``), :mod:`.isa_memory`
 (``alloc`` / ``release`` / copies / ``memset``), :mod:`.isa_alu`, :mod:`.isa_activation`,
 :mod:`.isa_matmul` (``matmul`` / ``nc_transpose``) and :mod:`.isa_iota` (``iota`` /
@@ -44,7 +45,7 @@ from ..diagnostics import error_at
 from ..dialects.common import TargetAttr
 from ..errors import NKIRuntimeError
 from ..targets import DEFAULT
-from .decoder import Decoder
+from .handlers import decode_function
 from .program import Program
 
 __all__ = ["Program", "decode"]
@@ -84,5 +85,5 @@ def decode(module: ModuleOp, func_name: str | None = None) -> Program:
     t = module.attributes.get("nisa.target")
     if isinstance(t, TargetAttr):
         target = t.target.data
-    return Decoder(target).function(fop)
+    return decode_function(target, fop)
 

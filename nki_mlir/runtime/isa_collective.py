@@ -202,6 +202,6 @@ def collective(dec: Decoder, op: C.NisaCollectiveOp):
     return finish(op, run, dst)
 
 
-#: op name -> closure builder ``builder(decoder, op)`` (merged into ``decoder.HANDLERS``)
+#: op name -> closure builder ``builder(decoder, op)`` (merged into ``handlers.HANDLERS``)
 HANDLERS: dict = {"nisa.core_barrier": core_barrier, "nisa.sendrecv": sendrecv,
                   "nisa.collective": collective}

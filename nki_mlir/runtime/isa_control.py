@@ -115,7 +115,7 @@ def no_reorder_marker(dec: Decoder, op: Operation):
     return None  # program order is what the interpreter runs anyway
 
 
-#: op name -> closure builder ``builder(decoder, op)`` (merged into ``decoder.HANDLERS``)
+#: op name -> closure builder ``builder(decoder, op)`` (merged into ``handlers.HANDLERS``)
 HANDLERS: dict = {
     "nisa.register_alloc": register_alloc,
     "nisa.register_move": register_move,

@@ -1,6 +1,6 @@
 """Closure builders for dma_transpose, dma_compute, nc_n_gather, local_gather, nc_stream_shuffle.
 
-- ``nisa.dma_transpose``: ``dst = src.transpose(axes)``, bit-exact (equal 2-byte dtypes).
+- ``nisa.dma_transpose``: ``dst = src.transpose(axes)``, bit-exact (equal dtypes).
 - ``nisa.dma_compute``: ``dst = sum_i srcs[i] * scales[i]`` accumulated in fp32 in source
   order, each source read in flat element order, cast to ``dst``'s dtype.
 - ``nisa.nc_n_gather``: ``dst[p, j] = data[p].flat[indices[p, j]]``; an index outside
@@ -157,7 +157,7 @@ def nc_stream_shuffle(dec: Decoder, op):
     return finish(op, run, dst)
 
 
-#: op name -> closure builder ``builder(decoder, op)`` (merged into ``decoder.HANDLERS``)
+#: op name -> closure builder ``builder(decoder, op)`` (merged into ``handlers.HANDLERS``)
 HANDLERS: dict = {
     "nisa.dma_transpose": dma_transpose,
     "nisa.dma_compute": dma_compute,

@@ -323,7 +323,7 @@ def topk(dec: Decoder, op):
     return finish(op, run, vd, xd)
 
 
-#: op name -> closure builder ``builder(decoder, op)`` (merged into ``decoder.HANDLERS``)
+#: op name -> closure builder ``builder(decoder, op)`` (merged into ``handlers.HANDLERS``)
 HANDLERS: dict = {
     "nisa.select_reduce": select_reduce,
     "nisa.range_select": range_select,

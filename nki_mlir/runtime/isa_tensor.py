@@ -118,5 +118,5 @@ def quantize_mx(dec: Decoder, op):
     return finish(op, run, dst, sc)
 
 
-#: op name -> closure builder ``builder(decoder, op)`` (merged into ``decoder.HANDLERS``)
+#: op name -> closure builder ``builder(decoder, op)`` (merged into ``handlers.HANDLERS``)
 HANDLERS: dict = {"nisa.nc_matmul_mx": nc_matmul_mx, "nisa.quantize_mx": quantize_mx}

@@ -349,7 +349,7 @@ def activate2(dec: Decoder, op: V.NisaActivate2Op):
     return finish(op, run, dst, rr)
 
 
-#: op name -> closure builder ``builder(decoder, op)`` (merged into ``decoder.HANDLERS``)
+#: op name -> closure builder ``builder(decoder, op)`` (merged into ``handlers.HANDLERS``)
 HANDLERS: dict = {
     "nisa.scalar_tensor_tensor": scalar_tensor_tensor,
     "nisa.tensor_partition_reduce": tensor_partition_reduce,

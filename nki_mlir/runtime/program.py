@@ -26,6 +26,31 @@ from .queues import QueueRun
 
 MODES = ("program-order", "queues")
 
+#: NumPy's ufunc buffer size (elements) while a kernel runs.  Tiles in SBUF / PSUM are
+#: strided views (one row per partition); with the default 8192, NumPy 2 copies such
+#: operands through its buffers (~2-3x slower elementwise ops); below a row's length it
+#: runs its loops on the rows in place.  Elementwise results do not depend on it, and the
+#: interpreter's reductions never cast (so their summation order does not depend on it).
+RUN_BUFSIZE = 1024
+
+try:   # NumPy >= 2: the ufunc state (errors, buffer size) is one context variable
+    from numpy._core._ufunc_config import _extobj_contextvar
+    from numpy._core.umath import _make_extobj
+    _RUN_EXTOBJ = _make_extobj(all="ignore", bufsize=RUN_BUFSIZE)
+
+    def _enter_numerics():
+        return _extobj_contextvar.set(_RUN_EXTOBJ)
+
+    def _leave_numerics(token) -> None:
+        _extobj_contextvar.reset(token)
+except ImportError:    # NumPy 1.26
+    def _enter_numerics():
+        return np.seterr(all="ignore"), np.setbufsize(RUN_BUFSIZE)
+
+    def _leave_numerics(token) -> None:
+        np.seterr(**token[0])
+        np.setbufsize(token[1])
+
 
 def resolve_mode(mode: str | None, hazards: bool | None) -> tuple[str, bool]:
     """The effective ``(mode, hazards)`` of a run (see :meth:`Program.run`)."""
@@ -159,7 +184,8 @@ class Program:
 
     def __init__(self, *, func_op: func.FuncOp, target: str, body: list[Closure],
                  template: list, arg_slots: list[int], arg_specs: list, arg_names: list[str],
-                 ret_slots: list[int], ret_specs: list, instruction_count: int, schedule=None):
+                 ret_slots: list[int], ret_specs: list, instruction_count: int, schedule=None,
+                 plan=None):
         self._func = func_op
         self.target = target
         self.func_name = func_op.sym_name.data
@@ -173,6 +199,13 @@ class Program:
         self.arg_types = [(s[0], s[1], s[2]) for s in arg_specs]
         self.result_types = list(ret_specs)
         self._schedule = schedule
+        self._plan = plan
+
+    @property
+    def timing_plan(self):
+        """The control-flow skeleton of the function for timing-only walks
+        (:mod:`.timing_plan`), or None when it holds an op such a walk cannot skip."""
+        return self._plan
 
     @property
     def schedule(self):
@@ -185,7 +218,8 @@ class Program:
 
     def _check_args(self, args: Sequence) -> list:
         n = len(self._arg_specs)
-        if isinstance(args, np.ndarray) or not isinstance(args, Sequence):
+        if type(args) not in (list, tuple) and (isinstance(args, np.ndarray) or
+                                                not isinstance(args, Sequence)):
             raise error_at(self._func, f"@{self.func_name}: run() takes a sequence of {n} "
                                        f"argument(s), got {type(args).__name__}", NKITypeError)
         if len(args) != n:
@@ -193,28 +227,30 @@ class Program:
             raise error_at(self._func, f"@{self.func_name} takes {n} argument(s) ({names}), "
                                        f"got {len(args)}", NKITypeError)
         out = []
-        for i, (a, (shape, dt, space), name) in enumerate(zip(args, self._arg_specs, self.arg_names)):
-            what = f"@{self.func_name}: argument #{i} '{name}'"
+        for i, (a, (shape, dt, space)) in enumerate(zip(args, self._arg_specs)):
             if space is None:  # scalar argument
                 if not isinstance(a, (int, float, np.integer, np.floating)):
-                    raise error_at(self._func, f"{what} must be a number, got {type(a).__name__}",
-                                   NKITypeError)
+                    raise self._arg_error(i, f"got {type(a).__name__}", number=True)
                 out.append(np.float32(a) if dt is not None and dtypes.is_float(dt) else int(a))
                 continue
-            want = f"a NumPy array of shape {list(shape)} and dtype {dtypes.name_of(dt)}"
             if not isinstance(a, np.ndarray):
-                raise error_at(self._func, f"{what} must be {want}, got {type(a).__name__}",
-                               NKITypeError)
+                raise self._arg_error(i, f"got {type(a).__name__}")
             if a.dtype != dt:
-                raise error_at(self._func, f"{what} must be {want}, got dtype {a.dtype} "
-                                           f"(convert it with .astype(...))", NKITypeError)
-            if tuple(a.shape) != tuple(shape):
-                raise error_at(self._func, f"{what} must be {want}, got shape {list(a.shape)}",
-                               NKITypeError)
+                raise self._arg_error(i, f"got dtype {a.dtype} (convert it with .astype(...))")
+            if a.shape != shape:
+                raise self._arg_error(i, f"got shape {list(a.shape)}")
             if not a.flags.writeable:
                 a = a.copy()  # kernels may write their arguments; a read-only input stays intact
             out.append(a)
         return out
+
+    def _arg_error(self, i: int, got: str, number: bool = False) -> NKITypeError:
+        """The error for argument ``i``: what it must be, and ``got``."""
+        shape, dt, _ = self._arg_specs[i]
+        want = "a number" if number else \
+            f"a NumPy array of shape {list(shape)} and dtype {dtypes.name_of(dt)}"
+        return error_at(self._func, f"@{self.func_name}: argument #{i} '{self.arg_names[i]}' "
+                                    f"must be {want}, {got}", NKITypeError)
 
     def run(self, args: Sequence[np.ndarray], launch=None, mode: str | None = None,
             hazards: bool | None = None, timer=None, execute: bool = True) -> tuple[np.ndarray, ...]:
@@ -264,13 +300,14 @@ class Program:
                                          execute=execute or timer is None)
             if hazards:
                 qr.hazards = Checker(state, qr)
+        numerics = _enter_numerics()   # floating-point errors ignored, RUN_BUFSIZE
         try:
-            with np.errstate(all="ignore"):
-                for f in self._body:
-                    f(env)
-                if qr is not None:
-                    qr.drain()
+            for f in self._body:
+                f(env)
+            if qr is not None:
+                qr.drain()
         finally:
+            _leave_numerics(numerics)
             state.launch = None
             state.queues = None
             _release_state(state)

@@ -275,7 +275,7 @@ def view_dtype(dec: Decoder, op):
     return guard(op, run)
 
 
-#: closure builders of this module (merged into runtime/decoder.py HANDLERS)
+#: closure builders of this module (merged into runtime/handlers.py HANDLERS)
 HANDLERS = {
     "memref.subview": subview,
     "memref.reinterpret_cast": reinterpret_cast,

@@ -21,6 +21,7 @@ several diagnostics; NKIErrors raised by passes follow it too.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -33,8 +34,9 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from .. import instructions  # noqa: F401  (the ops of the instruction definitions)
 from ..dialects import get_all_dialects
-from ..dialects.ssa_dominance import first_violation
+from ..dialects.ssa_dominance import defined_after, first_violation
 from ..errors import NKIError, SourceLoc
 from ..passes import get_all_passes
 from .opt_locations import PositionParser, at_offset, line_col, located_message, position_of
@@ -52,6 +54,20 @@ def _nki_mlir_version() -> str:
         return tomllib.loads(pyproject.read_text())["project"]["version"]
     except (OSError, KeyError, ValueError):
         return "unknown"
+
+
+
+#: xDSL's parser's message for SSA names still unresolved when their region ends
+_UNDEFINED = re.compile(r"values used but not defined: \[(%[\w$.-]+)")
+
+
+def _first_use(text: str, name: str) -> int | None:
+    """Offset of the first use of SSA value ``name`` in ``text``: an occurrence that is not
+    a definition (``%x =``, ``%x, %y =``, ``%x:`` of a block argument)."""
+    for m in re.finditer(re.escape(name) + r"(?![\w$.-])", text):
+        if not re.match(r"\s*(=|:|,\s*%[\w$.-]+\s*[=,])", text[m.end():]):
+            return m.start()
+    return None
 
 
 class NkiOptMain(xDSLOptMain):
@@ -95,6 +111,15 @@ class NkiOptMain(xDSLOptMain):
             parser = PositionParser(self.ctx, data, self.get_input_name(), positions=self._positions)
             try:
                 module = parser.parse_module(not self.args.no_implicit_module)
+            except ParseError as err:
+                undefined = _UNDEFINED.search(str(err))
+                use = _first_use(self._text, undefined.group(1)) if undefined else None
+                if use is None or self.args.verify_diagnostics:
+                    raise
+                raise DiagnosticException(at_offset(
+                    self._text, use, self.get_input_name(),
+                    f"use of undefined value '{undefined.group(1)}' (no definition of it in a "
+                    f"region that encloses this use)", self._line_offset)) from None
             except (VerifyException, ValueError, OverflowError) as err:
                 # an op's parser verified it (e.g. terminators), or xDSL rejected a value
                 # while building an attribute (an integer out of range) instead of raising
@@ -117,7 +142,9 @@ class NkiOptMain(xDSLOptMain):
         if found is None:
             return
         op, index = found
-        message = f"operand #{index} of '{op.name}' does not dominate this use (it is defined after it)"
+        why = ("it is defined after it" if defined_after(op.operands[index], op)
+               else "it is defined in a region that does not enclose it")
+        message = f"operand #{index} of '{op.name}' does not dominate this use ({why})"
         at = position_of(op, self._positions)
         if at is None:
             raise DiagnosticException(message)

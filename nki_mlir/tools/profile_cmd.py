@@ -10,7 +10,7 @@ import numpy as np
 
 def _targets(ns, mod) -> list[tuple[str, object, list]]:
     """``[(name, kernel, [(shape, dtype), ...])]`` to profile."""
-    from .cli import file_kernels, parse_arg
+    from .kernel_files import file_kernels, parse_arg
     path, _, name = ns.kernel.partition("::")
     kernels = file_kernels(mod)
     examples = getattr(mod, "EXAMPLE_ARGS", {}) or {}
@@ -42,7 +42,7 @@ def profile(ns) -> int:
     """Run the ``profile`` command; returns the exit status."""
     from ..errors import NKIError
     from ..perf.report import fmt_ns, format_report, write_profile_files
-    from .cli import load_module, parse_consts
+    from .kernel_files import load_module, parse_consts
     mod = load_module(ns.kernel.partition("::")[0])
     consts = parse_consts(ns.const)
     opts = {"target": ns.target} if ns.target else {}

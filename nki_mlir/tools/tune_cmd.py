@@ -75,7 +75,7 @@ def tune_command(ns) -> int:
     """Run ``nki-mlir tune``; returns the exit status."""
     from ..autotune import tune
     from ..errors import NKIError
-    from .cli import example_args, load_kernel, parse_arg, parse_consts
+    from .kernel_files import example_args, load_kernel, parse_arg, parse_consts
     space = parse_space(ns.space)
     kernel = load_kernel(ns.kernel)
     consts = parse_consts(ns.const)

@@ -7,7 +7,7 @@ import pytest
 
 import nki_mlir as nki
 import kernels_for_tests as K
-from nki_mlir import compiler
+from nki_mlir.driver import compile as compiler  # where compile_kernel looks names up
 from nki_mlir.errors import ArtifactError
 from nki_mlir.runtime import artifact, cache
 

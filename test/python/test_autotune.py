@@ -206,3 +206,23 @@ def test_cli_tune(capsys, tmp_path):
         {"ORDER": ["mn", "nm"], "T": [1, 2], "S": ["a b", None]}
     with pytest.raises(SystemExit, match="bad --space"):
         main(["tune", f"{here}/autotune_kernels.py::tiled_add", "--space", "TILE"])
+
+
+def test_sweep_bench_compares_rankings_row_by_row():
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+    from autotune_sweep import SPACE, compare
+    from nki_mlir.autotune import Row, TuneResult
+    import math
+    assert math.prod(len(v) for v in SPACE.values()) >= 200
+    assert {"TN", "BM", "BN", "KT", "BUFS", "ORDER"} <= set(SPACE)
+
+    def res(rows):
+        return TuneResult("k", [Row(dict(p), "ok", latency_ns=lat) for p, lat in rows])
+
+    a = res([({"T": 1}, 10.0), ({"T": 2}, 20.0)])
+    assert compare(a, res([({"T": 1}, 10.0), ({"T": 2}, 20.0)]))[0]
+    same, text = compare(a, res([({"T": 2}, 20.0), ({"T": 1}, 10.0)]))
+    assert not same and "first difference at rank 1" in text
+    assert not compare(a, res([({"T": 1}, 10.0), ({"T": 2}, 20.5)]))[0]     # latency differs
+    assert not compare(a, res([({"T": 1}, 10.0)]))[0]

@@ -80,3 +80,47 @@ def test_verifier_runs_at_the_end_or_after_every_pass(monkeypatch, each):
     x = np.zeros((256, 8), np.float32)
     nki.compile(views, x, use_cache=False)
     assert len(calls) == (5 if each == "1" else 1)
+
+
+@nki.jit
+def two_ops(x):
+    """tensor_scalar with and without its optional second operand."""
+    out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0, op1=nl.add, operand1=1.0)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=0.5)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@pytest.mark.parametrize("kernel", [views, two_ops])
+def test_named_construct_readers_index_like_upstream(kernel):
+    """The direct readers of named operands / results / regions (dialects/xdsl_speedups)
+    give what upstream's segment-size indexing gives, optional operands absent or present."""
+    from xdsl.irdl.operations import (BaseAttrAccessor, OptionalAttrAccessor, VarIRConstruct,
+                                      VariadicAttrAccessor)
+    x = np.zeros((512, 8) if kernel is views else (128, 8), np.float32)
+    module, _ = build_module(kernel.fn, arg_specs(kernel.fn, (x,), {}), "trn2")
+    kinds = set()
+    for stage in ("nki", "nisa"):
+        if stage == "nisa":
+            compiler.run_pipeline(module, "trn2")
+        for op in module.walk():
+            for klass in type(op).__mro__:
+                for name, acc in vars(klass).items():
+                    if not isinstance(acc, BaseAttrAccessor):
+                        continue
+                    sizes = acc.option.container(op)[acc.option.attribute_name].get_values()
+                    every = {VarIRConstruct.OPERAND: tuple(op.operands),
+                             VarIRConstruct.RESULT: tuple(op.results),
+                             VarIRConstruct.REGION: tuple(op.regions)}[acc.construct]
+                    want, got = acc.index(sizes, every), getattr(op, name)
+                    if isinstance(acc, VariadicAttrAccessor):
+                        assert tuple(got) == tuple(want), (op.name, name)
+                    else:
+                        assert got is want, (op.name, name)
+                    kinds.add((type(acc).__name__, isinstance(acc, OptionalAttrAccessor) and got is None))
+    assert ("SingleAttrAccessor", False) in kinds and ("OptionalAttrAccessor", True) in kinds
+    if kernel is two_ops:
+        assert ("OptionalAttrAccessor", False) in kinds

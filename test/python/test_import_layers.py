@@ -93,49 +93,29 @@ DYNAMIC: dict[tuple[str, str], list[str]] = {
         "nki_mlir", "nki_mlir.language", "nki_mlir.isa", "nki_mlir.typing", "nki_mlir.isa_constants",
         "nki_mlir.dtypes", "nki_mlir.collectives", "nki_mlir.beta1", "nki_mlir.beta1.language",
         "nki_mlir.beta1.isa", "nki_mlir.beta1.compiler"],
+    # ``nki_mlir.__getattr__``: the submodules loaded on first use (``_LAZY_MODULES``)
+    ("nki_mlir", "f'.{name}'"): ["nki_mlir.language", "nki_mlir.isa", "nki_mlir.typing",
+                                 "nki_mlir.collectives", "nki_mlir.compat"],
     # the autotuner's worker imports the user's kernel module
     ("nki_mlir.autotune.space", "ref.module"): [],
-    ("nki_mlir.dialects.nki", "f'{__package__}.{fam}'"): [
-        f"nki_mlir.dialects.{m}" for m in ("isa_vector", "isa_select", "isa_movement", "isa_tensor",
-                                           "isa_control", "isa_collective",
-                                           "nki_sugar", "lang_ops", "views")],
 }
+
+#: edges of the package root's lazy attribute accessor (``nki_mlir.__getattr__``) to a module
+#: above it: ``nki_mlir.compat`` imports the root to alias it as ``nki``, and the root only
+#: hands it to a user who writes ``nki_mlir.compat`` without importing it (no code of the
+#: root uses it).  Left out of the cycle check, and only these.
+ACCESSORS: set[tuple[str, str]] = {("nki_mlir", "nki_mlir.compat")}
 
 # Not fixed yet (being emptied on the wt-arch branch): layer violations, exactly those found;
 # cycles: every cycle found lies inside one of these sets and each set still holds a cycle.
-KNOWN_VIOLATIONS: set[tuple[str, str]] = {
-    ('nki_mlir.compiler', 'nki_mlir'),
-    ('nki_mlir.frontend', 'nki_mlir.compiler'),
-    ('nki_mlir.frontend.beta1.lang', 'nki_mlir.beta1.compiler'),
-    ('nki_mlir.frontend.beta1.trace', 'nki_mlir.typing'),
-    ('nki_mlir.frontend.isa_calls', 'nki_mlir.isa'),
-    ('nki_mlir.frontend.isa_collective', 'nki_mlir.kernel'),
-    ('nki_mlir.frontend.kernel_checks', 'nki_mlir.beta1.compiler'),
-    ('nki_mlir.frontend.kernel_checks', 'nki_mlir.typing'),
-    ('nki_mlir.frontend.lang_calls', 'nki_mlir.language'),
-    ('nki_mlir.frontend.proxies', 'nki_mlir.language'),
-}
+KNOWN_VIOLATIONS: set[tuple[str, str]] = set()
 _FRONTEND = ("args", "assign", "builtins", "device_loops", "indexing", "isa_control", "lang_calls",
              "loops", "naming", "proxies", "tensor_methods", "tracer", "view_layout")
 _BETA1 = ("block_dims", "index", "index_expr", "isa", "lang", "mask_guards", "mask_regions",
           "mask_views", "masks", "tile_ops", "trace")
-_RUNTIME = ("act_range", "control", "decoder", "hazards", "isa_activation", "isa_alu",
-            "isa_collective", "isa_control", "isa_iota", "isa_matmul", "isa_memory", "isa_movement",
-            "isa_select", "isa_tensor", "isa_vector", "lang_ops", "program", "queues",
-            "views")
 KNOWN_CYCLES: list[set[str]] = [
-    {"nki_mlir.language", "nki_mlir.beta1.compiler", *(f"nki_mlir.frontend.{m}" for m in _FRONTEND),
+    {*(f"nki_mlir.frontend.{m}" for m in _FRONTEND),
      *(f"nki_mlir.frontend.beta1.{m}" for m in _BETA1)},
-    {"nki_mlir.isa", "nki_mlir.isa_constants"},
-    {"nki_mlir.passes.dependence", "nki_mlir.passes.output_deps"},
-    {f"nki_mlir.runtime.{m}" for m in _RUNTIME},
-    {"nki_mlir", "nki_mlir.collectives", "nki_mlir.compiler", "nki_mlir.entry", "nki_mlir.kernel",
-     "nki_mlir.frontend", "nki_mlir.frontend.isa_collective", "nki_mlir.perf", "nki_mlir.perf.costs",
-     "nki_mlir.perf.dma_costs", "nki_mlir.perf.summary", "nki_mlir.perf.targets",
-     "nki_mlir.perf.timeline", "nki_mlir.perf.walk"},
-    {"nki_mlir.autotune", "nki_mlir.autotune.backends", "nki_mlir.autotune.decorator",
-     "nki_mlir.autotune.optuna_search", "nki_mlir.autotune.space", "nki_mlir.autotune.sweep",
-     "nki_mlir.tools.cli", "nki_mlir.tools.profile_cmd", "nki_mlir.tools.tune_cmd"},
 ]
 
 
@@ -344,7 +324,8 @@ def test_layers_import_one_way():
 
 
 def test_no_import_cycles():
-    found = cycles(GRAPH)
+    found = cycles({m: [e for e in edges if (e.src, e.dst) not in ACCESSORS]
+                    for m, edges in GRAPH.items()})
     new = [c for c in found if not any(c <= k for k in KNOWN_CYCLES)]
     assert not new, "import cycles:\n" + "\n".join(_describe(c) for c in new)
     fixed = [sorted(k) for k in KNOWN_CYCLES if not any(c <= k for c in found)]

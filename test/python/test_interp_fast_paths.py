@@ -98,3 +98,34 @@ def test_exp_in_place_matches_float64_rounding():
     want = nm.ACTIVATION["exp"](x * np.float32(0.5))
     np.testing.assert_array_equal(e, want)
     np.testing.assert_array_equal(tot[:, 0], want.astype(np.float64).sum(axis=1).astype(np.float32))
+
+
+@nki.jit
+def row_sums(x):
+    """tensor_reduce add and an activation's add-accumulation over wide SBUF rows."""
+    p, f = x.shape
+    out = nl.ndarray((p, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((p, f), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    r = nl.ndarray((p, 2), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_reduce(dst=r[:, 0:1], op=nl.add, data=t, axis=1, keepdims=True)
+    sq = nl.ndarray((p, f), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.activation(dst=sq, op=nl.copy, data=t, reduce_op=nl.add, reduce_res=r[:, 1:2],
+                    reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    nisa.dma_copy(dst=out, src=r)
+    return out
+
+
+def test_row_sums_do_not_depend_on_the_run_buffer_size():
+    """Program.run sets NumPy's ufunc buffer size (RUN_BUFSIZE) for strided elementwise
+    speed; the row sums are bit-identical to NumPy's on contiguous data at the default size."""
+    import ml_dtypes
+    rng = np.random.default_rng(3)
+    for f in (100, 512, 1000, 1024, 3000, 8192, 20000):
+        for dt in (np.float32, ml_dtypes.bfloat16):
+            x = (rng.standard_normal((128, f)) * 100).astype(np.float32).astype(dt)
+            got = _plain(nki.compile(row_sums, x, use_cache=False), x)
+            x32 = x.astype(np.float32)
+            np.testing.assert_array_equal(got[:, 0], np.add.reduce(x32, axis=-1))
+            want = x32.astype(np.float64).sum(axis=1).astype(np.float32)
+            np.testing.assert_array_equal(got[:, 1], want)

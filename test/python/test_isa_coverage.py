@@ -25,7 +25,7 @@ from nki_mlir.dialects.instruction import NisaInstruction, NkiInstruction
 from nki_mlir.dialects.nisa import NISA
 from nki_mlir.dialects.nki import NKI
 from nki_mlir.frontend.builtins import HANDLERS
-from nki_mlir.runtime.decoder import HANDLERS as RUNTIME
+from nki_mlir.runtime.handlers import HANDLERS as RUNTIME
 from nki_mlir.dialects.instruction import DIRECT_LOWERINGS, OperandEffects, write_roles
 from nki_mlir.frontend.builtins import Builtin
 from nki_mlir.instructions import DEFINITIONS

@@ -66,7 +66,7 @@ def k_dma_transpose(a, via_sbuf, dge):
     return out
 
 
-@pytest.mark.parametrize("dtype", [BF16, np.float16, np.int16])
+@pytest.mark.parametrize("dtype", [BF16, np.float16, np.int16, np.float32, np.int8])
 @pytest.mark.parametrize("shape,via_sbuf", [
     ((1, 1), False), ((1, 128), False), ((128, 1), True), ((128, 128), True), ((64, 96), False),
     ((2, 3, 128), False), ((4, 5, 1), True), ((2, 3, 4, 16), False), ((1, 2, 2, 128), True),
@@ -79,7 +79,8 @@ def test_dma_transpose(dtype, shape, via_sbuf):
         ref[tuple(idx[i] for i in perm)] = a[idx]
     y = k_dma_transpose(a, via_sbuf, False)
     assert y.dtype == dtype and y.shape == ref.shape
-    assert np.array_equal(y.view(np.uint16), ref.view(np.uint16))
+    bits = np.dtype(f"uint{8 * np.dtype(dtype).itemsize}")  # bit-exact, any dtype (default dge_mode)
+    assert np.array_equal(y.view(bits), ref.view(bits))
 
 
 @pytest.mark.parametrize("shape", [(16, 128), (16, 1), (2, 8, 64), (16, 3, 1, 128)])
@@ -136,12 +137,13 @@ def test_dma_transpose_errors():
             ["nisa.dma_transpose: 'dst' dtype float16 differs from 'src' dtype bfloat16"], x)
     _raises(NKIVerifyError, k_dma_transpose_rank5, "MARK",
             ["nisa.dma_transpose: 'src' has rank 5", "ranks 2, 3 and 4"], _data((1, 2, 2, 2, 2), BF16))
-    # fp32 (and every non-2-byte dtype) is rejected
-    _raises(NKIVerifyError, k_dma_transpose, "MARK-T0",
-            ["nisa.dma_transpose: 'src' dtype float32 is not supported", "2-byte"],
-            _data((4, 8), np.float32), False, False)
-    _raises(NKIVerifyError, k_dma_transpose, "MARK-T0",
-            ["nisa.dma_transpose: 'src' dtype int8 is not supported"], _data((4, 8), np.int8), False, False)
+    # with dge_mode=hwdge fp32 (and every non-2-byte dtype) is rejected
+    _raises(NKIVerifyError, k_dma_transpose, "MARK-T",
+            ["nisa.dma_transpose: with dge_mode=hwdge 'src' must have a 2-byte dtype", "float32"],
+            _data((16, 8), np.float32), False, True, target="trn2")
+    _raises(NKIVerifyError, k_dma_transpose, "MARK-T",
+            ["with dge_mode=hwdge 'src' must have a 2-byte dtype", "int8"], _data((16, 8), np.int8),
+            False, True, target="trn2")
     # hwdge constraints: trn2+, 2-D src.shape[0] == 16, 3-D (p0 * shape[-2]) % 16, last dim <= 128
     a = _data((16, 128), BF16)
     _raises(NKIVerifyError, k_dma_transpose, "MARK-T", ["dge_mode=hwdge needs trn2", "target is trn1"],

@@ -13,7 +13,8 @@ import nki_mlir as nki
 import nki_mlir.isa as nisa
 import nki_mlir.language as nl
 from nki_mlir.perf.costs import DmaShape, InstrCost
-from nki_mlir.perf.targets import target_model
+from nki_mlir.targets import target_model
+from nki_mlir.perf.summary import summarize
 from nki_mlir.perf.timeline import EngineBook, Timeline
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
@@ -87,7 +88,7 @@ def test_two_engine_toy_schedule_by_hand():
     # c follows b on the vector queue: [450,480)
     assert list(zip(tl.start, tl.end)) == [(0, 100), (100, 350), (350, 450), (350, 400), (450, 480)]
     assert (a.t, s1.t, b.t, s2.t, c.t) == (100, 350, 450, 400, 480)
-    est = tl.finish("toy", "list")
+    est = summarize(tl, "toy", "list")
     assert est.latency_ns == 480
     vec, sca = est.track("vector"), est.track("scalar")
     assert (vec.busy_ns, vec.instructions, sca.busy_ns) == (230, 3, 300)
@@ -131,7 +132,7 @@ def test_toy_dma_fixed_latency_and_engine_sharing():
     assert tl.start[1] == pytest.approx(fixed + share) and ld_b.t == pytest.approx(fixed + 2 * share)
     assert tl.start[2] == pytest.approx(fixed + 2 * share) and ld2.t == pytest.approx(fixed + 3 * share)
     assert v.t == pytest.approx(fixed + share + 100)
-    est = tl.finish("toy", "list")
+    est = summarize(tl, "toy", "list")
     assert est.dma_count == 3 and est.dma_bytes == 3 * 128 * 2048
     assert est.bounds["dma"] == pytest.approx(3 * share)
     assert est.track("vector").wait_dma_ns == pytest.approx(fixed + share)

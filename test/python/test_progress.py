@@ -4,7 +4,8 @@ import numpy as np
 import nki_mlir as nki
 import nki_mlir.isa as nisa
 import nki_mlir.language as nl
-from nki_mlir import compiler, progress
+from nki_mlir import progress
+from nki_mlir.driver import compile as compiler  # where compile_kernel looks names up
 
 
 @nki.jit

@@ -60,3 +60,32 @@ def test_kernel_globals_digest_is_stable_and_fast():
         assert referenced_values_digest(kernel_reading_config) != d
     finally:
         CONFIG = old
+
+
+def _helper_a(x):
+    return x + SHARED
+
+
+def _helper_b(x):
+    return x - SHARED
+
+
+SHARED = 1
+HELPER = _helper_a
+
+
+def _kernel_like(x):
+    return HELPER(x)
+
+
+def test_rebinding_a_helper_to_another_function_changes_the_digest():
+    """Two helpers of one file reading the same names: which one the kernel calls is part
+    of the key (the file hash and the names read alone are equal)."""
+    global HELPER
+    a = referenced_values_digest(_kernel_like)
+    HELPER = _helper_b
+    try:
+        b = referenced_values_digest(_kernel_like)
+    finally:
+        HELPER = _helper_a
+    assert a != b and referenced_values_digest(_kernel_like) == a

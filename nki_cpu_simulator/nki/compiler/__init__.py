@@ -2,13 +2,15 @@
 
 The nki-library test suite imports ``nki.compiler.frontend`` (``NKIFrontend``,
 ``ParserFrontend``) and ``nki.compiler.ncc_driver`` (``CompiledKernel``,
-``CompileOptions``) in its hardware/compile-only tracer (``test/utils/kernel_tracer.py``);
-simulation mode never calls them.  This package re-exports nki-mlir's compiler driver
+``CompileOptions``) in its tracer (``test/utils/kernel_tracer.py``); its trace-only tests
+(``@pytest.mark.trace_only``) call ``ParserFrontend().compile(...)``, which traces and
+compiles with nki-mlir; NEFF generation (``CompileOptions``) is not provided.  This package re-exports nki-mlir's compiler driver
 names (:func:`nki_mlir.compiler.compile_kernel`, :class:`nki_mlir.compiler.CompiledKernel`,
 :func:`nki_mlir.compiler.resolve_target`) and the Beta 1 allocation controls of
 :mod:`nki_mlir.beta1.compiler` (``sbuf``, ``psum``, ``enable_stack_allocator``,
 ``skip_middle_end_transformations``, ...); the Neuron-compiler-only classes in
-``frontend`` / ``ncc_driver`` raise :class:`NotImplementedError` when used.
+``frontend`` / ``ncc_driver`` raise :class:`NotImplementedError` when used, except
+``ParserFrontend.compile`` (see :mod:`nki_cpu_simulator.nki.compiler._standins`).
 
 Doc: NKI CPU simulator guide (aws-neuron-sdk ``nki/guides/nki_simulator.rst``).
 """

@@ -37,10 +37,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import NKIError, NKITypeError
+from ...targets import PSUM_BANK_BYTES  # bytes per partition of one PSUM bank
 from ..values import DynSlice, Index, Tensor, as_index, is_int, simplify
-
-#: bytes per partition of one PSUM bank (nl.tile_size.psum_bank_fmax_bytes)
-PSUM_BANK_BYTES = 2048
 
 
 # ------------------------------------------------------------------------ allocation

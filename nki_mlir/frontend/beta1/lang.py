@@ -238,7 +238,7 @@ def ncc_no_reorder(cg):
 def ncc_allocation_scope(cg):
     """``with ncc.allocation_scope():`` -- the body runs as is: the allocator already frees
     every tensor after its last use, which is what the scope asks for."""
-    from ...beta1.compiler import AllocationScope
+    from .ncc_marks import AllocationScope
     return AllocationScope()
 
 

@@ -197,7 +197,7 @@ def check_annotation(value: Any, annotation: Any, target: str) -> Any:
     """``target: annotation = value`` in a kernel body: a ``nt.tensor[...]`` annotation must
     match the value's shape (``err_annotation_shape_mismatch``) and dtype; returns value."""
     from ... import dtypes
-    from ...typing import TensorAnnotation, annotation_of
+    from ..annotations import TensorAnnotation, annotation_of
     from .lang import PendingReduce, reduce_into_name
     if type(value) is PendingReduce:  # acc: nt.tensor[...] = nl.loop_reduce(...): into acc
         from ..frames import user_frame

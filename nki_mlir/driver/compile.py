@@ -1,0 +1,335 @@
+"""The compile driver: frontend -> pass pipeline -> artifact (cached) -> ISA interpreter.
+
+``compile_kernel(fn, args, kwargs)`` is what ``@nki.jit`` calls: the frontend
+(:func:`nki_mlir.frontend.build_module`) builds the ``nki`` module, the output-coverage check
+runs on it, then the pass pipeline (:func:`.pipeline.run_pipeline`: the registry's default
+pipeline, each pass followed by a check of what may remain at that stage).  The final
+``nisa`` module is written as an artifact in the compile cache and decoded for the
+interpreter (:class:`CompiledKernel`).
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import VerifyException
+
+from .. import dtypes, progress
+from .. import instructions  # noqa: F401  (registers the instruction definitions with every layer)
+from . import warm
+from ..diagnostics import caller_loc
+from ..errors import ArtifactError, NKIError, NKITypeError
+from ..frontend import ArgSpec, KernelSpec, OutputSpec, arg_specs, build_module
+from ..frontend.source import FunctionSource, file_hash, referenced_values_digest, value_digest
+from ..passes import output_coverage
+from ..runtime import artifact as art
+from ..runtime import cache
+from ..targets import resolve_target
+from ..version import __version__
+from .pipeline import PROGRESS_STEPS, ir_dumper, parse_module, print_module, run_pipeline
+
+#: a compile shows a progress bar (on a terminal) when the frontend made this many ops
+PROGRESS_MIN_OPS = 5000
+
+
+# --------------------------------------------------------------------- compiled kernel
+
+
+@dataclass
+class CompiledKernel:
+    """A kernel compiled for one set of argument shapes/dtypes/constants.
+
+    Attributes:
+        spec: the argument and output specs.
+        artifact: path of the artifact directory in the compile cache (manifest.json +
+            kernel.nisa.mlir), or None for a ``use_cache=False`` compile, whose artifact is
+            kept in memory (write it with :meth:`save`).
+        target: "trn1" | "trn2" | "trn3".
+        compile_seconds: wall time of the compile that produced it (0 for a cache hit).
+        cache_hit: "memory", "disk" or None.
+    """
+
+    spec: KernelSpec
+    artifact: Path | None
+    target: str
+    manifest: dict[str, Any]
+    compile_seconds: float = 0.0
+    cache_hit: str | None = None
+    _ir: dict[str, str] = field(default_factory=dict)
+    _program: Any = None
+    _module: Any = None     # the final nisa module of a compile in this process, until decoded
+
+    def ir(self, stage: str = "nisa") -> str:
+        """The IR text at ``stage``: ``"nki"`` (frontend output) or ``"nisa"`` (final)."""
+        if stage not in art.FILES:
+            raise ValueError(f"unknown IR stage {stage!r}; choose from {', '.join(art.FILES)}")
+        if stage not in self._ir:
+            _, self._ir = art.read_artifact(self.artifact)
+        return self._ir[stage]
+
+    def save(self, dest: str | os.PathLike) -> Path:
+        """Write this kernel's artifact files (``manifest.json``, ``kernel.nisa.mlir``,
+        ``kernel.nki.mlir``) into the directory ``dest`` (created if needed); returns it."""
+        art.save_files(Path(dest), self.manifest, {s: self.ir(s) for s in art.FILES})
+        return Path(dest)
+
+    @property
+    def program(self):
+        """The decoded interpreter program (decoded once per process)."""
+        if self._program is None:
+            from ..runtime.interpreter import decode
+            self._program = decode(self._nisa_module(), self.spec.name)
+            self._module = None
+        return self._program
+
+    def _nisa_module(self) -> ModuleOp:
+        """The final nisa module: the compile's own (still in memory), else rebuilt from the
+        artifact's compact form (:mod:`nki_mlir.runtime.ir_compact`), else parsed from its text."""
+        if self._module is not None:
+            return self._module
+        text = self.ir("nisa")
+        data = self._ir.get("compact")
+        if data:
+            from ..runtime.ir_compact import decode as from_compact
+            return from_compact(data, text)
+        return parse_module(text)
+
+    def __call__(self, *args: Any, **kwargs: Any):
+        """Run on the ISA interpreter; returns one array or a tuple (as the kernel returns).
+        Called with torch or JAX tensors, it returns tensors of that library
+        (:mod:`nki_mlir.interop`)."""
+        from ..interop import prepare_args
+        args, kwargs, kind, write_back = prepare_args(args, kwargs)
+        return self._call_arrays(args, kwargs, kind, write_back)
+
+    def _call_arrays(self, args: tuple, kwargs: dict, kind: str | None, write_back=None):
+        """:meth:`__call__` on arguments already converted to NumPy; ``write_back()`` (from
+        :func:`nki_mlir.interop.prepare_args`) runs after the run, and outputs go back to the
+        framework ``kind`` (None: NumPy)."""
+        outs = self._run_arrays(args, kwargs)
+        if write_back is not None:
+            write_back()
+        if kind is not None:
+            from ..interop import from_numpy
+            outs = tuple(from_numpy(o, kind) for o in outs)
+        if self.spec.returns_tuple:
+            return tuple(outs)
+        return outs[0] if outs else None
+
+    def estimate(self, *args: Any, keep_slices: bool = True, throttle: bool = False):
+        """The cost model's :class:`~nki_mlir.perf.estimate.Estimate` of one run on one
+        NeuronCore of this kernel's target: latency (ns), per-engine busy time, MFU/MBU,
+        roofline bound and ratio, critical path, warnings and the timeline slices.
+
+        ``args`` (the tensor arguments) matter only for kernels whose control flow reads
+        machine state; see :func:`nki_mlir.perf.estimate`.
+        """
+        from ..perf import estimate
+        return estimate(self, args or None, keep_slices=keep_slices, throttle=throttle)
+
+    def run(self, args: tuple, kwargs: dict, launch: Any = None, mode: str | None = None,
+            hazards: bool | None = None) -> tuple:
+        """Run on the ISA interpreter; returns every output as a tuple.
+
+        ``launch``: the :class:`~nki_mlir.runtime.spmd.Instance` when this is one program
+        instance of an SPMD / LNC launch (its ``shared_hbm`` outputs are the launch's).
+        ``mode`` / ``hazards``: see :meth:`nki_mlir.runtime.program.Program.run` (engine
+        queues and hazard checks; defaults from ``NKI_MLIR_HAZARDS``, which ``__call__`` uses).
+        """
+        from ..interop import prepare_args
+        args, kwargs, _, write_back = prepare_args(args, kwargs)
+        outs = self._run_arrays(args, kwargs, launch, mode, hazards)
+        write_back()
+        return outs
+
+    def _run_arrays(self, args: tuple, kwargs: dict, launch: Any = None, mode: str | None = None,
+                    hazards: bool | None = None) -> tuple:
+        """:meth:`run` on arguments already converted to NumPy (the warm-call path)."""
+        bound = dict(zip((a.name for a in self.spec.args), args))
+        for k, v in kwargs.items():
+            if k in bound:
+                raise NKITypeError(f"{self.spec.name}(): got multiple values for argument '{k}'")
+            bound[k] = v
+        arrays = []
+        for a in self.spec.args:
+            if a.kind != "tensor":
+                continue
+            if a.name not in bound:
+                raise NKITypeError(f"{self.spec.name}(): missing tensor argument '{a.name}'")
+            arrays.append(bound[a.name])
+        return self.program.run(arrays, launch=launch, mode=mode, hazards=hazards)
+
+
+# ------------------------------------------------------------------------------ entry
+
+
+def _plain(v: Any) -> bool:
+    """A value whose repr is its content (numbers, strings, dtypes, tuples of them)."""
+    if isinstance(v, tuple):
+        return all(_plain(x) for x in v)
+    return isinstance(v, (int, float, bool, str, type(None), np.dtype, np.generic)) or hasattr(v, "enum")
+
+
+def _key_parts(fn, specs: tuple[ArgSpec, ...], target: str, options: dict) -> dict[str, Any]:
+    import xdsl
+    src = FunctionSource.of(fn)
+    return {
+        "source": file_hash(src.file) if src else "", "qualname": getattr(fn, "__qualname__", ""),
+        "referenced_values": referenced_values_digest(fn),
+        "module": getattr(fn, "__module__", ""),
+        "compiler": __version__, "xdsl": str(getattr(xdsl, "__version__", "0.74.0")),
+        "args": [(s.name, s.kind, s.shape, s.dtype,
+                  repr(s.value) if _plain(s.value) else value_digest(s.value)) for s in specs],
+        "target": target, "options": options,
+    }
+
+
+def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
+                   schedule: str = "list", use_cache: bool = True, spmd: Any = None,
+                   output_check: str | None = None, **ignored: Any) -> CompiledKernel:
+    """Compile ``fn`` for ``args``/``kwargs`` (cached in memory and on disk).
+
+    ``spmd``: the :class:`~nki_mlir.frontend.spmd.SpmdInfo` of one program instance of an
+    SPMD / LNC launch (part of the cache key; recorded in the manifest under ``"spmd"``).
+    ``output_check``: ``"warn"`` / ``"error"`` / ``"off"`` for outputs written only in part
+    (default ``$NKI_MLIR_OUTPUT_CHECK`` or warn; :mod:`nki_mlir.passes.output_coverage`).
+
+    Raises:
+        NKIError: any error in the kernel, located at its source line.
+    """
+    tgt = resolve_target(target)
+    skey = None
+    if use_cache:       # a repeated call: the guard of its argument specs (nki_mlir.driver.warm)
+        try:
+            skey = warm.spec_key(fn, args, kwargs, (tgt, schedule, spmd.key() if spmd else None,
+                                                    output_check, os.environ.get(output_coverage.ENV)))
+        except TypeError:
+            skey = None
+        if skey is not None and (hit := warm.lookup(skey)) is not None:
+            return hit
+    _check_schedule(schedule)
+    specs = arg_specs(fn, args, kwargs)
+    opts: dict[str, Any] = {"schedule": schedule}
+    if spmd is not None:
+        opts["spmd"] = list(spmd.key())
+    try:
+        check = output_coverage.resolve_mode(output_check)
+    except NKIError as exc:
+        raise exc.relocate(caller_loc()) from None
+    if check != "warn":
+        opts["output_check"] = check
+    parts = _key_parts(fn, specs, tgt, opts)
+    try:
+        key = cache.cache_key(parts)
+    except cache.UnstableKey:
+        key, use_cache = os.urandom(32).hex(), False   # no content key: compile uncached
+    if use_cache and (hit := cache.memory_get(key)) is not None:
+        warm.remember(skey, fn, key)
+        return hit
+    dest = cache.cache_dir() / f"{fn.__name__}-{key[:16]}"
+    if use_cache and os.path.lexists(dest):
+        ck = _disk_hit(dest, tgt)
+        if ck is not None:
+            cache.memory_put(key, ck)
+            warm.remember(skey, fn, key)
+            return ck
+    t0 = time.perf_counter()
+    with _no_cyclic_gc():
+        module, spec = build_module(fn, specs, tgt, spmd=spmd)
+        if spmd is None:      # one instance of a launch grid writes part of its outputs
+            output_coverage.check_outputs(module, check)
+        ir_nki = print_module(module)
+        dump = ir_dumper(fn.__name__, key)
+        if dump is not None:
+            dump(0, "frontend.nki", ir_nki)
+        big = progress.enabled() and sum(1 for _ in module.walk()) >= PROGRESS_MIN_OPS
+        with progress.bar(PROGRESS_STEPS, f"compiling {fn.__name__}", "stage") if big else progress.SILENT as bar:
+            pipeline = run_pipeline(module, tgt, schedule, dump, bar if big else None)
+            ir_nisa = print_module(module)
+            bar.update()
+        from ..runtime.ir_compact import encode as to_compact
+        compact = to_compact(module, ir_nisa)
+    seconds = time.perf_counter() - t0
+    from ..passes.memory_report import manifest_entry
+    mem = manifest_entry(module)    # every nkim.* module attribute as JSON (memory report)
+    manifest = {
+        "compiler_version": __version__, "target": tgt, "kernel": spec.name,
+        "args": [_arg_json(a) for a in spec.args], "outputs": [o.__dict__ for o in spec.outputs],
+        "returns_tuple": spec.returns_tuple, "pipeline": pipeline, "memory": mem,
+        "source_hash": parts["source"], "cache_key": key,
+        "compile_seconds": round(seconds, 6),
+        "spmd": spmd.manifest() if spmd is not None else None,
+    }
+    ir = {"nisa": ir_nisa, "nki": ir_nki, "compact": compact}
+    path = None
+    if use_cache:      # an uncached compile keeps its artifact in memory: no files left behind
+        path = art.write_artifact(dest, manifest, ir)
+        cache.added(path)
+    ck = CompiledKernel(spec, path, tgt, manifest, seconds, None, ir, _module=module)
+    if use_cache:
+        cache.memory_put(key, ck)
+        warm.remember(skey, fn, key)
+    return ck
+
+
+def _check_schedule(schedule: Any) -> None:
+    from ..passes.schedule import ALIASES, MODES
+    if not isinstance(schedule, str) or ALIASES.get(schedule, schedule) not in MODES:
+        raise NKIError(f"schedule={schedule!r}: expected one of {', '.join(map(repr, MODES))}",
+                       caller_loc(), category="bad option")
+
+
+def _disk_hit(dest: Path, target: str) -> CompiledKernel | None:
+    """The cache entry at ``dest``, checked and decoded; ``None`` (after a warning naming the
+    entry, which is removed) when it is damaged in any way, so the caller rebuilds it."""
+    from xdsl.utils.exceptions import ParseError
+    try:
+        manifest, ir = art.read_artifact(dest, compiler_version=__version__)
+        ck = CompiledKernel(_spec_from_manifest(manifest), dest, target, manifest, 0.0, "disk", ir)
+        ck.program        # parse and decode now: an entry that does not decode is damaged
+    except (ArtifactError, ParseError, VerifyException, NKIError, KeyError, TypeError, ValueError,
+            AttributeError) as exc:
+        warnings.warn(f"nki-mlir: ignoring a damaged cache entry and rebuilding it: {dest.name}: {exc}")
+        cache.remove(dest)
+        return None
+    cache.touch(dest)
+    return ck
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc():
+    """Pause Python's cyclic garbage collector while a kernel compiles: the IR is millions of
+    long-lived objects that every full collection would walk again (superlinear on large
+    kernels); the cycles the passes drop are collected after the compile."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _arg_json(a: ArgSpec) -> dict[str, Any]:
+    return {"name": a.name, "kind": a.kind, "shape": list(a.shape), "dtype": a.dtype,
+            "value": None if a.kind == "tensor" else repr(a.value)}
+
+
+def _spec_from_manifest(m: dict[str, Any]) -> KernelSpec:
+    args = tuple(ArgSpec(a["name"], a["kind"], tuple(a["shape"]), a["dtype"], a["value"]) for a in m["args"])
+    outs = tuple(OutputSpec(o["name"], tuple(o["shape"]), o["dtype"]) for o in m["outputs"])
+    for a in args:
+        if a.kind == "tensor" and a.dtype not in dtypes.BY_NAME:
+            raise ArtifactError(f"unknown dtype {a.dtype!r} in manifest")
+    return KernelSpec(m["kernel"], args, outs, bool(m["returns_tuple"]))
+
+
+__all__ = ["compile_kernel", "CompiledKernel"]

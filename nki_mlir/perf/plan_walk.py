@@ -1,0 +1,181 @@
+"""The timing-only walk: the timeline of a kernel from its timing plan, without running it.
+
+When control flow never reads machine state (:func:`~.walk.needs_execution` is False), the
+estimate depends only on the order in which instruction instances are enqueued.  This
+walk replays that order from the decoded program's timing plan
+(:mod:`nki_mlir.runtime.timing_plan`: loops, taken ``scf.if`` branches and the index
+arithmetic they read) and resolves each instance's waits exactly as queue mode does
+(:class:`~nki_mlir.runtime.queues.QueueRun`: ``nkim.deps`` on the latest instance,
+``nkim.deps_carried`` by loop serial over the same bounded history, the in-order
+predecessor), then times it with :meth:`.timeline.Timeline.place`.  Nothing is allocated
+or executed and waits are record indices, not instance objects; the records are those a
+queue-mode run makes.
+
+The plan is first resolved against the target's cost rows (:class:`Resolved`: each
+instruction step carries its static cost and its waits as indices), once per program,
+target model and cost function, and kept with the program.
+"""
+from __future__ import annotations
+
+import weakref
+
+from ..runtime import control
+from ..runtime.queues import CARRIED_HISTORY
+from ..runtime.timing_plan import FOR, IF, INSTR, RUN
+from .timeline import Timeline
+
+#: resolved plans per program, by (target model, cost function)
+_RESOLVED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class Unwalkable(Exception):
+    """The plan cannot be walked as is (a loop step <= 0, a runaway loop): run the kernel's
+    queue mode instead, which reports the fault located at its op."""
+
+
+class Resolved:
+    """A timing plan with its instruction steps resolved for one target model.
+
+    Instruction steps become ``(INSTR, static, qi, fence, deps, carried, nid, track,
+    closure)``: the :class:`~.timeline._Static` cost row, the queue index, the fence flag,
+    the ``nkim.deps`` ids, ``(history index, loop, distance)`` per carried wait, the
+    instruction's ``nkim.id`` (-1 if none), the history indices it records into as
+    ``(history index, loop)``, and the closure of an instruction defining an SSA value.
+
+    Attributes:
+        plan: the resolved steps.
+        rows: the cost rows by sid (shared with every :class:`~.timeline.Timeline` of this
+            program and model).
+        histories: how many ``(producer id, loop)`` histories carried waits use.
+        ids: one more than the largest ``nkim.id`` referred to.
+    """
+
+    def __init__(self, program, tl: Timeline):
+        sched = program.schedule
+        self.rows = tl.rows
+        keys: dict[tuple[int, int], int] = {}
+        infos = sched.infos
+        ids = [0]
+        for info in infos:
+            ids.extend(info.deps)
+            ids.extend(c[0] for c in info.carried)
+            if info.nid is not None:
+                ids.append(info.nid)
+
+        def hist(pid: int, li: int) -> int:
+            return keys.setdefault((pid, li), len(keys))
+
+        def resolve(plan: tuple) -> tuple:
+            out = []
+            for step in plan:
+                kind = step[0]
+                if kind == INSTR:
+                    info = infos[step[1]]
+                    carried = tuple((hist(p, li), li, d) for p, li, d in info.carried)
+                    nid = info.nid if info.nid is not None else -1
+                    track = tuple((hist(nid, li), li) for li in info.track) if nid >= 0 else ()
+                    out.append((INSTR, tl.row(info), info.qi, info.fence, info.deps, carried,
+                                nid, track, step[2]))
+                elif kind == FOR:
+                    out.append(step[:6] + (resolve(step[6]),) + step[7:])
+                elif kind == IF:
+                    out.append((IF, step[1], resolve(step[2]), resolve(step[3])))
+                else:
+                    out.append(step)
+            return tuple(out)
+        self.plan = resolve(program.timing_plan)
+        self.histories = len(keys)
+        self.ids = max(ids) + 1
+
+
+def resolved(program, tl: Timeline) -> Resolved:
+    """The :class:`Resolved` plan of ``program`` for ``tl``'s model and cost function (made
+    once, then kept with the program)."""
+    per = _RESOLVED.setdefault(program, {})
+    key = (tl.model, tl.costs)
+    r = per.get(key)
+    if r is None:
+        r = per[key] = Resolved(program, tl)
+    else:
+        tl.rows = r.rows
+    return r
+
+
+def walk_plan(program, tl: Timeline, env: list) -> None:
+    """Enqueue-order replay of ``program``'s timing plan into ``tl`` (module docstring).
+
+    ``env`` is a fresh slot environment holding the scalar arguments (tensor slots are not
+    read).  Raises :class:`Unwalkable` for a loop the walk does not model; errors of the
+    index arithmetic propagate located at their op.
+    """
+    res = resolved(program, tl)
+    sched = program.schedule
+    in_order = sched.in_order
+    serial = [-1] * len(sched.loops)
+    latest = [-1] * res.ids                              # nkim.id -> its latest record
+    history: list[list] = [[] for _ in range(res.histories)]   # [(loop serial, record)]
+    end = tl.end
+    place = tl.place
+    last = -1
+
+    def walk(plan: tuple) -> None:
+        nonlocal last
+        for step in plan:
+            kind = step[0]
+            if kind == INSTR:
+                _, st, qi, fence, deps, carried, nid, track, closure = step
+                ready, pred = -1.0, -1
+                for d in deps:
+                    w = latest[d]
+                    if w >= 0 and end[w] > ready:
+                        ready, pred = end[w], w
+                for hi, li, dist in carried:
+                    hist = history[hi]
+                    if not hist:
+                        continue
+                    target = serial[li] - dist
+                    w = -1
+                    for s, rec in reversed(hist):
+                        if s <= target:
+                            w = rec
+                            break
+                    else:
+                        if len(hist) >= CARRIED_HISTORY:
+                            w = hist[0][1]
+                    if w >= 0 and end[w] > ready:
+                        ready, pred = end[w], w
+                if in_order and last >= 0 and end[last] > ready:
+                    ready, pred = end[last], last
+                rec = place(st, qi, fence, ready, pred)
+                if nid >= 0:
+                    latest[nid] = rec
+                    for hi, li in track:
+                        hist = history[hi]
+                        s = serial[li]
+                        if hist and hist[-1][0] == s:
+                            hist[-1] = (s, rec)
+                        else:
+                            hist.append((s, rec))
+                            if len(hist) > CARRIED_HISTORY:
+                                del hist[0]
+                last = rec
+                if closure is not None:
+                    closure(env)
+            elif kind == FOR:
+                _, lb, ub, inc_slot, iv, li, body, dynamic = step
+                lo, hi, inc = env[lb], env[ub], env[inc_slot]
+                if inc <= 0 or (dynamic and
+                                len(range(lo, hi, inc)) > control.MAX_LOOP_ITERATIONS):
+                    raise Unwalkable
+                for i in range(lo, hi, inc):
+                    env[iv] = i
+                    serial[li] += 1
+                    walk(body)
+            elif kind == RUN:
+                step[1](env)
+            else:  # IF
+                walk(step[2] if step[1] is None or env[step[1]] else step[3])
+
+    walk(res.plan)
+    rows = tl.rows
+    tl.statics = {sid: rows[sid] for sid in dict.fromkeys(tl.sid)}

@@ -34,7 +34,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import matmul_rules, rules
 from .common import ON_CHIP, MemSpaceAttr, TargetAttr, space_of
-from .instruction import NisaInstruction
+from .instruction import NisaInstruction, dialect_ops
 
 #: NKI ALU token (``nl.maximum``) -> AWS ``ArithOp`` spelling (``max``).
 ARITH_OPS = {
@@ -416,4 +416,7 @@ def _family_ops() -> list:
     return family_ops("NISA_OPS")
 
 
-NISA = Dialect("nisa", [AllocOp, ReleaseOp, *INSTRUCTIONS, *_family_ops()], [MemSpaceAttr, TargetAttr])
+#: the ``nisa`` dialect: the ops above, the family modules' and those of the instruction
+#: definitions (``nki_mlir/instructions``, added to the same list as they register)
+NISA = Dialect("nisa", dialect_ops("nisa", [AllocOp, ReleaseOp, *INSTRUCTIONS, *_family_ops()]),
+               [MemSpaceAttr, TargetAttr])

@@ -131,7 +131,16 @@ def _memref(shape: tuple[int, ...], dtype: np.dtype, space: str,
 
 @functools.lru_cache(maxsize=1 << 16)
 def i64_attr(v: int) -> IntegerAttr:
-    """``IntegerAttr(v, i64)``, one shared object per value (memo table)."""
+    """``IntegerAttr(v, i64)``, one shared object per value (memo table).  A value in
+    ``[0, 2**63)`` (ids, offsets, sizes) is built without re-running the checks it passes
+    (no normalization, in range): the same attribute, at a fraction of the cost."""
+    if type(v) is int and 0 <= v < 1 << 63:
+        data = IntAttr.__new__(IntAttr)
+        object.__setattr__(data, "data", v)
+        attr = IntegerAttr.__new__(IntegerAttr)
+        object.__setattr__(attr, "value", data)
+        object.__setattr__(attr, "type", i64)
+        return attr
     return IntegerAttr(v, i64)
 
 

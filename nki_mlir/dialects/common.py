@@ -122,11 +122,23 @@ def _memref(shape: tuple[int, ...], dtype: np.dtype, space: str,
             strides: tuple[int, ...] | None, offset: int | None) -> MemRefType:
     layout: Attribute = NoneAttr()
     if strides is not None:
-        layout = StridedLayoutAttr(list(strides), offset)
+        layout = StridedLayoutAttr(_int_array_attr(strides) if all(type(n) is int for n in strides)
+                                   else list(strides), offset)
     # MemRefType(element, shape, layout, space) without its __init__'s isa() check of the
     # shape (which builds a type constraint per call); the parameters are verified the same
-    return MemRefType.new([ArrayAttr([IntAttr(n) for n in shape]), dtypes.to_mlir(dtype), layout,
-                           MemSpaceAttr(space)])
+    return MemRefType.new([_int_array_attr(shape), dtypes.to_mlir(dtype), layout, _space_attr(space)])
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _int_array_attr(values: tuple[int, ...]) -> ArrayAttr:
+    """``ArrayAttr`` of ``IntAttr`` (a shape or strides), one shared object per tuple: the
+    views of one buffer repeat them with only the offset changing."""
+    return ArrayAttr([IntAttr(n) for n in values])
+
+
+@functools.lru_cache(maxsize=64)
+def _space_attr(space: str) -> MemSpaceAttr:
+    return MemSpaceAttr(space)
 
 
 @functools.lru_cache(maxsize=1 << 16)

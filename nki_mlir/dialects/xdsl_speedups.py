@@ -19,8 +19,6 @@ Results are identical; remove an override when the pinned xDSL is as fast by its
 """
 from __future__ import annotations
 
-import functools
-
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerType, MemRefType
 from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList, print_dynamic_index_list
 from xdsl.irdl import operations as irdl_ops
@@ -52,16 +50,24 @@ def _cached_get_shape(self: MemRefType) -> tuple[int, ...]:
 _from_list = DenseArrayBase.from_list
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _int_array(data_type: IntegerType, data: tuple[int, ...]) -> DenseArrayBase:
-    return _from_list(data_type, data)
+#: (id(element type), values) -> (element type, attribute); the type is kept alive, so its
+#: id stays unique (hashing the type itself walks its parameters on every call)
+_INT_ARRAYS: dict[tuple, tuple] = {}
 
 
 def _memo_from_list(data_type, data):
     """``DenseArrayBase.from_list``, one shared attribute per integer list (static
     offsets / sizes / strides of views repeat); float lists are built as before."""
     if isinstance(data_type, IntegerType) and all(type(v) is int for v in data):
-        return _int_array(data_type, tuple(data))
+        key = (id(data_type), tuple(data))
+        hit = _INT_ARRAYS.get(key)
+        if hit is not None and hit[0] is data_type:
+            return hit[1]
+        if len(_INT_ARRAYS) >= 1 << 14:
+            _INT_ARRAYS.clear()
+        attr = _from_list(data_type, key[1])
+        _INT_ARRAYS[key] = (data_type, attr)
+        return attr
     return _from_list(data_type, data)
 
 

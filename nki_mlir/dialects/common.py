@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, ParametrizedAttribute, SSAValue
 from xdsl.irdl import irdl_attr_definition, param_def
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -168,27 +168,41 @@ def bool_attr(b: bool) -> BoolAttr:
     return BoolAttr.from_bool(bool(b))
 
 
+def _type_of(t: Attribute | SSAValue) -> Attribute:
+    """The type of an SSA value, else ``t`` (exact-class tests first: ``isinstance`` against
+    xDSL's abstract base classes is slow, and these readers run for every operand)."""
+    cls = t.__class__
+    if cls is OpResult or cls is BlockArgument:
+        return t.type
+    if cls is not MemRefType and isinstance(t, SSAValue):
+        return t.type
+    return t  # type: ignore[return-value]
+
+
+def _is_memref(t: Attribute) -> bool:
+    return t.__class__ is MemRefType or isinstance(t, MemRefType)
+
+
 def space_of(t: Attribute | SSAValue) -> str | None:
     """The memory space name of a buffer type or value, or None for a non-buffer."""
-    if isinstance(t, SSAValue):
-        t = t.type
-    if isinstance(t, MemRefType) and isinstance(t.memory_space, MemSpaceAttr):
-        return t.memory_space.space.data
+    t = _type_of(t)
+    if _is_memref(t):
+        ms = t.memory_space  # type: ignore[attr-defined]
+        if ms.__class__ is MemSpaceAttr or isinstance(ms, MemSpaceAttr):
+            return ms.space.data
     return None
 
 
 def shape_of(t: Attribute | SSAValue) -> tuple[int, ...]:
-    if isinstance(t, SSAValue):
-        t = t.type
-    assert isinstance(t, MemRefType)
-    return tuple(t.get_shape())
+    t = _type_of(t)
+    assert _is_memref(t)
+    return tuple(t.get_shape())  # type: ignore[attr-defined]
 
 
 def dtype_of(t: Attribute | SSAValue) -> np.dtype:
-    if isinstance(t, SSAValue):
-        t = t.type
-    assert isinstance(t, MemRefType)
-    return dtypes.from_mlir(t.element_type)
+    t = _type_of(t)
+    assert _is_memref(t)
+    return dtypes.from_mlir(t.element_type)  # type: ignore[attr-defined]
 
 
 def is_buffer(v: Attribute | SSAValue | None) -> bool:

@@ -30,6 +30,7 @@ from xdsl.irdl.operations import (AttrSizedOperandSegments, AttrSizedRegionSegme
 from xdsl.ir import Operation
 
 _upstream_verify = OpDef.verify
+_item = tuple.__getitem__      # operand / result tuples (SSAValues) without their Python __getitem__
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def _check_list(plan: _ListPlan, op: Operation, values, ctx: VerificationContext
     start = 0
     for c, p, n in zip(constrs, plan.pure, sizes):
         if n == 1:
-            _check_one(c, p, values[start].type, ctx)
+            _check_one(c, p, _item(values, start).type, ctx)
         else:
             c.verify(tuple(v.type for v in values[start:start + n]), ctx)
         start += n
@@ -153,7 +154,7 @@ def verify(self: OpDef, op: Operation) -> None:
         return _upstream_verify(self, op)
     ctx = VerificationContext()
     try:
-        ok = (_check_list(plan.operands, op, op.operands, ctx)
+        ok = (_check_list(plan.operands, op, op._operands, ctx)    # noqa: SLF001 -- the tuple
               and _check_list(plan.results, op, op.results, ctx))
     except Exception:               # noqa: BLE001 -- upstream raises the proper message
         ok = False

@@ -135,8 +135,11 @@ def _segment_attr(self, op) -> DenseArrayBase:
     return (op.properties if option.as_property else op.attributes)[option.attribute_name]
 
 
+_item = tuple.__getitem__      # SSAValues (a tuple) indexes through a Python __getitem__
+
+
 def _single_get(self, obj, objtype=None):
-    return _constructs(obj, self.construct)[_starts(_segment_attr(self, obj))[self.idx]]
+    return _item(_constructs(obj, self.construct), _starts(_segment_attr(self, obj))[self.idx])
 
 
 def _variadic_get(self, obj, objtype=None):
@@ -148,7 +151,7 @@ def _optional_get(self, obj, objtype=None):
     starts = _starts(_segment_attr(self, obj))
     i = self.idx
     if starts[i + 1] != starts[i]:
-        return _constructs(obj, self.construct)[starts[i]]
+        return _item(_constructs(obj, self.construct), starts[i])
     return None
 
 

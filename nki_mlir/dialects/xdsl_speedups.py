@@ -15,12 +15,14 @@ Named operands / results / regions / successors of IRDL ops (``op.dst``) are rea
 descriptors that build an ``OpOperands`` view per read and, for ops with a segment-size
 attribute, sum the segment sizes before the wanted one: the readers below index the op's
 tuples directly, with the segment start offsets computed once per segment-size attribute.
+Walks yield an op without regions directly instead of through one generator per op.
 Results are identical; remove an override when the pinned xDSL is as fast by itself.
 """
 from __future__ import annotations
 
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerType, MemRefType
 from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList, print_dynamic_index_list
+from xdsl.ir import Block, Operation
 from xdsl.irdl import operations as irdl_ops
 from xdsl.irdl.operations import (OptionalAttrAccessor, SingleAttrAccessor, VariadicAttrAccessor,
                                   VarIRConstruct)
@@ -159,3 +161,39 @@ irdl_ops.get_op_constructs = _constructs
 SingleAttrAccessor.__get__ = _single_get            # type: ignore[method-assign]
 VariadicAttrAccessor.__get__ = _variadic_get        # type: ignore[method-assign]
 OptionalAttrAccessor.__get__ = _optional_get        # type: ignore[method-assign]
+
+
+# ------------------------------------------------------------------------------- walks
+
+_op_walk = Operation.walk
+
+
+def _walk(self, *, reverse: bool = False, region_first: bool = False):
+    """``Operation.walk``; an op without regions is its own walk (no generator)."""
+    if not self.regions:
+        return iter((self,))
+    return _op_walk(self, reverse=reverse, region_first=region_first)
+
+
+def _block_walk(self, *, reverse: bool = False, region_first: bool = False):
+    """``Block.walk``, yielding an op without regions itself instead of walking it.  Like
+    upstream's op iterator, the next op is read before an op is handed out."""
+    if reverse:
+        for op in reversed(self.ops):
+            if op.regions:
+                yield from op.walk(reverse=True, region_first=region_first)
+            else:
+                yield op
+        return
+    op = self._first_op                    # noqa: SLF001
+    while op is not None:
+        nxt = op._next_op                  # noqa: SLF001
+        if op.regions:
+            yield from op.walk(region_first=region_first)
+        else:
+            yield op
+        op = nxt
+
+
+Operation.walk = _walk              # type: ignore[method-assign]
+Block.walk = _block_walk            # type: ignore[method-assign]

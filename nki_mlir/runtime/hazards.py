@@ -48,6 +48,7 @@ from xdsl.ir import Operation
 from ..diagnostics import error_at, loc_of
 from ..errors import NKIHazardError
 from .footprint import Footprint, bytes_overlap, footprint, geometry, mirror_view, root_of
+from .memory import VIEWS_MAX
 from .queues import Instance, QueueRun, hb
 
 #: accesses remembered per memory before pruning by the queues' frontier
@@ -120,6 +121,22 @@ class Checker:
             self.fps[id(a)] = (a, root, fp)
         return root, fp
 
+    def _alloc_footprint(self, a: np.ndarray):
+        """:meth:`_footprint` of a placed tensor's view: views of the state's SBUF / PSUM
+        are kept across runs (``Memory.view``), so are their footprints."""
+        mem = self.state.mem
+        kept = self.state.mirrors.setdefault("footprints", {})
+        hit = kept.get(id(a))
+        if hit is not None and hit[0] is a:
+            self.fps[id(a)] = hit
+            return hit[1], hit[2]
+        root, fp = self._footprint(a)
+        if root is mem.sbuf or root is mem.psum:
+            if len(kept) >= VIEWS_MAX:     # as many as the memory keeps views
+                kept.clear()
+            kept[id(a)] = (a, root, fp)
+        return root, fp
+
     @staticmethod
     def _covered(summaries: dict, rid: int, fp: Footprint) -> bool:
         boxes = summaries.get(rid)
@@ -165,13 +182,15 @@ class Checker:
     def on_alloc(self, op: Operation, slot: int, data: np.ndarray, space: str) -> None:
         """An on-chip ``nisa.alloc`` executed (enqueue time): clear the written flags of its
         bytes and evict the earlier buffers placed on them."""
-        root, fp = self._footprint(data)
+        root, fp = self._alloc_footprint(data)
         if fp is None:
             return
         w, pw = self._mirrors(root, space == "psum")
         self._bytes(w, fp)[...] = 0
         self.all_written.setdefault(id(root), _Boxes()).drop(fp)
-        if pw is not None:
+        if pw is not None and not self._covered(self.matmul_only, id(root), fp):
+            # (a box known free of non-matmul marks needs no clearing: only the sign of a
+            # PSUM writer mark is ever read)
             self._bytes(pw, fp, 4)[...] = 0
         buf = _Buffer(op, fp)
         live = self.live.setdefault(id(root), [])
@@ -352,9 +371,10 @@ class _Boxes:
 _BOXES_MAX = 32
 
 #: histories up to this many rows are searched in Python (NumPy's call overhead dominates)
-_SMALL = 24
+_SMALL = 48
 #: the key row of a removed entry: it meets no footprint
 _DEAD = np.iinfo(np.int64).max
+_DEAD_ROW = (_DEAD,) * 4
 #: four true bytes read as one uint32 (a key row all of whose tests hold)
 _ALL_TRUE = np.frombuffer(b"\x01\x01\x01\x01", np.uint32)[0]
 
@@ -363,16 +383,18 @@ class _History:
     """The remembered accesses ``(fp, is_write, inst, role)`` of one memory, oldest first.
 
     ``entries[i]`` is row ``i`` (None once removed: removal marks rows dead; the rows are
-    compacted, in order, when most are dead).  ``keys[i]`` holds the row's box on the
+    compacted, in order, when most are dead).  ``keys[i]`` (and the tuple ``rows[i]``, searched
+    in Python for short histories) holds the row's box on the
     root's first and last dimensions as ``(lo0, -hi0, lo_last, -hi_last)`` (``_DEAD`` when
     removed), so :meth:`near` finds every row whose box meets a footprint's in one
     comparison against ``(hi0, -lo0, hi_last, -lo_last)`` (the per-entry tests then run on
     those only).  ``alive``: the number of rows not removed."""
 
-    __slots__ = ("entries", "keys", "n", "alive", "gen")
+    __slots__ = ("entries", "rows", "keys", "n", "alive", "gen")
 
     def __init__(self):
         self.entries: list = []
+        self.rows: list[tuple] = []      # the key rows as tuples (searched in Python)
         self.keys = np.empty((16, 4), np.int64)
         self.n = 0
         self.alive = 0
@@ -382,7 +404,9 @@ class _History:
         fp = entry[0]
         if self.n == len(self.keys):
             self.keys = np.concatenate([self.keys, np.empty_like(self.keys)])
-        self.keys[self.n] = (fp.lo[0], -fp.hi[0], fp.lo[-1], -fp.hi[-1])
+        row = (fp.lo[0], -fp.hi[0], fp.lo[-1], -fp.hi[-1])
+        self.keys[self.n] = row
+        self.rows.append(row)
         self.entries.append(entry)
         self.n += 1
         self.alive += 1
@@ -404,13 +428,12 @@ class _History:
             out = [i for i in since[0] if entries[i] is not None]
             first = since[1]
         if first or self.n <= _SMALL:
-            entries = self.entries
+            nlo0, nlo1 = -lo0, -lo1
+            rows = self.rows
             for i in range(first, self.n):
-                e = entries[i]
-                if e is not None:
-                    o = e[0]
-                    if o.lo[0] < hi0 and lo0 < o.hi[0] and o.lo[-1] < hi1 and lo1 < o.hi[-1]:
-                        out.append(i)
+                r = rows[i]
+                if r[0] < hi0 and r[1] < nlo0 and r[2] < hi1 and r[3] < nlo1:
+                    out.append(i)
             return out
         # a row meets the box when its 4 key bytes all compare true: one uint32 test per row
         hit = np.less(self.keys[:self.n], (hi0, -lo0, hi1, -lo1)).view(np.uint32)
@@ -421,10 +444,11 @@ class _History:
         return [e for e in self.entries if e is not None]
 
     def remove(self, rows: list[int]) -> None:
-        entries, keys = self.entries, self.keys
+        entries, keys, krows = self.entries, self.keys, self.rows
         for i in rows:
             entries[i] = None
             keys[i] = _DEAD
+            krows[i] = _DEAD_ROW
         self.alive -= len(rows)
         if self.n > 64 and 2 * self.alive < self.n:
             self.keep([True] * self.alive)
@@ -435,6 +459,6 @@ class _History:
         self.gen += 1
         self.entries = kept
         self.n = self.alive = len(kept)
+        self.rows = [(e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1]) for e in kept]
         if kept:
-            self.keys[:self.n] = [(e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1])
-                                  for e in kept]
+            self.keys[:self.n] = self.rows

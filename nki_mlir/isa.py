@@ -17,9 +17,10 @@ vector_engine = engine.vector
 scalar_engine = engine.scalar
 gpsimd_engine = engine.gpsimd
 
+from .instructions import DEFINITIONS as _DEFINITIONS  # noqa: E402  (registers the definitions)
 from .isa_names import INSTRUCTIONS as _INSTRUCTIONS  # noqa: E402
 for _name in _INSTRUCTIONS:
-    globals()[_name] = _B(f"nisa.{_name}")
+    globals()[_name] = _B(f"nisa.{_name}", doc=_DEFINITIONS[_name].doc if _name in _DEFINITIONS else "")
 del _name
 
 from .frontend.isa_control import Register as VirtualRegister  # noqa: E402

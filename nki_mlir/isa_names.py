@@ -1,5 +1,9 @@
 """The names of the ``nki.isa`` instructions (shared by the Beta 2 ``nisa`` module, the Beta 1
-one and the frontend, without import cycles)."""
+one and the frontend, without import cycles).
+
+The list below holds the instructions written family by family; an instruction defined in
+``nki_mlir/instructions`` adds its name when it registers (:func:`define`).
+"""
 
 INSTRUCTIONS = [
     # data movement
@@ -15,8 +19,6 @@ INSTRUCTIONS = [
     "tensor_tensor_scan", "bn_stats", "bn_aggr", "reciprocal", "exponential", "select_reduce",
     "range_select", "max8", "nc_find_index8", "nc_match_replace8", "memset", "iota",
     "affine_select", "sequence_bounds", "nonzero_with_count", "topk",
-    # random numbers
-    "dropout", "rng", "set_rng_seed", "rand_set_state", "rand_get_state", "rand2",
     # cross-core (LNC2)
     "core_barrier", "sendrecv",
     # registers
@@ -24,3 +26,14 @@ INSTRUCTIONS = [
     # queries
     "get_nc_version", "get_nc_sub_version",
 ]
+
+
+def define(name: str) -> None:
+    """Add the instruction ``name`` (from its definition).
+
+    Raises:
+        ValueError: an internal error: the name is listed already.
+    """
+    if name in INSTRUCTIONS:
+        raise ValueError(f"internal error: nki.isa.{name} is defined twice")
+    INSTRUCTIONS.append(name)

@@ -4,8 +4,9 @@ The memory-effect semantics of the ``nki`` / ``nisa`` ops, read by the passes
 (``nisa-allocate``: which buffers an op uses; ``nisa-schedule``: which instructions
 conflict), the interpreter's engine queues, the cost model and the frontend's kernel checks.  Conventions of the ``nisa`` dialect (``nki_mlir/dialects/nisa.py``):
 
-- an instruction WRITES the memref operands in the roles of ``instruction.WRITE_ROLES``
-  (``dst``, ``reduce_res``, ...) and READS every other memref operand; scalar operands (f32 SSA values) are not memory;
+- an instruction WRITES the memref operands in the roles its ``OperandEffects`` trait names
+  (ops defined in ``nki_mlir/instructions``), else in the roles of ``instruction.WRITE_ROLES``
+  (``dst``, ``reduce_res``, ...), and READS every other memref operand; scalar operands (f32 SSA values) are not memory;
 - a tensor operand is a ``nisa.alloc`` result, a function argument, or a view of one
   (``memref.subview`` chains and the other memref view ops, ``memref.reinterpret_cast``
   included, and ``nki/nisa.view_dtype``, all with the viewed buffer as operand 0);
@@ -28,7 +29,7 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.irdl import IRDLOperation
 
 from .common import ON_CHIP, free_size, shape_of, space_of
-from .instruction import WRITE_ROLES
+from .instruction import write_roles
 from .nisa import AllocOp, NisaInstruction
 from .. import dtypes
 
@@ -57,7 +58,7 @@ class Access:
         role: the operand role keyword (``dst``, ``src``, ``stationary``, ...).
         value: the operand as written (possibly a view).
         base: the buffer it is a view of (an alloc result or a function argument).
-        is_write: True for the roles in :data:`WRITE_ROLES`.
+        is_write: True for the roles the op writes (:func:`~.instruction.write_roles`).
     """
 
     role: str
@@ -123,11 +124,12 @@ def element_bytes(element_type) -> int:
 def accesses(op: IRDLOperation) -> Iterator[Access]:
     """The memref operands of a ``nisa`` instruction, with their role and direction."""
     defn = op.get_irdl_definition()
+    writes = write_roles(type(op))
     for (role, _), value in zip(defn.operands, _operands_by_def(op)):
         for v in (value if isinstance(value, tuple) else (value,)):  # variadic: every value
             if v is None or not isinstance(v.type, MemRefType):
                 continue
-            yield Access(role, v, base_buffer(v), role in WRITE_ROLES)
+            yield Access(role, v, base_buffer(v), role in writes)
 
 
 def _operands_by_def(op: IRDLOperation) -> list[SSAValue | None]:

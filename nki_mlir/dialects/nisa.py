@@ -34,7 +34,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import matmul_rules, rules
 from .common import ON_CHIP, MemSpaceAttr, TargetAttr, space_of
-from .instruction import NisaInstruction
+from .instruction import NisaInstruction, dialect_ops
 
 #: NKI ALU token (``nl.maximum``) -> AWS ``ArithOp`` spelling (``max``).
 ARITH_OPS = {
@@ -306,7 +306,7 @@ class MatmulOp(NisaInstruction):
     ``psum_accumulate_flags`` (``auto`` = NKI ``accumulate=None``: the first write to a PSUM
     location overwrites, later writes add; ``accumulate``; ``overwrite``) and the scalar
     operands ``row_pos`` / ``col_pos`` (``index``; the Tensor Engine tile position, present in
-    tiling mode).  Ours: ``tile_size = [rows, cols]`` (tiling mode; row tiling only).
+    tiling mode).  Ours: ``tile_size = [rows, cols]`` (tiling mode; row and column tiling).
     """
 
     name = "nisa.matmul"
@@ -416,4 +416,7 @@ def _family_ops() -> list:
     return family_ops("NISA_OPS")
 
 
-NISA = Dialect("nisa", [AllocOp, ReleaseOp, *INSTRUCTIONS, *_family_ops()], [MemSpaceAttr, TargetAttr])
+#: the ``nisa`` dialect: the ops above, the family modules' and those of the instruction
+#: definitions (``nki_mlir/instructions``, added to the same list as they register)
+NISA = Dialect("nisa", dialect_ops("nisa", [AllocOp, ReleaseOp, *INSTRUCTIONS, *_family_ops()]),
+               [MemSpaceAttr, TargetAttr])

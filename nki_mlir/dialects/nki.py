@@ -32,7 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import matmul_rules, rules
 from .common import ON_CHIP, shape_of, space_of
-from .instruction import NkiInstruction
+from .instruction import NkiInstruction, dialect_ops
 from .syntax import KeywordOp
 
 ALU_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "not_equal",
@@ -354,7 +354,7 @@ class NcMatmulOp(NkiInstruction):
 
     Properties (all optional, NKI parameter names): ``accumulate`` (absent = NKI ``None``: the
     first write to a PSUM location overwrites, later writes accumulate), ``is_transpose``,
-    ``tile_position`` / ``tile_size`` (``[row, col]``, row tiling only), ``perf_mode``
+    ``tile_position`` / ``tile_size`` (``[row, col]``, row and column tiling), ``perf_mode``
     (``double_row``), and the hints ``is_stationary_onezero`` / ``is_moving_onezero`` (a
     performance hint for fp32 operands holding only 0/1; no effect on results, dropped when
     lowering).
@@ -408,7 +408,7 @@ class NcTransposeOp(NkiInstruction):
 
 # the instruction-family modules that add ops to both dialects, and the sugar ops
 from . import (  # noqa: E402
-    isa_collective, isa_control, isa_movement, isa_random, isa_select, isa_tensor, isa_vector,
+    isa_collective, isa_control, isa_movement, isa_select, isa_tensor, isa_vector,
     lang_ops, nki_sugar, views,
 )
 from .nki_wrappers import (  # noqa: E402
@@ -419,7 +419,7 @@ from .nki_wrappers import (  # noqa: E402
 SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp, *nki_sugar.SUGAR)
 
 #: the instruction-family modules that add ops to both dialects
-FAMILIES = (isa_vector, isa_select, isa_movement, isa_tensor, isa_random, isa_control,
+FAMILIES = (isa_vector, isa_select, isa_movement, isa_tensor, isa_control,
             isa_collective, nki_sugar, lang_ops, views)
 
 
@@ -428,12 +428,12 @@ def family_ops(attr: str) -> list:
     return [op for fam in FAMILIES for op in getattr(fam, attr)]
 
 
-NKI = Dialect(
+NKI = Dialect(  # with the ops of the instruction definitions (dialect_ops: a live list)
     "nki",
-    [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, TensorTensorOp, TensorScalarOp, ActivationOp,
-     ActivationReduceOp, TensorReduceOp, ReciprocalOp, MemsetOp, IotaOp, AffineSelectOp,
+    dialect_ops("nki", [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, TensorTensorOp, TensorScalarOp,
+     ActivationOp, ActivationReduceOp, TensorReduceOp, ReciprocalOp, MemsetOp, IotaOp, AffineSelectOp,
      NcMatmulOp, NcTransposeOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
-     *family_ops("NKI_OPS")],
+     *family_ops("NKI_OPS")]),
     [],
 )
 

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes, progress
+from .. import instructions  # noqa: F401  (registers the instruction definitions with every layer)
 from . import warm
 from ..diagnostics import caller_loc
 from ..errors import ArtifactError, NKIError, NKITypeError

@@ -31,7 +31,8 @@ allocation, with explicit temporaries (float32 unless noted).  Engines follow th
   into ``[0, 1)``; ``random_seed`` -> ``set_rng_seed``; ``nl_dropout`` -> ``dropout``;
   ``gather_flattened`` -> ``nc_n_gather``.
 
-The random, predicated-copy and gather instruction classes are imported lazily.
+The predicated-copy and gather instruction classes are imported lazily; the random-number
+instructions are defined in ``nki_mlir/instructions`` and found by name (``op_class``).
 """
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ from .. import dtypes
 from ..dialects import nki
 from ..dialects import nki_sugar as S
 from ..dialects.common import dtype_of, free_size, memref, shape_of, space_of
+from ..dialects.ods_ops import op_class
 
 #: unary functions that are ScalarE activation functions
 ACT_FNS = frozenset({
@@ -437,12 +439,11 @@ def _identity(e: Emitter, op: S.SharedIdentityOp) -> SSAValue:
 
 
 def _rand(e: Emitter, op: S.RandOp) -> SSAValue:
-    from ..dialects.isa_random import RngOp
     r = e.alloc_result()
     shape, dt = shape_of(r), dtype_of(r)
     bits = min(24, _mantissa_bits(dt) + 1)  # exactly representable: k / 2^bits < 1
     raw = e.alloc(shape, dtypes.uint32)
-    e.add(RngOp.build(operands=[raw]))
+    e.add(op_class("nki.rng").build(operands=[raw]))
     top = e.alloc(shape, dtypes.uint32)
     e.ts(top, raw, "right_shift", e.int_const(32 - bits))
     e.ts(r, top, "multiply", e.f32(2.0 ** -bits))
@@ -450,15 +451,13 @@ def _rand(e: Emitter, op: S.RandOp) -> SSAValue:
 
 
 def _random_seed(e: Emitter, op: S.RandomSeedOp) -> None:
-    from ..dialects.isa_random import SetRngSeedOp
-    e.add(SetRngSeedOp.build(operands=[op.seed]))
+    e.add(op_class("nki.set_rng_seed").build(operands=[op.seed]))
 
 
 def _dropout(e: Emitter, op: S.DropoutOp) -> SSAValue:
-    from ..dialects.isa_random import DropoutOp as IsaDropout
     r = e.alloc_result()
     dst = r if dtype_of(r) == dtype_of(op.x) else e.alloc(shape_of(r), dtype_of(op.x))
-    e.add(IsaDropout.build(operands=[dst, op.x, op.rate]))
+    e.add(op_class("nki.dropout").build(operands=[dst, op.x, op.rate]))
     if dst is not r:
         e.copy(r, dst)
     return r

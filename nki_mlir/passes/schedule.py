@@ -118,7 +118,10 @@ def engine_queue(op: Operation) -> str:
     """The compute engine queue of a non-DMA instruction."""
     engine = op.properties.get("engine")
     name = engine.data if isinstance(engine, StringAttr) else "unknown"
-    return NATURAL_ENGINE.get(type(op), "vector") if name == "unknown" else name
+    if name != "unknown":
+        return name
+    defn = getattr(op, "DEFINITION", None)  # an instruction definition names its default engine
+    return defn.engine.default if defn is not None else NATURAL_ENGINE.get(type(op), "vector")
 
 
 def writes_hbm(op: Operation, cache: dict | None = None) -> bool:

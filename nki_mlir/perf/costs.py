@@ -48,9 +48,10 @@ nearest documented instruction's formula is used):
 - tensor_tensor_scan -> vector k=2, no perf mode -> analogue: tensor_tensor
 - select_reduce, tensor_copy_predicated -> vector k=2 (k=1 with a PSUM input or a scalar src),
   +MIN_II with reduce_res -> analogue: tensor_tensor
-- range_select, max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle, quantize_mx, rng,
-  rand2, dropout, set_rng_seed, rand_set_state, rand_get_state -> vector (or gpsimd) k=1 over
-  the data operand -> analogue: tensor_scalar / tensor_reduce
+- range_select, max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle, quantize_mx ->
+  vector (or gpsimd) k=1 over the data operand -> analogue: tensor_scalar / tensor_reduce
+- the instructions defined in ``nki_mlir/instructions`` -> the :class:`Stream` row of their
+  definition, which names its source (:func:`register_stream`)
 - iota, affine_select -> gpsimd ``150 + N`` -> ISA_OLD (GPSIMD_START then ~N)
 - tensor_partition_reduce, nc_n_gather, local_gather, sequence_bounds, nonzero_with_count,
   topk -> gpsimd ``150 + N`` (N = the data or dst free size) -> analogue: iota
@@ -238,12 +239,6 @@ _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
     "nisa.nc_match_replace8": (("data",), 1.0, None, None),
     "nisa.nc_stream_shuffle": (("src",), 1.0, None, None),
     "nisa.quantize_mx": (("src",), 1.0, None, None),
-    "nisa.rng": (("dst",), 1.0, None, None),
-    "nisa.rand2": (("dst",), 1.0, None, None),
-    "nisa.dropout": (("data",), 1.0, None, None),
-    "nisa.set_rng_seed": (("src_seeds",), 1.0, None, None),
-    "nisa.rand_set_state": (("src_seeds",), 1.0, None, None),
-    "nisa.rand_get_state": (("dst",), 1.0, None, None),
     "nisa.iota": (("dst",), 1.0, None, None),
     "nisa.affine_select": (("on_true_tile",), 1.0, None, None),
     "nisa.tensor_partition_reduce": (("data",), 1.0, None, None),
@@ -255,6 +250,35 @@ _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
     "nisa.activation": (("src",), 1.0, None, None),
     "nisa.activate2": (("data",), 1.0, None, None),
 }
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A one-stream cost row of an instruction definition (``cost = Stream(...)``): the
+    :data:`_SIMPLE` row ``(roles, k, perf, gpsimd_k)`` (``roles``: the main operand, the first
+    of them present) and ``source``, where the formula comes from (a perf.md source, or
+    "analogue: <the documented instruction whose formula is used>")."""
+
+    roles: tuple[str, ...] | str
+    k: float = 1.0
+    perf: str | None = None
+    gpsimd_k: float | None = None
+    source: str = ""
+
+    def row(self) -> tuple[tuple[str, ...], float, str | None, float | None]:
+        roles = (self.roles,) if isinstance(self.roles, str) else tuple(self.roles)
+        return roles, float(self.k), self.perf, self.gpsimd_k
+
+
+def register_stream(op_name: str, stream: Stream) -> None:
+    """Give ``op_name`` (``"nisa.rng"``) the one-stream cost ``stream``.
+
+    Raises:
+        ValueError: an internal error: the op has a cost row already.
+    """
+    if op_name in _SIMPLE:
+        raise ValueError(f"internal error: {op_name} has a cost row already (defined twice)")
+    _SIMPLE[op_name] = stream.row()
 
 
 def _compute_cycles(op: Operation, engine: str, tiles: list[Tile],

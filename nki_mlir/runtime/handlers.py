@@ -22,7 +22,7 @@ from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import (
     control, isa_activation, isa_alu, isa_control, isa_iota, isa_matmul, isa_memory, lang_ops,
-    isa_movement, isa_random, isa_select, isa_tensor, isa_vector, views,
+    isa_movement, isa_select, isa_tensor, isa_vector, views,
 )
 from . import isa_collective, queues, spmd, timing_plan  # LNC2 cross-core ops; shared HBM of launches
 from .decoder import Decoder
@@ -32,7 +32,8 @@ from .program import Program
 
 
 #: op name -> closure builder ``builder(decoder, op)``; a builder returns None for an op
-#: with nothing to do at run time (a folded constant, a terminator, ``nisa.release``)
+#: with nothing to do at run time (a folded constant, a terminator, ``nisa.release``).
+#: The instruction definitions (``nki_mlir/instructions``) add theirs (:func:`register`).
 HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "func.return": control.func_return,
     "scf.yield": control.scf_yield,
@@ -62,11 +63,21 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     **isa_select.HANDLERS,
     **isa_movement.HANDLERS,
     **isa_tensor.HANDLERS,
-    **isa_random.HANDLERS,
     **isa_control.HANDLERS,
     **isa_collective.HANDLERS,
     **lang_ops.HANDLERS,
 }
+
+
+def register(op_name: str, builder: Callable[[Decoder, Operation], Closure | None]) -> None:
+    """Make ``builder`` the closure builder of ``op_name``.
+
+    Raises:
+        ValueError: an internal error: the op has a closure builder already.
+    """
+    if op_name in HANDLERS:
+        raise ValueError(f"internal error: {op_name} has a closure builder already (defined twice)")
+    HANDLERS[op_name] = builder
 
 
 def dispatch(dec: Decoder, op: Operation) -> tuple[Closure | None, object]:

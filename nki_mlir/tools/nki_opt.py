@@ -34,6 +34,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from .. import instructions  # noqa: F401  (the ops of the instruction definitions)
 from ..dialects import get_all_dialects
 from ..dialects.ssa_dominance import defined_after, first_violation
 from ..errors import NKIError, SourceLoc

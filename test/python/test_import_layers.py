@@ -8,8 +8,9 @@ submodule ``pkg.name`` when there is one, else of ``pkg``.  Checked:
 - every module belongs to a layer (:data:`LAYERS`, longest matching prefix);
 - a module imports modules of its own layer and of the layers its layer may read
   (:data:`MAY_IMPORT`): tools above the public API, the public API above the driver, the
-  driver above the frontend, passes, perf and runtime, those above the dialects, and the
-  dialects above the base modules (errors, dtypes, targets, ...);
+  driver above the instruction definitions, those above the frontend, passes, perf and
+  runtime, those above the dialects, and the dialects above the base modules (errors, dtypes,
+  targets, ...);
 - the import graph has no cycle (no strongly connected component of more than one module),
   leaving out only the package root's lazy accessor to ``nki_mlir.compat`` (:data:`ACCESSORS`);
 - an ``import_module`` call whose argument is not a literal names its possible modules in
@@ -48,6 +49,8 @@ LAYERS: dict[str, str] = {
     "nki_mlir.compiler": "driver",
     "nki_mlir.kernel": "driver",
     "nki_mlir.entry": "driver",
+    # the instruction definitions: one record per instruction, read into every stage below
+    "nki_mlir.instructions": "instructions",
     # the stages
     "nki_mlir.frontend": "frontend",
     "nki_mlir.passes": "passes",
@@ -66,12 +69,13 @@ LAYERS: dict[str, str] = {
     "nki_mlir.options": "base",
 }
 
-_BELOW_DRIVER = ["frontend", "passes", "perf", "runtime", "dialects", "base"]
+_BELOW_DRIVER = ["instructions", "frontend", "passes", "perf", "runtime", "dialects", "base"]
 #: the layers each layer may import besides its own
 MAY_IMPORT: dict[str, list[str]] = {
     "tools": ["api", "driver", *_BELOW_DRIVER],
     "api": ["driver", *_BELOW_DRIVER],
     "driver": _BELOW_DRIVER,
+    "instructions": _BELOW_DRIVER[1:],
     "frontend": ["dialects", "base"],
     "passes": ["dialects", "base"],
     "perf": ["runtime", "dialects", "base"],
@@ -120,6 +124,9 @@ def _modules() -> dict[str, pathlib.Path]:
 
 
 MODULES = _modules()
+#: ``nki_mlir.instructions`` imports every module of the package (each holds definitions)
+DYNAMIC[("nki_mlir.instructions", "f'{__name__}.{_m.name}'")] = sorted(
+    m for m in MODULES if m.startswith("nki_mlir.instructions."))
 
 
 def _owner(name: str) -> str | None:

@@ -5,6 +5,12 @@ handler, that the ``nki`` dialect has the op, that every ``nki``/``nisa`` instru
 lit round-trip test, every ``nki`` instruction op a lit lowering test, every ``nisa`` op an
 interpreter closure builder, and that some pytest kernel calls the instruction.  It reads
 registries and test sources only, so a new instruction that skips a layer fails here.
+
+For each instruction definition (``nki_mlir/instructions``) it checks that every layer's
+registry holds what the record says -- the public function's signature and docstring, the op
+twins with their memory effects and lowering, the frontend and Beta 1 handlers, the closure
+builder and the cost row -- and that no module outside the definitions registers the
+instruction again (one place per instruction).
 """
 from __future__ import annotations
 
@@ -20,6 +26,10 @@ from nki_mlir.dialects.nisa import NISA
 from nki_mlir.dialects.nki import NKI
 from nki_mlir.frontend.builtins import HANDLERS
 from nki_mlir.runtime.handlers import HANDLERS as RUNTIME
+from nki_mlir.dialects.instruction import DIRECT_LOWERINGS, OperandEffects, write_roles
+from nki_mlir.frontend.builtins import Builtin
+from nki_mlir.instructions import DEFINITIONS
+from nki_mlir.perf import costs
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: API calls that are queries answered at compile time, not instructions
@@ -63,3 +73,79 @@ def test_nki_op_has_a_lit_lowering_test(op):
 @pytest.mark.parametrize("op", NISA_OPS, ids=lambda op: op.name)
 def test_nisa_op_runs_on_the_interpreter(op):
     assert op.name in RUNTIME, f"the interpreter cannot execute {op.name}"
+
+
+# ------------------------------------------------------------------ instruction definitions
+
+DEFINED = sorted(DEFINITIONS)
+
+
+def _ops(rec):
+    by_name = {op.name: op for op in [*NKI.operations, *NISA.operations]}
+    return by_name.get(f"nki.{rec.name}"), by_name.get(f"nisa.{rec.name}")
+
+
+def test_there_are_definitions():
+    assert "rng" in DEFINITIONS and "dropout" in DEFINITIONS
+
+
+@pytest.mark.parametrize("name", DEFINED)
+def test_definition_public_function(name):
+    """``nki.isa.<name>`` has the record's signature and docstring, which cites its NKI page."""
+    rec = DEFINITIONS[name]
+    fn = getattr(isa, name)
+    assert isinstance(fn, Builtin) and name in isa._INSTRUCTIONS
+    assert fn.__doc__ == rec.doc
+    assert f"nki.isa.{name}" in rec.doc and "(nki/api/" in rec.doc, "the doc cites the NKI page"
+    import inspect
+    assert inspect.signature(fn) == rec.signature()
+    assert list(rec.signature().parameters)[-1] == "name"
+
+
+@pytest.mark.parametrize("name", DEFINED)
+def test_definition_ops_effects_and_lowering(name):
+    """Both twins come from the record, with its write roles and state as their memory
+    effects; the nki op lowers 1:1 to the nisa op on the record's default engine."""
+    rec = DEFINITIONS[name]
+    nki_op, nisa_op = _ops(rec)
+    assert nki_op is not None and nisa_op is not None, "both twins are in the dialects"
+    assert issubclass(nki_op, NkiInstruction) and issubclass(nisa_op, NisaInstruction)
+    for op in (nki_op, nisa_op):
+        assert op.DEFINITION is rec
+        operands = [n for n, _ in op.get_irdl_definition().operands]
+        assert operands == [p.role for p in rec.operands]
+        assert write_roles(op) == rec.writes
+        assert op.get_trait(OperandEffects).state == rec.state
+    low = DIRECT_LOWERINGS[nki_op.name]
+    assert low.target is nisa_op and low.engine == rec.engine.default
+    assert rec.engine.default in rec.engine.names
+
+
+@pytest.mark.parametrize("name", DEFINED)
+def test_definition_frontend_runtime_and_cost(name):
+    """The frontend handler has the public signature; the Beta 1 form exists; the
+    interpreter runs the record's closure builder; the cost model has its row, with a source."""
+    import inspect
+    rec = DEFINITIONS[name]
+    handler = HANDLERS[rec.api]
+    params = list(inspect.signature(handler).parameters.values())
+    assert params[0].name == "cg" and inspect.Signature(params[1:]) == rec.signature()
+    assert handler.__doc__ == rec.doc
+    assert f"nisa1.{name}" in HANDLERS
+    assert RUNTIME[f"nisa.{name}"] is rec.interpret
+    assert costs._SIMPLE[f"nisa.{name}"] == rec.cost.row() and rec.cost.source
+
+
+def _outside_definitions() -> str:
+    return "\n".join(p.read_text() for p in (ROOT / "nki_mlir").rglob("*.py")
+                     if "instructions" not in p.relative_to(ROOT / "nki_mlir").parts)
+
+
+@pytest.mark.parametrize("name", DEFINED)
+def test_definition_is_the_only_place(name):
+    """No hand-written op, handler, closure builder or cost row repeats a defined instruction."""
+    src = _outside_definitions()
+    for pattern in (rf'name = "(nki|nisa)\.{name}"', rf'handles\("nisa\.{name}"\)',
+                    rf'"nisa\.{name}":'):
+        assert not re.search(pattern, src), f"{name}: {pattern} outside nki_mlir/instructions"
+    assert f'"{name}"' not in (ROOT / "nki_mlir" / "isa_names.py").read_text()

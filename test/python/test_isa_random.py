@@ -364,32 +364,34 @@ def k_dropout_bad_dst(x):
 
 def test_rng_errors():
     s = _seed(1)
-    _raises(NKIVerifyError, k_rng, "MARK-RNG", ["nisa.rng: 'dst' dtype float32 is not supported", "integer dtypes only"],
+    _raises(NKIVerifyError, k_rng, "MARK-RNG", ["nisa.rng: 'dst' dtype float32 is not supported",
+                                              "allowed: int8, int16, int32, uint8, uint16, uint32"],
             (4, 4), F32, None, s)
     _raises(NKIVerifyError, k_rng, "MARK-RNG", ["nisa.rng: cannot run on the gpsimd engine on trn1", "allowed: vector"],
             (4, 4), U32, nisa.engine.gpsimd, s, target="trn1")
     _raises(NKIVerifyError, k_rng, "MARK-RNG", ["nisa.rng: cannot run on the scalar engine"],
             (4, 4), U32, nisa.engine.scalar, s)
-    _raises(NKIVerifyError, k_rng_psum_gpsimd, "MARK", ["nisa.rng: operand 'dst' is in PSUM", "GpSimd"],
+    _raises(NKIVerifyError, k_rng_psum_gpsimd, "MARK", ["nisa.rng: operand 'dst' is in psum", "GpSimd engine", "cannot access PSUM"],
             np.zeros((4, 4), np.float32))
     _raises(NKIVerifyError, k_seed_bad, "MARK", ["nisa.set_rng_seed: 'src_seeds' must be a [1, 1] tensor"],
             np.zeros((1, 2), np.uint32))
-    _raises(NKIVerifyError, k_seed_bad, "MARK", ["nisa.set_rng_seed: 'src_seeds' must hold a 32-bit value, got int16"],
+    _raises(NKIVerifyError, k_seed_bad, "MARK", ["nisa.set_rng_seed: 'src_seeds' dtype int16 is not supported",
+                                               "allowed: float32, int32, uint32"],
             np.zeros((1, 1), np.int16))
 
 
 def test_rand_state_errors():
     st6 = np.zeros((4, 6), np.uint32)
-    _raises(NKIVerifyError, k_state, "MARK-SET", ["nisa.rand_set_state: the XORWOW state instructions needs trn2",
+    _raises(NKIVerifyError, k_state, "MARK-SET", ["nisa.rand_set_state: nisa.rand_set_state needs trn2",
                                                   "target is trn1"],
             st6, (4, 4), nisa.engine.gpsimd, U32, target="trn1")
     _raises(NKIVerifyError, k_state, "MARK-SET", ["nisa.rand_set_state: cannot run on the vector engine on trn2",
-                                                  "Vector needs trn3"],
+                                                  "vector needs trn3"],
             st6, (4, 4), nisa.engine.vector, U32, target="trn2")
     _raises(NKIVerifyError, k_state, "MARK-SET", ["nisa.rand_set_state: 'src_seeds' must hold 24 uint32 XORWOW state "
                                                   "words per partition on the vector engine"],
             st6, (4, 4), nisa.engine.vector, U32, target="trn3")
-    _raises(NKIVerifyError, k_get_set_roundtrip, "MARK-RT", ["nisa.rand_set_state: 'src_seeds' must be uint32, got int32"],
+    _raises(NKIVerifyError, k_get_set_roundtrip, "MARK-RT", ["nisa.rand_set_state: 'src_seeds' dtype int32 is not supported (allowed: uint32)"],
             np.zeros((4, 6), np.int32), nisa.engine.gpsimd, target="trn2")
 
 
@@ -421,8 +423,10 @@ def k_get_state_psum(x, engine):
 def test_rand_get_state_psum_errors():
     x = np.zeros((4, 4), np.float32)
     _raises(NKIVerifyError, k_get_state_psum, "MARK",
-            ["nisa.rand_get_state: operand 'dst' is in PSUM, but the GpSimd engine cannot access PSUM"],
+            ["nisa.rand_get_state: operand 'dst' is in psum, but this instruction runs on the GpSimd "
+             "engine, which cannot access PSUM", "or use engine=nisa.engine.vector"],
             x, nisa.engine.gpsimd, target="trn3")
     _raises(NKIVerifyError, k_get_state_psum, "MARK",
-            ["nisa.rand_get_state: operand 'dst' is in PSUM, but the GpSimd engine cannot access PSUM"],
+            ["nisa.rand_get_state: operand 'dst' is in psum, but this instruction runs on the GpSimd "
+             "engine (its only engine on trn2), which cannot access PSUM (copy the data to SBUF first)"],
             x, None, target="trn2")

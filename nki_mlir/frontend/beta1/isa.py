@@ -115,9 +115,9 @@ RESULT_RULES = {
     "bn_aggr": _fixed_free(2), "bn_stats": _bn_stats,
 }
 #: instructions without a result tile (registers, queries, seeds): passed through unchanged
-_PASS_THROUGH = frozenset({"get_nc_version", "get_nc_sub_version", "register_alloc", "register_move",
-                           "register_load", "register_store", "set_rng_seed", "rand_set_state",
-                           "rand_get_state", "dma_copy", "dma_compute"})
+#: (an instruction definition adds itself with ``beta1_result = False``, :func:`define_beta1`)
+_PASS_THROUGH = {"get_nc_version", "get_nc_sub_version", "register_alloc", "register_move",
+                 "register_load", "register_store", "dma_copy", "dma_compute"}
 
 
 def _beta1(name: str):
@@ -256,6 +256,15 @@ for _name in _INSTRUCTIONS:
     handles(f"nisa1.{_name}")(_beta1(_name))
 
 
+def define_beta1(name: str, result: bool) -> None:
+    """Register the Beta 1 form ``nisa1.<name>`` of an instruction definition: it returns a
+    new tile (``result``; shaped by :data:`RESULT_RULES` or like the first tile argument) or
+    is passed on unchanged."""
+    if not result:
+        _PASS_THROUGH.add(name)
+    handles(f"nisa1.{name}")(_beta1(name))
+
+
 # ---------------------------------------------------------------- psum[...] += matmul
 
 
@@ -322,4 +331,4 @@ def _accumulate(cg, name: str, view: Tensor, args: list, kwargs: dict) -> None:
     b2(cg, **bound)
 
 
-__all__ = ["accumulate_matmul", "RESULT_RULES"]
+__all__ = ["accumulate_matmul", "define_beta1", "RESULT_RULES"]

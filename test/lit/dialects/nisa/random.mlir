@@ -1,4 +1,4 @@
-// The random-number ops of the nisa dialect (dialects/isa_random.py), round-tripped
+// The random-number ops of the nisa dialect (nki_mlir/instructions/random.py), round-tripped
 // custom -> custom and custom -> generic -> custom (trn3: Vector state and rand2 allowed).
 // RUN: %nki-opt %s | %nki-opt | filecheck %s
 // RUN: %nki-opt %s --print-op-generic | %nki-opt | filecheck %s

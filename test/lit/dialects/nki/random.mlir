@@ -1,4 +1,4 @@
-// The random-number ops of the nki dialect (dialects/isa_random.py), with and without a
+// The random-number ops of the nki dialect (nki_mlir/instructions/random.py), with and without a
 // user engine, round-tripped custom -> custom and custom -> generic -> custom.
 // RUN: %nki-opt %s | %nki-opt | filecheck %s
 // RUN: %nki-opt %s --print-op-generic | %nki-opt | filecheck %s

@@ -1,0 +1,229 @@
+"""The vocabulary of instruction definitions: one declarative record per ``nki.isa`` instruction.
+
+In the manner of MLIR's ODS (LLVM TableGen records), an instruction is written once, as a
+class body in ``nki_mlir/instructions/`` that :func:`record_of` reads into an
+:class:`InstructionDef`::
+
+    @instruction
+    class rng:
+        '''Public docstring of ``nki.isa.rng`` (shapes, dtypes, engines, errors).'''
+        dst = Tile(writes=True, dtypes=INTEGER)      # API parameters, in signature order
+        engine = Engine("vector", gpsimd="trn2")     # engines: default, others by oldest target
+        cost = Stream("dst", source="...")           # the cost model's row (perf layer)
+
+        def verify(op): ...                          # verifier rules the fields cannot say
+        def interpret(dec, op): ...                  # the interpreter's closure builder
+
+The class attributes that are :class:`Param` s are the API parameters in signature order
+(``name=None`` is added last); every layer reads the rest of the record from the same
+object: the op twins and their verifier (:mod:`.ods_ops`), the frontend handler and the Beta 1
+form (``frontend/ods_calls.py``), the interpreter and the cost model (by the registrar,
+``nki_mlir/instructions/define.py``).  The dialects layer reads the fields below; the
+``interpret`` / ``cost`` fields are the runtime's and the cost model's and opaque here.
+"""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..targets import TARGETS
+from .common import ON_CHIP
+
+#: the default of a required parameter (it has no default in the API signature)
+REQUIRED = inspect.Parameter.empty
+
+
+@dataclass(frozen=True)
+class Param:
+    """One API parameter.  ``role`` is filled in from the class attribute's name."""
+
+    role: str = ""
+
+    @property
+    def api_default(self) -> Any:
+        """The parameter's default in the public signature (:data:`REQUIRED`: none)."""
+        return REQUIRED
+
+
+@dataclass(frozen=True)
+class Tile(Param):
+    """A tensor operand (a memref).
+
+    Attributes:
+        writes: the instruction writes this operand (else it reads it): its memory effect.
+        optional: the operand may be omitted (``None``).
+        spaces: the memories it may live in (default SBUF or PSUM).
+        dtypes: the dtypes it may have (None: any).
+        like: a role whose partition count and elements per partition this one must equal.
+        same_dtype_as: a role whose dtype this one must have.
+    """
+
+    writes: bool = False
+    optional: bool = False
+    spaces: tuple[str, ...] = ON_CHIP
+    dtypes: tuple | None = None
+    like: str | None = None
+    same_dtype_as: str | None = None
+
+    @property
+    def api_default(self) -> Any:
+        return None if self.optional else REQUIRED
+
+
+@dataclass(frozen=True)
+class Scalar(Param):
+    """A number (emitted as an ``arith.constant``) or a ``[P, 1]`` per-partition tile, ``P``
+    the partition count of the instruction's first tile operand.
+
+    Attributes:
+        default: the API default (a number, None for an optional operand, or REQUIRED).
+    """
+
+    default: Any = REQUIRED
+
+    @property
+    def optional(self) -> bool:
+        return self.default is None
+
+    @property
+    def api_default(self) -> Any:
+        return self.default
+
+
+@dataclass(frozen=True)
+class Engine(Param):
+    """The engines an instruction runs on.
+
+    ``Engine("vector", gpsimd="trn2")``: Vector by default (from the oldest target), GpSimd
+    from trn2 on.  ``param=False``: the API has no ``engine=`` parameter (the instruction
+    runs on its default engine, or one a pass chooses).
+    """
+
+    default: str = "vector"
+    since: dict[str, str] = field(default_factory=dict)
+    param: bool = True
+
+    def __init__(self, default: str, *, param: bool = True, **since: str):
+        object.__setattr__(self, "role", "engine")
+        object.__setattr__(self, "default", default)
+        object.__setattr__(self, "since", {default: TARGETS[0], **since})
+        object.__setattr__(self, "param", param)
+        for t in self.since.values():
+            assert t in TARGETS, f"unknown target {t!r}"
+
+    def __hash__(self) -> int:
+        return hash((self.default, tuple(self.since.items()), self.param))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every engine the instruction may run on, the default first."""
+        return tuple(self.since)
+
+    @property
+    def api_default(self) -> Any:
+        return None  # None or nisa.engine.unknown: the default engine
+
+
+@dataclass(frozen=True)
+class InstructionDef:
+    """One instruction, as its definition says (see the module docstring).
+
+    Attributes:
+        name: the API name without module (``"rng"``); the ops are ``nki.<name>`` and
+            ``nisa.<name>``, the API function ``nki.isa.<name>``.
+        doc: the public docstring of ``nki.isa.<name>``.
+        params: the API parameters in signature order (an :class:`Engine` with
+            ``param=False`` is not one, but is kept here).
+        engine: the engines (default and by target).
+        since: the oldest target the instruction exists on (None: every target).
+        state: engine state the instruction reads and writes besides its operands
+            (``"prng"``: the engine's random-number generator), a memory effect of its ops.
+        verify: ``verify(op)``, verifier rules beyond those the fields say (raises
+            ``VerifyException``), run by both twins after the generated checks.
+        interpret: ``interpret(decoder, op) -> closure``, the interpreter's closure builder.
+        cost: the cost model's row for the instruction (a ``perf.costs.Stream``).
+        beta1_result: the Beta 1 form (``nki.isa`` of NKI Beta 1, no ``dst``) returns a new
+            tile shaped like the first tile argument; False: the call has no result and is
+            passed on unchanged.
+        module: the Python module holding the definition.
+    """
+
+    name: str
+    doc: str
+    params: tuple[Param, ...]
+    engine: Engine
+    since: str | None = None
+    state: str | None = None
+    verify: Callable | None = None
+    interpret: Callable | None = None
+    cost: Any = None
+    beta1_result: bool = True
+    module: str = ""
+
+    @property
+    def api(self) -> str:
+        return f"nisa.{self.name}"
+
+    @property
+    def api_params(self) -> tuple[Param, ...]:
+        """The parameters of the public signature, in order (without ``name``)."""
+        return tuple(p for p in self.params if not (isinstance(p, Engine) and not p.param))
+
+    @property
+    def operands(self) -> tuple[Param, ...]:
+        """The operand params (tiles and scalars), in definition order."""
+        return tuple(p for p in self.params if isinstance(p, (Tile, Scalar)))
+
+    @property
+    def tiles(self) -> tuple[Tile, ...]:
+        return tuple(p for p in self.params if isinstance(p, Tile))
+
+    @property
+    def writes(self) -> frozenset[str]:
+        """The operand roles the instruction writes (every other tile operand is read)."""
+        return frozenset(p.role for p in self.tiles if p.writes)
+
+    def signature(self) -> inspect.Signature:
+        """The public signature of ``nki.isa.<name>``."""
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        ps = [inspect.Parameter(p.role, kind, default=p.api_default) for p in self.api_params]
+        return inspect.Signature([*ps, inspect.Parameter("name", kind, default=None)])
+
+
+#: class attributes of a definition that are not parameters
+_FIELDS = {"since", "state", "verify", "interpret", "cost", "beta1_result"}
+
+
+def record_of(cls: type) -> InstructionDef:
+    """The :class:`InstructionDef` a definition class body declares (see module docstring).
+
+    Raises:
+        TypeError: an internal error in the definition (an unknown attribute, no docstring,
+            no engine, a parameter order Python cannot call).
+    """
+    params: list[Param] = []
+    extra: dict[str, Any] = {}
+    for key, value in cls.__dict__.items():
+        if isinstance(value, Param):
+            params.append(value if isinstance(value, Engine) else replace(value, role=key))
+        elif key in _FIELDS:
+            extra[key] = value
+        elif not (key.startswith("__") and key.endswith("__")):
+            raise TypeError(f"internal error: instruction definition {cls.__name__} has an "
+                            f"unknown attribute {key!r} (expected parameters or {sorted(_FIELDS)})")
+    engines = [p for p in params if isinstance(p, Engine)]
+    if len(engines) != 1 or engines[0].role != "engine":
+        raise TypeError(f"internal error: instruction definition {cls.__name__} needs one "
+                        f"'engine = Engine(...)'")
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    if not doc:
+        raise TypeError(f"internal error: instruction definition {cls.__name__} has no docstring")
+    rec = InstructionDef(name=cls.__name__, doc=doc, params=tuple(params), engine=engines[0],
+                         module=cls.__module__, **extra)
+    rec.signature()  # a required parameter after a defaulted one raises ValueError here
+    return rec
+
+
+__all__ = ["REQUIRED", "Param", "Tile", "Scalar", "Engine", "InstructionDef", "record_of"]

@@ -1,0 +1,169 @@
+"""The ``nki`` / ``nisa`` op twins of an instruction definition (:mod:`.ods`), built with IRDL.
+
+:func:`define_ops` turns one :class:`~.ods.InstructionDef` into
+
+- two IRDL op classes, ``nki.<name>`` (:class:`~.instruction.NkiInstruction`: the API call,
+  engine optional) and ``nisa.<name>`` (:class:`~.instruction.NisaInstruction`: the
+  hardware instruction, engine required), with the same operands (``operand_def`` per
+  tile / scalar, ``opt_operand_def`` when optional), the keyword syntax of
+  :class:`~.syntax.KeywordOp` and an :class:`~.instruction.OperandEffects` trait saying which
+  operands the instruction writes and which engine state it touches;
+- their verifier (:func:`verify_definition`), read from the record's fields and then its
+  ``verify`` function;
+- the 1:1 lowering ``nki.<name>`` -> ``nisa.<name>`` with the record's default engine
+  (:func:`~.instruction.direct_lowering`);
+- their place in the dialects (:data:`~.instruction.DEFINED_OPS`, which ``NKI`` and ``NISA``
+  are built around) and in :data:`OPS_BY_NAME`, where passes that emit an instruction find its
+  class (``op_class("nki.rng")``) without importing the definitions.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import MemRefType
+from xdsl.irdl import (AttrSizedOperandSegments, irdl_op_definition, operand_def,
+                       opt_operand_def, traits_def)
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import VerifyException
+
+from .. import dtypes
+from ..targets import GENERATION, TARGETS
+from . import rules
+from .common import dtype_of, shape_of
+from .instruction import (DEFINED_OPS, NisaInstruction, NkiInstruction, OperandEffects,
+                          direct_lowering)
+from .ods import Engine, InstructionDef, Scalar, Tile
+
+#: op name (``"nki.rng"``, ``"nisa.rng"``) -> the op class generated from a definition
+OPS_BY_NAME: dict[str, type[Operation]] = {}
+
+
+def op_class(name: str) -> type[Operation]:
+    """The op class of a defined instruction, by op name (``"nki.dropout"``).
+
+    Raises:
+        KeyError: an internal error: no definition registered that op.
+    """
+    try:
+        return OPS_BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"internal error: no instruction definition registered {name!r}") from None
+
+
+def engine_of(op: Operation) -> str:
+    """The engine ``op`` runs on: its ``engine`` property, or its definition's default engine
+    when absent or ``unknown`` (an ``nki`` op before lowering)."""
+    return rules.engine_of(op, type(op).DEFINITION.engine.default)
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _body(rec: InstructionDef) -> dict:
+    """The IRDL fields shared by both twins."""
+    body: dict = {"__doc__": rec.doc.split("\n\n")[0], "__module__": rec.module,
+                  "DEFINITION": rec, "__annotations__": {"DEFINITION": ClassVar[InstructionDef]}}
+    for p in rec.operands:
+        constr = MemRefType if isinstance(p, Tile) else None
+        args = () if constr is None else (constr,)
+        body[p.role] = opt_operand_def(*args) if p.optional else operand_def(*args)
+    if sum(p.optional for p in rec.operands) > 1:
+        body["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)
+    body["traits"] = traits_def(OperandEffects(rec.writes, rec.state))
+
+    def verify_(self) -> None:
+        verify_definition(self, rec)
+    body["verify_"] = verify_
+    return body
+
+
+def define_ops(rec: InstructionDef) -> tuple[type[Operation], type[Operation]]:
+    """Build, register and return the ``(nki op, nisa op)`` twins of ``rec`` (module docstring).
+
+    Raises:
+        ValueError: an internal error: an op of that name is already registered.
+    """
+    ops = []
+    for base, prefix, cls_name in ((NkiInstruction, "nki", f"{_camel(rec.name)}Op"),
+                                   (NisaInstruction, "nisa", f"Nisa{_camel(rec.name)}Op")):
+        name = f"{prefix}.{rec.name}"
+        if name in OPS_BY_NAME:
+            raise ValueError(f"internal error: {name} is defined twice")
+        body = _body(rec)
+        body.update(name=name, __qualname__=cls_name)
+        op = irdl_op_definition(type(cls_name, (base,), body))
+        OPS_BY_NAME[name] = op
+        DEFINED_OPS[prefix].append(op)
+        ops.append(op)
+    nki_op, nisa_op = ops
+    direct_lowering(nki_op, nisa_op, rec.engine.default)
+    return nki_op, nisa_op
+
+
+# ------------------------------------------------------------------------------ verifier
+
+
+def verify_definition(op: Operation, rec: InstructionDef) -> None:
+    """The checks the fields of ``rec`` say, in this order, then ``rec.verify(op)``:
+
+    1. the target: ``since``;
+    2. each tile operand: its memory, rank >= 2 and at most 128 partitions; each ``like``
+       pair: equal partition counts and elements per partition;
+    3. the engine: one of ``engine.names``, available on the target; on GpSimd no tile
+       operand in PSUM (GpSimd cannot access PSUM);
+    4. each scalar operand: a number or a ``[P, 1]`` tile, ``P`` the first tile's partitions;
+    5. each tile's ``dtypes`` and ``same_dtype_as``.
+
+    Raises:
+        VerifyException: the first rule ``op`` breaks, as ``nisa.<name>: ...``.
+    """
+    api = rules.api(op)
+    if rec.since is not None:
+        rules.require_target(op, rec.since, api)
+    tiles = [(p, getattr(op, p.role)) for p in rec.tiles]
+    for p, v in tiles:
+        rules.tile(op, p.role, v, spaces=p.spaces)
+    for p, v in tiles:
+        if p.like is not None and v is not None:
+            pair = ((p.role, v), (p.like, getattr(op, p.like)))
+            rules.same_partitions(op, *pair)
+            rules.same_free_size(op, *pair)
+    eng, there = _verify_engine(op, rec.engine, api)
+    why = "" if "vector" in there else f" (its only engine on {rules.target_of(op)})"
+    rules.gpsimd_no_psum(op, eng, *((p.role, v) for p, v in tiles), why=why)
+    first = next((v for _, v in tiles if v is not None), None)
+    for p in rec.operands:
+        if isinstance(p, Scalar) and first is not None:
+            rules.per_partition_vector(op, p.role, getattr(op, p.role), shape_of(first)[0])
+    for p, v in tiles:
+        if v is None:
+            continue
+        dt = dtype_of(v)
+        if p.dtypes is not None and dt not in p.dtypes:
+            raise VerifyException(f"{api}: '{p.role}' dtype {dtypes.name_of(dt)} is not supported "
+                                  f"(allowed: {', '.join(dtypes.name_of(d) for d in p.dtypes)})")
+        if p.same_dtype_as is not None:
+            other = dtype_of(getattr(op, p.same_dtype_as))
+            if dt != other:
+                raise VerifyException(f"{api}: '{p.role}' dtype {dtypes.name_of(dt)} must match "
+                                      f"'{p.same_dtype_as}' dtype {dtypes.name_of(other)}")
+    if rec.verify is not None:
+        rec.verify(op)
+
+
+def _verify_engine(op: Operation, engine: Engine, api: str) -> tuple[str, list[str]]:
+    """Check the engine property against ``engine``; return the engine ``op`` runs on and
+    the engines it may run on on its target."""
+    rules.engine(op, engine.names)
+    eng = rules.engine_of(op, engine.default)
+    target = rules.target_of(op)
+    there = [e for e in engine.names if GENERATION[target] >= GENERATION[engine.since[e]]]
+    since = engine.since.get(eng, TARGETS[0])
+    if GENERATION[target] < GENERATION[since]:
+        raise VerifyException(f"{api}: cannot run on the {eng} engine on {target} (allowed: "
+                              f"{', '.join(there)}; {eng} needs {since} or newer)")
+    return eng, there
+
+
+__all__ = ["define_ops", "op_class", "engine_of", "verify_definition", "OPS_BY_NAME"]

@@ -1,0 +1,80 @@
+"""Frontend handlers generated from instruction definitions (:mod:`nki_mlir.dialects.ods`).
+
+:func:`define_call` registers, for one definition, the handler of ``nisa.<name>`` (the NKI
+0.3+ call, ``dst`` first) and that of its Beta 1 form ``nisa1.<name>``
+(:func:`.beta1.isa.define_beta1`).  The handler has the definition's public signature
+(``inspect.signature`` of ``nki.isa.<name>`` shows it) and docstring, binds the call's
+arguments to it and converts each by its kind, as the hand-written handlers do:
+
+- :class:`~nki_mlir.dialects.ods.Tile`: a tensor (``None`` when optional), else
+  ``NKITypeError``;
+- :class:`~nki_mlir.dialects.ods.Scalar`: a tensor, or a number emitted as an
+  ``arith.constant`` (the definition's default when not given);
+- :class:`~nki_mlir.dialects.ods.Engine`: a ``nisa.engine`` member (``unknown`` / None: the
+  default engine, chosen at lowering).
+
+then emits the ``nki`` op, which verifies itself at the call's line.  Shapes, dtypes, engines
+and targets are the verifier's job, as for every instruction.
+"""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+from ..dialects.ods import Engine, InstructionDef, Scalar, Tile
+from . import args as A
+from .beta1.isa import define_beta1
+from .builtins import HANDLERS
+
+
+def _tile(cg, api: str, p: Tile, v):
+    t = A.tensor(cg, api, p.role, v, optional=p.optional)
+    return None if t is None else t.value
+
+
+def _scalar(cg, api: str, p: Scalar, v):
+    return A.tile_or_scalar(cg, api, p.role, v, optional=p.optional)
+
+
+def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
+    """The frontend handler ``handler(cg, *args, **kwargs)`` of ``nisa.<name>``."""
+    api = rec.api
+    sig = rec.signature()
+    cg_param = inspect.Parameter("cg", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    call_sig = sig.replace(parameters=[cg_param, *sig.parameters.values()])
+
+    def handler(cg, *args, **kwargs):
+        bound = call_sig.bind(cg, *args, **kwargs)   # TypeError: the tracer reports the call
+        bound.apply_defaults()
+        a = bound.arguments
+        operands, props = {}, {}
+        for p in rec.params:
+            if isinstance(p, Tile):
+                operands[p.role] = _tile(cg, api, p, a[p.role])
+            elif isinstance(p, Scalar):
+                operands[p.role] = _scalar(cg, api, p, a[p.role])
+            elif isinstance(p, Engine) and p.param:
+                props["engine"] = A.engine(cg, api, a["engine"])
+        A.emit(cg, nki_op, operands, props)
+
+    handler.__signature__ = call_sig
+    handler.__name__ = handler.__qualname__ = rec.name
+    handler.__doc__ = rec.doc
+    handler.__module__ = rec.module
+    return handler
+
+
+def define_call(rec: InstructionDef, nki_op: type) -> Callable:
+    """Register the handlers of ``nisa.<name>`` and ``nisa1.<name>``; return the first.
+
+    Raises:
+        ValueError: an internal error: ``nisa.<name>`` already has a handler.
+    """
+    if rec.api in HANDLERS:
+        raise ValueError(f"internal error: {rec.api} has a handler already (defined twice)")
+    handler = HANDLERS[rec.api] = make_handler(rec, nki_op)
+    define_beta1(rec.name, rec.beta1_result)
+    return handler
+
+
+__all__ = ["define_call", "make_handler"]

@@ -1,0 +1,60 @@
+"""The registrar of instruction definitions: ``@instruction`` fills every layer's registry.
+
+:func:`instruction` reads a definition class body (:func:`nki_mlir.dialects.ods.record_of`)
+and registers the record with each layer, which keeps its own registry and never imports
+this package:
+
+==================  ===========================================================================
+layer               what it gets
+==================  ===========================================================================
+``isa_names``       the name, so ``nki.isa.<name>`` exists (a ``Builtin`` with the record's doc)
+dialects            the ``nki.<name>`` / ``nisa.<name>`` op twins, their verifier, memory
+                    effects (trait) and 1:1 lowering (:func:`~nki_mlir.dialects.ods_ops.define_ops`)
+frontend            the ``nisa.<name>`` handler (public signature) and the Beta 1 ``nisa1.<name>``
+                    form (:func:`~nki_mlir.frontend.ods_calls.define_call`)
+runtime             the interpreter's closure builder (``interpret``)
+perf                the cost row (``cost``)
+==================  ===========================================================================
+
+Each registration refuses a name that is registered already, so an instruction has one
+definition and no hand-written twin.
+"""
+from __future__ import annotations
+
+from ..dialects.ods import InstructionDef, record_of
+from ..dialects.ods_ops import define_ops
+from ..frontend.ods_calls import define_call
+from .. import isa_names
+from ..perf.costs import register_stream
+from ..runtime.handlers import register as register_builder
+
+#: every registered definition by instruction name, in registration order
+DEFINITIONS: dict[str, InstructionDef] = {}
+
+
+def instruction(cls: type) -> InstructionDef:
+    """Class decorator: read the definition ``cls`` and register it with every layer.
+
+    Returns the :class:`~nki_mlir.dialects.ods.InstructionDef` (the module attribute named
+    after the instruction is the record).
+
+    Raises:
+        TypeError / ValueError: internal errors in the definition (see
+            :func:`~nki_mlir.dialects.ods.record_of`), or a name defined twice.
+    """
+    rec = record_of(cls)
+    if rec.interpret is None or rec.cost is None:
+        raise TypeError(f"internal error: instruction definition {rec.name} needs 'interpret' "
+                        f"and 'cost'")
+    if rec.name in DEFINITIONS:
+        raise ValueError(f"internal error: nki.isa.{rec.name} is defined twice")
+    isa_names.define(rec.name)
+    nki_op, nisa_op = define_ops(rec)
+    define_call(rec, nki_op)
+    register_builder(nisa_op.name, rec.interpret)
+    register_stream(nisa_op.name, rec.cost)
+    DEFINITIONS[rec.name] = rec
+    return rec
+
+
+__all__ = ["instruction", "DEFINITIONS"]

@@ -1,0 +1,121 @@
+"""The instruction-definition mechanism (nki_mlir/dialects/ods.py, nki_mlir/instructions):
+the generated frontend handler binds calls to the public signature (errors located at the
+call), a definition with a mistake or a second definition of a name is refused before any
+registry changes, and the memory-effect trait keeps ops that only touch engine state alive."""
+import inspect
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects import test as xdsl_test
+from xdsl.traits import MemoryEffectKind, get_effects
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
+
+import nki_mlir as nki
+import nki_mlir.isa as nisa
+import nki_mlir.language as nl
+from nki_mlir import dtypes, isa_names
+from nki_mlir.dialects import ods, ods_ops
+from nki_mlir.dialects.common import memref
+from nki_mlir.dialects.instruction import EngineState
+from nki_mlir.dialects.ods import Engine, Scalar, Tile
+from nki_mlir.errors import NKITypeError
+from nki_mlir.frontend.builtins import HANDLERS
+from nki_mlir.instructions import DEFINITIONS, instruction
+from nki_mlir.perf.costs import Stream
+
+
+@nki.jit
+def k_bad_keyword(x):
+    t = nl.ndarray(x.shape, nl.uint32, buffer=nl.sbuf)
+    nisa.rng(dst=t, seed=1)  # MARK
+    return x
+
+
+@nki.jit
+def k_missing(x):
+    nisa.dropout(x)  # MARK
+    return x
+
+
+@nki.jit
+def k_scalar_for_tile(x):
+    t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+    nisa.dropout(dst=t, data=2.0, prob=0.5)  # MARK
+    return x
+
+
+def _line(kernel) -> int:
+    lines, start = inspect.getsourcelines(kernel.fn)
+    return start + next(i for i, t in enumerate(lines) if "MARK" in t)
+
+
+@pytest.mark.parametrize("kernel,message", [
+    (k_bad_keyword, "nisa.rng(): got an unexpected keyword argument 'seed'"),
+    (k_missing, "nisa.dropout(): missing a required argument: 'data'"),
+    (k_scalar_for_tile, "nisa.dropout: 'data' must be a tensor, got float 2.0"),
+])
+def test_generated_handler_reports_bad_calls_at_the_call(kernel, message):
+    with pytest.raises(NKITypeError) as info:
+        kernel(np.zeros((4, 4), np.float32))
+    assert message in str(info.value)
+    assert info.value.loc.line == _line(kernel)
+
+
+def test_public_signature_and_defaults():
+    assert str(inspect.signature(nisa.rand_get_state)) == "(dst, engine=None, name=None)"
+    assert str(inspect.signature(nisa.dropout)) == "(dst, data, prob, name=None)"
+    assert nisa.rand2.__doc__.startswith("Fill ``dst`` with pseudo-random values uniform")
+
+
+def test_a_definition_with_a_mistake_is_refused():
+    class typo:
+        """doc"""
+        dst = Tile(writes=True)
+        engine = Engine("vector")
+        cots = Stream("dst")
+    with pytest.raises(TypeError, match="unknown attribute 'cots'"):
+        ods.record_of(typo)
+
+    class no_engine:
+        """doc"""
+        dst = Tile(writes=True)
+    with pytest.raises(TypeError, match="needs one 'engine = Engine"):
+        ods.record_of(no_engine)
+
+    class order:
+        """doc"""
+        lo = Scalar(default=0.0)
+        dst = Tile(writes=True)
+        engine = Engine("vector")
+    with pytest.raises(ValueError):  # a required parameter after a defaulted one
+        ods.record_of(order)
+
+
+def test_a_second_definition_of_a_name_changes_no_registry():
+    before = (list(isa_names.INSTRUCTIONS), dict(HANDLERS), dict(ods_ops.OPS_BY_NAME))
+
+    class rng:
+        """Another rng."""
+        dst = Tile(writes=True)
+        engine = Engine("vector")
+        cost = Stream("dst", source="test")
+
+        def interpret(dec, op):
+            return None
+    with pytest.raises(ValueError, match="nki.isa.rng is defined twice"):
+        instruction(rng)
+    assert (list(isa_names.INSTRUCTIONS), dict(HANDLERS), dict(ods_ops.OPS_BY_NAME)) == before
+    assert DEFINITIONS["rng"].doc.startswith("Fill ``dst`` with pseudo-random bits")
+
+
+def test_engine_state_is_a_memory_effect():
+    """set_rng_seed writes no operand, only the engine's generator: not dead code."""
+    seed = xdsl_test.TestOp(result_types=[memref((1, 1), dtypes.uint32, "sbuf")]).results[0]
+    op = ods_ops.op_class("nisa.set_rng_seed").build(operands=[seed],
+                                                     properties={"engine": StringAttr("vector")})
+    effects = get_effects(op)
+    kinds = {(e.kind, e.resource) for e in effects if e.value is None}
+    assert (MemoryEffectKind.WRITE, EngineState("prng")) in kinds
+    assert {(e.kind, e.value) for e in effects if e.value is not None} == {(MemoryEffectKind.READ, seed)}
+    assert not is_trivially_dead(op)

@@ -296,7 +296,7 @@ _BY_FIELD: dict[str, dict[str, str]] = {
                                 "anchor (A.5, 51.80 ms) within 1%; consistent with the DMABW "
                                 "size rule (<256 B/partition overhead-bound: 20%; 2 KiB "
                                 "recommended: 67%; 4 KiB nearly saturates: 80%, 8 KiB: 89%). "
-                                "perf.md A.6 proposed 512 B, which gives -31% on that anchor; "
+                                "an earlier 512 B knee gave -31% on that anchor; "
                                 "bench/calibration.py checks held-out anchors"),
     "dma_transpose_eff_hbm": _same("[doc] ARCH3: DMA transpose HBM->SBUF up to ~90% of DMA "
                                    "throughput"),

@@ -3,7 +3,7 @@
 ``nki_mlir.compat.install()`` maps ``neuronxcc.nki`` to this module and
 ``neuronxcc.nki.language`` / ``.isa`` / ``.typing`` / ``.compiler`` to its submodules, so
 kernels written against Beta 1 run unmodified.  The Beta 1 front compiles to the same
-``nki`` dialect as Beta 2 (design.md section 3): value-returning ``nl.*`` / ``nisa.*``
+``nki`` dialect as Beta 2 (docs/frontend.md): value-returning ``nl.*`` / ``nisa.*``
 calls allocate their result tile, ``nl.arange`` / ``nl.mgrid`` index expressions become
 views, ``mask=`` predicates shrink instructions.  Semantics: NKI simulator guide (nki/guides/nki_simulator) (the Beta 1 columns).
 """

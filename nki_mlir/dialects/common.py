@@ -1,7 +1,7 @@
 """Attributes and type helpers shared by the ``nki`` and ``nisa`` dialects.
 
 Buffers are builtin ``memref`` types whose memory space is AWS's attribute
-``#nisa.mem<hbm|private_hbm|shared_hbm|sbuf|psum>`` (see ``aws_nisa.md`` section 2),
+``#nisa.mem<hbm|private_hbm|shared_hbm|sbuf|psum>`` (as in AWS's ``nisa`` dialect of aws-neuron/nkipy),
 e.g. ``memref<128x512xbf16, #nisa.mem<sbuf>>``.  Dim 0 of an SBUF/PSUM buffer is the
 partition dimension; the rest are free dimensions laid out row-major in each partition.
 An engine register (``nisa.register_alloc``) is ``memref<1xi32, #nisa.mem<reg>>``:

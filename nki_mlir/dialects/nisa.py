@@ -1,7 +1,7 @@
 """The ``nisa`` dialect: one op per NKI ISA instruction, with its engine.
 
 Op names, operand role keywords, enum spellings and the ``engine=`` suffix follow AWS's
-own ``nisa`` dialect as seen in aws-neuron/nkipy (``aws_nisa.md``), so our text is a
+own ``nisa`` dialect as seen in aws-neuron/nkipy, so our text is a
 superset of theirs where it is known; instructions AWS does not show keep their
 ``nki.isa`` name (``nc_transpose``, ``iota``, ``affine_select``).
 
@@ -66,7 +66,7 @@ class AllocOp(IRDLOperation):
     on-chip allocs carry their placement: ``nkim.partition`` (start partition),
     ``nkim.offset`` (bytes from the start of each partition) and for PSUM ``nkim.bank``.
 
-    Multi-buffering (``nisa-allocate``, design.md section 5): an alloc inside an
+    Multi-buffering (``nisa-allocate``, docs/pipeline.md): an alloc inside an
     ``affine_range`` body may get ``nkim.copies = k`` (2..4 rotating copies) and
     ``nkim.copy_stride = s`` (bytes per partition between copies) plus the optional
     ``copy`` operand, an ``index`` computed in the IR from the loop induction variables:

@@ -1,7 +1,7 @@
 """The keyword syntax shared by every instruction op of the ``nki`` and ``nisa`` dialects.
 
 AWS's ``nisa`` text writes every operand and attribute inside one pair of parentheses as
-``role=...`` keywords, with the engine after them (``aws_nisa.md`` section 1.1)::
+``role=...`` keywords, with the engine after them (aws-neuron/nkipy)::
 
     nisa.tensor_tensor_arith(dst=memref<128x512xf32, #nisa.mem<sbuf>> %c,
         lhs=memref<...> %a, rhs=memref<...> %b, op=add) engine=vector

@@ -17,7 +17,7 @@ size).  Two things remain:
   (``ndarray.view``) see through it.  Printed
   ``%v = nki.view_dtype(source=memref<128x4xi32, ...> %t) : memref<128x8xbf16, ...>``.
 - ``nki.dma_copy_indirect`` / ``nisa.dma_copy_indirect`` -- gather / scatter DMA (AWS's
-  ``nisa.dma_copy_indirect``, aws_nisa.md section 1.2): with ``src_index`` (an SBUF
+  ``nisa.dma_copy_indirect`` in aws-neuron/nkipy): with ``src_index`` (an SBUF
   ``[P, 1]`` int32/uint32 tile), ``dst[i, ...] = src[src_index[i], ...]`` where ``src`` is
   the HBM table ``[rows, ...]``; with ``dst_index``, ``dst[dst_index[i], ...] = src[i, ...]``.
   An index outside ``[0, rows)`` is a runtime error (``oob_mode=error`` /

@@ -1,4 +1,4 @@
-"""``nisa-allocate``: place every SBUF / PSUM ``nisa.alloc`` (design.md section 5, step 4).
+"""``nisa-allocate``: place every SBUF / PSUM ``nisa.alloc`` (docs/pipeline.md).
 
 Memory model (NKI architecture guide (nki/guides/architecture)-2.4; NKI docs "Trainium architecture",
 ``nl.ndarray`` direct allocation): SBUF and PSUM are 128 partitions x bytes.  A tensor

@@ -5,7 +5,7 @@ engine cycles (``ns = cycles / clock``), the matmul FLOPs, and for a DMA its
 :class:`DmaShape`; :func:`dma_engine_shares` spreads a DMA over the 16 DMA engines (both in
 :mod:`.dma_costs`; the operands' facts in :mod:`.operands`).  The
 constants come from :class:`~nki_mlir.targets.TargetModel`; the formulas are
-``../shared/perf.md`` Part A.2 / A.6 (sources ISA_OLD, ARCH2, ARCH3, ARCH4, as named there).
+docs/cost-model.md (sources: the NKI ``nki.isa`` API pages and the NKI architecture guides of trn1-trn3, named ISA_OLD, ARCH2, ARCH3, ARCH4 in the rows).
 
 Notation: ``N`` = free elements per partition of the instruction's main operand (the
 product of the non-partition dims of its memref type; the partition count does not change
@@ -21,7 +21,7 @@ Per engine, an instruction of "k inputs" costs (A.6):
   ``+MIN_II`` when it reads out an accumulator into ``reduce_res`` (ISA_OLD
   ``activation_reduce`` / ARCH2 ActReadAccumulator ~64 cycles).
 
-Formulas (op -> cycles -> source; "analogue" = perf.md says nothing about the op, the
+Formulas (op -> cycles -> source; "analogue" = the documentation says nothing about the op, the
 nearest documented instruction's formula is used):
 
 - matmul -> ``f * max(N_mov, 64)``, f = 1 bf16/fp16/fp8, 4 fp32; double_row fp8 ([K, 2, N]):
@@ -256,7 +256,7 @@ _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
 class Stream:
     """A one-stream cost row of an instruction definition (``cost = Stream(...)``): the
     :data:`_SIMPLE` row ``(roles, k, perf, gpsimd_k)`` (``roles``: the main operand, the first
-    of them present) and ``source``, where the formula comes from (a perf.md source, or
+    of them present) and ``source``, where the formula comes from (a documented source, or
     "analogue: <the documented instruction whose formula is used>")."""
 
     roles: tuple[str, ...] | str

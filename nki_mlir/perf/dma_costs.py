@@ -1,6 +1,5 @@
 """DMA costs: what one DMA moves (:class:`DmaShape`, from its operands) and how long each of
-the 16 DMA engines is busy with it (:func:`dma_engine_shares`).  Formulas: ``../shared/perf.md``
-Part A.6 (DMABW, DMAOV, ARCH3), summarised in :mod:`.costs`."""
+the 16 DMA engines is busy with it (:func:`dma_engine_shares`).  Formulas: docs/cost-model.md (DMABW, DMAOV, ARCH3), summarised in :mod:`.costs`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -135,7 +134,7 @@ def dma_engine_shares(model: TargetModel, dma: DmaShape) -> list[tuple[int, floa
     Per engine: ``bytes / (dma_bytes_per_ns * eff(run_bytes) * hbm_scale)``, with
     ``hbm_scale = min(1, hbm_bytes_per_ns / (dma_engines * dma_bytes_per_ns))`` when the DMA
     touches HBM (else 1), divided by ``dma_transpose_eff_hbm`` / ``_sbuf`` for a transpose
-    (DMABW, DMAOV, ARCH3; perf.md A.6).  E.g. trn2, 4x4096 bf16 HBM->SBUF: one engine,
+    (DMABW, DMAOV, ARCH3; docs/cost-model.md).  E.g. trn2, 4x4096 bf16 HBM->SBUF: one engine,
     32768 B / (23 * 0.941 * 0.984) = 1539 ns.
     """
     rate = model.dma_bytes_per_ns * dma_eff(model, dma.run_bytes)

@@ -3,7 +3,7 @@
 An :class:`Estimate` is what ``compiled.estimate()`` returns, what ``nki.benchmark`` /
 ``nki.profile`` report from and what the trace writers (:mod:`.trace`, :mod:`.html`)
 draw.  All times are nanoseconds (``*_ns``) on the modelled NeuronCore; the model is
-cycle-approximate ("±30%", ``../shared/perf.md`` Part A.6), never a measurement.
+cycle-approximate ("±30%", docs/cost-model.md), never a measurement.
 """
 from __future__ import annotations
 

@@ -4,8 +4,8 @@
 - DMA bytes, HBM bytes, DMA count and average transfer size;
 - MFU = matmul time at the dtype's TensorE peak / latency; MBU = HBM bytes / (latency x
   HBM bandwidth per core) (neuron-profile's ``mfu_estimated_percent`` /
-  ``mbu_estimated_percent``, perf.md A.4);
-- the roofline lower bound (perf.md A.6): the max of matmul FLOPs at peak, each compute
+  ``mbu_estimated_percent``, docs/cost-model.md);
+- the roofline lower bound (docs/cost-model.md): the max of matmul FLOPs at peak, each compute
   engine's total work, the busiest DMA engine's total transfer time and HBM bytes at the
   HBM bandwidth; ``ratio = latency / bound``;
 - the critical path (binding predecessors back from the last instruction to finish),

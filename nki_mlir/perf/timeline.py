@@ -1,6 +1,6 @@
 """The discrete-event timeline of one kernel run over the schedule's engine queues.
 
-Design: ``../shared/perf.md`` Part A.6.  The interpreter's queue mode
+Design: docs/cost-model.md.  The interpreter's queue mode
 (:mod:`nki_mlir.runtime.queues`) enqueues every dynamic instruction instance in program
 order with its waits resolved to concrete earlier instances (``nkim.deps``, carried waits
 by loop serial, the in-order predecessor, fences).  :class:`Timeline` observes each
@@ -153,7 +153,7 @@ class Timeline:
         model: the target's constants (:mod:`nki_mlir.targets`).
         queues: the schedule's queue names by index (``Schedule.queues``).
         throttle: model TensorE power throttling (trn2/trn3: matmuls run at half rate for
-            ``model.throttle_ramp_ns`` after TensorE was idle that long; perf.md A.2).
+            ``model.throttle_ramp_ns`` after TensorE was idle that long; docs/cost-model.md).
         costs: the per-instruction cost function (default :func:`~.costs.instruction_cost`).
         rows: the static costs of instructions timed before, by ``sid`` (kept across the
             timelines of one program and model; filled as instructions are first timed).

@@ -10,5 +10,5 @@
   (:mod:`.isa_memory`, :mod:`.isa_alu`, :mod:`.isa_activation`, :mod:`.isa_matmul`,
   :mod:`.isa_iota`).
 
-Design: ``design.md`` sections 7-8; semantics: the NKI documentation sections 2, 3 and 5.
+Design: docs/backend.md; semantics: the NKI ``nki.isa`` API pages and the NKI architecture guide.
 """

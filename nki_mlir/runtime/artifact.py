@@ -1,6 +1,6 @@
 """The kernel artifact: a versioned directory holding ``manifest.json`` and the final IR.
 
-Layout (design.md section 7)::
+Layout (docs/backend.md)::
 
     <kernel>-<key16>/
         manifest.json        format + version, compiler/xdsl versions, target, kernel name,

@@ -18,7 +18,7 @@ in program (text) order and the ``nkim.*`` schedule attributes are ignored;
 (:mod:`.hazards`: races, overlapping live buffers, reads of never-written SBUF/PSUM,
 accumulation onto non-matmul PSUM data).
 
-Design (``design.md`` section 8): :func:`decode` turns the function into a flat list of
+Design (docs/backend.md): :func:`decode` turns the function into a flat list of
 pre-bound closures ``f(env)``; SSA values live in integer slots of the list ``env`` (slot 0
 holds the per-run state), and ``scf.for`` is a closure running its body's list.  Memory is
 physical (:mod:`.memory`); numerics follow :mod:`.numerics`.  Semantics of each instruction:

@@ -195,8 +195,11 @@ class Checker:
         buf = _Buffer(op, fp)
         live = self.live.setdefault(id(root), [])
         keep = []
+        lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
         for other in live:
-            if other.fp.overlaps(fp) and bytes_overlap(other.fp, fp):
+            o = other.fp      # (the first and last dimensions first: most buffers are apart)
+            if o.lo[-1] < hi1 and lo1 < o.hi[-1] and o.lo[0] < hi0 and lo0 < o.hi[0] and \
+                    o.overlaps(fp) and bytes_overlap(o, fp):
                 other.evicted_by = op
             else:
                 keep.append(other)
@@ -390,26 +393,35 @@ class _History:
     comparison against ``(hi0, -lo0, hi_last, -lo_last)`` (the per-entry tests then run on
     those only).  ``alive``: the number of rows not removed."""
 
-    __slots__ = ("entries", "rows", "keys", "n", "alive", "gen")
+    __slots__ = ("entries", "rows", "keys", "synced", "n", "alive", "gen")
 
     def __init__(self):
         self.entries: list = []
         self.rows: list[tuple] = []      # the key rows as tuples (searched in Python)
-        self.keys = np.empty((16, 4), np.int64)
+        self.keys = np.empty((64, 4), np.int64)
+        self.synced = 0     # rows copied into keys so far (done when NumPy searches)
         self.n = 0
         self.alive = 0
         self.gen = 0        # compactions so far (row numbers change at each)
 
     def append(self, entry) -> None:
         fp = entry[0]
-        if self.n == len(self.keys):
-            self.keys = np.concatenate([self.keys, np.empty_like(self.keys)])
-        row = (fp.lo[0], -fp.hi[0], fp.lo[-1], -fp.hi[-1])
-        self.keys[self.n] = row
-        self.rows.append(row)
+        self.rows.append((fp.lo[0], -fp.hi[0], fp.lo[-1], -fp.hi[-1]))
         self.entries.append(entry)
         self.n += 1
         self.alive += 1
+
+    def _sync(self) -> np.ndarray:
+        """``keys`` holding every row."""
+        n = self.n
+        if self.synced < n:
+            if n > len(self.keys):
+                grown = np.empty((max(n, 2 * len(self.keys)), 4), np.int64)
+                grown[:self.synced] = self.keys[:self.synced]
+                self.keys = grown
+            self.keys[self.synced:n] = self.rows[self.synced:n]
+            self.synced = n
+        return self.keys[:n]
 
     def mark(self, rows: list[int]) -> tuple:
         """``rows`` found by :meth:`near` for a footprint, as of now (for a later ``near``
@@ -436,7 +448,7 @@ class _History:
                     out.append(i)
             return out
         # a row meets the box when its 4 key bytes all compare true: one uint32 test per row
-        hit = np.less(self.keys[:self.n], (hi0, -lo0, hi1, -lo1)).view(np.uint32)
+        hit = np.less(self._sync(), (hi0, -lo0, hi1, -lo1)).view(np.uint32)
         return np.equal(hit.reshape(-1), _ALL_TRUE).nonzero()[0].tolist()
 
     def live(self) -> list:
@@ -444,11 +456,12 @@ class _History:
         return [e for e in self.entries if e is not None]
 
     def remove(self, rows: list[int]) -> None:
-        entries, keys, krows = self.entries, self.keys, self.rows
+        entries, keys, krows, synced = self.entries, self.keys, self.rows, self.synced
         for i in rows:
             entries[i] = None
-            keys[i] = _DEAD
             krows[i] = _DEAD_ROW
+            if i < synced:
+                keys[i] = _DEAD
         self.alive -= len(rows)
         if self.n > 64 and 2 * self.alive < self.n:
             self.keep([True] * self.alive)
@@ -460,5 +473,4 @@ class _History:
         self.entries = kept
         self.n = self.alive = len(kept)
         self.rows = [(e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1]) for e in kept]
-        if kept:
-            self.keys[:self.n] = self.rows
+        self.synced = 0

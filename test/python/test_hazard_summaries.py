@@ -50,7 +50,8 @@ def test_history_candidates_include_every_overlapping_entry():
     want = [i for i in range(60) if i not in (1, 2)]
     want = [w for k, w in enumerate(want) if k % 3 != 0]
     assert [e[2] for e in h.live()] == want and h.alive == h.n == len(want)
-    assert all(tuple(h.keys[k]) == (e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1])
+    keys = h._sync()
+    assert all(tuple(keys[k]) == h.rows[k] == (e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1])
                for k, e in enumerate(h.entries))
     for q in fps[::5]:
         near = h.near(q)

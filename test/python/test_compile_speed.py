@@ -44,8 +44,13 @@ def _plain(module) -> str:
 
 
 def test_memo_printer_prints_what_xdsl_prints():
-    x = np.zeros((512, 8), np.float32)
-    module, _ = build_module(views.fn, arg_specs(views.fn, (x,), {}), "trn2")
+    for kernel, shape in ((views, (512, 8)), (two_ops, (128, 8))):
+        _check_printer(kernel, shape)
+
+
+def _check_printer(kernel, shape):
+    x = np.zeros(shape, np.float32)
+    module, _ = build_module(kernel.fn, arg_specs(kernel.fn, (x,), {}), "trn2")
     assert compiler.print_module(module) == _plain(module)
     compiler.run_pipeline(module, "trn2")
     text = compiler.print_module(module)

@@ -15,9 +15,12 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, UnitAttr, i1, i64
-from xdsl.ir import Attribute, SSAValue
+from xdsl.dialects.builtin import (DYNAMIC_INDEX, ArrayAttr, IntegerAttr, StringAttr, UnitAttr,
+                                   UnregisteredOp, i1, i64)
+from xdsl.dialects.memref import SubviewOp
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove
 
 
 def _escaped(bytestring: bytes) -> str:
@@ -39,7 +42,43 @@ class MemoPrinter(Printer):
 
     _memo: dict[int, tuple[Attribute, str]] | None = None
     _keys: dict[str, str] | None = None         # attribute-dictionary key -> its text
+    _literals: dict[str, str] | None = None     # string -> its literal text
+    _plain: dict[type, bool] | None = None      # op class -> printed by the custom-format path
     _capturing: bool = False
+
+    def print_op(self, op: Operation) -> None:
+        """``Printer.print_op`` for an op without regions in its custom format (results,
+        name, format, location), each part written as one string."""
+        if self._capturing or op.regions or self.print_generic_format or self.diagnostic.op_messages \
+                or not self._custom_format(type(op)):
+            super().print_op(op)
+            return
+        head = op.name
+        if op.results:
+            head = ", ".join([self.ssa_text(r) for r in op.results]) + " = " + head
+        self.print_string(head)
+        text = _subview_text(self, op) if type(op) is SubviewOp else None
+        if text is None:
+            op.print(self)
+        else:
+            self.print_string(text)
+        if self.print_debuginfo:
+            loc = self.attr_text(op.location)
+            if loc is None:
+                self.print_string(" ")
+                self.print_attribute(op.location)
+            else:
+                self.print_string(" " + loc)
+
+    def _custom_format(self, cls: type) -> bool:
+        """Ops of ``cls`` print in their custom format with no scope of their own."""
+        if self._plain is None:
+            self._plain = {}
+        hit = self._plain.get(cls)
+        if hit is None:
+            hit = self._plain[cls] = (not issubclass(cls, UnregisteredOp) and Operation.print is not cls.print
+                                      and not cls.has_trait(IsolatedFromAbove))
+        return hit
 
     def print_string(self, text: str, *, indent: int | None = None) -> None:
         if "\n" not in text:
@@ -51,10 +90,14 @@ class MemoPrinter(Printer):
     def print_bytes_literal(self, bytestring: bytes) -> None:
         self.print_string(_escaped(bytestring))
 
-    @staticmethod
-    def literal_text(string: str) -> str:
+    def literal_text(self, string: str) -> str:
         """What ``print_string_literal(string)`` prints."""
-        return _escaped(string.encode("utf-8"))
+        if self._literals is None:
+            self._literals = {}
+        text = self._literals.get(string)
+        if text is None:
+            text = self._literals[string] = _escaped(string.encode("utf-8"))
+        return text
 
     def print_attribute(self, attribute: Attribute) -> None:
         text = self.attr_text(attribute)
@@ -141,3 +184,31 @@ class MemoPrinter(Printer):
                 return
             parts.append(f"{k} = {v}")
         self.print_string("{" + ", ".join(parts) + "}")
+
+
+_SUBVIEW_PROPS = {"static_offsets", "static_sizes", "static_strides", "operandSegmentSizes"}
+
+
+def _subview_text(printer: MemoPrinter, op: SubviewOp) -> str | None:
+    """What ``memref.subview``'s assembly format prints after the op name
+    (`` %src[offsets] [sizes] [strides] : T to T``), or None (printed by the format)."""
+    props = op.properties
+    if op.attributes or props.keys() != _SUBVIEW_PROPS:
+        return None
+    src, res = printer.attr_text(op.source.type), printer.attr_text(op.result.type)
+    if src is None or res is None:
+        return None
+    lists = []
+    for dynamic, static in ((op.offsets, props["static_offsets"]), (op.sizes, props["static_sizes"]),
+                            (op.strides, props["static_strides"])):
+        values = static.get_values()
+        if sum(1 for v in values if v == DYNAMIC_INDEX) != len(dynamic):
+            return None
+        lists.append((values, dynamic))
+    head = " " + printer.ssa_text(op.source)
+    parts = []
+    for values, dynamic in lists:
+        it = iter(dynamic)
+        parts.append("[" + ", ".join([printer.ssa_text(next(it)) if v == DYNAMIC_INDEX else f"{v}"
+                                      for v in values]) + "]")
+    return f"{head}{' '.join(parts)} : {src} to {res}"

@@ -37,9 +37,9 @@ def views(x):
     return out
 
 
-def _plain(module) -> str:
+def _plain(module, debuginfo: bool = True) -> str:
     buf = io.StringIO()
-    Printer(stream=buf, print_debuginfo=True).print_op(module)
+    Printer(stream=buf, print_debuginfo=debuginfo).print_op(module)
     return buf.getvalue() + "\n"
 
 
@@ -55,6 +55,7 @@ def _check_printer(kernel, shape):
     compiler.run_pipeline(module, "trn2")
     text = compiler.print_module(module)
     assert text == _plain(module)
+    assert compiler.print_module(module, debuginfo=False) == _plain(module, debuginfo=False)
     assert compiler.print_module(compiler.parse_module(text)) == text
 
 

@@ -122,11 +122,31 @@ def _memref(shape: tuple[int, ...], dtype: np.dtype, space: str,
             strides: tuple[int, ...] | None, offset: int | None) -> MemRefType:
     layout: Attribute = NoneAttr()
     if strides is not None:
-        layout = StridedLayoutAttr(_int_array_attr(strides) if all(type(n) is int for n in strides)
-                                   else list(strides), offset)
+        if all(type(n) is int for n in strides) and (offset is None or type(offset) is int):
+            layout = _strided(_int_array_attr(strides), offset)
+        else:
+            layout = StridedLayoutAttr(list(strides), offset)
     # MemRefType(element, shape, layout, space) without its __init__'s isa() check of the
     # shape (which builds a type constraint per call); the parameters are verified the same
     return MemRefType.new([_int_array_attr(shape), dtypes.to_mlir(dtype), layout, _space_attr(space)])
+
+
+def _strided(strides: ArrayAttr, offset: int | None) -> StridedLayoutAttr:
+    """``StridedLayoutAttr(strides, offset)`` for int strides and an int / dynamic offset,
+    without re-running the parameter checks it passes (``IntAttr`` array, ``IntAttr`` or
+    ``NoneAttr`` offset): the same attribute."""
+    off: Attribute = NoneAttr() if offset is None else _int_attr(offset)
+    attr = StridedLayoutAttr.__new__(StridedLayoutAttr)
+    object.__setattr__(attr, "strides", strides)
+    object.__setattr__(attr, "offset", off)
+    return attr
+
+
+def _int_attr(v: int) -> IntAttr:
+    """``IntAttr(v)`` for an int ``v`` (its only check), built directly."""
+    attr = IntAttr.__new__(IntAttr)
+    object.__setattr__(attr, "data", v)
+    return attr
 
 
 @functools.lru_cache(maxsize=1 << 12)
@@ -147,10 +167,8 @@ def i64_attr(v: int) -> IntegerAttr:
     ``[0, 2**63)`` (ids, offsets, sizes) is built without re-running the checks it passes
     (no normalization, in range): the same attribute, at a fraction of the cost."""
     if type(v) is int and 0 <= v < 1 << 63:
-        data = IntAttr.__new__(IntAttr)
-        object.__setattr__(data, "data", v)
         attr = IntegerAttr.__new__(IntegerAttr)
-        object.__setattr__(attr, "value", data)
+        object.__setattr__(attr, "value", _int_attr(v))
         object.__setattr__(attr, "type", i64)
         return attr
     return IntegerAttr(v, i64)

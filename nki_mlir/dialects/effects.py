@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import FixedBitwidthType, IntegerAttr, MemRefType
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.irdl import IRDLOperation
 
 from .common import ON_CHIP, free_size, shape_of, space_of
@@ -91,7 +91,9 @@ def is_view(op: Operation | None) -> bool:
 
 def base_buffer(value: SSAValue) -> SSAValue:
     """The alloc result or block argument that ``value`` is a (chain of) view(s) of."""
-    while isinstance(value, OpResult) and is_view(value.op):
+    while (value.__class__ is OpResult or (value.__class__ is not BlockArgument
+                                           and isinstance(value, OpResult))) \
+            and value.op.name in VIEW_OPS:
         value = value.op.operands[0]
     return value
 
@@ -123,13 +125,27 @@ def element_bytes(element_type) -> int:
 
 def accesses(op: IRDLOperation) -> Iterator[Access]:
     """The memref operands of a ``nisa`` instruction, with their role and direction."""
-    defn = op.get_irdl_definition()
-    writes = write_roles(type(op))
-    for (role, _), value in zip(defn.operands, _operands_by_def(op)):
+    for (role, write), value in zip(_roles(type(op)), _operands_by_def(op)):
         for v in (value if isinstance(value, tuple) else (value,)):  # variadic: every value
-            if v is None or not isinstance(v.type, MemRefType):
+            if v is None:
                 continue
-            yield Access(role, v, base_buffer(v), role in writes)
+            t = v.type
+            if t.__class__ is not MemRefType and not isinstance(t, MemRefType):
+                continue
+            yield Access(role, v, base_buffer(v), write)
+
+
+_ROLES: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _roles(cls: type) -> tuple[tuple[str, bool], ...]:
+    """``(role, is a write role)`` of every operand definition of ``cls``."""
+    hit = _ROLES.get(cls)
+    if hit is None:
+        writes = write_roles(cls)
+        hit = _ROLES[cls] = tuple((role, role in writes)
+                                  for role, _ in cls.get_irdl_definition().operands)
+    return hit
 
 
 def _operands_by_def(op: IRDLOperation) -> list[SSAValue | None]:

@@ -34,6 +34,8 @@ from xdsl.irdl import IRDLOperation, OptOperandDef
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
+from .memo_printer import MemoPrinter
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_$.]*$")
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
@@ -75,6 +77,24 @@ def print_value(printer: Printer, attr: Attribute) -> None:
         printer.print_attribute(attr)
 
 
+def _value_text(printer: MemoPrinter, attr: Attribute) -> str | None:
+    """What :func:`print_value` prints for ``attr``, or None (an attribute printed in place)."""
+    if isinstance(attr, StringAttr):
+        if _IDENT.match(attr.data) and attr.data not in ("true", "false"):
+            return attr.data
+        return printer.literal_text(attr.data)
+    if isinstance(attr, IntegerAttr) and isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
+        return "true" if attr.value.data else "false"
+    if isinstance(attr, IntegerAttr):
+        return str(attr.value.data)
+    if isinstance(attr, FloatAttr):
+        return _format_float(attr.value.data)
+    if isinstance(attr, ArrayAttr):
+        items = [_value_text(printer, a) for a in attr.data]
+        return None if None in items else "[" + ", ".join(items) + "]"  # type: ignore[arg-type]
+    return printer.attr_text(attr)
+
+
 def parse_value(parser: Parser) -> Attribute:
     """Parse a property value printed by :func:`print_value`."""
     if parser.parse_optional_punctuation("[") is not None:
@@ -107,13 +127,19 @@ class KeywordOp(IRDLOperation):
 
     @classmethod
     def _roles(cls) -> tuple[list[str], set[str], list[str]]:
-        defn = cls.get_irdl_definition()
-        names = [n for n, _ in defn.operands]
-        optional = {n for n, d in defn.operands if isinstance(d, OptOperandDef)}
-        props = [p for p in defn.properties if p not in _HIDDEN_PROPS]
-        return names, optional, props
+        hit = cls.__dict__.get("_nkim_roles")
+        if hit is None:
+            defn = cls.get_irdl_definition()
+            names = [n for n, _ in defn.operands]
+            optional = {n for n, d in defn.operands if isinstance(d, OptOperandDef)}
+            props = [p for p in defn.properties if p not in _HIDDEN_PROPS]
+            hit = (names, optional, props)
+            cls._nkim_roles = hit
+        return hit
 
     def print(self, printer: Printer) -> None:
+        if isinstance(printer, MemoPrinter) and self._print_at_once(printer):
+            return
         names, _, props = self._roles()
         parts: list[tuple[str, object]] = []
         for name in names:
@@ -142,6 +168,43 @@ class KeywordOp(IRDLOperation):
         if self.results:
             printer.print_string(" : ")
             printer.print_attribute(self.results[0].type)
+
+    def _print_at_once(self, printer: MemoPrinter) -> bool:
+        """:meth:`print`'s text built from the printer's memoized texts and written at once;
+        False (nothing printed, no value named) when some part has no memoized text."""
+        names, _, props = self._roles()
+        operands = []
+        for name in names:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if not isinstance(value, SSAValue):
+                return False
+            t = printer.attr_text(value.type)
+            if t is None:
+                return False
+            operands.append((name, t, value))
+        properties = self.properties
+        texts = []
+        for p in props:
+            if p in properties:
+                t = _value_text(printer, properties[p])
+                if t is None:
+                    return False
+                texts.append(f"{p}={t}")
+        result = None
+        if self.results:
+            result = printer.attr_text(self.results[0].type)
+            if result is None:
+                return False
+        items = [f"{name}={t} {printer.ssa_text(v)}" for name, t, v in operands] + texts
+        engine = properties.get("engine")
+        tail = f" engine={engine.data}" if isinstance(engine, StringAttr) else ""
+        printer.print_string("(" + ", ".join(items) + ")" + tail)
+        printer.print_op_attributes(self.attributes)
+        if result is not None:
+            printer.print_string(f" : {result}")
+        return True
 
     @classmethod
     def parse(cls, parser: Parser):

@@ -20,7 +20,10 @@ Results are identical; remove an override when the pinned xDSL is as fast by its
 """
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerType, MemRefType
+import struct
+
+from xdsl.dialects.builtin import (DYNAMIC_INDEX, BytesAttr, DenseArrayBase, IntegerType, MemRefType,
+                                   i32, i64)
 from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList, print_dynamic_index_list
 from xdsl.ir import Block, Operation
 from xdsl.irdl import operations as irdl_ops
@@ -67,10 +70,33 @@ def _memo_from_list(data_type, data):
             return hit[1]
         if len(_INT_ARRAYS) >= 1 << 14:
             _INT_ARRAYS.clear()
-        attr = _from_list(data_type, key[1])
+        attr = _trusted_int_array(data_type, key[1]) or _from_list(data_type, key[1])
         _INT_ARRAYS[key] = (data_type, attr)
         return attr
     return _from_list(data_type, data)
+
+
+#: i32 / i64 -> (struct format, lowest, highest + 1 value kept as is by the normalization)
+_INT_FORMATS = {id(i32): (i32, "<{}i", -(1 << 31), 1 << 31), id(i64): (i64, "<{}q", -(1 << 63), 1 << 63)}
+
+
+def _trusted_int_array(data_type: IntegerType, values: tuple[int, ...]) -> DenseArrayBase | None:
+    """``from_list``'s attribute for the builtin ``i32`` / ``i64`` and values in their signed
+    range (which the normalization keeps as they are), without re-running the checks they
+    pass (packed length divisible by the element size); None otherwise."""
+    hit = _INT_FORMATS.get(id(data_type))
+    if hit is None or hit[0] is not data_type:
+        return None
+    _, fmt, lo, hi = hit
+    for v in values:
+        if not lo <= v < hi:
+            return None
+    data = BytesAttr.__new__(BytesAttr)
+    object.__setattr__(data, "data", struct.pack(fmt.format(len(values)), *values))
+    attr = DenseArrayBase.__new__(DenseArrayBase)
+    object.__setattr__(attr, "elt_type", data_type)
+    object.__setattr__(attr, "data", data)
+    return attr
 
 
 DenseArrayBase.from_list = staticmethod(_memo_from_list)  # type: ignore[method-assign]

@@ -5,7 +5,7 @@ unbounded side).  Bounded intervals are bucketed by length class ``c`` (length <
 in lists sorted by ``lo``; a query ``[qlo, qhi]`` bisects each class for the items with
 ``qlo - 2**c < lo <= qhi`` and keeps those that really overlap.  Unbounded intervals sit in
 one list scanned by every query.  Removal is lazy (a dead mark; lists are compacted when
-half dead).  Costs: insert O(log n) amortised (plus a list shift), query
+half dead, or past 8 dead entries when few are alive, so queries skip few dead ones).  Costs: insert O(log n) amortised (plus a list shift), query
 O(classes * log n + candidates).
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ class IntervalIndex:
             return
         del self._item[seq]
         self._dead += 1
-        if self._dead > 64 and self._dead > len(self._item):     # over half dead
+        if self._dead > 8 and self._dead > len(self._item):      # over half dead
             self._compact()
 
     def _compact(self) -> None:
@@ -60,14 +60,16 @@ class IntervalIndex:
     def query(self, lo: int | None, hi: int | None) -> list[Hashable]:
         """The alive items whose interval meets ``[lo, hi]`` (``None``: unbounded side)."""
         items, span = self._item, self._span
-        out = [items[seq] for seq in self._wide if seq in items and _meets(span[seq], lo, hi)]
+        out = [items[seq] for seq in self._wide if seq in items and _meets(span[seq], lo, hi)] \
+            if self._wide else []
         for c, keys in self._classes.items():
             start = 0 if lo is None else bisect_left(keys, (lo - (1 << c), -1))
             stop = len(keys) if hi is None else bisect_right(keys, (hi, 1 << 62))
-            for k in keys[start:stop]:
-                seq = k[1]
-                if seq in items and _meets(span[seq], lo, hi):
-                    out.append(items[seq])
+            for i in range(start, stop):     # every lo <= hi here: only the upper end to test
+                seq = keys[i][1]
+                item = items.get(seq)       # None: removed
+                if item is not None and (lo is None or span[seq][1] >= lo):
+                    out.append(item)
         return out
 
     def items(self) -> list[Hashable]:

@@ -187,7 +187,9 @@ def test_interval_index_matches_brute_force():
         else:
             qlo = int(rng.integers(-60, 1100))
             qhi = qlo + int(rng.integers(0, 300))
+            qlo = None if rng.random() < 0.05 else qlo      # unbounded queries too
+            qhi = None if rng.random() < 0.05 else qhi
             want = {k for k, (lo, hi) in alive.items()
-                    if (lo is None or lo <= qhi) and (hi is None or hi >= qlo)}
+                    if (lo is None or qhi is None or lo <= qhi) and (hi is None or qlo is None or hi >= qlo)}
             assert set(idx.query(qlo, qhi)) == want
     assert len(idx) == len(alive)

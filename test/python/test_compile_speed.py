@@ -37,19 +37,25 @@ def views(x):
     return out
 
 
-def _plain(module) -> str:
+def _plain(module, debuginfo: bool = True) -> str:
     buf = io.StringIO()
-    Printer(stream=buf, print_debuginfo=True).print_op(module)
+    Printer(stream=buf, print_debuginfo=debuginfo).print_op(module)
     return buf.getvalue() + "\n"
 
 
 def test_memo_printer_prints_what_xdsl_prints():
-    x = np.zeros((512, 8), np.float32)
-    module, _ = build_module(views.fn, arg_specs(views.fn, (x,), {}), "trn2")
+    for kernel, shape in ((views, (512, 8)), (two_ops, (128, 8))):
+        _check_printer(kernel, shape)
+
+
+def _check_printer(kernel, shape):
+    x = np.zeros(shape, np.float32)
+    module, _ = build_module(kernel.fn, arg_specs(kernel.fn, (x,), {}), "trn2")
     assert compiler.print_module(module) == _plain(module)
     compiler.run_pipeline(module, "trn2")
     text = compiler.print_module(module)
     assert text == _plain(module)
+    assert compiler.print_module(module, debuginfo=False) == _plain(module, debuginfo=False)
     assert compiler.print_module(compiler.parse_module(text)) == text
 
 
@@ -68,6 +74,26 @@ def test_memo_tables_give_equal_attributes():
     d = DenseArrayBase.from_list(i64, [3, -1, 7])
     assert d.get_values() == (3, -1, 7) and d == DenseArrayBase.from_list(i64, [3, -1, 7])
     assert hash(d) == hash(DenseArrayBase.from_list(i64, [3, -1, 7]))
+
+
+def test_directly_built_attributes_equal_checked_ones():
+    """Attributes built without re-running their checks (i64_attr, strided layouts, i32/i64
+    dense arrays) equal, hash and print like the ones upstream's constructors build."""
+    from xdsl.dialects.builtin import IntegerAttr, StridedLayoutAttr, i32
+
+    from nki_mlir.dialects import xdsl_speedups
+    from nki_mlir.dialects.common import i64_attr
+    pairs = [(i64_attr(v), IntegerAttr(v, i64)) for v in (0, 7, 2 ** 63 - 1, 2 ** 63, -3)]
+    for strides, offset in (((4, 1), 0), ((4, 1), 512), ((8, 2), None)):
+        t = memref((128, 4), np.float32, "sbuf", strides=strides, offset=offset)
+        pairs.append((t.layout, StridedLayoutAttr(list(strides), offset)))
+    for elt in (i32, i64):
+        for values in ([], [0, 5], [-(2 ** 31), 2 ** 31 - 1]):
+            pairs.append((DenseArrayBase.from_list(elt, values), xdsl_speedups._from_list(elt, values)))
+    pairs.append((DenseArrayBase.from_list(i32, [2 ** 31]), xdsl_speedups._from_list(i32, [2 ** 31])))
+    for fast, checked in pairs:
+        assert fast == checked and hash(fast) == hash(checked) and str(fast) == str(checked)
+        type(fast).new(fast.parameters)       # the parameters pass the checks
 
 
 @pytest.mark.parametrize("each", ["0", "1"])

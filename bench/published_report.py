@@ -42,7 +42,7 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "examples"), HERE]
 import mamba as MB  # noqa: E402
 import matmul as MM  # noqa: E402
 import perf_guide as PG  # noqa: E402
-from calibration import load_slice  # noqa: E402
+from calibration import _fmt_ns, load_slice  # noqa: E402
 from published_data import (BY_KEY, MEASUREMENTS, NOT_COMPARED, RATIOS,  # noqa: E402
                             SEQUENCES, Measurement)
 
@@ -153,16 +153,6 @@ def reproduce(m: Measurement) -> Repro:
             r.active[eng] = est.mfu_pct
     r.seconds = time.process_time() - t0
     return r
-
-
-def _fmt_ns(ns: float | None) -> str:
-    if ns is None:
-        return "-"
-    if ns >= 1e6:
-        return f"{ns / 1e6:,.2f} ms"
-    if ns >= 1e4:
-        return f"{ns / 1e3:,.1f} us"
-    return f"{ns:,.0f} ns"
 
 
 def _latency_table(results: dict) -> list[str]:

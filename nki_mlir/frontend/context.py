@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..errors import NKIError, NKISyntaxError, SourceLoc
+from ..errors import NKIError, NKISyntaxError, NKITypeError, SourceLoc
 
 
 class Tracer(Protocol):
@@ -112,7 +112,13 @@ class TraceContext:
 
     def check_visible(self, node: Any, t: Any) -> None:
         """A tile made inside a loop body and used after the loop: unroll that loop (Python
-        gives the last iteration's tile); a device loop (dynamic_range) cannot be unrolled."""
+        gives the last iteration's tile); a device loop (dynamic_range) cannot be unrolled.
+        A view made out of its storage (``Tensor.poison``) is an error here, where it is used."""
+        poison = getattr(t, "poison", None)
+        if poison is not None:
+            made = f" (the view made at {poison.loc})" if poison.loc is not None else ""
+            raise NKITypeError(f"{poison.message}{made} is used here", self.loc(node),
+                               code=poison.code)
         target = getattr(t, "block", None)
         if target is None:
             return

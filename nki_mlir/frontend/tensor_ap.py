@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes
-from ..errors import NKITypeError
+from ..errors import NKIError, NKITypeError
 from .builtins import handles
 from .values import Index, Indirect, Tensor, as_index, is_int, simplify
 from .view_layout import (MAX_VIEW_DIMS, _OOB, _direct, _err, _index_tensor, _int, _prod,
@@ -188,7 +188,17 @@ def ap(cg, t: Tensor, pattern, offset=None, scalar_offset=None, vector_offset=No
         return Tensor(table.value, tuple(shape), src.dtype, src.buffer, (pitch,) + tuple(strides[1:]),
                       table.offset, cg.b.block, t.name, is_base=False, storage=sto,
                       indirect=Indirect(idx, table))
-    _static_bounds(cg, src, m, shape, strides, off)
+    try:
+        _static_bounds(cg, src, m, shape, strides, off)
+    except NKIError as exc:
+        if exc.code != _OOB:
+            raise
+        # an out-of-storage view is an error when used, not when made: kernels build the
+        # view of a last, partial tile before testing whether to use it
+        dyn = isinstance(off, Index)
+        return Tensor(src.value, tuple(shape), src.dtype, src.buffer, tuple(strides),
+                      None if dyn else off, cg.b.block, t.name, is_base=False,
+                      storage=src.storage_shape, dyn_offset=off if dyn else None, poison=exc)
     return cg.b.reinterpret(src, shape, strides, off)
 
 

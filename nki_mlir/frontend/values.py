@@ -14,6 +14,7 @@ Run-time values are:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from xdsl.ir import Block, SSAValue
@@ -43,6 +44,9 @@ class Tensor:
     #: ``nl.par_dim``; the storage keeps the slots as free dims 1..n (``shape`` is that
     #: physical order, partition first)
     blocks: tuple[tuple[int, int], ...] = ()
+    #: set on an ``ap(...)`` view whose pattern leaves its storage: the located error, raised
+    #: when the view is used (made and never used is not an error, as in Python)
+    poison: Any = None
 
     @property
     def user_shape(self) -> tuple[int, ...]:

@@ -1,7 +1,9 @@
 """The compile cache: artifacts on disk plus decoded kernels in memory.
 
 Key: SHA-256 over content only — the kernel's source file hash and
-qualified name, what it reads at compile time, the compiler and xDSL versions (as strings),
+qualified name, what it reads at compile time, the compiler and xDSL versions (as strings;
+the compiler's also carries a digest of nki-mlir's own source files, :func:`compiler_digest`,
+so an edited or upgraded checkout never reuses an artifact an older compiler wrote),
 argument shapes/dtypes, compile-time argument values, target and pipeline options — so the
 same kernel hits across processes.  The directory is ``$NKI_MLIR_CACHE_DIR`` or
 ``~/.cache/nki-mlir``.  Entries are written atomically (see ``artifact.write_artifact``);
@@ -27,6 +29,25 @@ from typing import Any
 _MEMORY: "OrderedDict[str, Any]" = OrderedDict()
 DEFAULT_MEMORY_ENTRIES = 256
 DEFAULT_MAX_BYTES = 1 << 30
+
+
+_COMPILER_DIGEST: list[str] = []
+
+
+def compiler_digest(root: Path | None = None) -> str:
+    """SHA-256 (16 hex digits) over the relative path and bytes of every ``.py`` file under
+    ``root`` (default: the ``nki_mlir`` package, computed once per process, about 2 MB read)."""
+    if root is None and _COMPILER_DIGEST:
+        return _COMPILER_DIGEST[0]
+    base = root if root is not None else Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for f in sorted(base.rglob("*.py")):
+        h.update(str(f.relative_to(base)).encode())
+        h.update(f.read_bytes())
+    digest = h.hexdigest()[:16]
+    if root is None:
+        _COMPILER_DIGEST.append(digest)
+    return digest
 
 
 class UnstableKey(TypeError):

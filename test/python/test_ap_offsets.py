@@ -67,6 +67,28 @@ def bad_indirect_dim(x):
     return x
 
 
+@nki.jit
+def last_tile_guarded(x, n_tiles):
+    """Makes the ap view of tile i before testing i < 2 (as nki-library's output projection
+    does for its last, partial PSUM tile): tiles 2.. are out of x's storage, never used."""
+    out = nl.ndarray((2, 64), x.dtype, buffer=nl.shared_hbm)
+    for i in range(n_tiles):
+        v = x.ap([[64, 1], [1, 64]], offset=i * 64)
+        if i < 2:
+            t = nl.ndarray((1, 64), x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=v)
+            nisa.dma_copy(dst=out[i:i + 1, :], src=t)
+    return out
+
+
+@nki.jit
+def uses_out_of_storage(x):
+    v = x.ap([[64, 1], [1, 64]], offset=2 * 64)
+    t = nl.ndarray((1, 64), x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=v)  # USE
+    return x
+
+
 X8 = np.arange(8 * 64, dtype=np.float32).reshape(8, 64)
 X32 = np.arange(32 * 16, dtype=np.float32).reshape(32, 16)
 
@@ -96,3 +118,12 @@ def test_vector_offset_scales_by_the_view_stride():
 def test_indirect_dim_is_a_dim_of_the_view():
     with pytest.raises(NKIError, match="indirect_dim 2 is out of range"):
         bad_indirect_dim(X32)
+
+
+def test_an_out_of_storage_view_is_an_error_only_when_used():
+    x = X8[:2].copy()
+    np.testing.assert_array_equal(last_tile_guarded(x, 4), x)
+    with pytest.raises(NKIError, match=r"outside|covers elements .* is used here") as info:
+        uses_out_of_storage(x)
+    assert "# USE" in str(info.value) and "the view made at" in str(info.value)
+    assert info.value.code == "err_tensor_access_out_of_bound"

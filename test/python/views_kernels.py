@@ -362,6 +362,7 @@ def bad_view(x, case):
         v = t.ap([[128, 64], [1, 64]])
     elif case == "ap_bounds":
         v = x.ap([[64, 128], [1, 64]], offset=1)
+        nisa.dma_copy(dst=t, src=v)  # the out-of-storage view used
     elif case == "ap_vector_onchip":
         v = t.ap([[64, 128], [1, 64]], vector_offset=ix)
     elif case == "ap_vector_dim":

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from xdsl.ir import Operation, SSAValue
 
 from .affine import value_range
-from .dependence import Acc, Box, _bound, _shape, same_iteration_overlap
+from .dependence import (Acc, Box, _bound, _renamers, _shape, boxes_may_overlap,
+                         same_iteration_overlap)
 from ..dialects.effects import Region, RegionCache
 from .interval_index import IntervalIndex
 
@@ -140,6 +141,20 @@ def _inside(inner: Region, outer: Region) -> bool:
             and outer.offset <= inner.offset and inner.offset + inner.size <= outer.offset + outer.size)
 
 
+def _geometry(acc: Acc) -> Geometry:
+    """:class:`Geometry` of ``acc``'s box, computed once per box object (kept on it,
+    outside its fields; boxes are immutable), so indexes sharing boxes share it."""
+    box = acc.box
+    geo = box.__dict__.get("_geometry")
+    if geo is None:
+        geo = Geometry.of(box)
+        object.__setattr__(box, "_geometry", geo)
+    return geo
+
+
+_BOTH, _WRITES = (True, False), (True,)     # the entry kinds (is_write) an access may meet
+
+
 class ConflictIndex:
     """Live accesses of earlier nodes (see the module docstring).
 
@@ -160,46 +175,52 @@ class ConflictIndex:
         self.placed: dict[str, IntervalIndex] = defaultdict(IntervalIndex)
         self.history: dict[SSAValue, list[Entry]] = defaultdict(list)
         self.placed_history: dict[str, list[SSAValue]] = defaultdict(list)
+        self._rename = _renamers(common, None, 0)   # same iteration of the common loops
 
     @staticmethod
     def geometry(acc: Acc) -> Geometry:
-        """:class:`Geometry` of ``acc``'s box, computed once per box object (kept on it,
-        outside its fields; boxes are immutable), so indexes sharing boxes share it."""
-        box = acc.box
-        try:
-            return box.__dict__["_geometry"]
-        except KeyError:
-            geo = Geometry.of(box)
-            object.__setattr__(box, "_geometry", geo)
-            return geo
+        """:class:`Geometry` of ``acc``'s box (see :func:`_geometry`)."""
+        return _geometry(acc)
 
     # ----------------------------------------------------------------------- queries
 
     def _placed_near(self, region: Region) -> Iterator[SSAValue]:
         return self.placed[region.space].query(region.offset, region.offset + region.size - 1)
 
-    def conflicts(self, accs: list[Acc]) -> Iterator[Entry]:
+    def conflicts(self, accs: list[Acc]) -> list[Entry]:
         """Live (or, for an access that may escape its buffer, any earlier) entries that
-        conflict with one of ``accs``; an entry may be yielded more than once."""
+        conflict with one of ``accs``; an entry may be listed more than once."""
+        out: list[Entry] = []
         live = self.live          # read with .get: a query adds no empty index
+        region_of = self.regions.region
+        ra, rb = self._rename
         for y in accs:
-            geo = self.geometry(y)
-            kinds = (True, False) if y.is_write else (True,)
+            geo = _geometry(y)
+            base, box = y.box.base, y.box
+            kinds = _BOTH if y.is_write else _WRITES
+            lo, hi = geo.span
             for kind in kinds:
-                for idx in live.get((y.base, kind), _NO_LIVE).values():
-                    if idx:
-                        for e in idx.query(*geo.span):
-                            if same_iteration_overlap(e.acc.box, y.box, self.common):
-                                yield e
-            region = self.regions.region(y.base)
-            if region is not None and self.placed.get(region.space):
-                for c in self._placed_near(region):
-                    if c is not y.base and self.regions.region(c).overlaps(region):
-                        for kind in kinds:
-                            for idx in live.get((c, kind), _NO_LIVE).values():
-                                yield from idx.items()
+                by_tag = live.get((base, kind))
+                if by_tag:
+                    for idx in by_tag.values():
+                        if idx:
+                            for e in idx.query(lo, hi):
+                                if boxes_may_overlap(e.acc.box, box, ra, rb):
+                                    out.append(e)
+            region = region_of(base)
+            if region is not None:
+                placed = self.placed.get(region.space)
+                if placed:
+                    for c in placed.query(region.offset, region.offset + region.size - 1):
+                        if c is not base and region_of(c).overlaps(region):
+                            for kind in kinds:
+                                by_tag = live.get((c, kind))
+                                if by_tag:
+                                    for idx in by_tag.values():
+                                        out.extend(idx.items())
             if geo.escapes:
-                yield from self._all_conflicts(y, region)
+                out.extend(self._all_conflicts(y, region))
+        return out
 
     def _all_conflicts(self, y: Acc, region: Region | None) -> Iterator[Entry]:
         for e in self.history[y.base]:
@@ -215,17 +236,20 @@ class ConflictIndex:
     def add(self, node: int, accs: list[Acc], tag: Hashable = None) -> None:
         """Record the accesses of ``node`` (after every earlier node) under ``tag``, then
         retire the earlier entries of that tag its whole accesses cover."""
+        live, history = self.live, self.history
         for a in accs:
-            e = Entry(node, a, self.geometry(a).span, tag)
-            by_tag = self.live[(a.base, a.is_write)]
+            span = _geometry(a).span
+            e = Entry(node, a, span, tag)
+            base = a.box.base
+            by_tag = live[(base, a.is_write)]
             idx = by_tag.get(tag)
             if idx is None:
                 idx = by_tag[tag] = IntervalIndex()
-            idx.insert(*e.span, e)
-            self.history[a.base].append(e)
-            self._mark_live(a.base, +1)
+            idx.insert(span[0], span[1], e)
+            history[base].append(e)
+            self._mark_live(base, +1)
         for a in accs:
-            if (a.is_write or self.reads_retire_reads) and self.geometry(a).whole:
+            if (a.is_write or self.reads_retire_reads) and _geometry(a).whole:
                 self._retire_covered(node, a, tag)
 
     def _mark_live(self, base: SSAValue, delta: int) -> None:
@@ -252,7 +276,7 @@ class ConflictIndex:
         exact_all = w.box.dims is None
         for kind in kinds:
             for e in self._live_items(w.base, kind, tag):
-                if e.node < node and (exact_all or self.geometry(e.acc).inside):
+                if e.node < node and (exact_all or _geometry(e.acc).inside):
                     self._retire(e)
         region = self.regions.region(w.base)
         if region is None:

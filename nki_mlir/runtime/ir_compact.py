@@ -58,15 +58,25 @@ class _Encoder:
     def __init__(self):
         self.attrs: list = []
         self.index: dict = {}
+        self.by_id: dict[int, tuple[Attribute, int]] = {}   # the same object again: no hashing
         self.values: dict[SSAValue, int] = {}
 
     def attr(self, a: Attribute) -> int:
+        hit = self.by_id.get(id(a))
+        if hit is not None and hit[0] is a:
+            return hit[1]
         try:
             i = self.index.get(a)
         except TypeError:            # unhashable payload
             raise _Unencodable(type(a).__name__) from None
-        if i is not None:
-            return i
+        if i is None:
+            i = self._entry(a)
+            self.index[a] = i
+        self.by_id[id(a)] = (a, i)   # keeps ``a`` alive: its id stays unique
+        return i
+
+    def _entry(self, a: Attribute) -> int:
+        """Append the entry of an attribute not seen yet (its parameters first)."""
         cls = type(a)
         key = _key(cls)
         if _attr_class(key) is not cls:
@@ -77,7 +87,6 @@ class _Encoder:
             entry = ["d", key, *self.data(a.data)]
         else:
             raise _Unencodable(cls.name)
-        self.index[a] = len(self.attrs)
         self.attrs.append(entry)
         return len(self.attrs) - 1
 

@@ -10,6 +10,7 @@ the kernel's source is (so another process can import it).
 """
 from __future__ import annotations
 
+import argparse
 import importlib
 import importlib.util
 import inspect
@@ -137,7 +138,7 @@ def tensor_args(args: Any) -> list[np.ndarray]:
             continue
         try:
             shape, dt = parse_arg(a) if isinstance(a, str) else (tuple(a[0]), _dtype(a[1]))
-        except Exception:
+        except (argparse.ArgumentTypeError, TypeError, ValueError, IndexError, KeyError):
             raise _error(f"tensor argument {a!r}: expected a NumPy array, a (shape, dtype) pair "
                          f"or 'SHAPExDTYPE' like '128x512xbf16'") from None
         out.extend(_inputs([(shape, dt)], rng))

@@ -114,6 +114,9 @@ class Allocation:
         except NKIError:
             raise
         except Exception as exc:
+            from ..frontend.frames import traceback_user_frame
+            if traceback_user_frame(exc.__traceback__)[1]:
+                raise       # raised by nki-mlir's code: the tracer reports an internal error
             raise cg.b.error(f"{api}: buffer={self.form}: the allocation function raised "
                              f"{type(exc).__name__}: {exc}", NKIError,
                              category="compile-time evaluation error") from None

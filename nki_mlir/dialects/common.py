@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, ParametrizedAttribute, SSAValue
 from xdsl.irdl import irdl_attr_definition, param_def
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -122,16 +122,37 @@ def _memref(shape: tuple[int, ...], dtype: np.dtype, space: str,
             strides: tuple[int, ...] | None, offset: int | None) -> MemRefType:
     layout: Attribute = NoneAttr()
     if strides is not None:
-        layout = StridedLayoutAttr(list(strides), offset)
+        layout = StridedLayoutAttr(_int_array_attr(strides) if all(type(n) is int for n in strides)
+                                   else list(strides), offset)
     # MemRefType(element, shape, layout, space) without its __init__'s isa() check of the
     # shape (which builds a type constraint per call); the parameters are verified the same
-    return MemRefType.new([ArrayAttr([IntAttr(n) for n in shape]), dtypes.to_mlir(dtype), layout,
-                           MemSpaceAttr(space)])
+    return MemRefType.new([_int_array_attr(shape), dtypes.to_mlir(dtype), layout, _space_attr(space)])
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _int_array_attr(values: tuple[int, ...]) -> ArrayAttr:
+    """``ArrayAttr`` of ``IntAttr`` (a shape or strides), one shared object per tuple: the
+    views of one buffer repeat them with only the offset changing."""
+    return ArrayAttr([IntAttr(n) for n in values])
+
+
+@functools.lru_cache(maxsize=64)
+def _space_attr(space: str) -> MemSpaceAttr:
+    return MemSpaceAttr(space)
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def i64_attr(v: int) -> IntegerAttr:
-    """``IntegerAttr(v, i64)``, one shared object per value (memo table)."""
+    """``IntegerAttr(v, i64)``, one shared object per value (memo table).  A value in
+    ``[0, 2**63)`` (ids, offsets, sizes) is built without re-running the checks it passes
+    (no normalization, in range): the same attribute, at a fraction of the cost."""
+    if type(v) is int and 0 <= v < 1 << 63:
+        data = IntAttr.__new__(IntAttr)
+        object.__setattr__(data, "data", v)
+        attr = IntegerAttr.__new__(IntegerAttr)
+        object.__setattr__(attr, "value", data)
+        object.__setattr__(attr, "type", i64)
+        return attr
     return IntegerAttr(v, i64)
 
 
@@ -147,27 +168,41 @@ def bool_attr(b: bool) -> BoolAttr:
     return BoolAttr.from_bool(bool(b))
 
 
+def _type_of(t: Attribute | SSAValue) -> Attribute:
+    """The type of an SSA value, else ``t`` (exact-class tests first: ``isinstance`` against
+    xDSL's abstract base classes is slow, and these readers run for every operand)."""
+    cls = t.__class__
+    if cls is OpResult or cls is BlockArgument:
+        return t.type
+    if cls is not MemRefType and isinstance(t, SSAValue):
+        return t.type
+    return t  # type: ignore[return-value]
+
+
+def _is_memref(t: Attribute) -> bool:
+    return t.__class__ is MemRefType or isinstance(t, MemRefType)
+
+
 def space_of(t: Attribute | SSAValue) -> str | None:
     """The memory space name of a buffer type or value, or None for a non-buffer."""
-    if isinstance(t, SSAValue):
-        t = t.type
-    if isinstance(t, MemRefType) and isinstance(t.memory_space, MemSpaceAttr):
-        return t.memory_space.space.data
+    t = _type_of(t)
+    if _is_memref(t):
+        ms = t.memory_space  # type: ignore[attr-defined]
+        if ms.__class__ is MemSpaceAttr or isinstance(ms, MemSpaceAttr):
+            return ms.space.data
     return None
 
 
 def shape_of(t: Attribute | SSAValue) -> tuple[int, ...]:
-    if isinstance(t, SSAValue):
-        t = t.type
-    assert isinstance(t, MemRefType)
-    return tuple(t.get_shape())
+    t = _type_of(t)
+    assert _is_memref(t)
+    return tuple(t.get_shape())  # type: ignore[attr-defined]
 
 
 def dtype_of(t: Attribute | SSAValue) -> np.dtype:
-    if isinstance(t, SSAValue):
-        t = t.type
-    assert isinstance(t, MemRefType)
-    return dtypes.from_mlir(t.element_type)
+    t = _type_of(t)
+    assert _is_memref(t)
+    return dtypes.from_mlir(t.element_type)  # type: ignore[attr-defined]
 
 
 def is_buffer(v: Attribute | SSAValue | None) -> bool:

@@ -10,7 +10,9 @@ spend most of their time there.
 :func:`verify` does the same checks from a plan computed once per op definition: the
 operand and result constraints, in definition order, each on the types of its slice of the
 op's operands / results (segment sizes read once per op), then regions, successors and
-properties as upstream does.  Any failure -- or a definition it does not plan for (variadic
+properties as upstream does.  A constraint without variables has one verdict per type, so
+the types it accepted are remembered (per constraint and type object: types are immutable
+and shared) and not checked again.  Any failure -- or a definition it does not plan for (variadic
 definitions without a segment-size attribute) -- goes to the upstream verifier, which raises
 the upstream message; so an op passes here exactly when it passes upstream.  Remove this
 override when the pinned xDSL verifies as fast by itself.
@@ -28,6 +30,7 @@ from xdsl.irdl.operations import (AttrSizedOperandSegments, AttrSizedRegionSegme
 from xdsl.ir import Operation
 
 _upstream_verify = OpDef.verify
+_item = tuple.__getitem__      # operand / result tuples (SSAValues) without their Python __getitem__
 
 
 @dataclass(frozen=True)
@@ -39,18 +42,48 @@ class _ListPlan:
     segments: str | None = None         # the segment-size attribute's name
     as_property: bool = False
     kinds: tuple = ()                   # per definition: "single" | "optional" | "variadic"
+    pure: tuple = ()                    # per constraint: no variables (verdict per type)
+
+
+def _pure(constr) -> bool:
+    """The constraint's verdict on one value depends on its type only (no variables)."""
+    try:
+        return not constr.variables() and not constr.variables_from_length()
+    except Exception:  # noqa: BLE001 -- a constraint that cannot tell: checked every time
+        return False
+
+
+#: (id(constraint), id(type)) -> (constraint, type) it accepted; both kept alive, so ids stay
+#: unique while remembered
+_ACCEPTED: dict[tuple[int, int], tuple] = {}
+
+
+def _check_one(constr, pure: bool, t, ctx: VerificationContext) -> None:
+    """``constr.verify((t,), ctx)``, skipped when the pure ``constr`` accepted ``t`` before."""
+    if not pure:
+        constr.verify((t,), ctx)
+        return
+    key = (id(constr), id(t))
+    hit = _ACCEPTED.get(key)
+    if hit is not None and hit[0] is constr and hit[1] is t:
+        return
+    constr.verify((t,), ctx)
+    if len(_ACCEPTED) >= 1 << 16:
+        _ACCEPTED.clear()
+    _ACCEPTED[key] = (constr, t)
 
 
 def _list_plan(defs: list, options: list, option_cls) -> _ListPlan | None:
     constrs = tuple(d.constr for _, d in defs)
+    pure = tuple(_pure(c) for c in constrs)
     option = next((o for o in options if isinstance(o, option_cls)), None)
     if option is None:
         if any(isinstance(d, VariadicDef) for _, d in defs):
             return None                 # same-size variadics: left to upstream
-        return _ListPlan(constrs)
+        return _ListPlan(constrs, pure=pure)
     kinds = tuple("optional" if isinstance(d, OptionalDef) else
                   "variadic" if isinstance(d, VariadicDef) else "single" for _, d in defs)
-    return _ListPlan(constrs, option.attribute_name, option.as_property, kinds)
+    return _ListPlan(constrs, option.attribute_name, option.as_property, kinds, pure)
 
 
 def _check_list(plan: _ListPlan, op: Operation, values, ctx: VerificationContext) -> bool:
@@ -60,8 +93,8 @@ def _check_list(plan: _ListPlan, op: Operation, values, ctx: VerificationContext
     if plan.segments is None:
         if len(values) != len(constrs):
             return False
-        for c, v in zip(constrs, values):
-            c.verify((v.type,), ctx)
+        for c, p, v in zip(constrs, plan.pure, values):
+            _check_one(c, p, v.type, ctx)
         return True
     container = op.properties if plan.as_property else op.attributes
     attr = container.get(plan.segments)
@@ -78,8 +111,11 @@ def _check_list(plan: _ListPlan, op: Operation, values, ctx: VerificationContext
     if start != len(values):
         return False
     start = 0
-    for c, n in zip(constrs, sizes):
-        c.verify(tuple(v.type for v in values[start:start + n]), ctx)
+    for c, p, n in zip(constrs, plan.pure, sizes):
+        if n == 1:
+            _check_one(c, p, _item(values, start).type, ctx)
+        else:
+            c.verify(tuple(v.type for v in values[start:start + n]), ctx)
         start += n
     return True
 
@@ -118,7 +154,7 @@ def verify(self: OpDef, op: Operation) -> None:
         return _upstream_verify(self, op)
     ctx = VerificationContext()
     try:
-        ok = (_check_list(plan.operands, op, op.operands, ctx)
+        ok = (_check_list(plan.operands, op, op._operands, ctx)    # noqa: SLF001 -- the tuple
               and _check_list(plan.results, op, op.results, ctx))
     except Exception:               # noqa: BLE001 -- upstream raises the proper message
         ok = False

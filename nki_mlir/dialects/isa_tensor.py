@@ -82,7 +82,7 @@ class _NcMatmulMx(KeywordOp):
     ``stationary[K, M]`` / ``moving[K, N]`` are packed x4 tensors (4 values per element),
     dequantized with their scale tiles; fp32 accumulation into PSUM ``dst`` (float32 or
     bfloat16).  K is a multiple of 32 and <= 128, M even and <= 128, N <= 4096 (fp32 dst) or
-    8192 (bf16 dst).  Row tiling only (``tile_position``/``tile_size``).  ``accumulate``: absent
+    8192 (bf16 dst).  Row and column tiling (``tile_position``/``tile_size``, :func:`.matmul_rules.tiling`).  ``accumulate``: absent
     = first write overwrites, later writes add; true adds; false overwrites.  trn3 only.
     """
 
@@ -110,8 +110,8 @@ class _NcMatmulMx(KeywordOp):
         if shape_of(self.moving)[0] != k:
             raise VerifyException(f"{api}: contraction (partition) sizes differ: stationary has {k}, "
                                   f"moving has {shape_of(self.moving)[0]}")
-        matmul_rules.tiling(self, _pair(self.tile_position), _pair(self.tile_size), k)
         m, n = free_size(self.stationary), free_size(self.moving)
+        matmul_rules.tiling(self, _pair(self.tile_position), _pair(self.tile_size), k, m)
         if m % 2 or m > matmul_rules.STATIONARY_FMAX:
             raise VerifyException(f"{api}: stationary free size {m} must be even and at most "
                                   f"{matmul_rules.STATIONARY_FMAX}")

@@ -21,9 +21,9 @@ from .rules import api, require_target, target_of, tile
 #: fp32/tf32 pairing rule is one rule; float8_e4m3fn is added on trn3 (never mixed with float8_e4m3).
 MATMUL_INPUTS = (dtypes.float8_e4m3, dtypes.float8_e5m2, dtypes.bfloat16, dtypes.float16, dtypes.float32)
 FP8_INPUTS = (dtypes.float8_e4m3, dtypes.float8_e5m2, dtypes.float8_e4m3fn)
-#: Tensor Engine row-tile sizes (tile_size[0]) -> the oldest target that has them
+#: Tensor Engine tile sizes (tile_size rows or columns) -> the oldest target that has them
 ROW_TILE_SIZES = {128: "trn1", 64: "trn1", 32: "trn2"}
-#: PE columns; nki-mlir supports row tiling only, so tile_size[1] must be this
+#: PE columns (a column tile is 128, 64 or 32 of them)
 PE_COLUMNS = 128
 
 
@@ -69,14 +69,19 @@ def matmul_input_dtypes(op: Operation, stationary: SSAValue, moving: SSAValue, *
                               f"in one matmul (stationary is {_dt(stationary)}, moving is {_dt(moving)})")
 
 
-def tiling(op: Operation, tile_position, tile_size, k: int) -> None:
+def tiling(op: Operation, tile_position, tile_size, k: int, m: int | None = None,
+           double_row: bool = False) -> None:
     """Tensor Engine tiling mode (nc_matmul / nc_matmul_mx ``tile_position``/``tile_size``).
 
-    Both are ``(row, column)`` pairs and must be given together.  nki-mlir supports row tiling:
-    ``tile_size = (rows, 128)`` with rows in {128, 64, 32 (trn2+)}, ``tile_position = (row, 0)``
-    with ``row`` a multiple of ``rows`` below 128 -- the start-partition rule of NKI architecture guide (nki/guides/architecture) for ``rows`` partitions (0; 0/64; 0/32/64/96).  The contraction size ``k``
-    (operand partitions) must fit in the row tile.  An entry of ``tile_position`` may be None
-    (a non-constant ``row_pos``/``col_pos`` operand at the nisa level): it is not checked.
+    Both are ``(row, column)`` pairs and must be given together (NKI ``nki.isa.nc_matmul``,
+    "Tiling mode": row tiling slices the 128 PE rows into 2 x 64 (trn1+) or 4 x 32 (trn2+)
+    row tiles, column tiling slices the 128 PE columns in the same fashion).  Each size is
+    128, 64 or 32 (trn2+); each start is a multiple of its size below 128 (0; 0/64;
+    0/32/64/96).  The contraction size ``k`` (operand partitions) must fit in the row tile,
+    the stationary free size ``m`` (when given) in the column tile; ``double_row``
+    (``perf_mode``) cannot be combined with column tiling.  An entry of ``tile_position`` may
+    be None (a non-constant ``row_pos``/``col_pos`` operand at the nisa level): it is not
+    checked.  Tiling only chooses PEs: the values computed are the same.
     """
     if not tile_position and not tile_size:
         return
@@ -87,24 +92,27 @@ def tiling(op: Operation, tile_position, tile_size, k: int) -> None:
     if len(tile_position) != 2 or len(tile_size) != 2:
         raise VerifyException(f"{api(op)}: tile_position and tile_size are (row, column) pairs, got "
                               f"tile_position={list(tile_position)}, tile_size={list(tile_size)}")
+    for what, size, start in (("row", tile_size[0], tile_position[0]),
+                              ("column", tile_size[1], tile_position[1])):
+        if size not in ROW_TILE_SIZES:
+            raise VerifyException(f"{api(op)}: tile_size {what} size {size} is not supported "
+                                  f"(allowed: 128, 64, 32 (trn2+))")
+        require_target(op, ROW_TILE_SIZES[size], f"a {what} tile size of {size}")
+        if start is not None and (start < 0 or start % size != 0 or start + size > PMAX):
+            starts = ", ".join(str(r) for r in range(0, PMAX, size))
+            raise VerifyException(f"{api(op)}: tile_position {what} {start} is not a valid start "
+                                  f"for a {size}-{what} tile (allowed: {starts}; a multiple of the "
+                                  f"{what} size below {PMAX})")
     rows, cols = tile_size
-    row, col = tile_position
-    if rows not in ROW_TILE_SIZES:
-        raise VerifyException(f"{api(op)}: tile_size row size {rows} is not supported (allowed: "
-                              f"128, 64, 32 (trn2+))")
-    require_target(op, ROW_TILE_SIZES[rows], f"a row tile size of {rows}")
-    if cols != PE_COLUMNS or (col is not None and col != 0):
-        raise VerifyException(f"{api(op)}: column tiling (tile_size[1]={cols}, tile_position[1]={col}) "
-                              f"is not supported by nki-mlir; use row tiling only: tile_size=(rows, "
-                              f"{PE_COLUMNS}) and tile_position=(row, 0)")
-    if row is not None and (row < 0 or row % rows != 0 or row + rows > PMAX):
-        starts = ", ".join(str(r) for r in range(0, PMAX, rows))
-        raise VerifyException(f"{api(op)}: tile_position row {row} is not a valid start for a "
-                              f"{rows}-row tile (allowed: {starts}; a multiple of the row size below "
-                              f"{PMAX})")
     if k > rows:
         raise VerifyException(f"{api(op)}: contraction (partition) size {k} exceeds the row tile "
                               f"size {rows} (tile_size[0])")
+    if m is not None and m > cols:
+        raise VerifyException(f"{api(op)}: stationary free size {m} exceeds the column tile "
+                              f"size {cols} (tile_size[1])")
+    if double_row and cols != PE_COLUMNS:
+        raise VerifyException(f"{api(op)}: perf_mode=double_row cannot be combined with column "
+                              f"tiling (tile_size[1]={cols})")
 
 
 def matmul(op: Operation, dst: SSAValue, stationary: SSAValue, moving: SSAValue, transpose: bool = False,
@@ -119,7 +127,7 @@ def matmul(op: Operation, dst: SSAValue, stationary: SSAValue, moving: SSAValue,
       (uint16/int16) receiving the raw code in the low byte with a zero high byte.
     - ``perf_mode="double_row"`` (trn2+): fp8 inputs shaped [K, 2, M] / [K, 2, N], the
       contraction runs over K*2; no transpose.
-    - tiling: :func:`tiling` (row tiling only).
+    - tiling: :func:`tiling` (row and column tiling).
     """
     tile(op, "stationary", stationary, spaces=("sbuf",))
     tile(op, "moving", moving, spaces=("sbuf",))
@@ -149,7 +157,7 @@ def matmul(op: Operation, dst: SSAValue, stationary: SSAValue, moving: SSAValue,
     if k != k2:
         raise VerifyException(f"{api(op)}: contraction (partition) sizes differ: stationary has "
                               f"{k}, moving has {k2}")
-    tiling(op, tile_position, tile_size, k)
+    tiling(op, tile_position, tile_size, k, m, double)
     if m > STATIONARY_FMAX:
         raise VerifyException(f"{api(op)}: stationary free size {m} exceeds the limit of "
                               f"{STATIONARY_FMAX} (gemm_stationary_fmax)")

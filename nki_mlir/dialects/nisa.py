@@ -306,7 +306,7 @@ class MatmulOp(NisaInstruction):
     ``psum_accumulate_flags`` (``auto`` = NKI ``accumulate=None``: the first write to a PSUM
     location overwrites, later writes add; ``accumulate``; ``overwrite``) and the scalar
     operands ``row_pos`` / ``col_pos`` (``index``; the Tensor Engine tile position, present in
-    tiling mode).  Ours: ``tile_size = [rows, cols]`` (tiling mode; row tiling only).
+    tiling mode).  Ours: ``tile_size = [rows, cols]`` (tiling mode; row and column tiling).
     """
 
     name = "nisa.matmul"

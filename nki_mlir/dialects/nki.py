@@ -354,7 +354,7 @@ class NcMatmulOp(NkiInstruction):
 
     Properties (all optional, NKI parameter names): ``accumulate`` (absent = NKI ``None``: the
     first write to a PSUM location overwrites, later writes accumulate), ``is_transpose``,
-    ``tile_position`` / ``tile_size`` (``[row, col]``, row tiling only), ``perf_mode``
+    ``tile_position`` / ``tile_size`` (``[row, col]``, row and column tiling), ``perf_mode``
     (``double_row``), and the hints ``is_stationary_onezero`` / ``is_moving_onezero`` (a
     performance hint for fp32 operands holding only 0/1; no effect on results, dropped when
     lowering).

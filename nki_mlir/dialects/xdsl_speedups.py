@@ -15,14 +15,14 @@ Named operands / results / regions / successors of IRDL ops (``op.dst``) are rea
 descriptors that build an ``OpOperands`` view per read and, for ops with a segment-size
 attribute, sum the segment sizes before the wanted one: the readers below index the op's
 tuples directly, with the segment start offsets computed once per segment-size attribute.
+Walks yield an op without regions directly instead of through one generator per op.
 Results are identical; remove an override when the pinned xDSL is as fast by itself.
 """
 from __future__ import annotations
 
-import functools
-
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerType, MemRefType
 from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList, print_dynamic_index_list
+from xdsl.ir import Block, Operation
 from xdsl.irdl import operations as irdl_ops
 from xdsl.irdl.operations import (OptionalAttrAccessor, SingleAttrAccessor, VariadicAttrAccessor,
                                   VarIRConstruct)
@@ -52,16 +52,24 @@ def _cached_get_shape(self: MemRefType) -> tuple[int, ...]:
 _from_list = DenseArrayBase.from_list
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _int_array(data_type: IntegerType, data: tuple[int, ...]) -> DenseArrayBase:
-    return _from_list(data_type, data)
+#: (id(element type), values) -> (element type, attribute); the type is kept alive, so its
+#: id stays unique (hashing the type itself walks its parameters on every call)
+_INT_ARRAYS: dict[tuple, tuple] = {}
 
 
 def _memo_from_list(data_type, data):
     """``DenseArrayBase.from_list``, one shared attribute per integer list (static
     offsets / sizes / strides of views repeat); float lists are built as before."""
     if isinstance(data_type, IntegerType) and all(type(v) is int for v in data):
-        return _int_array(data_type, tuple(data))
+        key = (id(data_type), tuple(data))
+        hit = _INT_ARRAYS.get(key)
+        if hit is not None and hit[0] is data_type:
+            return hit[1]
+        if len(_INT_ARRAYS) >= 1 << 14:
+            _INT_ARRAYS.clear()
+        attr = _from_list(data_type, key[1])
+        _INT_ARRAYS[key] = (data_type, attr)
+        return attr
     return _from_list(data_type, data)
 
 
@@ -129,8 +137,11 @@ def _segment_attr(self, op) -> DenseArrayBase:
     return (op.properties if option.as_property else op.attributes)[option.attribute_name]
 
 
+_item = tuple.__getitem__      # SSAValues (a tuple) indexes through a Python __getitem__
+
+
 def _single_get(self, obj, objtype=None):
-    return _constructs(obj, self.construct)[_starts(_segment_attr(self, obj))[self.idx]]
+    return _item(_constructs(obj, self.construct), _starts(_segment_attr(self, obj))[self.idx])
 
 
 def _variadic_get(self, obj, objtype=None):
@@ -142,7 +153,7 @@ def _optional_get(self, obj, objtype=None):
     starts = _starts(_segment_attr(self, obj))
     i = self.idx
     if starts[i + 1] != starts[i]:
-        return _constructs(obj, self.construct)[starts[i]]
+        return _item(_constructs(obj, self.construct), starts[i])
     return None
 
 
@@ -150,3 +161,39 @@ irdl_ops.get_op_constructs = _constructs
 SingleAttrAccessor.__get__ = _single_get            # type: ignore[method-assign]
 VariadicAttrAccessor.__get__ = _variadic_get        # type: ignore[method-assign]
 OptionalAttrAccessor.__get__ = _optional_get        # type: ignore[method-assign]
+
+
+# ------------------------------------------------------------------------------- walks
+
+_op_walk = Operation.walk
+
+
+def _walk(self, *, reverse: bool = False, region_first: bool = False):
+    """``Operation.walk``; an op without regions is its own walk (no generator)."""
+    if not self.regions:
+        return iter((self,))
+    return _op_walk(self, reverse=reverse, region_first=region_first)
+
+
+def _block_walk(self, *, reverse: bool = False, region_first: bool = False):
+    """``Block.walk``, yielding an op without regions itself instead of walking it.  Like
+    upstream's op iterator, the next op is read before an op is handed out."""
+    if reverse:
+        for op in reversed(self.ops):
+            if op.regions:
+                yield from op.walk(reverse=True, region_first=region_first)
+            else:
+                yield op
+        return
+    op = self._first_op                    # noqa: SLF001
+    while op is not None:
+        nxt = op._next_op                  # noqa: SLF001
+        if op.regions:
+            yield from op.walk(region_first=region_first)
+        else:
+            yield op
+        op = nxt
+
+
+Operation.walk = _walk              # type: ignore[method-assign]
+Block.walk = _block_walk            # type: ignore[method-assign]

@@ -85,6 +85,9 @@ class Kernel:
             # the sub-kernel runs inline, like a plain helper function
             from ..frontend.loop_rewrite import traced_function
             return traced_function(self.fn)(*args, **kwargs)
+        from .jax_call import has_jax_tracer, jax_call
+        if has_jax_tracer(args, kwargs):  # inside jax.jit: a jax.pure_callback
+            return jax_call(self, args, kwargs)
         mode = self.options.get("mode")
         if mode is not None:
             return call_in_mode(self, mode, args, kwargs)

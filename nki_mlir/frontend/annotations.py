@@ -67,10 +67,7 @@ class TensorAnnotation:
         parts = [] if self.shape is None else [str(list(self.shape))]
         if self.dtype is not None:
             from ..dtypes import name_of
-            try:
-                parts.append(name_of(self.dtype))
-            except Exception:
-                parts.append(str(self.dtype))
+            parts.append(name_of(self.dtype))
         name = "nt.mutable_tensor" if self.mutable else "nt.tensor"
         return name + (f"[{', '.join(parts)}]" if parts else "")
 

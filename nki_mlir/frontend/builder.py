@@ -86,10 +86,15 @@ class IRBuilder:
             if math.isfinite(fv) and abs(fv) >= F32_OVERFLOW:
                 raise self.error(f"the scalar {v!r} is out of float32 range (|x| <= {F32_MAX:.8g}); "
                                  f"NKI's scalar operands are float32", NKITypeError)
+            key = (id(self.block), ("f32", repr(fv)))
+            hit = self._consts.get(key)
+            if hit is not None:
+                return hit
             if math.isfinite(fv) and abs(fv) > F32_MAX:
                 fv = math.copysign(F32_MAX, fv)  # what float32 rounding makes of it
-            t, attr = f32, FloatAttr(fv, f32)
-        key = (id(self.block), (str(t), repr(float(v)) if t == f32 else int(v)))
+            hit = self._consts[key] = self.emit(arith.ConstantOp(FloatAttr(fv, f32), f32)).results[0]
+            return hit
+        key = (id(self.block), (str(t), int(v)))
         if key not in self._consts:
             self._consts[key] = self.emit(arith.ConstantOp(attr, t)).results[0]
         return self._consts[key]

@@ -1,6 +1,7 @@
 """Markers for the NKI API names (``nl.*``, ``nisa.*``) that the frontend compiles.
 
-A traced kernel calls them: :func:`Builtin.__call__` hands the call to the tracer, which
+A traced kernel calls them: :func:`Builtin.__call__` hands the call to the tracer
+(:func:`.context.tracer`), which
 runs the handler registered for the name with :func:`handles`.  Calling a builtin from
 plain Python (outside ``@nki.jit``) is an error, as in NKI
 (``err_nki_api_outside_of_nki_kernel``).
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import NKIError
+from .context import active, tracer
 
 #: name ("nl.ndarray", "nisa.dma_copy") -> handler(trace context, *args, **kwargs)
 HANDLERS: dict[str, Callable[..., Any]] = {}
@@ -33,11 +35,10 @@ class Builtin:
         self.__qualname__ = self.__name__
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from . import tracer  # the tracer imports this module: resolved at call time
-        if tracer.active() is None:
+        if active() is None:
             raise NKIError(f"{self.name}() can only be called inside an @nki.jit kernel",
                            category="API misuse", code="err_nki_api_outside_of_nki_kernel")
-        return tracer.dispatch(self.name, args, kwargs)
+        return tracer().dispatch(self.name, args, kwargs)
 
     @property
     def __signature__(self):

@@ -15,16 +15,22 @@ out-of-range accesses are ``err_tensor_access_out_of_bound``.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import NKITypeError
 from .values import DynSlice, Index, Tensor, as_index, is_int, simplify
 
+#: the Beta 1 forms of a subscript, registered by the Beta 1 front when it is imported (this
+#: module, below it, does not import it): ``index_blocks(cg, node, t, key, plain)`` for a
+#: tensor with block dims (beta1/block_dims.py), ``is_advanced(keys)`` /
+#: ``index_advanced(cg, node, t, keys)`` for nl.arange / nl.mgrid keys (beta1/index.py)
+BETA1_FORMS: dict[str, Callable[..., Any]] = {}
+
 
 def index_tensor(cg, node: ast.AST, t: Tensor, key: Any) -> Tensor:
     if t.blocks:  # Beta 1 block dims (beta1/block_dims.py): the block first, then the tile
-        from .beta1.block_dims import index_blocks
-        t, key = index_blocks(cg, node, t, key, _index_plain)
+        t, key = BETA1_FORMS["index_blocks"](cg, node, t, key, _index_plain)
         if key is None:
             return t
     return _index_plain(cg, node, t, key)
@@ -32,9 +38,9 @@ def index_tensor(cg, node: ast.AST, t: Tensor, key: Any) -> Tensor:
 
 def _index_plain(cg, node: ast.AST, t: Tensor, key: Any) -> Tensor:
     keys = list(key) if isinstance(key, tuple) else [key]
-    from .beta1.index import index_advanced, is_advanced
-    if is_advanced(keys):  # Beta 1 nl.arange / nl.mgrid index expressions
-        return index_advanced(cg, node, t, keys)
+    advanced = BETA1_FORMS.get("is_advanced")
+    if advanced is not None and advanced(keys):  # Beta 1 nl.arange / nl.mgrid index expressions
+        return BETA1_FORMS["index_advanced"](cg, node, t, keys)
     if sum(k is Ellipsis for k in keys) > 1:
         raise cg.fail(node, "an index can contain at most one '...'", NKITypeError)
     if Ellipsis in keys:

@@ -66,7 +66,7 @@ class Register:
     # TypeError).
     def _misuse(self, truth: bool, *_: Any) -> Any:
         from .frames import user_loc
-        from .tracer import active
+        from .context import active
         loc = user_loc(2)
         raise (register_truth_error if truth else register_operator_error)(active(), loc)
 

@@ -71,8 +71,8 @@ def param_annotations(fn: Any, src) -> dict[str, tuple[Any, ast.arg]]:
         if isinstance(value, str):
             try:
                 value = eval(value, {**src.globals, **src.closure})  # noqa: S307 (the user's own annotation)
-            except Exception:
-                value = None
+            except Exception:   # the user's own expression (any annotation, e.g. "np.ndarray")
+                value = None    # failing to evaluate it: not an nt annotation, so not checked
         ann = annotation_of(value)
         if ann is not None:
             out[arg.arg] = (ann, arg)

@@ -167,7 +167,7 @@ def _constant_array(cg, api: str, constant) -> np.ndarray:
             path = os.path.join(here, path)
         try:
             return np.load(path, allow_pickle=False)
-        except Exception as exc:  # noqa: BLE001 -- report any load failure at the call
+        except (OSError, ValueError, EOFError) as exc:  # a missing, unreadable or non-.npy file
             raise _err(cg, f"{api}: cannot load {os.fspath(constant)!r} as a .npy array: {exc}") from None
     if isinstance(constant, np.ndarray):
         return constant

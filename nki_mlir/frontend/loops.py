@@ -14,7 +14,7 @@ running every iteration:
 - the body changed no Python object reachable from the function's variables (a list it
   appends to, an object's attribute), compared by a structural fingerprint.
 
-Otherwise :class:`~.tracer.Retrace` names the loop and the kernel is traced again with
+Otherwise :class:`~.context.Retrace` names the loop and the kernel is traced again with
 that loop unrolled: plain Python iteration, exactly Python's result.  What the check
 cannot see: mutations of module globals or of objects reachable only from them; Python
 side effects of the body run once per trace rather than once per iteration (as in any
@@ -37,7 +37,7 @@ from ..errors import NKIError, NKISyntaxError, NKITypeError, SourceLoc
 from .device_loops import DynamicRange, dynamic_for
 from .isa_control import Register
 from .proxies import LoopIndex, NkiTensor
-from .tracer import Retrace, active
+from .context import Retrace, active
 from .values import Index, LoopRange
 
 _MISSING = object()

@@ -28,8 +28,8 @@ import numpy as np
 
 
 def _tracer():
-    from . import tracer
-    return tracer
+    from .context import tracer
+    return tracer()
 
 
 #: Python operator name -> the ``ast`` operator class the frontend's operator helpers take
@@ -184,9 +184,11 @@ class NkiTensor:
 
 
 def _comparable(other: Any) -> bool:
+    """A value a tensor's ``==`` / ``!=`` compares with: a tensor, a number, a loop index, or a
+    value whose class says ``traced_operand = True`` (the Beta 1 index expressions)."""
     import numpy as np
-    from .beta1.index_expr import IndexExpr
-    return isinstance(other, (NkiTensor, int, float, np.number, LoopIndex, IndexExpr))
+    return (isinstance(other, (NkiTensor, int, float, np.number, LoopIndex))
+            or getattr(type(other), "traced_operand", False))
 
 
 @with_operators("_arith", ("add", "sub", "mul", "floordiv", "mod"),

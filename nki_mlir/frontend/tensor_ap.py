@@ -50,7 +50,7 @@ def _retype(cg, t: Tensor, m: str, dt) -> Tensor:
 def _dtype(cg, m: str, dtype: Any):
     try:
         return dtypes.as_dtype(dtype)
-    except Exception:  # noqa: BLE001 -- any non-dtype
+    except NKITypeError:  # any non-dtype (as_dtype raises nothing else)
         raise _err(cg, m, f"{dtype!r} is not an NKI dtype") from None
 
 

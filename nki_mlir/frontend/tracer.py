@@ -17,116 +17,18 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+import sys
+
 from ..errors import NKIAttributeError, NKIError, NKISyntaxError, NKITypeError, SourceLoc
+from .beta1.trace import (  # noqa: F401  (grid_*: entry points of the Beta 1 index expressions)
+    PendingTensor, grid_compare, grid_operator, grid_subscript, grid_truth,
+)
 from .builtins import HANDLERS
+from .context import _ACTIVE, Retrace, TraceContext, active, register_tracer  # noqa: F401
+from .context import require as _require
 from .frames import call_chain, frame_loc, truth_context, user_frame, user_loc
-from .beta1.trace import PendingTensor
 from .proxies import AST_OPS, LoopCondition, LoopIndex, NkiTensor
 from .values import Index, Tensor
-
-_ACTIVE: list["TraceContext"] = []
-
-
-class Retrace(BaseException):
-    """Loops that must be unrolled (``{loop key: reason}``); the kernel is traced again.
-
-    A ``BaseException`` so that a kernel's own ``except Exception`` cannot swallow it.
-    """
-
-    def __init__(self, loops: dict[str, str]):
-        super().__init__(loops)
-        self.loops = loops
-
-
-class TraceContext:
-    """The state of one trace: the IR builder and the loops decided so far.
-
-    Handlers receive it as their ``cg`` argument: ``b`` (the :class:`IRBuilder`),
-    ``fail``/``loc`` for located errors, ``check_visible``, ``call`` and ``ir_loop_depth``.
-    """
-
-    def __init__(self, b, src, unroll: dict[str, str], mode: str):
-        self.b = b
-        self.src = src
-        self.unroll = unroll  # loop key -> why it is unrolled (decided by earlier traces)
-        self.mode = mode  # "auto" | "unroll" | "roll"
-        self.ir_loop_depth = 0
-        self.depth = 0
-        self.open_loops: list[str] = []  # keys of the rolled loops being traced, outermost first
-        self.block_loop: dict[Any, str] = {}  # body block of a rolled loop -> its key
-        self.open_whiles: dict[str, Any] = {}
-        self.decisions: dict[str, tuple[str, str]] = {}  # loop key -> (rolled|unrolled, why)
-
-    def decide(self, key: str, what: str, why: str) -> None:
-        """Record how the loop at ``key`` was traced (for the loop report)."""
-        self.decisions[key] = (what, why)
-
-    # ------------------------------------------------------------ diagnostics
-    def loc(self, node: Any) -> SourceLoc | None:
-        if isinstance(node, SourceLoc):
-            return node
-        if node is None or not hasattr(node, "lineno"):
-            return self.b.loc
-        return self.src.loc(node)
-
-    def fail(self, node: Any, message: str, cls: type[NKIError] = NKISyntaxError, **kw) -> NKIError:
-        return cls(message, self.loc(node), **kw)
-
-    def _tensor_operator(self, node: Any) -> NKIError:
-        return self.fail(node, "Python operators on tensors are NKI Beta 1 syntax; in Beta 2 use "
-                               "an instruction with a dst (nisa.tensor_tensor, nisa.tensor_scalar) "
-                               "or an nl function (nl.add, nl.multiply, ...)")
-
-    def check_visible(self, node: Any, t: Any) -> None:
-        """A tile made inside a loop body and used after the loop: unroll that loop (Python
-        gives the last iteration's tile); a device loop (dynamic_range) cannot be unrolled."""
-        target = getattr(t, "block", None)
-        if target is None:
-            return
-        enclosing = set()
-        cur = self.b.block
-        while cur is not None:
-            enclosing.add(cur)
-            parent = cur.parent_op()
-            cur = parent.parent_block() if parent is not None else None
-        rolled, device, cur = None, False, target
-        while cur is not None and cur not in enclosing:
-            if cur in self.block_loop:
-                rolled = self.block_loop[cur]
-            elif _is_loop_body(cur):
-                device = True
-            parent = cur.parent_op()
-            cur = parent.parent_block() if parent is not None else None
-        if cur is None or (rolled is None and not device):
-            return
-        if rolled is not None and not device and not self.b.beta1:  # Beta 1 keeps its scope rule
-            raise Retrace({rolled: f"a tile made in its body ('{t.name or '?'}') is used after "
-                                   f"the loop, at {self.loc(node)}"})
-        raise self.fail(node, f"tensor '{t.name or '?'}' was created inside a loop body and cannot "
-                              f"be used outside it; allocate it before the loop",
-                        code="err_local_variable_used_out_of_scope")
-
-    # ------------------------------------------------------------------ calls
-    def call(self, site: Any, fn: Any, args: list, kwargs: dict) -> Any:
-        """Call a Python function of the kernel (``fori_loop`` bodies) with traced values."""
-        return unwrap(fn(*wrap(list(args)), **wrap(dict(kwargs))))
-
-def _is_loop_body(block) -> bool:
-    parent = block.parent_op()
-    return parent is not None and parent.name in ("scf.for", "scf.while")
-
-
-def active() -> TraceContext | None:
-    return _ACTIVE[-1] if _ACTIVE else None
-
-
-def _require(what: str) -> TraceContext:
-    ctx = active()
-    if ctx is None:
-        raise NKIError(f"{what} can only be used inside an @nki.jit kernel while it is "
-                       f"compiled", category="API misuse", code="err_nki_api_outside_of_nki_kernel")
-    return ctx
-
 
 # --------------------------------------------------------------- wrap / unwrap
 def unwrap(x: Any) -> Any:
@@ -471,3 +373,6 @@ def concretize(i: LoopIndex, what: str) -> None:
                            f"are forced rolled (NKI_MLIR_LOOPS=roll)", loc,
                            code="err_dynamic_control_flow_not_supported")
     raise Retrace({k: f"its index is {what} at {loc}" for k in i.keys})
+
+
+register_tracer(sys.modules[__name__])   # the entry points the proxies and markers call

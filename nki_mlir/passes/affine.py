@@ -40,12 +40,16 @@ class Affine:
         return dict(self.terms)
 
     def __add__(self, other: Affine) -> Affine:
+        if not self.terms and not other.terms:
+            return Affine(self.const + other.const)
         d = self.as_dict()
         for v, c in other.terms:
             d[v] = d.get(v, 0) + c
         return Affine.of(self.const + other.const, d)
 
     def scale(self, k: int) -> Affine:
+        if not self.terms:
+            return Affine(self.const * k)
         return Affine.of(self.const * k, {v: c * k for v, c in self.terms})
 
     def __sub__(self, other: Affine) -> Affine:

@@ -82,7 +82,10 @@ def _dim_ranges(box: Box):
         if not d.known or n is None:
             out.append(None)
             continue
-        lo, hi = value_range(d.offset, lambda k: _bound(k, {}))
+        if d.offset.terms:
+            lo, hi = value_range(d.offset, lambda k: _bound(k, {}))
+        else:
+            lo = hi = d.offset.const
         ext = d.stride * (d.size - 1)
         out.append((lo, None if hi is None else hi + ext, n))
     return out
@@ -145,11 +148,9 @@ class ConflictIndex:
             same iteration of them.
         regions: the placed-region cache of the function.
         reads_retire_reads: whole reads also retire covered reads (latest-entry queries).
-        geometry: a memo of :class:`Geometry` per access, may be shared between indexes.
     """
 
-    def __init__(self, common: list[Operation], regions: RegionCache, reads_retire_reads: bool = False,
-                 geometry: dict | None = None):
+    def __init__(self, common: list[Operation], regions: RegionCache, reads_retire_reads: bool = False):
         self.common = common
         self.regions = regions
         self.reads_retire_reads = reads_retire_reads
@@ -159,14 +160,18 @@ class ConflictIndex:
         self.placed: dict[str, IntervalIndex] = defaultdict(IntervalIndex)
         self.history: dict[SSAValue, list[Entry]] = defaultdict(list)
         self.placed_history: dict[str, list[SSAValue]] = defaultdict(list)
-        self._geo: dict[int, tuple[Acc, Geometry]] = geometry if geometry is not None else {}
 
-    def geometry(self, acc: Acc) -> Geometry:
-        """:class:`Geometry` of ``acc``'s box, memoised per access object."""
-        hit = self._geo.get(id(acc))
-        if hit is None or hit[0] is not acc:
-            hit = self._geo[id(acc)] = (acc, Geometry.of(acc.box))
-        return hit[1]
+    @staticmethod
+    def geometry(acc: Acc) -> Geometry:
+        """:class:`Geometry` of ``acc``'s box, computed once per box object (kept on it,
+        outside its fields; boxes are immutable), so indexes sharing boxes share it."""
+        box = acc.box
+        try:
+            return box.__dict__["_geometry"]
+        except KeyError:
+            geo = Geometry.of(box)
+            object.__setattr__(box, "_geometry", geo)
+            return geo
 
     # ----------------------------------------------------------------------- queries
 

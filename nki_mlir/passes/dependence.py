@@ -87,11 +87,22 @@ class Box:
         return self.dims is not None and all(d.known for d in self.dims)
 
 
-def _shape(value: SSAValue) -> list[int | None]:
+def _shape(value: SSAValue) -> tuple[int | None, ...]:
+    """The shape of a buffer value (None: dynamic), ``()`` for a non-buffer; computed once
+    per type object (types are immutable and shared)."""
     t = value.type
-    if not isinstance(t, MemRefType):
-        return []
-    return [None if n == DYNAMIC_INDEX or n < 0 else n for n in t.get_shape()]
+    hit = _SHAPES.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    shape = tuple(None if n == DYNAMIC_INDEX or n < 0 else n for n in t.get_shape()) \
+        if isinstance(t, MemRefType) else ()
+    if len(_SHAPES) >= 1 << 16:
+        _SHAPES.clear()
+    _SHAPES[id(t)] = (t, shape)          # the type is kept alive: its id stays unique
+    return shape
+
+
+_SHAPES: dict[int, tuple] = {}
 
 
 def _view(value: SSAValue, depth: int = 0):
@@ -250,8 +261,11 @@ def _renamers(common: list[Operation], level: int | None, distance):
 
 
 def same_iteration_overlap(a: Box, b: Box, common: list[Operation]) -> bool:
-    ra, rb = _renamers(common, None, 0)
+    ra, rb = _renamers(common, None, 0) if common else _NO_LOOPS
     return boxes_may_overlap(a, b, ra, rb)
+
+
+_NO_LOOPS = _renamers([], None, 0)     # the renamings of two instances outside any loop
 
 
 def any_iteration_overlap(a: Box, b: Box) -> bool:

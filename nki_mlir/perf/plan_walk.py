@@ -18,6 +18,7 @@ target model and cost function, and kept with the program.
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_right
 
 from ..runtime import control
 from ..runtime.queues import CARRIED_HISTORY
@@ -113,7 +114,8 @@ def walk_plan(program, tl: Timeline, env: list) -> None:
     in_order = sched.in_order
     serial = [-1] * len(sched.loops)
     latest = [-1] * res.ids                              # nkim.id -> its latest record
-    history: list[list] = [[] for _ in range(res.histories)]   # [(loop serial, record)]
+    # per (producer id, loop): the loop serials of its latest instances and their records
+    history: list[tuple[list, list]] = [([], []) for _ in range(res.histories)]
     end = tl.end
     place = tl.place
     last = -1
@@ -130,19 +132,18 @@ def walk_plan(program, tl: Timeline, env: list) -> None:
                     if w >= 0 and end[w] > ready:
                         ready, pred = end[w], w
                 for hi, li, dist in carried:
-                    hist = history[hi]
-                    if not hist:
+                    hs, hr = history[hi]
+                    if not hs:
                         continue
-                    target = serial[li] - dist
-                    w = -1
-                    for s, rec in reversed(hist):
-                        if s <= target:
-                            w = rec
-                            break
+                    # the latest instance whose serial is <= the target (serials increase)
+                    j = bisect_right(hs, serial[li] - dist)
+                    if j:
+                        w = hr[j - 1]
+                    elif len(hs) >= CARRIED_HISTORY:
+                        w = hr[0]   # older ones were dropped: waiting on a later one is stricter
                     else:
-                        if len(hist) >= CARRIED_HISTORY:
-                            w = hist[0][1]
-                    if w >= 0 and end[w] > ready:
+                        continue
+                    if end[w] > ready:
                         ready, pred = end[w], w
                 if in_order and last >= 0 and end[last] > ready:
                     ready, pred = end[last], last
@@ -150,14 +151,15 @@ def walk_plan(program, tl: Timeline, env: list) -> None:
                 if nid >= 0:
                     latest[nid] = rec
                     for hi, li in track:
-                        hist = history[hi]
+                        hs, hr = history[hi]
                         s = serial[li]
-                        if hist and hist[-1][0] == s:
-                            hist[-1] = (s, rec)
+                        if hs and hs[-1] == s:
+                            hr[-1] = rec
                         else:
-                            hist.append((s, rec))
-                            if len(hist) > CARRIED_HISTORY:
-                                del hist[0]
+                            hs.append(s)
+                            hr.append(rec)
+                            if len(hs) > CARRIED_HISTORY:
+                                del hs[0], hr[0]
                 last = rec
                 if closure is not None:
                     closure(env)

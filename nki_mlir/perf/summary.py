@@ -123,15 +123,16 @@ def _per_track(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dict[str
     for s, st in tl.statics.items():
         track_of[s] = index[st.track]
         is_dma[s] = st.is_dma
-    sid = np.array(tl.sid, np.intp)
-    start = np.array(tl.start, np.float64)
-    end = np.array(tl.end, np.float64)
+    n = len(tl.sid)
+    sid = np.fromiter(tl.sid, np.intp, n)
+    start = np.fromiter(tl.start, np.float64, n)
+    end = np.fromiter(tl.end, np.float64, n)
     tix = track_of[sid]
     nt = len(names)
     busy = np.bincount(tix, weights=end - start, minlength=nt)
     count = np.bincount(tix, minlength=nt)
-    pred = np.array(tl.pred, np.intp)
-    waits = ~is_dma[sid] & np.array(tl.waited, bool) & (pred >= 0)
+    pred = np.fromiter(tl.pred, np.intp, n)
+    waits = ~is_dma[sid] & np.fromiter(tl.waited, bool, n) & (pred >= 0)
     waits[waits] = is_dma[sid[pred[waits]]]
     wait_dma = np.zeros(nt)
     if waits.any():
@@ -149,14 +150,15 @@ def _per_track(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dict[str
 
 
 def _critical_path(tl: Timeline, latency: float) -> list[CriticalEntry]:
-    time: dict[int, float] = defaultdict(float)
-    hits: Counter = Counter()
+    time: dict[int, float] = {}
+    hits: dict[int, int] = {}
+    sid, start, end, pred = tl.sid, tl.start, tl.end, tl.pred
     rec = tl.maxend_rec
     while rec >= 0:
-        s = tl.sid[rec]
-        time[s] += tl.end[rec] - tl.start[rec]
-        hits[s] += 1
-        rec = tl.pred[rec]
+        s = sid[rec]
+        time[s] = time.get(s, 0.0) + (end[rec] - start[rec])
+        hits[s] = hits.get(s, 0) + 1
+        rec = pred[rec]
     rows = []
     for s, t in sorted(time.items(), key=lambda kv: -kv[1])[:CRITICAL_ROWS]:
         st = tl.statics[s]

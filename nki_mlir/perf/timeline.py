@@ -110,11 +110,17 @@ def _short_path(path: str) -> str:
 _ENGINES: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
+def _interned(engines: tuple[int, ...]) -> tuple[int, ...]:
+    """The one object of value ``engines`` (books and share groups are compared by identity
+    first)."""
+    return _ENGINES.setdefault(engines, engines)
+
+
 class _Static:
     """The cost of one static instruction, resolved once per op."""
 
-    __slots__ = ("sid", "cost", "ns", "tensor_mm", "track", "is_dma", "shares", "groups", "loc",
-                 "source", "label", "name")
+    __slots__ = ("sid", "cost", "ns", "tensor_mm", "track", "is_dma", "shares", "groups", "one",
+                 "loc", "source", "label", "name")
 
     def __init__(self, sid: int, op, track: str, cost: InstrCost, model: TargetModel):
         self.sid = sid
@@ -130,8 +136,9 @@ class _Static:
             by_ns.setdefault(ns, []).append(eng)
         #: the shares grouped by duration: ((engines...), ns); equal engine tuples are one
         #: object (a book's ``engines`` is tested for identity first)
-        self.groups = tuple((_ENGINES.setdefault(tuple(engs), tuple(engs)), ns)
-                            for ns, engs in by_ns.items())
+        self.groups = tuple((_interned(tuple(engs)), ns) for ns, engs in by_ns.items())
+        #: the only group when all shares take as long (the common case), else None
+        self.one = self.groups[0] if len(self.groups) == 1 else None
         self.name = op.name if op is not None else "pseudo"
         self.label = cost.label
         loc = loc_of(op)
@@ -166,12 +173,12 @@ class Timeline:
         nq = max(len(queues), 1)
         self.qfree: list[float] = [0.0] * nq     # per queue index: when it is free
         self.qlast: list[int] = [-1] * nq        # per queue index: its last record
-        every = tuple(range(model.dma_engines))
-        shared = EngineBook(_ENGINES.setdefault(every, every))
+        shared = EngineBook(_interned(tuple(range(model.dma_engines))))
         self.books = [shared] * model.dma_engines   # one book per engine (shared while equal)
         #: the last fence's finish and record, the latest finish and its record
         self._mark: list = [0.0, -1, 0.0, -1]
-        self._dmas = 0
+        self._ndma = [0]            # DMAs booked so far (the engine books are pruned every
+        #                             _PRUNE_EVERY)
         self._ramp_start = -1.0
         self._tensor_end = 0.0
         # per record (dynamic instance), parallel lists
@@ -224,6 +231,7 @@ class Timeline:
         pred_a, waited_a = self.pred.append, self.waited.append
         fixed, book, throttle, throttled = self._dma_fixed, self._book, self.throttle, \
             self._throttled
+        books, ndma = self.books, self._ndma
 
         def place(st: _Static, qi: int, fence: bool, ready: float, pred: int) -> int:
             """Time one instance of ``st`` on queue ``qi``: ``ready`` is when its waits are
@@ -237,7 +245,15 @@ class Timeline:
             if st.is_dma:
                 ready += fixed
                 waited = ready > free
-                start, end = book(st, ready if waited else free)
+                t0 = ready if waited else free
+                one = st.one
+                if one is not None and books[one[0][0]].engines is one[0] and \
+                        (ndma[0] + 1) % _PRUNE_EVERY:   # one share size, on its own book
+                    start = books[one[0][0]].place(t0, one[1])
+                    end = start + one[1]
+                    ndma[0] += 1
+                else:
+                    start, end = book(st, t0)
             else:
                 waited = ready > free
                 start = ready if waited else free
@@ -286,8 +302,8 @@ class Timeline:
             s = b.place(t0, ns)
             start = s if start is None or s < start else start
             end = s + ns if end is None or s + ns > end else end
-        self._dmas += 1
-        if self._dmas % _PRUNE_EVERY == 0:
+        self._ndma[0] += 1
+        if self._ndma[0] % _PRUNE_EVERY == 0:
             self._prune()
         if start is None:
             return t0, t0
@@ -304,8 +320,8 @@ class Timeline:
         for inside in by_book.values():
             b = books[inside[0]]
             if len(b.engines) != len(inside):
-                nb = b.copy(tuple(inside))
-                b.engines = tuple(e for e in b.engines if e not in nb.engines)
+                nb = b.copy(_interned(tuple(inside)))
+                b.engines = _interned(tuple(e for e in b.engines if e not in nb.engines))
                 for e in inside:
                     books[e] = nb
 

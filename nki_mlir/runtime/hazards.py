@@ -48,6 +48,7 @@ from xdsl.ir import Operation
 from ..diagnostics import error_at, loc_of
 from ..errors import NKIHazardError
 from .footprint import Footprint, bytes_overlap, footprint, geometry, mirror_view, root_of
+from .memory import VIEWS_MAX
 from .queues import Instance, QueueRun, hb
 
 #: accesses remembered per memory before pruning by the queues' frontier
@@ -120,6 +121,22 @@ class Checker:
             self.fps[id(a)] = (a, root, fp)
         return root, fp
 
+    def _alloc_footprint(self, a: np.ndarray):
+        """:meth:`_footprint` of a placed tensor's view: views of the state's SBUF / PSUM
+        are kept across runs (``Memory.view``), so are their footprints."""
+        mem = self.state.mem
+        kept = self.state.mirrors.setdefault("footprints", {})
+        hit = kept.get(id(a))
+        if hit is not None and hit[0] is a:
+            self.fps[id(a)] = hit
+            return hit[1], hit[2]
+        root, fp = self._footprint(a)
+        if root is mem.sbuf or root is mem.psum:
+            if len(kept) >= VIEWS_MAX:     # as many as the memory keeps views
+                kept.clear()
+            kept[id(a)] = (a, root, fp)
+        return root, fp
+
     @staticmethod
     def _covered(summaries: dict, rid: int, fp: Footprint) -> bool:
         boxes = summaries.get(rid)
@@ -165,13 +182,15 @@ class Checker:
     def on_alloc(self, op: Operation, slot: int, data: np.ndarray, space: str) -> None:
         """An on-chip ``nisa.alloc`` executed (enqueue time): clear the written flags of its
         bytes and evict the earlier buffers placed on them."""
-        root, fp = self._footprint(data)
+        root, fp = self._alloc_footprint(data)
         if fp is None:
             return
         w, pw = self._mirrors(root, space == "psum")
         self._bytes(w, fp)[...] = 0
         self.all_written.setdefault(id(root), _Boxes()).drop(fp)
-        if pw is not None:
+        if pw is not None and not self._covered(self.matmul_only, id(root), fp):
+            # (a box known free of non-matmul marks needs no clearing: only the sign of a
+            # PSUM writer mark is ever read)
             self._bytes(pw, fp, 4)[...] = 0
         buf = _Buffer(op, fp)
         live = self.live.setdefault(id(root), [])
@@ -204,6 +223,7 @@ class Checker:
         dst = writes[0][0] if len(writes) == 1 and op.name in PROPAGATE and \
             writes[0][3] in self.written else None
         poison = None
+        nears = []
         for fp, is_write, is_read, rid, role, bslot in seen:
             if bslot is not None:
                 buf = self.owner.get(bslot)
@@ -240,8 +260,8 @@ class Checker:
                                        f"is a non-matmul instruction, {describe(other)}: the "
                                        f"matmul overwrites that value instead of adding to it",
                                        NKIHazardError)
-            self._race(inst, role, is_write, fp, rid)
-        for fp, is_write, is_read, rid, role, bslot in seen:
+            nears.append(self._race(inst, role, is_write, fp, rid))
+        for (fp, is_write, is_read, rid, role, bslot), near in zip(seen, nears):
             if is_write:
                 w = self.written.get(rid)
                 if w is not None:
@@ -261,13 +281,16 @@ class Checker:
                     elif not boxes.covers(fp):  # only the sign of a matmul's mark is read
                         self._bytes(pw, fp, 4)[...] = info.sid + 1
                         boxes.add(fp)
-            self._remember(rid, fp, is_write, inst, role)
+            self._remember(rid, fp, is_write, inst, role, near)
 
-    def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, rid: int) -> None:
+    def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, rid: int):
+        """Raise on a race with a remembered access; returns the history rows it searched
+        (:meth:`_History.mark`, for :meth:`_remember`), or None."""
         hist = self.history.get(rid)
         if hist is None:
-            return
-        for i in hist.near(fp):
+            return None
+        rows = hist.near(fp)
+        for i in rows:
             ofp, owrite, other, orole = hist.entries[i]
             if other is inst or not (owrite or is_write) or not fp.overlaps(ofp):
                 continue
@@ -281,26 +304,29 @@ class Checker:
                                f"'{names[inst.info.qi]}') bytes that {describe(other.info.op)} "
                                f"{owhat} as '{orole}' (queue '{names[other.info.qi]}'), with no "
                                f"ordering edge between the two instructions", NKIHazardError)
+        return hist.mark(rows)
 
-    def _remember(self, rid: int, fp: Footprint, is_write: bool, inst: Instance, role: str) -> None:
+    def _remember(self, rid: int, fp: Footprint, is_write: bool, inst: Instance, role: str,
+                  near=None) -> None:
         hist = self.history.get(rid)
         if hist is None:
             hist = self.history[rid] = _History()
             self.roots.setdefault(rid, fp.root)
-        if fp.exact and hist.entries:
-            drop = [i for i in hist.near(fp)
-                    if (is_write or not hist.entries[i][1]) and fp.contains(hist.entries[i][0])
-                    and hb(hist.entries[i][2], inst)]
+        if fp.exact and hist.alive:
+            entries = hist.entries
+            drop = [i for i in hist.near(fp, near)
+                    if (is_write or not entries[i][1]) and fp.contains(entries[i][0])
+                    and hb(entries[i][2], inst)]
             if drop:
                 hist.remove(drop)
         hist.append((fp, is_write, inst, role))
-        if len(hist.entries) > HISTORY_MAX:
+        if hist.alive > HISTORY_MAX:
             qr = self.queues
             nq = len(qr.qclock)
             frontier = [min(qr.qclock[q][j] for q in range(nq)) for j in range(nq)]
-            hist.keep([r[2].clock[r[2].info.qi] > frontier[r[2].info.qi] for r in hist.entries])
-            if len(hist.entries) > HISTORY_MAX:
-                hist.keep([False] * (len(hist.entries) - HISTORY_MAX * 3 // 4) +
+            hist.keep([r[2].clock[r[2].info.qi] > frontier[r[2].info.qi] for r in hist.live()])
+            if hist.alive > HISTORY_MAX:
+                hist.keep([False] * (hist.alive - HISTORY_MAX * 3 // 4) +
                           [True] * (HISTORY_MAX * 3 // 4))
 
 
@@ -330,59 +356,109 @@ class _Boxes:
         if not self.boxes:
             return
         lo, hi = fp.lo, fp.hi
-        gone = [b for b in self.boxes
-                if all(a < d and c < e for a, e, c, d in zip(b[0], b[1], lo, hi))]
-        self.boxes.difference_update(gone)
+        if len(lo) == 2:     # SBUF / PSUM / 2-D roots
+            l0, l1, h0, h1 = lo[0], lo[1], hi[0], hi[1]
+            gone = [b for b in self.boxes
+                    if b[0][0] < h0 and l0 < b[1][0] and b[0][1] < h1 and l1 < b[1][1]]
+        else:
+            gone = [b for b in self.boxes
+                    if all(a < d and c < e for a, e, c, d in zip(b[0], b[1], lo, hi))]
+        if gone:
+            self.boxes.difference_update(gone)
 
 
 #: boxes a :class:`_Boxes` summary keeps
 _BOXES_MAX = 32
 
-#: histories up to this many entries are searched in Python (NumPy's call overhead dominates)
-_SMALL = 8
+#: histories up to this many rows are searched in Python (NumPy's call overhead dominates)
+_SMALL = 48
+#: the key row of a removed entry: it meets no footprint
+_DEAD = np.iinfo(np.int64).max
+_DEAD_ROW = (_DEAD,) * 4
+#: four true bytes read as one uint32 (a key row all of whose tests hold)
+_ALL_TRUE = np.frombuffer(b"\x01\x01\x01\x01", np.uint32)[0]
 
 
 class _History:
-    """The remembered accesses ``(fp, is_write, inst, role)`` of one memory, oldest first,
-    with the bounds of each footprint's box on the root's first and last dimensions in
-    NumPy arrays: :meth:`near` finds, in one vectorized test, the entries whose boxes can
-    intersect a footprint (the per-entry tests then run on those only)."""
+    """The remembered accesses ``(fp, is_write, inst, role)`` of one memory, oldest first.
 
-    __slots__ = ("entries", "bounds", "n")
+    ``entries[i]`` is row ``i`` (None once removed: removal marks rows dead; the rows are
+    compacted, in order, when most are dead).  ``keys[i]`` (and the tuple ``rows[i]``, searched
+    in Python for short histories) holds the row's box on the
+    root's first and last dimensions as ``(lo0, -hi0, lo_last, -hi_last)`` (``_DEAD`` when
+    removed), so :meth:`near` finds every row whose box meets a footprint's in one
+    comparison against ``(hi0, -lo0, hi_last, -lo_last)`` (the per-entry tests then run on
+    those only).  ``alive``: the number of rows not removed."""
+
+    __slots__ = ("entries", "rows", "keys", "n", "alive", "gen")
 
     def __init__(self):
         self.entries: list = []
-        self.bounds = np.empty((16, 4), np.int64)   # lo0, hi0, lo_last, hi_last per entry
+        self.rows: list[tuple] = []      # the key rows as tuples (searched in Python)
+        self.keys = np.empty((16, 4), np.int64)
         self.n = 0
+        self.alive = 0
+        self.gen = 0        # compactions so far (row numbers change at each)
 
     def append(self, entry) -> None:
         fp = entry[0]
-        if self.n == len(self.bounds):
-            self.bounds = np.concatenate([self.bounds, np.empty_like(self.bounds)])
-        self.bounds[self.n] = (fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1])
+        if self.n == len(self.keys):
+            self.keys = np.concatenate([self.keys, np.empty_like(self.keys)])
+        row = (fp.lo[0], -fp.hi[0], fp.lo[-1], -fp.hi[-1])
+        self.keys[self.n] = row
+        self.rows.append(row)
         self.entries.append(entry)
         self.n += 1
+        self.alive += 1
 
-    def near(self, fp: Footprint) -> list[int]:
-        """Indices (oldest first) of the entries whose boxes meet ``fp``'s on the first and
-        last dimensions (a necessary condition of ``fp.overlaps``)."""
-        if self.n <= _SMALL:
-            lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
-            return [i for i, (a0, a1, b0, b1) in enumerate(self.bounds[:self.n].tolist())
-                    if a0 < hi0 and lo0 < a1 and b0 < hi1 and lo1 < b1]
-        b = self.bounds[:self.n]
-        hit = (b[:, 0] < fp.hi[0]) & (fp.lo[0] < b[:, 1]) & \
-            (b[:, 2] < fp.hi[-1]) & (fp.lo[-1] < b[:, 3])
-        return np.flatnonzero(hit).tolist()
+    def mark(self, rows: list[int]) -> tuple:
+        """``rows`` found by :meth:`near` for a footprint, as of now (for a later ``near``
+        of the same footprint)."""
+        return rows, self.n, self.gen
 
-    def remove(self, idx: list[int]) -> None:
-        keep = np.ones(self.n, bool)
-        keep[idx] = False
-        self.keep(keep)
+    def near(self, fp: Footprint, since: tuple | None = None) -> list[int]:
+        """Rows (oldest first) whose boxes meet ``fp``'s on the first and last dimensions
+        (a necessary condition of ``fp.overlaps``).  ``since``: an earlier answer for
+        ``fp`` (:meth:`mark`); then only the rows appended after it are tested."""
+        lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
+        first = 0
+        out: list[int] = []
+        if since is not None and since[2] == self.gen:
+            entries = self.entries
+            out = [i for i in since[0] if entries[i] is not None]
+            first = since[1]
+        if first or self.n <= _SMALL:
+            nlo0, nlo1 = -lo0, -lo1
+            rows = self.rows
+            for i in range(first, self.n):
+                r = rows[i]
+                if r[0] < hi0 and r[1] < nlo0 and r[2] < hi1 and r[3] < nlo1:
+                    out.append(i)
+            return out
+        # a row meets the box when its 4 key bytes all compare true: one uint32 test per row
+        hit = np.less(self.keys[:self.n], (hi0, -lo0, hi1, -lo1)).view(np.uint32)
+        return np.equal(hit.reshape(-1), _ALL_TRUE).nonzero()[0].tolist()
+
+    def live(self) -> list:
+        """The entries not removed, oldest first."""
+        return [e for e in self.entries if e is not None]
+
+    def remove(self, rows: list[int]) -> None:
+        entries, keys, krows = self.entries, self.keys, self.rows
+        for i in rows:
+            entries[i] = None
+            keys[i] = _DEAD
+            krows[i] = _DEAD_ROW
+        self.alive -= len(rows)
+        if self.n > 64 and 2 * self.alive < self.n:
+            self.keep([True] * self.alive)
 
     def keep(self, mask) -> None:
-        mask = np.asarray(mask, bool)
-        self.entries = [e for e, k in zip(self.entries, mask) if k]
-        kept = self.bounds[:self.n][mask]
-        self.n = len(kept)
-        self.bounds[:self.n] = kept
+        """Keep the live entries (oldest first) whose ``mask`` entry is true; compacts."""
+        kept = [e for e, k in zip(self.live(), mask) if k]
+        self.gen += 1
+        self.entries = kept
+        self.n = self.alive = len(kept)
+        self.rows = [(e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1]) for e in kept]
+        if kept:
+            self.keys[:self.n] = self.rows

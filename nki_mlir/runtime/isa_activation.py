@@ -135,6 +135,7 @@ def _into_f32(op, fn, read, d, shape, P, gs, gb, check, cmd, rr_slot, rr_shape, 
     (and a reused float64 temporary for the functions evaluated in float64), so the results
     are bit-identical and no tile-sized temporary is allocated."""
     f64 = nm.ACTIVATION_F64.get(op.op.data)
+    into = nm.ACTIVATION_INTO.get(op.op.data)
 
     def run(env):
         dv = env[d]
@@ -145,19 +146,34 @@ def _into_f32(op, fn, read, d, shape, P, gs, gb, check, cmd, rr_slot, rr_shape, 
         x = read(env)
         if sv is not None:
             x = np.multiply(x, sv, out=dv)
-        if bv is not None:
-            x = np.add(x, bv, out=dv)
-        if check is not None:
+        if f64 is not None and check is None:
+            # the float32 sum x + bias, converted exactly, straight into the float64 temporary
+            t = scratch(env, shape, nm.F64)
+            if bv is not None:
+                np.add(x, bv, out=t, dtype=nm.F32)
+            else:
+                np.copyto(t, x)
+            f64(t, out=t)
+            np.copyto(dv, t, casting="same_kind")
+        elif f64 is not None:
+            if bv is not None:
+                x = np.add(x, bv, out=dv)
             check(env, x)
-        if f64 is not None:
             t = scratch(env, shape, nm.F64)
             np.copyto(t, x)
             f64(t, out=t)
             np.copyto(dv, t, casting="same_kind")
         else:
-            y = fn(x)
-            if y is not dv:
-                dv[...] = y
+            if bv is not None:
+                x = np.add(x, bv, out=dv)
+            if check is not None:
+                check(env, x)
+            if into is not None:
+                into(x, dv)
+            else:
+                y = fn(x)
+                if y is not dv:
+                    dv[...] = y
         acc = env[STATE].act_acc
         if cmd != "idle":
             accumulate(acc, cmd, "add", dv, rows64=scratch(env, shape, nm.F64))

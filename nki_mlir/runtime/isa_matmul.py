@@ -75,28 +75,38 @@ def psum_writer(op, dst: Buf, mode: str) -> Callable[[list, np.ndarray], None]:
     return write
 
 
+def _mark(fv: np.ndarray) -> None:
+    """Set every matmul-written flag of ``fv`` (all bytes 0xFF: filled as bytes, which is
+    ~3x faster than as wider integers)."""
+    if fv.ndim and fv.strides[-1] == fv.itemsize:
+        fv.view(np.uint8).fill(0xFF)
+    else:
+        fv.fill(np.iinfo(fv.dtype).max)
+
+
 def _psum_writer_f32(d: int, fl: int, ones: int, mode: str):
     """:func:`psum_writer` for a float32 ``dst``: accumulation adds in place (the same
     float32 additions, without reading PSUM into a temporary and writing it back)."""
     if mode == "overwrite":
         def write(env, res):
             env[d][...] = res
-            env[fl][...] = ones
+            _mark(env[fl])
     elif mode == "accumulate":
         def write(env, res):
             dv = env[d]
             np.add(dv, res, out=dv)
-            env[fl][...] = ones
+            _mark(env[fl])
     else:
         def write(env, res):
             dv, fv = env[d], env[fl]
-            if fv.all():                 # every element matmul-written: accumulate
+            n = np.count_nonzero(fv)     # one pass over the flags
+            if n == fv.size:             # every element matmul-written: accumulate
                 np.add(dv, res, out=dv)
-            elif not fv.any():           # none: overwrite
+            elif n == 0:                 # none: overwrite
                 dv[...] = res
             else:
                 dv[...] = np.where(fv != 0, dv + res, res)
-            fv[...] = ones
+            _mark(fv)
     return write
 
 
@@ -166,5 +176,6 @@ def nc_transpose(dec: Decoder, op: nisa.NcTransposeOp):
     d, s, shape = dst.slot, data.slot, dst.shape
 
     def run(env):
-        env[d][...] = env[s].reshape(P, F).T.reshape(shape)
+        # a contiguous copy first: transposing strided tile rows directly is ~4x slower
+        env[d][...] = np.ascontiguousarray(env[s]).reshape(P, F).T.reshape(shape)
     return finish(op, run, dst)

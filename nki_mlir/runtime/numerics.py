@@ -429,6 +429,17 @@ ACTIVATION: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "erf_dx": _wrap64(lambda x: 2.0 * _INV_SQRT_PI * np.exp(-x * x)),
 }
 
+#: the float32 functions of :data:`ACTIVATION` as ``f(x, out)`` writing into ``out`` (the same
+#: float32 operations, no temporary)
+ACTIVATION_INTO: dict[str, Callable[[np.ndarray, np.ndarray], object]] = {
+    "relu": lambda x, out: np.maximum(x, np.float32(0.0), out=out),
+    "square": lambda x, out: np.multiply(x, x, out=out),
+    "sqrt": lambda x, out: np.sqrt(x, out=out),
+    "reciprocal": lambda x, out: np.divide(np.float32(1.0), x, out=out),
+    "abs": lambda x, out: np.abs(x, out=out),
+    "sign": lambda x, out: np.sign(x, out=out),
+}
+
 #: the activation functions of :data:`ACTIVATION` that are one float64 ufunc (evaluated on
 #: the float32 input converted exactly to float64, then rounded once to float32)
 ACTIVATION_F64: dict[str, np.ufunc] = {"exp": np.exp, "tanh": np.tanh, "log": np.log,

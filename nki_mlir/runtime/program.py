@@ -83,7 +83,8 @@ class State:
         scratch: temporaries an instruction reuses across instructions and runs (their
             contents never outlive one instruction).
         mirrors: the hazard checks' per-byte shadows of SBUF / PSUM (kept with the state:
-            every alloc clears its own bytes, so they need no reset between runs).
+            every alloc clears its own bytes, so they need no reset between runs) and the
+            footprints of the placed tensors' views (``"footprints"``).
     """
 
     __slots__ = ("mem", "act_acc", "dve_acc", "rng", "regs", "launch", "queues", "mirrors", "once",

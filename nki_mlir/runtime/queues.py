@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, UnitAttr
 from xdsl.ir import Operation, OpResult
+from xdsl.irdl import IRDLOperation
 
 from ..diagnostics import error_at
 from ..dialects.nisa import AllocOp
@@ -157,11 +158,9 @@ def _enclosing_loops(op: Operation) -> list[Operation]:
 def _accesses(dec: Decoder, op: Operation) -> tuple:
     from ..dialects.effects import accesses
     out = []
-    try:
-        accs = list(accesses(op))
-    except Exception:  # noqa: BLE001 -- an op without an IRDL definition: no accesses known
+    if not isinstance(op, IRDLOperation):   # an op without an IRDL definition: no accesses known
         return ()
-    for a in accs:
+    for a in accesses(op):
         slot = dec.slot_of.get(a.value)
         if slot is None:
             continue

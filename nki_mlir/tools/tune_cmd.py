@@ -12,6 +12,7 @@ kernel cannot be loaded; 2 a bad command line.
 """
 from __future__ import annotations
 
+import argparse
 import ast
 import json
 import sys
@@ -81,7 +82,7 @@ def tune_command(ns) -> int:
     consts = parse_consts(ns.const)
     try:
         args = [parse_arg(a) for a in ns.arg] or example_args(ns.kernel, kernel)
-    except Exception as exc:
+    except argparse.ArgumentTypeError as exc:   # what parse_arg raises for a bad SHAPExDTYPE
         raise SystemExit(f"nki-mlir: {exc}") from None
     if not args:
         raise SystemExit(f"nki-mlir: give the arguments of {kernel.fn.__name__} with --arg "

@@ -124,3 +124,29 @@ def test_named_construct_readers_index_like_upstream(kernel):
     assert ("SingleAttrAccessor", False) in kinds and ("OptionalAttrAccessor", True) in kinds
     if kernel is two_ops:
         assert ("OptionalAttrAccessor", False) in kinds
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("region_first", [False, True])
+def test_walks_visit_what_upstream_visits(reverse, region_first):
+    """The walks of dialects/xdsl_speedups (ops without regions yielded directly) give
+    upstream's order on a module with nested regions (a rolled loop)."""
+    from xdsl.ir import Operation
+
+    def upstream(op):      # xDSL 0.74's Operation.walk / Region.walk / Block.walk, spelled out
+        if not region_first:
+            yield op
+        for region in reversed(op.regions) if reverse else op.regions:
+            for block in reversed(region.blocks) if reverse else region.blocks:
+                for inner in reversed(list(block.ops)) if reverse else list(block.ops):
+                    yield from upstream(inner)
+        if region_first:
+            yield op
+
+    x = np.zeros((512, 8), np.float32)
+    module, _ = build_module(views.fn, arg_specs(views.fn, (x,), {}), "trn2")
+    assert any(op.regions for op in module.walk() if op.name == "scf.for")
+    want = list(upstream(module))
+    assert list(module.walk(reverse=reverse, region_first=region_first)) == want
+    leaf = next(op for op in module.walk() if not op.regions)
+    assert list(Operation.walk(leaf, reverse=reverse, region_first=region_first)) == [leaf]

@@ -43,7 +43,15 @@ def test_history_candidates_include_every_overlapping_entry():
         near = h.near(q)
         assert near == sorted(near)
         assert {i for i, e in enumerate(h.entries) if e[0].overlaps(q)} <= set(near)
-    h.keep([i % 3 != 0 for i in range(len(h.entries))])
-    assert [e[2] for e in h.entries] == [i for i in range(60) if i % 3 != 0]
-    assert all(tuple(h.bounds[k]) == (e[0].lo[0], e[0].hi[0], e[0].lo[-1], e[0].hi[-1])
+    h.remove([1, 2])                                # removed rows are never candidates
+    assert not {1, 2} & set(h.near(fps[1])) and not {1, 2} & set(h.near(fps[2]))
+    assert h.alive == 58 and [e[2] for e in h.live()][:3] == [0, 3, 4]
+    h.keep([i % 3 != 0 for i in range(h.alive)])    # over the live entries, oldest first
+    want = [i for i in range(60) if i not in (1, 2)]
+    want = [w for k, w in enumerate(want) if k % 3 != 0]
+    assert [e[2] for e in h.live()] == want and h.alive == h.n == len(want)
+    assert all(tuple(h.keys[k]) == (e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1])
                for k, e in enumerate(h.entries))
+    for q in fps[::5]:
+        near = h.near(q)
+        assert {i for i, e in enumerate(h.entries) if e[0].overlaps(q)} <= set(near)

@@ -51,7 +51,10 @@ def test_cpu_simulate_of_the_nki_library_harness_takes_torch():
 
 def test_numpy_stays_numpy():
     x = np.ones((128, 64), np.float32)
-    assert isinstance(K.add(x, x), np.ndarray)
+    y = K.add(x, x)
+    assert type(y) is np.ndarray and y.shape == x.shape and y.dtype == x.dtype
+    np.testing.assert_array_equal(y, 2 * x)
+    np.testing.assert_array_equal(x, 1)                       # the inputs are left as they were
 
 
 def test_jax_arrays_round_trip():
@@ -60,3 +63,55 @@ def test_jax_arrays_round_trip():
     y = K.add(a, a)
     assert type(y).__module__.startswith("jax")
     np.testing.assert_array_equal(np.asarray(y), 2 * np.ones((128, 64), np.float32))
+
+
+def test_torch_shape_and_dtype_kept_bf16():
+    a = torch.randn(128, 48, generator=torch.Generator().manual_seed(1)).to(torch.bfloat16)
+    y = K.add(a, a)
+    assert isinstance(y, torch.Tensor)
+    assert y.shape == a.shape and y.dtype == torch.bfloat16 and y.device.type == "cpu"
+    torch.testing.assert_close(y, a + a)
+
+
+@pytest.fixture(scope="module")
+def add_op():
+    from nki_mlir.framework_ops import torch_custom_op
+    return torch_custom_op(K.add, "nki_mlir_test::add")
+
+
+def test_torch_custom_op_call(add_op):
+    a, b = _pair()
+    y = add_op(a, b)
+    assert isinstance(y, torch.Tensor) and y.shape == a.shape and y.dtype == a.dtype
+    torch.testing.assert_close(y, a + b)
+    torch.testing.assert_close(torch.ops.nki_mlir_test.add(a, b), a + b)
+
+
+def test_torch_custom_op_fake_and_compile(add_op):
+    """The fake implementation gives the output's shape/dtype, so torch.compile traces the
+    op (aot_eager: no C++ toolchain needed) and the compiled function runs it."""
+    a, b = _pair(torch.bfloat16)
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode() as mode:
+        fa, fb = mode.from_tensor(a), mode.from_tensor(b)
+        fy = add_op(fa, fb)
+        assert fy.shape == a.shape and fy.dtype == torch.bfloat16
+    f = torch.compile(lambda x, y: add_op(x, y) * 2, backend="aot_eager", fullgraph=True)
+    torch.testing.assert_close(f(a, b), (a + b) * 2)
+
+
+def test_jax_under_jit():
+    jax = pytest.importorskip("jax", reason="JAX is optional (pip install jax)")
+    jnp = jax.numpy
+    a = jnp.arange(128 * 64, dtype=jnp.float32).reshape(128, 64)
+    y = jax.jit(lambda x: K.add(x, x) + 1)(a)
+    assert type(y).__module__.startswith("jax") and y.shape == a.shape and y.dtype == a.dtype
+    np.testing.assert_array_equal(np.asarray(y), 2 * np.asarray(a) + 1)
+
+
+def test_jax_bf16_round_trip():
+    jnp = pytest.importorskip("jax.numpy", reason="JAX is optional (pip install jax)")
+    a = jnp.ones((128, 64), jnp.bfloat16)
+    y = K.add(a, a)
+    assert type(y).__module__.startswith("jax") and y.dtype == jnp.bfloat16 and y.shape == a.shape
+    np.testing.assert_array_equal(np.asarray(y, np.float32), 2 * np.ones((128, 64), np.float32))

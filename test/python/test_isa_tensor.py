@@ -36,11 +36,11 @@ def ref_mm(a, b):
 
 
 @nki.jit
-def mm(a, b, d, transpose, double, row_pos, row_size, col_size, accumulate):
+def mm(a, b, d, transpose, double, row_pos, row_size, col_size, accumulate, col_pos=0):
     """One nc_matmul into a PSUM tile shaped/typed like ``d``; returns the tile in d's dtype.
 
     Compile-time switches: ``transpose`` (is_transpose), ``double`` (perf_mode=double_row),
-    ``row_size`` > 0 turns on tiling mode (tile_size=(row_size, col_size), tile_position=(row_pos, 0)),
+    ``row_size`` > 0 turns on tiling mode (tile_size=(row_size, col_size), tile_position=(row_pos, col_pos)),
     ``accumulate`` 0/1/2 = None/True/False.
     """
     out = nl.ndarray(d.shape, d.dtype, buffer=nl.shared_hbm)
@@ -52,7 +52,7 @@ def mm(a, b, d, transpose, double, row_pos, row_size, col_size, accumulate):
     pos = ()
     size = ()
     if row_size > 0:
-        pos = (row_pos, 0)
+        pos = (row_pos, col_pos)
         size = (row_size, col_size)
     perf = nisa.matmul_perf_mode.none
     if double:
@@ -71,8 +71,8 @@ def mm(a, b, d, transpose, double, row_pos, row_size, col_size, accumulate):
 
 
 def run_mm(a, b, d, target=None, transpose=False, double=False, row_pos=0, row_size=0,
-           col_size=128, accumulate=0):
-    args = (a, b, d, transpose, double, row_pos, row_size, col_size, accumulate)
+           col_size=128, accumulate=0, col_pos=0):
+    args = (a, b, d, transpose, double, row_pos, row_size, col_size, accumulate, col_pos)
     return nki.compile(mm, *args, target=target)(*args)
 
 
@@ -281,6 +281,18 @@ def test_row_tiling(K, row_pos, row_size, target):
     np.testing.assert_allclose(out, ref_mm(a, b), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("M,col_pos,col_size,row_size,target", [
+    (32, 96, 32, 128, None), (32, 32, 32, 32, None), (64, 64, 64, 64, "trn1"), (1, 0, 32, 128, None)])
+def test_column_tiling(M, col_pos, col_size, row_size, target):
+    """Column tiling (nki-library's router_topk uses tile_size=(128, 32)) only picks PE
+    columns: the values are the plain matmul's."""
+    K = min(row_size, 32)
+    a, b = rand((K, M), BF16), rand((K, 40), BF16)
+    out = run_mm(a, b, np.zeros((M, 40), F32), target=target, row_size=row_size,
+                 col_size=col_size, col_pos=col_pos)
+    np.testing.assert_allclose(out, ref_mm(a, b), rtol=1e-5, atol=1e-5)
+
+
 # ============================================================================= MX (trn3)
 
 
@@ -417,8 +429,16 @@ MM_ERRORS = [
     (Z((32, 8), BF16), Z((32, 8), BF16), Z((8, 8), F32), {"row_pos": 0, "row_size": 32, "target": "trn1"},
      "a row tile size of 32 needs trn2"),
     (Z((32, 8), BF16), Z((32, 8), BF16), Z((8, 8), F32), {"row_size": 16}, "row size 16 is not supported"),
-    (Z((32, 8), BF16), Z((32, 8), BF16), Z((8, 8), F32), {"row_size": 64, "col_size": 64},
-     "column tiling (tile_size[1]=64, tile_position[1]=0) is not supported"),
+    (Z((32, 8), BF16), Z((32, 8), BF16), Z((8, 8), F32), {"row_size": 64, "col_size": 48},
+     "tile_size column size 48 is not supported"),
+    (Z((32, 8), BF16), Z((32, 8), BF16), Z((8, 8), F32), {"row_size": 64, "col_size": 32, "target": "trn1"},
+     "a column tile size of 32 needs trn2"),
+    (Z((32, 8), BF16), Z((32, 8), BF16), Z((8, 8), F32), {"row_size": 64, "col_size": 32, "col_pos": 16},
+     "tile_position column 16 is not a valid start for a 32-column tile (allowed: 0, 32, 64, 96"),
+    (Z((32, 40), BF16), Z((32, 8), BF16), Z((40, 8), F32), {"row_size": 64, "col_size": 32},
+     "stationary free size 40 exceeds the column tile size 32"),
+    (Z((32, 2, 8), E4M3), Z((32, 2, 8), E4M3), Z((8, 8), F32), {"double": True, "row_size": 64, "col_size": 64},
+     "perf_mode=double_row cannot be combined with column tiling"),
     (Z((128, 8), BF16), Z((128, 8), BF16), Z((8, 8), F32), {"row_size": 64}, "contraction (partition) size 128 exceeds the row tile size 64"),
 ]
 

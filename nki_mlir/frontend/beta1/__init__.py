@@ -16,4 +16,4 @@ for what only Beta 1 has (``IRBuilder.beta1`` is set for such kernels):
 Semantics: the Beta 1 ``nki.language`` / ``nki.isa`` API pages (Neuron SDK 2.26) and the NKI
 migration guide (nki/migration).
 """
-from . import index, isa, lang, tile_ops  # noqa: F401  (register the Beta 1 handlers)
+from . import block_dims, index, isa, lang, tile_ops  # noqa: F401  (register the Beta 1 handlers and subscript forms)

@@ -221,3 +221,8 @@ def check_operand(cg, api: str, v: Any) -> None:
         raise cg.b.error(f"{api}: operand {v.name or 'tensor'} {list(v.user_shape)} still has block "
                          f"dims {[b for b, _ in v.blocks]} (the dims left of nl.par_dim); index one "
                          f"block first, e.g. t[i] or t[i, :, :]", NKITypeError)
+
+
+from .. import indexing as _indexing  # noqa: E402
+
+_indexing.BETA1_FORMS["index_blocks"] = index_blocks   # subscripts of tensors with block dims

@@ -211,4 +211,8 @@ def par_dim(cg, n):
     return ParDim(int(n))
 
 
+from .. import indexing as _indexing  # noqa: E402
+
+_indexing.BETA1_FORMS.update(is_advanced=is_advanced, index_advanced=index_advanced)  # nl.arange keys
+
 __all__ = ["index_advanced", "is_advanced", "ParDim", "np"]

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
+from typing import ClassVar
 
+from ..context import active, tracer
 from ..proxies import with_operators
 from ..values import Index, as_index, is_int, simplify
 
@@ -46,6 +48,8 @@ class IndexExpr:
     sizes: tuple[int, ...]
     coeffs: tuple[int, ...]
     const: "Index | int" = 0
+    #: a tensor compares with it in a traced kernel (``proxies._comparable``)
+    traced_operand: ClassVar[bool] = True
 
     @property
     def rank(self) -> int:
@@ -122,21 +126,19 @@ class IndexExpr:
         return IndexExpr(self.sizes, tuple(c * k for c in self.coeffs), simplify(as_index(self.const).scale(k)))
 
     # ------------------------------------------ Python operators (a traced kernel)
-    # through frontend/beta1/trace.py
+    # through the tracer (frontend/beta1/trace.py: grid_operator, grid_compare, ...)
     def _op(self, op: str, other, reflected: bool = False):
-        from .trace import grid_operator
-        return grid_operator(op, other, self) if reflected else grid_operator(op, self, other)
+        t = tracer()
+        return t.grid_operator(op, other, self) if reflected else t.grid_operator(op, self, other)
 
     def _cmp(self, op: str, other):
-        from .trace import grid_compare
-        return grid_compare(op, self, other)
+        return tracer().grid_compare(op, self, other)
 
     def __neg__(self):
         return self._op("mul", -1)
 
     def __getitem__(self, key):
-        from .trace import grid_subscript
-        return grid_subscript(self, key)
+        return tracer().grid_subscript(self, key)
 
     def __eq__(self, other):  # type: ignore[override]
         if isinstance(other, IndexExpr):
@@ -162,13 +164,11 @@ class IndexExpr:
                            code="err_cannot_assign_to_index")
 
     def __bool__(self) -> bool:
-        from .trace import grid_truth
-        grid_truth("an index expression")
+        tracer().grid_truth("an index expression")
 
 
 def _traced_number(v) -> bool:
     """An int or loop index compared with an index expression inside a traced kernel."""
-    from ..tracer import active
     if active() is None:
         return False
     from ..proxies import LoopIndex
@@ -236,17 +236,14 @@ class Mask:
 
     def __and__(self, other: "Mask") -> "Mask":
         if not isinstance(other, Mask):  # a traced kernel: `mask & tile` and the like
-            from .trace import grid_operator
-            return grid_operator("and", self, other)
+            return tracer().grid_operator("and", self, other)
         return Mask(self.constraints + other.constraints)
 
     def __or__(self, other):
-        from .trace import grid_operator
-        return grid_operator("or", self, other)
+        return tracer().grid_operator("or", self, other)
 
     def __bool__(self) -> bool:
-        from .trace import grid_truth
-        grid_truth("a mask")
+        tracer().grid_truth("a mask")
 
 
 def compare(op, a, b) -> Mask:

@@ -24,6 +24,7 @@ import re
 from typing import Any
 
 from ...errors import NKISyntaxError, NKITypeError
+from ..context import require, tracer
 from ..frames import user_loc
 from ..proxies import AST_OPS, NkiTensor
 
@@ -31,8 +32,7 @@ _MATMULS = ("nisa1.nc_matmul", "nl.matmul", "nisa.nc_matmul")
 
 
 def _ctx():
-    from ..tracer import _require
-    return _require("an nl.arange / nl.mgrid index expression")
+    return require("an nl.arange / nl.mgrid index expression")
 
 
 # ------------------------------------------------------------------ index grids
@@ -42,7 +42,7 @@ def grid_operator(op: str, a: Any, b: Any) -> Any:
     An error in an expression written inside a ``mask=`` argument carries the Beta 1 code
     ``err_unsupported_expression_in_mask`` (told from the source text before the column)."""
     from .tile_ops import index_operator
-    from ..tracer import unwrap
+    unwrap = tracer().unwrap
     ctx = _ctx()
     loc = ctx.b.loc = user_loc()
     try:
@@ -64,7 +64,7 @@ def _in_mask_argument(loc) -> bool:
 def grid_compare(op: str, a: Any, b: Any) -> Any:
     """``expr <op> value`` -> a :class:`~.index_expr.Mask`."""
     from .tile_ops import compare_operator
-    from ..tracer import unwrap
+    unwrap = tracer().unwrap
     ctx = _ctx()
     loc = ctx.b.loc = user_loc()
     return compare_operator(ctx, loc, AST_OPS[op], unwrap(a), unwrap(b))
@@ -73,7 +73,7 @@ def grid_compare(op: str, a: Any, b: Any) -> Any:
 def grid_subscript(obj: Any, key: Any) -> Any:
     """``nl.arange(n)[:, None]`` or ``nl.mgrid[0:P, 0:F]``."""
     from .tile_ops import subscript_index
-    from ..tracer import unwrap
+    unwrap = tracer().unwrap
     ctx = _ctx()
     loc = ctx.b.loc = user_loc()
     return subscript_index(ctx, loc, obj, unwrap(key))

@@ -3,13 +3,12 @@
 // so FileCheck checks the text.
 // RUN: %nki-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
-// dma_transpose with dge_mode=hwdge (the hardware DGE transpose) moves 2-byte dtypes only
-// (the default mode transposes any dtype).
-func.func @transpose_fp32(%s: memref<4x8xf32, #nisa.mem<hbm>>, %d: memref<8x4xf32, #nisa.mem<sbuf>>) {
-  nisa.dma_transpose(dst=memref<8x4xf32, #nisa.mem<sbuf>> %d, src=memref<4x8xf32, #nisa.mem<hbm>> %s, dge_mode=hwdge) engine=dma
+// With dge_mode=hwdge dma_transpose moves 2-byte dtypes only.
+func.func @transpose_fp32(%s: memref<16x8xf32, #nisa.mem<hbm>>, %d: memref<8x16xf32, #nisa.mem<sbuf>>) {
+  nisa.dma_transpose(dst=memref<8x16xf32, #nisa.mem<sbuf>> %d, src=memref<16x8xf32, #nisa.mem<hbm>> %s, dge_mode=hwdge) engine=dma
   func.return
 }
-// CHECK: {{^}}nisa.dma_transpose: with dge_mode=hwdge 'src' must have a 2-byte
+// CHECK: {{^}}nisa.dma_transpose: with dge_mode=hwdge 'src' must have a 2-byte dtype (bfloat16, float16, int16, uint16), got float32
 
 // -----
 

@@ -52,12 +52,12 @@ func.func @row_pos(%d: memref<8x8xf32, #nisa.mem<psum>>, %s: memref<32x8xbf16, #
 
 // -----
 
-// Column tiling is not supported (row tiling is the safe subset).
-func.func @col_tiling(%d: memref<8x8xf32, #nisa.mem<psum>>, %s: memref<32x8xbf16, #nisa.mem<sbuf>>) {
-  nki.nc_matmul(dst=memref<8x8xf32, #nisa.mem<psum>> %d, stationary=memref<32x8xbf16, #nisa.mem<sbuf>> %s, moving=memref<32x8xbf16, #nisa.mem<sbuf>> %s, tile_position=[0, 64], tile_size=[64, 64])
+// A column tile holds at most tile_size[1] stationary columns (the output partitions).
+func.func @col_tiling(%d: memref<80x8xf32, #nisa.mem<psum>>, %s: memref<32x80xbf16, #nisa.mem<sbuf>>, %m: memref<32x8xbf16, #nisa.mem<sbuf>>) {
+  nki.nc_matmul(dst=memref<80x8xf32, #nisa.mem<psum>> %d, stationary=memref<32x80xbf16, #nisa.mem<sbuf>> %s, moving=memref<32x8xbf16, #nisa.mem<sbuf>> %m, tile_position=[0, 64], tile_size=[64, 64])
   func.return
 }
-// CHECK: {{^}}nisa.nc_matmul: column tiling (tile_size[1]=64, tile_position[1]=64) is not supported by nki-mlir
+// CHECK: {{^}}nisa.nc_matmul: stationary free size 80 exceeds the column tile size 64 (tile_size[1])
 
 // -----
 

@@ -19,7 +19,8 @@ The class attributes that are :class:`Param` s are the API parameters in signatu
 object: the op twins and their verifier (:mod:`.ods_ops`), the frontend handler and the Beta 1
 form (``frontend/ods_calls.py``), the interpreter and the cost model (by the registrar,
 ``nki_mlir/instructions/define.py``).  The dialects layer reads the fields below; the
-``interpret`` / ``cost`` fields are the runtime's and the cost model's and opaque here.
+``interpret`` field is the runtime's and opaque here; the cost model reads ``cost`` from
+the op (``op.DEFINITION``).
 """
 from __future__ import annotations
 
@@ -127,6 +128,34 @@ class Engine(Param):
 
 
 @dataclass(frozen=True)
+class Stream:
+    """The cost model's row of an instruction (as LLVM's TableGen records hold scheduling
+    models): one stream over its main operand, ``cycles = k * N`` per engine as
+    ``nki_mlir/perf/costs.py`` computes it (``N`` the main operand's free size).
+
+    Attributes:
+        roles: the main operand: the first of these roles present.
+        k: inputs streamed per element.
+        perf: VectorE perf-mode class: ``"copy"``, ``"other"`` (bf16 inputs) or None.
+        gpsimd_k: ``k`` on GpSimd when it differs (None: ``k``).
+        source: where the formula comes from: a documented source (docs/cost-model.md), or "analogue: <the documented
+            instruction whose formula is used>".
+    """
+
+    roles: tuple[str, ...] | str
+    k: float = 1.0
+    perf: str | None = None
+    gpsimd_k: float | None = None
+    source: str = ""
+
+    @property
+    def row(self) -> tuple[tuple[str, ...], float, str | None, float | None]:
+        """``(roles, k, perf, gpsimd_k)``, the form of the cost model's table."""
+        roles = (self.roles,) if isinstance(self.roles, str) else tuple(self.roles)
+        return roles, float(self.k), self.perf, self.gpsimd_k
+
+
+@dataclass(frozen=True)
 class InstructionDef:
     """One instruction, as its definition says (see the module docstring).
 
@@ -143,7 +172,7 @@ class InstructionDef:
         verify: ``verify(op)``, verifier rules beyond those the fields say (raises
             ``VerifyException``), run by both twins after the generated checks.
         interpret: ``interpret(decoder, op) -> closure``, the interpreter's closure builder.
-        cost: the cost model's row for the instruction (a ``perf.costs.Stream``).
+        cost: the cost model's row for the instruction (a :class:`Stream`).
         beta1_result: the Beta 1 form (``nki.isa`` of NKI Beta 1, no ``dst``) returns a new
             tile shaped like the first tile argument; False: the call has no result and is
             passed on unchanged.
@@ -158,7 +187,7 @@ class InstructionDef:
     state: str | None = None
     verify: Callable | None = None
     interpret: Callable | None = None
-    cost: Any = None
+    cost: Stream | None = None
     beta1_result: bool = True
     module: str = ""
 
@@ -226,4 +255,4 @@ def record_of(cls: type) -> InstructionDef:
     return rec
 
 
-__all__ = ["REQUIRED", "Param", "Tile", "Scalar", "Engine", "InstructionDef", "record_of"]
+__all__ = ["REQUIRED", "Param", "Tile", "Scalar", "Engine", "Stream", "InstructionDef", "record_of"]

@@ -13,8 +13,11 @@ dialects            the ``nki.<name>`` / ``nisa.<name>`` op twins, their verifie
 frontend            the ``nisa.<name>`` handler (public signature) and the Beta 1 ``nisa1.<name>``
                     form (:func:`~nki_mlir.frontend.ods_calls.define_call`)
 runtime             the interpreter's closure builder (``interpret``)
-perf                the cost row (``cost``)
 ==================  ===========================================================================
+
+The passes and the cost model need no registration: they read the record from the op
+(``type(op).DEFINITION``: its default engine, its ``cost`` row) and its memory effects from
+the op's trait.
 
 Each registration refuses a name that is registered already, so an instruction has one
 definition and no hand-written twin.
@@ -25,7 +28,6 @@ from ..dialects.ods import InstructionDef, record_of
 from ..dialects.ods_ops import define_ops
 from ..frontend.ods_calls import define_call
 from .. import isa_names
-from ..perf.costs import register_stream
 from ..runtime.handlers import register as register_builder
 
 #: every registered definition by instruction name, in registration order
@@ -52,7 +54,6 @@ def instruction(cls: type) -> InstructionDef:
     nki_op, nisa_op = define_ops(rec)
     define_call(rec, nki_op)
     register_builder(nisa_op.name, rec.interpret)
-    register_stream(nisa_op.name, rec.cost)
     DEFINITIONS[rec.name] = rec
     return rec
 

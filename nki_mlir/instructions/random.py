@@ -19,10 +19,9 @@ from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import rules
 from ..dialects.common import describe, dtype_of, free_size, shape_of
-from ..dialects.ods import Engine, Scalar, Tile
+from ..dialects.ods import Engine, Scalar, Stream, Tile
 from ..dialects.ods_ops import engine_of
 from ..errors import NKIRuntimeError
-from ..perf.costs import Stream
 from ..runtime import numerics as nm
 from ..runtime.env import STATE, Fault, finish
 from ..runtime.prng import XORWOW_WORDS, draw, engine_state, seed_state

@@ -50,8 +50,9 @@ nearest documented instruction's formula is used):
   +MIN_II with reduce_res -> analogue: tensor_tensor
 - range_select, max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle, quantize_mx ->
   vector (or gpsimd) k=1 over the data operand -> analogue: tensor_scalar / tensor_reduce
-- the instructions defined in ``nki_mlir/instructions`` -> the :class:`Stream` row of their
-  definition, which names its source (:func:`register_stream`)
+- the instructions defined in ``nki_mlir/instructions`` -> the ``cost`` row of their
+  definition (a :class:`~nki_mlir.dialects.ods.Stream`, read from the op), which names its
+  source
 - iota, affine_select -> gpsimd ``150 + N`` -> ISA_OLD (GPSIMD_START then ~N)
 - tensor_partition_reduce, nc_n_gather, local_gather, sequence_bounds, nonzero_with_count,
   topk -> gpsimd ``150 + N`` (N = the data or dst free size) -> analogue: iota
@@ -252,35 +253,6 @@ _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
 }
 
 
-@dataclass(frozen=True)
-class Stream:
-    """A one-stream cost row of an instruction definition (``cost = Stream(...)``): the
-    :data:`_SIMPLE` row ``(roles, k, perf, gpsimd_k)`` (``roles``: the main operand, the first
-    of them present) and ``source``, where the formula comes from (a documented source, or
-    "analogue: <the documented instruction whose formula is used>")."""
-
-    roles: tuple[str, ...] | str
-    k: float = 1.0
-    perf: str | None = None
-    gpsimd_k: float | None = None
-    source: str = ""
-
-    def row(self) -> tuple[tuple[str, ...], float, str | None, float | None]:
-        roles = (self.roles,) if isinstance(self.roles, str) else tuple(self.roles)
-        return roles, float(self.k), self.perf, self.gpsimd_k
-
-
-def register_stream(op_name: str, stream: Stream) -> None:
-    """Give ``op_name`` (``"nisa.rng"``) the one-stream cost ``stream``.
-
-    Raises:
-        ValueError: an internal error: the op has a cost row already.
-    """
-    if op_name in _SIMPLE:
-        raise ValueError(f"internal error: {op_name} has a cost row already (defined twice)")
-    _SIMPLE[op_name] = stream.row()
-
-
 def _compute_cycles(op: Operation, engine: str, tiles: list[Tile],
                     model: TargetModel) -> tuple[float, float, float, int | None]:
     """``(cycles, flops, peak_flops_per_ns, moving_free)`` of a compute instruction."""
@@ -322,7 +294,7 @@ def _compute_cycles(op: Operation, engine: str, tiles: list[Tile],
         return _cycles(engine, model, n, sbf=_sbf(model, src), extra=extra), 0.0, 0.0, None
     if name == "nisa.core_barrier":
         return _cycles(engine, model, 0.0), 0.0, 0.0, None
-    spec = _SIMPLE.get(name)
+    spec = _SIMPLE.get(name) or _defined_row(op)
     if spec is None:  # an instruction without a formula: one stream over its largest operand
         main = max(tiles, key=lambda t: t.free, default=None)
         return _cycles(engine, model, pen * (main.free if main else 1)), 0.0, 0.0, None
@@ -336,6 +308,12 @@ def _compute_cycles(op: Operation, engine: str, tiles: list[Tile],
         pm = _other_pm(model, main)
     return _cycles(engine, model, n, k=k, pm=pm, sbf=_sbf(model, main), gp=gp,
                    extra=extra), 0.0, 0.0, None
+
+
+def _defined_row(op: Operation) -> tuple | None:
+    """The one-stream row of an op generated from an instruction definition, else None."""
+    defn = getattr(op, "DEFINITION", None)
+    return defn.cost.row if defn is not None else None
 
 
 _TWO_INPUT_ROLES = {

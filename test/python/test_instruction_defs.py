@@ -18,11 +18,10 @@ from nki_mlir import dtypes, isa_names
 from nki_mlir.dialects import ods, ods_ops
 from nki_mlir.dialects.common import memref
 from nki_mlir.dialects.instruction import EngineState
-from nki_mlir.dialects.ods import Engine, Scalar, Tile
+from nki_mlir.dialects.ods import Engine, Scalar, Stream, Tile
 from nki_mlir.errors import NKITypeError
 from nki_mlir.frontend.builtins import HANDLERS
 from nki_mlir.instructions import DEFINITIONS, instruction
-from nki_mlir.perf.costs import Stream
 
 
 @nki.jit
@@ -119,3 +118,28 @@ def test_engine_state_is_a_memory_effect():
     assert (MemoryEffectKind.WRITE, EngineState("prng")) in kinds
     assert {(e.kind, e.value) for e in effects if e.value is not None} == {(MemoryEffectKind.READ, seed)}
     assert not is_trivially_dead(op)
+
+
+def test_cost_model_reads_the_definitions_row():
+    """nisa.rng / nisa.dropout cost their Stream row: one vector pass over the main operand
+    (max(MIN_II, N) cycles), GpSimd 150 + N; no row in the cost model's own table."""
+    from nki_mlir.driver.pipeline import parse_module
+    from nki_mlir.perf import costs
+    from nki_mlir.perf.costs import instruction_cost
+    from nki_mlir.perf.targets import target_model
+    text = """builtin.module attributes {nisa.target = #nisa.target<trn2>} {
+  func.func @k(%x: memref<128x512xf32, #nisa.mem<sbuf>>) {
+    %r = nisa.alloc : memref<128x512xui32, #nisa.mem<sbuf>>
+    %y = nisa.alloc : memref<128x512xf32, #nisa.mem<sbuf>>
+    %p = arith.constant 0.5 : f32
+    nisa.rng(dst=memref<128x512xui32, #nisa.mem<sbuf>> %r) engine=vector
+    nisa.rng(dst=memref<128x512xui32, #nisa.mem<sbuf>> %r) engine=gpsimd
+    nisa.dropout(dst=memref<128x512xf32, #nisa.mem<sbuf>> %y, data=memref<128x512xf32, #nisa.mem<sbuf>> %x, prob=f32 %p) engine=vector
+    func.return
+  }
+}"""
+    ops = [op for op in parse_module(text).walk() if op.name in ("nisa.rng", "nisa.dropout")]
+    model = target_model("trn2")
+    cycles = [(c.engine, c.cycles) for c in (instruction_cost(op, model) for op in ops)]
+    assert cycles == [("vector", 512), ("gpsimd", 150 + 512), ("vector", 512)]
+    assert "nisa.rng" not in costs._SIMPLE

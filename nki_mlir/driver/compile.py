@@ -185,8 +185,7 @@ def _key_parts(fn, specs: tuple[ArgSpec, ...], target: str, options: dict) -> di
         "source": file_hash(src.file) if src else "", "qualname": getattr(fn, "__qualname__", ""),
         "referenced_values": referenced_values_digest(fn),
         "module": getattr(fn, "__module__", ""),
-        "compiler": f"{__version__}+{cache.compiler_digest()}",
-        "xdsl": str(getattr(xdsl, "__version__", "0.74.0")),
+        "compiler": __version__, "xdsl": str(getattr(xdsl, "__version__", "0.74.0")),
         "args": [(s.name, s.kind, s.shape, s.dtype,
                   repr(s.value) if _plain(s.value) else value_digest(s.value)) for s in specs],
         "target": target, "options": options,
@@ -262,7 +261,8 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     from ..passes.memory_report import manifest_entry
     mem = manifest_entry(module)    # every nkim.* module attribute as JSON (memory report)
     manifest = {
-        "compiler_version": __version__, "target": tgt, "kernel": spec.name,
+        "compiler_version": __version__, "compiler_digest": cache.compiler_digest(),
+        "target": tgt, "kernel": spec.name,
         "args": [_arg_json(a) for a in spec.args], "outputs": [o.__dict__ for o in spec.outputs],
         "returns_tuple": spec.returns_tuple, "pipeline": pipeline, "memory": mem,
         "source_hash": parts["source"], "cache_key": key,
@@ -290,10 +290,16 @@ def _check_schedule(schedule: Any) -> None:
 
 def _disk_hit(dest: Path, target: str) -> CompiledKernel | None:
     """The cache entry at ``dest``, checked and decoded; ``None`` (after a warning naming the
-    entry, which is removed) when it is damaged in any way, so the caller rebuilds it."""
+    entry, which is removed) when it is damaged in any way, so the caller rebuilds it.  An
+    entry written by other compiler sources (its manifest's ``compiler_digest``, see
+    :func:`~nki_mlir.runtime.cache.compiler_digest`: an edited checkout, an upgrade without a
+    version bump) is stale: ``None`` without a warning, and the rebuild replaces it."""
     from xdsl.utils.exceptions import ParseError
     try:
         manifest, ir = art.read_artifact(dest, compiler_version=__version__)
+        if manifest.get("compiler_digest") != cache.compiler_digest():
+            cache.remove(dest)
+            return None
         ck = CompiledKernel(_spec_from_manifest(manifest), dest, target, manifest, 0.0, "disk", ir)
         ck.program        # parse and decode now: an entry that does not decode is damaged
     except (ArtifactError, ParseError, VerifyException, NKIError, KeyError, TypeError, ValueError,

@@ -1,13 +1,13 @@
 """The compile cache: artifacts on disk plus decoded kernels in memory.
 
 Key: SHA-256 over content only — the kernel's source file hash and
-qualified name, what it reads at compile time, the compiler and xDSL versions (as strings;
-the compiler's also carries a digest of nki-mlir's own source files, :func:`compiler_digest`,
-so an edited or upgraded checkout never reuses an artifact an older compiler wrote),
+qualified name, what it reads at compile time, the compiler and xDSL versions (as strings),
 argument shapes/dtypes, compile-time argument values, target and pipeline options — so the
 same kernel hits across processes.  The directory is ``$NKI_MLIR_CACHE_DIR`` or
 ``~/.cache/nki-mlir``.  Entries are written atomically (see ``artifact.write_artifact``);
-a damaged entry is reported (a warning) and rebuilt, never trusted.
+a damaged entry is reported (a warning) and rebuilt, never trusted, and an entry whose
+manifest names other compiler sources (:func:`compiler_digest`: an edited checkout, an upgrade
+without a version bump) is rebuilt too, so no artifact of an older compiler is ever run.
 
 Both levels are bounded, least recently used first out:
 

@@ -156,6 +156,23 @@ class _Plan:
     results: _ListPlan
     regions: bool           # regions to check (else: none defined, none allowed)
     successors: bool
+    props: tuple = ()       # (name, constraint, optional, pure) per property definition
+
+
+def _check_attr(constr, pure: bool, attr, ctx: VerificationContext) -> None:
+    """``constr.verify(attr, ctx)``, skipped when the pure ``constr`` accepted ``attr`` (the
+    same object) before."""
+    if not pure:
+        constr.verify(attr, ctx)
+        return
+    key = (id(constr), id(attr))
+    hit = _ACCEPTED.get(key)
+    if hit is not None and hit[0] is constr and hit[1] is attr:
+        return
+    constr.verify(attr, ctx)
+    if len(_ACCEPTED) >= 1 << 16:
+        _ACCEPTED.clear()
+    _ACCEPTED[key] = (constr, attr)
 
 
 _PLANS: dict[int, tuple[OpDef, _Plan | None]] = {}
@@ -170,8 +187,10 @@ def _plan(op_def: OpDef) -> _Plan | None:
                                               for o in op_def.options)
         successors = bool(op_def.successors) or any(isinstance(o, AttrSizedSuccessorSegments)
                                                     for o in op_def.options)
+        props = tuple((name, d.constr, isinstance(d, OptPropertyDef), _pure(d.constr))
+                      for name, d in op_def.properties.items())
         plan = None if operands is None or results is None else _Plan(operands, results, regions,
-                                                                       successors)
+                                                                       successors, props)
         hit = _PLANS[id(op_def)] = (op_def, plan)
     return hit[1]
 
@@ -195,12 +214,12 @@ def verify(self: OpDef, op: Operation) -> None:
     if plan.successors or op.successors:
         verify_variadic_size(op, self, VarIRConstruct.SUCCESSOR)
     props = op.properties
-    for name, attr_def in self.properties.items():
+    for name, constr, optional, pure in plan.props:
         if name not in props:
-            if isinstance(attr_def, OptPropertyDef):
+            if optional:
                 continue
             return _upstream_verify(self, op)
-        attr_def.constr.verify(props[name], ctx)
+        _check_attr(constr, pure, props[name], ctx)
     if any(name not in self.properties for name in props):
         return _upstream_verify(self, op)
     return None

@@ -49,7 +49,8 @@ class _ListPlan:
 def _pure(constr) -> bool:
     """The constraint's verdict on one value depends on its type only (no variables)."""
     try:
-        return not constr.variables() and not constr.variables_from_length()
+        from_length = getattr(constr, "variables_from_length", None)   # range constraints only
+        return not constr.variables() and not (from_length is not None and from_length())
     except Exception:  # noqa: BLE001 -- a constraint that cannot tell: checked every time
         return False
 

@@ -92,4 +92,6 @@ def test_planned(name):
     from nki_mlir.dialects import nisa  # noqa: F401  (registers the op classes)
     ctx = make_context()
     op_def = ctx.get_op(name).get_irdl_definition()
-    assert fast_verify._plan(op_def) is not None
+    plan = fast_verify._plan(op_def)
+    assert plan is not None
+    assert all(pure for *_, pure in plan.props)       # their verdicts are remembered

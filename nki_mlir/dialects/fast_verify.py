@@ -9,11 +9,11 @@ spend most of their time there.
 
 :func:`verify` does the same checks from a plan computed once per op definition: the
 operand and result constraints, in definition order, each on the types of its slice of the
-op's operands / results (segment sizes read once per op), then regions, successors and
-properties as upstream does.  A constraint without variables has one verdict per type, so
+op's operands / results (segment sizes read once per op, or the same-size split of
+variadic definitions without them), then regions, successors and properties as upstream
+does.  A constraint without variables has one verdict per type, so
 the types it accepted are remembered (per constraint and type object: types are immutable
-and shared) and not checked again.  Any failure -- or a definition it does not plan for (variadic
-definitions without a segment-size attribute) -- goes to the upstream verifier, which raises
+and shared) and not checked again.  Any failure goes to the upstream verifier, which raises
 the upstream message; so an op passes here exactly when it passes upstream.  Remove this
 override when the pinned xDSL verifies as fast by itself.
 """
@@ -43,12 +43,14 @@ class _ListPlan:
     as_property: bool = False
     kinds: tuple = ()                   # per definition: "single" | "optional" | "variadic"
     pure: tuple = ()                    # per constraint: no variables (verdict per type)
+    same_size: bool = False             # variadics without segment sizes: all the same size
 
 
 def _pure(constr) -> bool:
     """The constraint's verdict on one value depends on its type only (no variables)."""
     try:
-        return not constr.variables() and not constr.variables_from_length()
+        from_length = getattr(constr, "variables_from_length", None)   # range constraints only
+        return not constr.variables() and not (from_length is not None and from_length())
     except Exception:  # noqa: BLE001 -- a constraint that cannot tell: checked every time
         return False
 
@@ -77,19 +79,43 @@ def _list_plan(defs: list, options: list, option_cls) -> _ListPlan | None:
     constrs = tuple(d.constr for _, d in defs)
     pure = tuple(_pure(c) for c in constrs)
     option = next((o for o in options if isinstance(o, option_cls)), None)
-    if option is None:
-        if any(isinstance(d, VariadicDef) for _, d in defs):
-            return None                 # same-size variadics: left to upstream
-        return _ListPlan(constrs, pure=pure)
     kinds = tuple("optional" if isinstance(d, OptionalDef) else
                   "variadic" if isinstance(d, VariadicDef) else "single" for _, d in defs)
+    if option is None:
+        if any(k != "single" for k in kinds):   # same-size variadics (upstream's default)
+            return _ListPlan(constrs, kinds=kinds, pure=pure, same_size=True)
+        return _ListPlan(constrs, pure=pure)
     return _ListPlan(constrs, option.attribute_name, option.as_property, kinds, pure)
+
+
+def _same_sizes(plan: _ListPlan, length: int) -> list[int] | None:
+    """Per definition, its number of values when every variadic has the same size (as
+    upstream's ``verify_variadic_same_size`` and same-size accessors split ``length``
+    values); None when upstream rejects ``length``."""
+    kinds = plan.kinds
+    n_var = sum(1 for k in kinds if k != "single")
+    fixed = len(kinds) - n_var
+    if "optional" in kinds:             # all empty or all singletons
+        if length == len(kinds):
+            k = 1
+        elif length == fixed:
+            k = 0
+        else:
+            return None
+    else:
+        if length < fixed or (length - fixed) % n_var:
+            return None
+        k = (length - fixed) // n_var
+    return [1 if kind == "single" else k for kind in kinds]
 
 
 def _check_list(plan: _ListPlan, op: Operation, values, ctx: VerificationContext) -> bool:
     """Whether every constraint of ``plan`` holds on ``values``; False when upstream would
     reject the list's sizes (upstream then raises its message)."""
     constrs = plan.constrs
+    if plan.same_size:
+        sizes = _same_sizes(plan, len(values))
+        return sizes is not None and _check_slices(plan, values, sizes, ctx)
     if plan.segments is None:
         if len(values) != len(constrs):
             return False
@@ -110,8 +136,13 @@ def _check_list(plan: _ListPlan, op: Operation, values, ctx: VerificationContext
         start += n
     if start != len(values):
         return False
+    return _check_slices(plan, values, sizes, ctx)
+
+
+def _check_slices(plan: _ListPlan, values, sizes, ctx: VerificationContext) -> bool:
+    """Every constraint of ``plan`` on its slice of ``values`` (``sizes`` per definition)."""
     start = 0
-    for c, p, n in zip(constrs, plan.pure, sizes):
+    for c, p, n in zip(plan.constrs, plan.pure, sizes):
         if n == 1:
             _check_one(c, p, _item(values, start).type, ctx)
         else:
@@ -126,6 +157,23 @@ class _Plan:
     results: _ListPlan
     regions: bool           # regions to check (else: none defined, none allowed)
     successors: bool
+    props: tuple = ()       # (name, constraint, optional, pure) per property definition
+
+
+def _check_attr(constr, pure: bool, attr, ctx: VerificationContext) -> None:
+    """``constr.verify(attr, ctx)``, skipped when the pure ``constr`` accepted ``attr`` (the
+    same object) before."""
+    if not pure:
+        constr.verify(attr, ctx)
+        return
+    key = (id(constr), id(attr))
+    hit = _ACCEPTED.get(key)
+    if hit is not None and hit[0] is constr and hit[1] is attr:
+        return
+    constr.verify(attr, ctx)
+    if len(_ACCEPTED) >= 1 << 16:
+        _ACCEPTED.clear()
+    _ACCEPTED[key] = (constr, attr)
 
 
 _PLANS: dict[int, tuple[OpDef, _Plan | None]] = {}
@@ -140,8 +188,10 @@ def _plan(op_def: OpDef) -> _Plan | None:
                                               for o in op_def.options)
         successors = bool(op_def.successors) or any(isinstance(o, AttrSizedSuccessorSegments)
                                                     for o in op_def.options)
+        props = tuple((name, d.constr, isinstance(d, OptPropertyDef), _pure(d.constr))
+                      for name, d in op_def.properties.items())
         plan = None if operands is None or results is None else _Plan(operands, results, regions,
-                                                                       successors)
+                                                                       successors, props)
         hit = _PLANS[id(op_def)] = (op_def, plan)
     return hit[1]
 
@@ -165,12 +215,12 @@ def verify(self: OpDef, op: Operation) -> None:
     if plan.successors or op.successors:
         verify_variadic_size(op, self, VarIRConstruct.SUCCESSOR)
     props = op.properties
-    for name, attr_def in self.properties.items():
+    for name, constr, optional, pure in plan.props:
         if name not in props:
-            if isinstance(attr_def, OptPropertyDef):
+            if optional:
                 continue
             return _upstream_verify(self, op)
-        attr_def.constr.verify(props[name], ctx)
+        _check_attr(constr, pure, props[name], ctx)
     if any(name not in self.properties for name in props):
         return _upstream_verify(self, op)
     return None

@@ -4,9 +4,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, BoolAttr, FloatAttr, IntegerAttr, StringAttr, f64, i64
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, f64
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from ..dialects.common import bool_attr, i64_attr, str_attr
 from ..errors import NKITypeError
 from .builtins import Builtin, EnumMember
 from .values import Index, Tensor
@@ -111,16 +112,16 @@ def enum_name(cg, api: str, role: str, v: Any, enum: str, default: str | None = 
 
 def attr(v: Any) -> Attribute:
     """A property attribute for a compile-time value."""
+    if isinstance(v, str):
+        return str_attr(v)               # shared: attributes are immutable
     if isinstance(v, Attribute):
         return v
     if isinstance(v, (bool, np.bool_)):
-        return BoolAttr.from_bool(bool(v))
+        return bool_attr(bool(v))
     if isinstance(v, (int, np.integer)):
-        return IntegerAttr(int(v), i64)
+        return i64_attr(int(v))
     if isinstance(v, (float, np.floating)):
         return FloatAttr(float(v), f64)
-    if isinstance(v, str):
-        return StringAttr(v)
     if isinstance(v, (list, tuple)):
         return ArrayAttr([attr(x) for x in v])
     raise TypeError(f"cannot encode {v!r} as an attribute")
@@ -129,13 +130,24 @@ def attr(v: Any) -> Attribute:
 def emit(cg, cls, operands: dict[str, SSAValue | None], props: dict[str, Any] | None = None,
          result_types: list[Attribute] | None = None) -> Operation:
     """Build ``cls`` with operands in its definition order, then emit and verify it."""
-    names = [n for n, _ in cls.get_irdl_definition().operands]
-    unknown = set(operands) - set(names)
-    assert not unknown, f"{cls.name}: unknown operands {unknown}"
+    names = _operand_names(cls)
+    assert all(k in names for k in operands), \
+        f"{cls.name}: unknown operands {set(operands) - set(names)}"
     properties = {k: attr(v) for k, v in (props or {}).items() if v is not None}
     op = cls.build(operands=[operands.get(n) for n in names], properties=properties,
                    result_types=result_types or [])
     return cg.b.emit(op)
+
+
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _operand_names(cls) -> tuple[str, ...]:
+    """The operand definition names of an op class, in order (once per class)."""
+    names = _NAMES.get(cls)
+    if names is None:
+        names = _NAMES[cls] = tuple(n for n, _ in cls.get_irdl_definition().operands)
+    return names
 
 
 def _show(v: Any) -> str:

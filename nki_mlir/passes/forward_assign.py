@@ -33,6 +33,11 @@ from ..dialects.effects import base_buffer
 ASSIGN_ATTR = "nki.assign"
 
 
+def number_ops(block) -> dict[Operation, int]:
+    """Each op of ``block`` -> its position."""
+    return {o: i for i, o in enumerate(block.ops)}
+
+
 def _touches(op: Operation, base: SSAValue) -> bool:
     for o in op.walk():
         if any(base_buffer(x) is base for x in o.operands):
@@ -41,7 +46,21 @@ def _touches(op: Operation, base: SSAValue) -> bool:
 
 
 class ForwardAssign(RewritePattern):
-    """``producer(dst=%tmp); tensor_copy(dst=%t, src=%tmp) {nki.assign}`` -> ``producer(dst=%t)``."""
+    """``producer(dst=%tmp); tensor_copy(dst=%t, src=%tmp) {nki.assign}`` -> ``producer(dst=%t)``.
+
+    An instance serves one walk: it numbers the ops of a block once (the rewrite only
+    erases ops and swaps operands, so the numbers keep their order), and collects the ops
+    between the first use and the copy along the block, so a block with many assignments
+    costs linear time, not one block scan per assignment."""
+
+    def __init__(self):
+        self._order: dict = {}          # block -> {op: position}
+
+    def _positions(self, block) -> dict:
+        order = self._order.get(block)
+        if order is None:
+            order = self._order[block] = number_ops(block)
+        return order
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nki.TensorCopyOp, rewriter: PatternRewriter) -> None:
@@ -58,15 +77,20 @@ class ForwardAssign(RewritePattern):
         if not users or any(u.parent_block() is not block or not isinstance(u, NkiInstruction)
                             for u in users):
             return
-        order = {o: i for i, o in enumerate(block.ops)}
-        first = min(order[u] for u in users)
+        order = self._positions(block)
+        first_user = min(users, key=order.__getitem__)
+        first = order[first_user]
         if any(order[u] > order[op] for u in users):
             return
         owner = dst.owner
         if isinstance(owner, Operation) and owner.parent_block() is block and order[owner] > first:
             return
         base = base_buffer(dst)
-        between = [o for o in block.ops if first <= order[o] < order[op]]
+        between = []
+        o = first_user
+        while o is not op:
+            between.append(o)
+            o = o.next_op
         if any(_touches(o, base) for o in between):
             return
         swapped: list[tuple[Operation, int]] = []

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from xdsl.dialects.builtin import (ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, ModuleOp,
                                    StringAttr, UnitAttr, f64, i64)
 from xdsl.ir import Attribute
@@ -39,30 +41,46 @@ SPACES = ("sbuf", "psum")
 
 def max_live(tensors) -> int:
     """Max over program points and partitions of the live footprints (module docstring).
-    ``tensors``: placed tensors of ONE function (``.region``, ``.live.start/.end``)."""
+    ``tensors``: placed tensors of ONE function (``.region``, ``.live.start/.end``).
+    The per-partition loads are one NumPy vector (a footprint adds to a partition range)."""
     events: dict[int, list[tuple[int, object]]] = {}
     for t in tensors:
         events.setdefault(t.live.start, []).append((+1, t))
         events.setdefault(t.live.end + 1, []).append((-1, t))
-    load = [0] * PARTITIONS
+    load = np.zeros(PARTITIONS, np.int64)
     best = 0
     for point in sorted(events):
         for sign, t in events[point]:
             r = t.region
-            for p in range(r.partition, min(PARTITIONS, r.partition + r.partitions)):
-                load[p] += sign * r.size
-        best = max(best, max(load))
+            idx = _partitions(r)
+            if type(idx) is slice:
+                load[idx] += sign * r.size
+            else:
+                np.add.at(load, idx, sign * r.size)
+        best = max(best, int(load.max()))
     return best
+
+
+def _partitions(r):
+    """The partitions ``range(r.partition, min(128, r.partition + r.partitions))`` covers, as
+    an index of a per-partition vector (a slice; Python's wrap-around for a negative start)."""
+    stop = min(PARTITIONS, r.partition + r.partitions)
+    if r.partition >= 0:
+        return slice(r.partition, max(r.partition, stop))
+    return [p % PARTITIONS for p in range(r.partition, stop)]
 
 
 def partition_peaks(tensors) -> list[int]:
     """The high-water mark ``offset + footprint`` of each of the 128 partitions."""
-    peak = [0] * PARTITIONS
+    peak = np.zeros(PARTITIONS, np.int64)
     for t in tensors:
         r = t.region
-        for p in range(r.partition, min(PARTITIONS, r.partition + r.partitions)):
-            peak[p] = max(peak[p], r.offset + r.size)
-    return peak
+        idx = _partitions(r)
+        if type(idx) is slice:
+            peak[idx] = np.maximum(peak[idx], r.offset + r.size)
+        else:
+            np.maximum.at(peak, idx, r.offset + r.size)
+    return [int(v) for v in peak]
 
 
 def run_length(values: list[int]) -> list[list[int]]:

@@ -216,3 +216,18 @@ def loop_index_masks(a):
         nl.store(out[t * 128 + i_p, i_f], value=y, mask=(t < 2))
         nl.store(out[t * 128 + i_p, i_f], value=x, mask=(t >= 2))
     return out
+
+
+@nki.jit
+def unrolled_assigns(a):
+    """One assignment per iteration of a loop the tracer unrolls (``t % 2`` steers Python)."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for t in range(a.shape[0] // 128):
+        x = nl.load(a[t * 128:(t + 1) * 128, :])
+        res = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+        if t % 2 == 0:
+            res[...] = nisa.tensor_copy(x)
+        else:
+            res[...] = nl.exp(x)
+        nl.store(out[t * 128:(t + 1) * 128, :], value=res)
+    return out

@@ -160,6 +160,22 @@ def test_assignment_is_folded_into_the_producer():
     assert "nki.assign" not in nisa_ir
 
 
+def test_assignments_of_an_unrolled_loop_fold_in_one_pass_over_the_block(monkeypatch):
+    """Many ``res[...] = ...`` in one block: each folds into its producer, and the block is
+    numbered once for all of them (not once per assignment: quadratic in the block)."""
+    from nki_mlir.passes import forward_assign
+    numbered = []
+    real = forward_assign.number_ops
+    monkeypatch.setattr(forward_assign, "number_ops", lambda b: numbered.append(b) or real(b))
+    a = _f32(32 * 128, 8)
+    ck = nki_mlir.compile(B1.unrolled_assigns, a, use_cache=False)
+    ir = ck.ir("nisa")
+    assert "nki.assign" not in ir and ir.count("nisa.tensor_copy(") == 16
+    assert len(numbered) == 1
+    rows = np.arange(a.shape[0]) // 128 % 2 == 1
+    np.testing.assert_allclose(ck(a), np.where(rows[:, None], np.exp(a), a), rtol=2e-6)
+
+
 def test_numpy_ufuncs_as_ops_and_store_broadcast():
     a, b = _f32(128, 64), _f32(128, 64)
     out, out2 = B1.ufunc_ops(a, b)

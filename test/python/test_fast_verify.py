@@ -1,9 +1,9 @@
 """The planned IRDL verifier (dialects/fast_verify.py) gives upstream's verdict and message.
 
-Every op of the lit dialect tests (valid and invalid chunks), and broken copies of them
-(a property removed, an unknown property, operand segment sizes off by one, a result
-type swapped), is verified by both; the outcome (passes, or the exception type and text)
-must be the same.
+Every op of the lit dialect tests (valid and invalid chunks, and the dependence-pass
+inputs), and broken copies of them (a property removed, an unknown property, operand
+segment sizes off by one, a result type swapped, one operand fewer or more), is verified
+by both; the outcome (passes, or the exception type and text) must be the same.
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from xdsl.parser import Parser
 from nki_mlir.dialects import fast_verify, make_context
 
 LIT = Path(__file__).resolve().parents[1] / "lit"
-FILES = sorted((LIT / "dialects").rglob("*.mlir")) + sorted((LIT / "invalid").glob("*.mlir"))
+FILES = sorted((LIT / "dialects").rglob("*.mlir")) + sorted((LIT / "invalid").glob("*.mlir")) \
+    + sorted((LIT / "passes").glob("nisa-deps*.mlir"))        # allocs with a copy(...) operand
 
 
 def _outcome(fn, op):
@@ -63,6 +64,13 @@ def _broken(op):
         c = op.clone()
         c.results[0]._type = i32          # a result of the wrong type
         yield c
+    if op.operands:                       # one operand fewer / one more (same-size splits)
+        c = op.clone()
+        c.operands = list(op.operands)[:-1]
+        yield c
+        c = op.clone()
+        c.operands = [*op.operands, op.operands[0]]
+        yield c
 
 
 def test_same_verdicts_as_upstream():
@@ -78,10 +86,12 @@ def test_same_verdicts_as_upstream():
     assert failing > 100 and compared > failing     # both kinds were compared
 
 
-@pytest.mark.parametrize("name", ["memref.subview", "nisa.activation"])
+@pytest.mark.parametrize("name", ["memref.subview", "nisa.activation", "nisa.alloc"])
 def test_planned(name):
     """The ops the frontend and the passes emit most are verified from a plan."""
     from nki_mlir.dialects import nisa  # noqa: F401  (registers the op classes)
     ctx = make_context()
     op_def = ctx.get_op(name).get_irdl_definition()
-    assert fast_verify._plan(op_def) is not None
+    plan = fast_verify._plan(op_def)
+    assert plan is not None
+    assert all(pure for *_, pure in plan.props)       # their verdicts are remembered

@@ -108,31 +108,29 @@ class Checker:
         self.live: dict[int, list[_Buffer]] = {}    # root -> placed buffers not yet evicted
         self.history: dict[int, _History] = {}      # root -> [(fp, is_write, inst, role)]
         self.fps: dict[int, tuple] = {}             # id(view) -> (view, root, footprint)
+        # the same for views of the state's SBUF / PSUM, kept with the state across runs
+        self.kept: dict[int, tuple] = state.mirrors.setdefault("footprints", {})
 
     def _footprint(self, a: np.ndarray):
         """``(root, footprint)`` of the view ``a``, computed once per view object per run
-        (the entry keeps ``a`` alive, so its id is not reused meanwhile)."""
+        (the entry keeps ``a`` alive, so its id is not reused meanwhile).  Views of the
+        state's SBUF / PSUM are kept across runs (``Memory.view``, ``Memory.subviews``), so
+        are their footprints."""
         hit = self.fps.get(id(a))
         if hit is not None and hit[0] is a:
+            return hit[1], hit[2]
+        kept = self.kept
+        hit = kept.get(id(a))
+        if hit is not None and hit[0] is a:
+            self.fps[id(a)] = hit
             return hit[1], hit[2]
         root = root_of(a)
         fp = footprint(a, root)
         if len(self.fps) < FOOTPRINTS_MAX:
             self.fps[id(a)] = (a, root, fp)
-        return root, fp
-
-    def _alloc_footprint(self, a: np.ndarray):
-        """:meth:`_footprint` of a placed tensor's view: views of the state's SBUF / PSUM
-        are kept across runs (``Memory.view``), so are their footprints."""
         mem = self.state.mem
-        kept = self.state.mirrors.setdefault("footprints", {})
-        hit = kept.get(id(a))
-        if hit is not None and hit[0] is a:
-            self.fps[id(a)] = hit
-            return hit[1], hit[2]
-        root, fp = self._footprint(a)
         if root is mem.sbuf or root is mem.psum:
-            if len(kept) >= VIEWS_MAX:     # as many as the memory keeps views
+            if len(kept) >= 2 * VIEWS_MAX:     # as many as the memory keeps views
                 kept.clear()
             kept[id(a)] = (a, root, fp)
         return root, fp
@@ -178,7 +176,7 @@ class Checker:
     def on_alloc(self, op: Operation, slot: int, data: np.ndarray, space: str) -> None:
         """An on-chip ``nisa.alloc`` executed (enqueue time): clear the written flags of its
         bytes and evict the earlier buffers placed on them."""
-        root, fp = self._alloc_footprint(data)
+        root, fp = self._footprint(data)
         if fp is None:
             return
         w, pw = self._mirrors(root, space == "psum")

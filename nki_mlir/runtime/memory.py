@@ -119,6 +119,9 @@ class Memory:
         self.psum_flags = np.zeros((PARTITIONS, PSUM_BYTES), np.uint8)
         #: typed views of placed tensors by (alloc token, copy), reused across runs
         self.views: dict = {}
+        #: ``memref.subview`` results of those views by (subview token, offsets...):
+        #: ``(source view, view, flag view)`` (:mod:`.views`), reused across runs
+        self.subviews: dict = {}
         #: ``(flags view, all set?)`` of the PSUM flags view written last, while no other
         #: flag byte has been written since (:meth:`set_flags`), else None
         self.known: tuple | None = None

@@ -73,7 +73,8 @@ def plan_env(program, args: Sequence | None) -> list:
 
 
 def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
-              keep_slices: bool = True, throttle: bool = False, plan: bool = True) -> Estimate:
+              keep_slices: bool = True, throttle: bool = False, plan: bool = True,
+              generated: bool = True) -> Estimate:
     """Run ``program`` once with a timeline attached and return its :class:`Estimate`.
 
     Args:
@@ -85,6 +86,8 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
         plan: time a kernel whose control flow reads no machine state by walking its
             timing plan (:mod:`.plan_walk`); False runs its queue mode instead (the same
             records, slower; for tests).
+        generated: walk the plan with its generated function (:mod:`.plan_codegen`);
+            False interprets it (the same records, slower; for tests).
 
     Raises:
         NKITypeError / NKIRuntimeError: as :meth:`Program.run` for bad arguments or a
@@ -102,7 +105,7 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
     if plan and not execute and program.timing_plan is not None:
         tl = Timeline(model, program.schedule.queues, throttle=throttle)
         try:
-            walk_plan(program, tl, plan_env(program, args))
+            walk_plan(program, tl, plan_env(program, args), generated)
         except Unwalkable:
             tl = None
     if tl is None:

@@ -129,3 +129,20 @@ def test_plans_too_big_to_generate_are_interpreted(monkeypatch):
     assert timed_run(ck2.program, model) == want
     assert timed_run(ck2.program, model) == want
     assert list(plan_walk._RESOLVED[ck2.program].values())[0]._walkers == {False: None}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_per_track_loop_equals_numpy(name, monkeypatch):
+    """Small timelines are summed per track by a Python loop (summary._per_track_loop): the
+    same busy times, counts and DMA waits, bit for bit, as the NumPy path."""
+    from nki_mlir.perf import summary
+    from nki_mlir.perf.timeline import Timeline
+    from nki_mlir.perf.walk import plan_env
+    kernel, args = CASES[name]
+    ck = nki.compile(kernel, *args, schedule="in-order", use_cache=False)
+    tl = Timeline(target_model(ck.target), ck.program.schedule.queues)
+    plan_walk.walk_plan(ck.program, tl, plan_env(ck.program, None))
+    loop = summary._per_track_loop(tl)
+    monkeypatch.setattr(summary, "SMALL_TIMELINE", -1)
+    assert summary._per_track(tl) == loop
+    assert loop[0] and (name != "tiled_matmul" or loop[2])   # some DMA waits are summed

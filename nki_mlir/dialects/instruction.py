@@ -4,22 +4,22 @@ An instruction that has the same operand roles and properties at the API level (
 and the ISA level (``nisa``) is declared once, as a mixin holding its operands,
 properties and verifier, and instantiated twice::
 
-    class _BnStats(KeywordOp):
+    class _Max8(KeywordOp):
         dst = operand_def(MemRefType)
-        data = operand_def(MemRefType)
+        src = operand_def(MemRefType)
         def verify_(self) -> None: ...
 
     @irdl_op_definition
-    class BnStatsOp(_BnStats, NkiInstruction):
-        name = "nki.bn_stats"
+    class Max8Op(_Max8, NkiInstruction):
+        name = "nki.max8"
 
     @irdl_op_definition
-    class NisaBnStatsOp(_BnStats, NisaInstruction):
-        name = "nisa.bn_stats"
+    class NisaMax8Op(_Max8, NisaInstruction):
+        name = "nisa.max8"
 
-    direct_lowering(BnStatsOp, NisaBnStatsOp, "vector")
+    direct_lowering(Max8Op, NisaMax8Op, "vector")
 
-``lower-nki-to-nisa`` then rewrites ``nki.bn_stats`` into ``nisa.bn_stats`` with the same
+``lower-nki-to-nisa`` then rewrites ``nki.max8`` into ``nisa.max8`` with the same
 operands and properties and the engine chosen by :func:`direct_lowering`'s ``engine``.
 
 Instructions defined declaratively (``nki_mlir/instructions``, :mod:`.ods`) get both twins,

@@ -110,6 +110,34 @@ def enum_name(cg, api: str, role: str, v: Any, enum: str, default: str | None = 
                      f"got {_show(v)}", NKITypeError)
 
 
+def tile_pair(cg, api: str, role: str, v) -> list[int] | None:
+    """``tile_position`` / ``tile_size``: ``()`` or None -> None, else a pair of compile-time ints.
+
+    Loop-index (affine) expressions are not supported: the tile must be known at compile time.
+    """
+    if v is None or (isinstance(v, (tuple, list)) and len(v) == 0):
+        return None
+    if not isinstance(v, (tuple, list)) or len(v) != 2:
+        raise cg.b.error(f"{api}: {role} must be a (row, column) pair of integers, got {v!r}", NKITypeError)
+    out = []
+    for x in v:
+        if isinstance(x, Index) and not x.terms:
+            x = x.const
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            what = "a loop index expression" if isinstance(x, Index) else repr(x)
+            raise cg.b.error(f"{api}: {role} entries must be compile-time integers, got {what}",
+                             NKITypeError)
+        out.append(int(x))
+    return out
+
+
+def flag(cg, api: str, role: str, v) -> bool | None:
+    """A ``True`` / ``False`` / ``None`` parameter (``accumulate``)."""
+    if v is not None and not isinstance(v, (bool, np.bool_)):
+        raise cg.b.error(f"{api}: {role} must be True, False or None, got {v!r}", NKITypeError)
+    return None if v is None else bool(v)
+
+
 def attr(v: Any) -> Attribute:
     """A property attribute for a compile-time value."""
     if isinstance(v, str):

@@ -143,3 +143,32 @@ def test_cost_model_reads_the_definitions_row():
     cycles = [(c.engine, c.cycles) for c in (instruction_cost(op, model) for op in ops)]
     assert cycles == [("vector", 512), ("gpsimd", 150 + 512), ("vector", 512)]
     assert "nisa.rng" not in costs._SIMPLE
+
+
+def test_property_parameters_and_formula_cost():
+    """Flag / IntPair parameters are optional op properties with None defaults; a Formula
+    cost names a formula the cost model has."""
+    from nki_mlir.perf import costs
+    rec = DEFINITIONS["nc_matmul_mx"]
+    assert [p.role for p in rec.properties] == ["tile_position", "tile_size", "accumulate"]
+    assert str(inspect.signature(nisa.nc_matmul_mx)) == (
+        "(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None, "
+        "tile_size=None, accumulate=None, name=None)")
+    for name in ("nki.nc_matmul_mx", "nisa.nc_matmul_mx"):
+        props = ods_ops.op_class(name).get_irdl_definition().properties
+        assert {"tile_position", "tile_size", "accumulate"} <= set(props)
+    assert rec.cost.row is None and costs._FORMULAS[rec.cost.kind] is costs._matmul_mx
+
+
+@nki.jit
+def k_bad_flag(x):
+    d = nl.ndarray((32, 32), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul_mx(d, x, x, x, x, accumulate=1)  # MARK
+    return x
+
+
+def test_flag_parameter_refuses_a_non_boolean_at_the_call():
+    with pytest.raises(NKITypeError) as info:
+        k_bad_flag(np.zeros((32, 32), np.float32))
+    assert "nisa.nc_matmul_mx: accumulate must be True, False or None, got 1" in str(info.value)
+    assert info.value.loc.line == _line(k_bad_flag)

@@ -16,8 +16,7 @@ INSTRUCTIONS = [
     # vector / gpsimd
     "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_scalar_reduce", "reciprocal",
     "exponential", "select_reduce",
-    "range_select", "max8", "nc_find_index8", "nc_match_replace8", "memset", "iota",
-    "affine_select", "sequence_bounds", "nonzero_with_count", "topk",
+    "range_select", "memset", "iota", "affine_select",
     # cross-core (LNC2)
     "core_barrier", "sendrecv",
     # registers

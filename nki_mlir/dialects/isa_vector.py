@@ -20,9 +20,8 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from .. import dtypes
 from . import rules
-from .common import describe, dtype_of, free_size, prop_flag, prop_str
+from .common import prop_flag, prop_str
 from .instruction import NisaInstruction, NkiInstruction, register_twins
 from .syntax import KeywordOp
 from .vector_rules import (  # noqa: F401  (the vocabularies are also read as isa_vector.X)

@@ -94,10 +94,12 @@ class Scalar(Param):
         default: the API default (a number, None for an optional operand, or REQUIRED).
         if_none: the number an explicit ``None`` stands for (None: ``None`` is refused, or
             omits an optional operand).
+        const: a compile-time number only (no tile), as an ``arith.constant``.
     """
 
     default: Any = REQUIRED
     if_none: float | None = None
+    const: bool = False
 
     @property
     def optional(self) -> bool:
@@ -164,6 +166,18 @@ class EnumProp(Property):
     enum: str = ""
     allowed: tuple[str, ...] = ()
     default: str | None = None
+
+
+@dataclass(frozen=True)
+class Int(Property):
+    """A compile-time integer (an ``IntegerAttr``, always stored; ``default=REQUIRED``: the
+    API has no default)."""
+
+    default: Any = REQUIRED
+
+    @property
+    def api_default(self) -> Any:
+        return self.default
 
 
 @dataclass(frozen=True)
@@ -360,6 +374,6 @@ def record_of(cls: type) -> InstructionDef:
     return rec
 
 
-__all__ = ["REQUIRED", "Param", "Tile", "Scalar", "Property", "Flag", "IntPair", "OpToken",
+__all__ = ["REQUIRED", "Param", "Tile", "Scalar", "Property", "Flag", "Int", "IntPair", "OpToken",
            "EnumProp", "Engine",
            "Stream", "Formula", "InstructionDef", "record_of"]

@@ -32,11 +32,11 @@ from . import rules
 from .common import dtype_of, shape_of
 from .instruction import (DEFINED_OPS, NisaInstruction, NkiInstruction, OperandEffects,
                           direct_lowering)
-from .ods import Engine, EnumProp, Flag, InstructionDef, IntPair, OpToken, Scalar, Tile
+from .ods import REQUIRED, Engine, EnumProp, Flag, InstructionDef, Int, IntPair, OpToken, Scalar, Tile
 from .vector_rules import arith_only, start_partitions
 
 #: the property constraint of each kind of :class:`~.ods.Property`
-_PROPERTY_TYPES = {Flag: IntegerAttr, IntPair: ArrayAttr, OpToken: StringAttr,
+_PROPERTY_TYPES = {Flag: IntegerAttr, Int: IntegerAttr, IntPair: ArrayAttr, OpToken: StringAttr,
                    EnumProp: StringAttr}
 
 #: op name (``"nki.rng"``, ``"nisa.rng"``) -> the op class generated from a definition
@@ -74,9 +74,10 @@ def _body(rec: InstructionDef) -> dict:
         args = () if constr is None else (constr,)
         body[p.role] = opt_operand_def(*args) if p.optional else operand_def(*args)
     for p in rec.properties:
-        required = isinstance(p, OpToken) and not p.optional
+        required = (isinstance(p, OpToken) and not p.optional) or \
+            (isinstance(p, Int) and p.default is REQUIRED)
         body[p.role] = (prop_def if required else opt_prop_def)(_PROPERTY_TYPES[type(p)])
-    if sum(p.optional for p in rec.operands) > 1:
+    if any(p.optional for p in rec.operands):  # as the hand-written ops: sizes in the generic form
         body["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)
     body["traits"] = traits_def(OperandEffects(rec.writes, rec.state))
 
@@ -121,7 +122,8 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
        ``partitions_of``: equal partition counts;
     3. the engine: one of ``engine.names``, available on the target; on GpSimd no tile
        operand in PSUM (GpSimd cannot access PSUM);
-    4. each scalar operand: a number or a ``[P, 1]`` tile, ``P`` the first tile's partitions;
+    4. each scalar operand: a number or a ``[P, 1]`` tile, ``P`` the first tile's partitions
+       (a number only when ``const``);
     5. each tile's ``dtypes`` and ``same_dtype_as``;
     6. each op token (an arithmetic one when ``arith``) and enum property: one of ``allowed``;
 
@@ -151,8 +153,13 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     rules.gpsimd_no_psum(op, eng, *((p.role, v) for p, v in tiles), why=why)
     first = next((v for _, v in tiles if v is not None), None)
     for p in rec.operands:
-        if isinstance(p, Scalar) and first is not None:
-            rules.per_partition_vector(op, p.role, getattr(op, p.role), shape_of(first)[0])
+        if not isinstance(p, Scalar):
+            continue
+        v = getattr(op, p.role)
+        if p.const and v is not None and isinstance(v.type, MemRefType):
+            raise VerifyException(f"{api}: '{p.role}' must be a compile-time float, not a tensor")
+        if first is not None:
+            rules.per_partition_vector(op, p.role, v, shape_of(first)[0])
     for p, v in tiles:
         if v is None:
             continue

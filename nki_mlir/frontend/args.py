@@ -131,6 +131,24 @@ def tile_pair(cg, api: str, role: str, v) -> list[int] | None:
     return out
 
 
+def const_int(cg, api: str, role: str, v) -> int:
+    """A compile-time integer argument (bools and floats with a fraction are rejected)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer, float, np.floating)) \
+            or float(v) != int(v):
+        raise cg.b.error(f"{api}: '{role}' must be a compile-time integer, got "
+                         f"{_show(v)}", NKITypeError)
+    return int(v)
+
+
+def const_float(cg, api: str, role: str, v) -> float:
+    """A compile-time number argument (a tensor or a bool is rejected)."""
+    if isinstance(v, Tensor) or isinstance(v, (bool, np.bool_)) \
+            or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise cg.b.error(f"{api}: '{role}' must be a compile-time number, got {_show(v)}",
+                         NKITypeError)
+    return float(v)
+
+
 def flag(cg, api: str, role: str, v) -> bool | None:
     """A ``True`` / ``False`` / ``None`` parameter (``accumulate``)."""
     if v is not None and not isinstance(v, (bool, np.bool_)):

@@ -14,6 +14,7 @@ arguments to it and converts each by its kind, as the hand-written handlers do:
   default engine, chosen at lowering);
 - :class:`~nki_mlir.dialects.ods.Flag`: True / False / None, else ``NKITypeError`` (with
   ``default=False``: the argument's truth, stored only when true);
+- :class:`~nki_mlir.dialects.ods.Int`: a compile-time integer;
 - :class:`~nki_mlir.dialects.ods.IntPair`: ``()`` / None or two compile-time integers;
 - :class:`~nki_mlir.dialects.ods.OpToken`: an ``nl`` operator (``nl.max`` / ``nl.min`` stand
   for ``maximum`` / ``minimum``), a bitvec one refused with its own message when ``arith``;
@@ -30,7 +31,8 @@ from collections.abc import Callable
 
 from typing import Any
 
-from ..dialects.ods import Engine, EnumProp, Flag, InstructionDef, IntPair, OpToken, Scalar, Tile
+from ..dialects.ods import (Engine, EnumProp, Flag, InstructionDef, Int, IntPair, OpToken, Scalar,
+                            Tile)
 from ..dialects.vector_rules import BITVEC
 from ..errors import NKITypeError
 from . import args as A
@@ -49,6 +51,8 @@ def _tile(cg, api: str, p: Tile, v):
 def _scalar(cg, api: str, p: Scalar, v):
     if v is None and p.if_none is not None:
         v = p.if_none
+    if p.const:
+        v = A.const_float(cg, api, p.role, v)
     return A.tile_or_scalar(cg, api, p.role, v, optional=p.optional)
 
 
@@ -66,6 +70,8 @@ def _property(cg, api: str, p, v):
     """The property value of the compile-time argument ``v`` of ``p`` (None: absent)."""
     if isinstance(p, Flag):
         return (bool(v) or None) if p.default is False else A.flag(cg, api, p.role, v)
+    if isinstance(p, Int):
+        return A.const_int(cg, api, p.role, v)
     if isinstance(p, IntPair):
         return A.tile_pair(cg, api, p.role, v)
     if isinstance(p, OpToken):

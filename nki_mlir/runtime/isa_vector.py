@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 from xdsl.ir import Operation
 
-from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import isa_vector as V
 from ..dialects.common import prop_flag, prop_str

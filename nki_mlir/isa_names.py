@@ -8,7 +8,6 @@ The list below holds the instructions written family by family; an instruction d
 INSTRUCTIONS = [
     # data movement
     "dma_copy", "dma_transpose", "dma_compute", "tensor_copy", "tensor_copy_predicated",
-    "nc_n_gather", "local_gather", "nc_stream_shuffle",
     # tensor engine
     "nc_matmul", "nc_transpose",
     # scalar engine

@@ -59,7 +59,7 @@ class Tile(Param):
         dtypes: the dtypes it may have (None: any).
         like: a role (or roles) whose partition count and elements per partition this one
             must equal.
-        partitions_of: a role whose partition count this one must equal.
+        partitions_of: a role (or roles) whose partition count this one must equal.
         same_dtype_as: a role whose dtype this one must have.
         allowed: how the dtype error names ``dtypes`` (``"bfloat16 or float16"``; None: the
             list, as ``allowed: ...``).
@@ -70,15 +70,23 @@ class Tile(Param):
     spaces: tuple[str, ...] = ON_CHIP
     dtypes: tuple | None = None
     like: str | tuple[str, ...] | None = None
-    partitions_of: str | None = None
+    partitions_of: str | tuple[str, ...] | None = None
     same_dtype_as: str | None = None
     allowed: str | None = None
 
     @property
     def likes(self) -> tuple[str, ...]:
         """The roles of ``like``, as a tuple."""
-        return () if self.like is None else (self.like,) if isinstance(self.like, str) \
-            else tuple(self.like)
+        return _roles(self.like)
+
+    @property
+    def partition_peers(self) -> tuple[str, ...]:
+        """The roles of ``partitions_of``, as a tuple."""
+        return _roles(self.partitions_of)
+
+
+def _roles(r: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    return () if r is None else (r,) if isinstance(r, str) else tuple(r)
 
     @property
     def api_default(self) -> Any:
@@ -170,14 +178,25 @@ class EnumProp(Property):
 
 @dataclass(frozen=True)
 class Int(Property):
-    """A compile-time integer (an ``IntegerAttr``, always stored; ``default=REQUIRED``: the
-    API has no default)."""
+    """A compile-time integer (an ``IntegerAttr``; ``default=REQUIRED``: the API has no
+    default; ``default=None``: optional, absent when None; else always stored).  ``strict``:
+    a Python ``int`` only (else an integral float is accepted too)."""
 
     default: Any = REQUIRED
+    strict: bool = False
 
     @property
     def api_default(self) -> Any:
         return self.default
+
+
+@dataclass(frozen=True)
+class IntList(Property):
+    """A list of compile-time Python ``int`` s (an ``ArrayAttr``; required)."""
+
+    @property
+    def api_default(self) -> Any:
+        return REQUIRED
 
 
 @dataclass(frozen=True)
@@ -374,6 +393,6 @@ def record_of(cls: type) -> InstructionDef:
     return rec
 
 
-__all__ = ["REQUIRED", "Param", "Tile", "Scalar", "Property", "Flag", "Int", "IntPair", "OpToken",
+__all__ = ["REQUIRED", "Param", "Tile", "Scalar", "Property", "Flag", "Int", "IntList", "IntPair", "OpToken",
            "EnumProp", "Engine",
            "Stream", "Formula", "InstructionDef", "record_of"]

@@ -32,11 +32,13 @@ from . import rules
 from .common import dtype_of, shape_of
 from .instruction import (DEFINED_OPS, NisaInstruction, NkiInstruction, OperandEffects,
                           direct_lowering)
-from .ods import REQUIRED, Engine, EnumProp, Flag, InstructionDef, Int, IntPair, OpToken, Scalar, Tile
+from .ods import (REQUIRED, Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
+                  Scalar, Tile)
 from .vector_rules import arith_only, start_partitions
 
 #: the property constraint of each kind of :class:`~.ods.Property`
-_PROPERTY_TYPES = {Flag: IntegerAttr, Int: IntegerAttr, IntPair: ArrayAttr, OpToken: StringAttr,
+_PROPERTY_TYPES = {Flag: IntegerAttr, Int: IntegerAttr, IntList: ArrayAttr, IntPair: ArrayAttr,
+                   OpToken: StringAttr,
                    EnumProp: StringAttr}
 
 #: op name (``"nki.rng"``, ``"nisa.rng"``) -> the op class generated from a definition
@@ -75,7 +77,7 @@ def _body(rec: InstructionDef) -> dict:
         body[p.role] = opt_operand_def(*args) if p.optional else operand_def(*args)
     for p in rec.properties:
         required = (isinstance(p, OpToken) and not p.optional) or \
-            (isinstance(p, Int) and p.default is REQUIRED)
+            (isinstance(p, Int) and p.default is REQUIRED) or isinstance(p, IntList)
         body[p.role] = (prop_def if required else opt_prop_def)(_PROPERTY_TYPES[type(p)])
     if any(p.optional for p in rec.operands):  # as the hand-written ops: sizes in the generic form
         body["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)
@@ -146,8 +148,8 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
             pairs = ((p.role, v), *((r, getattr(op, r)) for r in p.likes))
             rules.same_partitions(op, *pairs)
             rules.same_free_size(op, *pairs)
-        if p.partitions_of is not None:
-            rules.same_partitions(op, (p.role, v), (p.partitions_of, getattr(op, p.partitions_of)))
+        if p.partition_peers:
+            rules.same_partitions(op, (p.role, v), *((r, getattr(op, r)) for r in p.partition_peers))
     eng, there = _verify_engine(op, rec.engine, api)
     why = "" if "vector" in there else f" (its only engine on {rules.target_of(op)})"
     rules.gpsimd_no_psum(op, eng, *((p.role, v) for p, v in tiles), why=why)

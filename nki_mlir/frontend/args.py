@@ -140,6 +140,21 @@ def const_int(cg, api: str, role: str, v) -> int:
     return int(v)
 
 
+def strict_int(cg, api: str, role: str, v) -> int:
+    """A compile-time Python ``int`` (a bool or a float is rejected)."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise cg.b.error(f"{api}: {role} must be a compile-time integer, got {v!r}", NKITypeError)
+    return v
+
+
+def strict_ints(cg, api: str, role: str, v) -> list[int]:
+    """A list (or tuple) of compile-time Python ``int`` s."""
+    if not isinstance(v, (list, tuple)):
+        raise cg.b.error(f"{api}: {role} must be a list of compile-time integers, got {v!r}",
+                         NKITypeError)
+    return [strict_int(cg, api, f"{role}[{i}]", x) for i, x in enumerate(v)]
+
+
 def const_float(cg, api: str, role: str, v) -> float:
     """A compile-time number argument (a tensor or a bool is rejected)."""
     if isinstance(v, Tensor) or isinstance(v, (bool, np.bool_)) \

@@ -14,7 +14,8 @@ arguments to it and converts each by its kind, as the hand-written handlers do:
   default engine, chosen at lowering);
 - :class:`~nki_mlir.dialects.ods.Flag`: True / False / None, else ``NKITypeError`` (with
   ``default=False``: the argument's truth, stored only when true);
-- :class:`~nki_mlir.dialects.ods.Int`: a compile-time integer;
+- :class:`~nki_mlir.dialects.ods.Int`: a compile-time integer (``strict``: an ``int`` only);
+- :class:`~nki_mlir.dialects.ods.IntList`: a list of compile-time ``int`` s;
 - :class:`~nki_mlir.dialects.ods.IntPair`: ``()`` / None or two compile-time integers;
 - :class:`~nki_mlir.dialects.ods.OpToken`: an ``nl`` operator (``nl.max`` / ``nl.min`` stand
   for ``maximum`` / ``minimum``), a bitvec one refused with its own message when ``arith``;
@@ -31,8 +32,8 @@ from collections.abc import Callable
 
 from typing import Any
 
-from ..dialects.ods import (Engine, EnumProp, Flag, InstructionDef, Int, IntPair, OpToken, Scalar,
-                            Tile)
+from ..dialects.ods import (Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
+                            Scalar, Tile)
 from ..dialects.vector_rules import BITVEC
 from ..errors import NKITypeError
 from . import args as A
@@ -71,7 +72,11 @@ def _property(cg, api: str, p, v):
     if isinstance(p, Flag):
         return (bool(v) or None) if p.default is False else A.flag(cg, api, p.role, v)
     if isinstance(p, Int):
-        return A.const_int(cg, api, p.role, v)
+        if v is None and p.default is None:
+            return None
+        return A.strict_int(cg, api, p.role, v) if p.strict else A.const_int(cg, api, p.role, v)
+    if isinstance(p, IntList):
+        return A.strict_ints(cg, api, p.role, v)
     if isinstance(p, IntPair):
         return A.tile_pair(cg, api, p.role, v)
     if isinstance(p, OpToken):

@@ -464,10 +464,9 @@ def _dropout(e: Emitter, op: S.DropoutOp) -> SSAValue:
 
 
 def _gather(e: Emitter, op: S.GatherFlattenedOp) -> SSAValue:
-    from ..dialects.isa_movement import NcNGatherOp
     r = e.alloc_result()
     dst = r if dtype_of(r) == dtype_of(op.data) else e.alloc(shape_of(r), dtype_of(op.data))
-    e.add(NcNGatherOp.build(operands=[dst, e.sbuf(op.data), e.sbuf(op.indices)]))
+    e.add(op_class("nki.nc_n_gather").build(operands=[dst, e.sbuf(op.data), e.sbuf(op.indices)]))
     if dst is not r:
         e.copy(r, dst)
     return r

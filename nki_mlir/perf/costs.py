@@ -101,7 +101,7 @@ DEFAULT_ENGINE = {
     "nisa.matmul": "tensor", "nisa.nc_transpose": "tensor",
     "nisa.activation": "scalar", "nisa.activate2": "scalar",
     "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd",
-    "nisa.nc_n_gather": "gpsimd", "nisa.local_gather": "gpsimd", "nisa.core_barrier": "gpsimd",
+    "nisa.core_barrier": "gpsimd",
 }
 
 _TWO_BYTE_FLOAT = ("bfloat16", "float16")
@@ -234,11 +234,8 @@ _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
     "nisa.memset": (("dst",), 1.0, "copy", None),
     "nisa.tensor_scalar_reduce": (("data",), 1.0, "other", None),
     "nisa.range_select": (("on_true_tile",), 1.0, None, None),
-    "nisa.nc_stream_shuffle": (("src",), 1.0, None, None),
     "nisa.iota": (("dst",), 1.0, None, None),
     "nisa.affine_select": (("on_true_tile",), 1.0, None, None),
-    "nisa.nc_n_gather": (("dst",), 1.0, None, None),
-    "nisa.local_gather": (("dst",), 1.0, None, None),
     "nisa.activation": (("src",), 1.0, None, None),
     "nisa.activate2": (("data",), 1.0, None, None),
 }

@@ -1,5 +1,5 @@
 """Selection instructions not yet moved to a definition (``nki_mlir/instructions``):
-select_reduce, range_select, tensor_copy_predicated.
+select_reduce, range_select.
 
 Each instruction is declared once as a mixin and instantiated as an nki op and its
 nisa twin (see :mod:`.instruction`); AWS shows none of them, so the ``nisa`` ops keep the
@@ -42,7 +42,6 @@ RANGE_CMPS = ("equal", "less", "less_equal", "greater", "greater_equal")
 FP32_MIN = -3.4028234663852886e38
 
 _INT8_16 = (dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16)
-_UINT = (dtypes.uint8, dtypes.uint16, dtypes.uint32)
 
 
 def _name(dt) -> str:
@@ -182,45 +181,9 @@ class NisaRangeSelectOp(_RangeSelect, NisaInstruction):
     name = "nisa.range_select"
 
 
-class _CopyPredicated(KeywordOp):
-    """``nisa.tensor_copy_predicated(dst, src, predicate, reverse_pred)``:
-    ``dst = where(predicate != 0 (xor reverse_pred), src, dst)``.  ``src`` is a tile with
-    dst's dtype (copied bit-exactly) or a scalar; ``predicate`` is uint8/uint16/uint32;
-    all tiles share the partition and per-partition counts; ``src`` and ``predicate`` are
-    not both in PSUM."""
-
-    dst = operand_def(MemRefType)
-    src = operand_def()
-    predicate = operand_def(MemRefType)
-    reverse_pred = opt_prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        roles = ("dst", "predicate") + (("src",) if isinstance(self.src.type, MemRefType) else ())
-        rules.elementwise(self, roles)
-        _dtype_in(self, "predicate", self.predicate, _UINT, "uint8, uint16 or uint32")
-        if isinstance(self.src.type, MemRefType):
-            if dtype_of(self.src) != dtype_of(self.dst):
-                raise VerifyException(f"{rules.api(self)}: 'src' dtype {_name(dtype_of(self.src))} "
-                                      f"differs from 'dst' dtype {_name(dtype_of(self.dst))}; "
-                                      f"they must be the same")
-            rules.not_both_psum(self, ("src", self.src), ("predicate", self.predicate))
-        rules.engine(self, ("vector",))
-
-
-@irdl_op_definition
-class TensorCopyPredicatedOp(_CopyPredicated, NkiInstruction):
-    name = "nki.tensor_copy_predicated"
-
-
-@irdl_op_definition
-class NisaTensorCopyPredicatedOp(_CopyPredicated, NisaInstruction):
-    name = "nisa.tensor_copy_predicated"
-
-
 _PAIRS = (
     (SelectReduceOp, NisaSelectReduceOp, "vector"),
     (RangeSelectOp, NisaRangeSelectOp, "vector"),
-    (TensorCopyPredicatedOp, NisaTensorCopyPredicatedOp, "vector"),
 )
 
 #: ops this module adds to the nki and nisa dialects

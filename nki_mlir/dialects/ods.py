@@ -84,13 +84,13 @@ class Tile(Param):
         """The roles of ``partitions_of``, as a tuple."""
         return _roles(self.partitions_of)
 
-
-def _roles(r: str | tuple[str, ...] | None) -> tuple[str, ...]:
-    return () if r is None else (r,) if isinstance(r, str) else tuple(r)
-
     @property
     def api_default(self) -> Any:
         return None if self.optional else REQUIRED
+
+
+def _roles(r: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    return () if r is None else (r,) if isinstance(r, str) else tuple(r)
 
 
 @dataclass(frozen=True)
@@ -103,11 +103,14 @@ class Scalar(Param):
         if_none: the number an explicit ``None`` stands for (None: ``None`` is refused, or
             omits an optional operand).
         const: a compile-time number only (no tile), as an ``arith.constant``.
+        tile: a number or a whole tile (not ``[P, 1]``): a tile joins the ``like`` checks of
+            the tile operands that name it.
     """
 
     default: Any = REQUIRED
     if_none: float | None = None
     const: bool = False
+    tile: bool = False
 
     @property
     def optional(self) -> bool:

@@ -125,7 +125,7 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     3. the engine: one of ``engine.names``, available on the target; on GpSimd no tile
        operand in PSUM (GpSimd cannot access PSUM);
     4. each scalar operand: a number or a ``[P, 1]`` tile, ``P`` the first tile's partitions
-       (a number only when ``const``);
+       (a number only when ``const``; any tile when ``tile``, which is checked as a tile in 2);
     5. each tile's ``dtypes`` and ``same_dtype_as``;
     6. each op token (an arithmetic one when ``arith``) and enum property: one of ``allowed``;
 
@@ -141,11 +141,15 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     tiles = [(p, getattr(op, p.role)) for p in rec.tiles]
     for p, v in tiles:
         rules.tile(op, p.role, v, spaces=p.spaces)
+    for p in rec.operands:
+        v = getattr(op, p.role)
+        if isinstance(p, Scalar) and p.tile and v is not None and isinstance(v.type, MemRefType):
+            rules.tile(op, p.role, v)
     for p, v in tiles:
         if v is None:
             continue
         if p.likes:
-            pairs = ((p.role, v), *((r, getattr(op, r)) for r in p.likes))
+            pairs = ((p.role, v), *((r, w) for r in p.likes if _is_tile(w := getattr(op, r))))
             rules.same_partitions(op, *pairs)
             rules.same_free_size(op, *pairs)
         if p.partition_peers:
@@ -160,7 +164,7 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
         v = getattr(op, p.role)
         if p.const and v is not None and isinstance(v.type, MemRefType):
             raise VerifyException(f"{api}: '{p.role}' must be a compile-time float, not a tensor")
-        if first is not None:
+        if first is not None and not p.tile:
             rules.per_partition_vector(op, p.role, v, shape_of(first)[0])
     for p, v in tiles:
         if v is None:
@@ -184,6 +188,11 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
         rec.verify(op)
     if rec.start_partitions:
         start_partitions(op, *(p.role for p in rec.operands))
+
+
+def _is_tile(v) -> bool:
+    """``v`` is absent or a memref (a number standing in a ``Scalar(tile=True)`` is no tile)."""
+    return v is None or isinstance(v.type, MemRefType)
 
 
 def _verify_engine(op: Operation, engine: Engine, api: str) -> tuple[str, list[str]]:

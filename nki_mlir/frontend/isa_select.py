@@ -1,5 +1,5 @@
 """Frontend handlers for ``nki.isa`` instructions not yet moved to a definition
-(``nki_mlir/instructions``): select_reduce, range_select, tensor_copy_predicated.
+(``nki_mlir/instructions``): select_reduce, range_select.
 
 Signatures mirror the NKI 0.6 ``nki.isa`` API (nki.isa API reference (nki/api/nki/isa)), ``dst`` first.
 Each handler checks the kinds of its arguments (tensor / number / op token / enum /
@@ -75,12 +75,3 @@ def range_select(cg, dst, on_true_tile, comp_op0, comp_op1, bound0, bound1, redu
     props["comp_op1"] = A.op_token(cg, api, "comp_op1", comp_op1, S.RANGE_CMPS)
     props["range_start"] = A.const_int(cg, api, "range_start", range_start)
     A.emit(cg, S.RangeSelectOp, ops, props)
-
-
-@handles("nisa.tensor_copy_predicated")
-def tensor_copy_predicated(cg, dst, src, predicate, reverse_pred=False, name=None):
-    """``src`` may be a tensor or a number; a number is cast to ``dst``'s dtype."""
-    api = "nisa.tensor_copy_predicated"
-    ops = _tensors(cg, api, dst=dst, predicate=predicate)
-    ops["src"] = A.tile_or_scalar(cg, api, "src", src)
-    A.emit(cg, S.TensorCopyPredicatedOp, ops, {"reverse_pred": bool(reverse_pred) or None})

@@ -381,7 +381,6 @@ def _rms_norm(e: Emitter, op: S.RmsNormOp) -> SSAValue:
 
 
 def _where(e: Emitter, op: S.WhereOp) -> SSAValue:
-    from ..dialects.isa_select import TensorCopyPredicatedOp
     r = e.alloc_result()
     shape, dt = shape_of(r), dtype_of(r)
     if _is_tile(op.y):
@@ -397,7 +396,7 @@ def _where(e: Emitter, op: S.WhereOp) -> SSAValue:
             tmp = e.alloc(shape, dt)
             e.copy(tmp, src)
             src = tmp
-    e.add(TensorCopyPredicatedOp.build(operands=[r, src, pred]))
+    e.add(op_class("nki.tensor_copy_predicated").build(operands=[r, src, pred]))
     return r
 
 

@@ -314,7 +314,6 @@ def _defined_formula(op: Operation) -> str | None:
 _TWO_INPUT_ROLES = {
     "nisa.tensor_tensor_arith": ("lhs", "rhs"),
     "nisa.select_reduce": ("on_true", "predicate"),
-    "nisa.tensor_copy_predicated": ("src", "predicate"),
 }
 
 

@@ -1,12 +1,11 @@
-"""Closure builders for select_reduce, range_select, tensor_copy_predicated, and helpers the
-search definitions (``nki_mlir/instructions/search.py``) share.
+"""Closure builders for select_reduce, range_select, and helpers the
+search and select definitions (``nki_mlir/instructions/search.py``, ``select.py``) share.
 
 Semantics: nki.isa API reference (nki/api/nki/isa) and the NKI 0.6 ``nki.isa`` API page.  Where the docs
 leave a detail open, this is the reading implemented (and tested):
 
 - VectorE values are compared and selected in float32 and cast once to the ``dst`` dtype
-  (:func:`.numerics.make_store`).  ``tensor_copy_predicated`` copies ``src`` bit-exactly
-  (same dtype); a scalar ``src`` is cast to ``dst``'s dtype.
+  (:func:`.numerics.make_store`).
 - ``reverse_pred`` negates the predicate's truth value (``predicate == 0`` selects).
 - Accumulators (``select_reduce``, ``range_select``): the VectorE per-lane fp32 registers
   (:class:`~.program.State` ``dve_acc``, lane = partition of the tile).  ``reset`` sets
@@ -21,9 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType
 
-from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects.common import prop_flag, prop_int, prop_str
 from ..errors import NKIRuntimeError
@@ -126,39 +123,8 @@ def range_select(dec: Decoder, op):
     return finish(op, run, dst, rr)
 
 
-def tensor_copy_predicated(dec: Decoder, op):
-    dst, pred = dec.buf(op, op.dst, "dst"), dec.buf(op, op.predicate, "predicate")
-    check_elems(op, dst, ("predicate", pred))
-    shape, d, rp, rev = dst.shape, dst.slot, raw_rows(pred), prop_flag(op, "reverse_pred")
-    if isinstance(op.src.type, MemRefType):
-        src = dec.buf(op, op.src, "src")
-        check_elems(op, dst, ("src", src))
-        if src.dtype != dst.dtype:
-            raise error_at(op, f"{op.name}: 'src' dtype {dtypes.name_of(src.dtype)} differs from "
-                               f"'dst' dtype {dtypes.name_of(dst.dtype)}", NKIRuntimeError)
-        s, reshape = src.slot, src.shape != shape
-
-        def value(env):
-            return env[s].reshape(shape) if reshape else env[s]
-    else:
-        g, store = dec.scalar(op, op.src, "src", shape), nm.make_store(dst.dtype)
-
-        def value(env):
-            box = np.empty(1, dst.dtype)  # 1-element (make_store's int path needs an array)
-            store(box, np.asarray(g(env), np.float32).reshape(1))
-            return box
-
-    def run(env):
-        mask = rp(env) != 0
-        if rev:
-            mask = ~mask
-        np.copyto(env[d], value(env), where=mask.reshape(shape))
-    return finish(op, run, dst)
-
-
 #: op name -> closure builder ``builder(decoder, op)`` (merged into ``handlers.HANDLERS``)
 HANDLERS: dict = {
     "nisa.select_reduce": select_reduce,
     "nisa.range_select": range_select,
-    "nisa.tensor_copy_predicated": tensor_copy_predicated,
 }

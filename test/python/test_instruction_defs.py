@@ -64,6 +64,11 @@ def test_generated_handler_reports_bad_calls_at_the_call(kernel, message):
 def test_public_signature_and_defaults():
     assert str(inspect.signature(nisa.rand_get_state)) == "(dst, engine=None, name=None)"
     assert str(inspect.signature(nisa.dropout)) == "(dst, data, prob, name=None)"
+    # an optional tile defaults to None; Int defaults are the API's
+    assert str(inspect.signature(nisa.nc_match_replace8)) == \
+        "(dst, data, vals, imm, dst_idx=None, name=None)"
+    assert str(inspect.signature(nisa.local_gather)) == \
+        "(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, name=None)"
     assert nisa.rand2.__doc__.startswith("Fill ``dst`` with pseudo-random values uniform")
 
 

@@ -1,4 +1,5 @@
-"""Frontend handlers for ``nki.isa`` instructions: dma_transpose, dma_compute, nc_n_gather, local_gather, nc_stream_shuffle.
+"""Frontend handlers for ``nki.isa`` instructions not yet moved to a definition
+(``nki_mlir/instructions``): dma_transpose, dma_compute.
 
 Signatures mirror the NKI 0.6 ``nki.isa`` API (nki.isa API reference (nki/api/nki/isa)), ``dst`` first.
 Handlers check the kinds of the arguments; shapes, memories, dtypes and limits are the op
@@ -15,18 +16,11 @@ from .values import Tensor
 
 
 def _int(cg, api: str, role: str, v, optional: bool = False) -> int | None:
-    if v is None and optional:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise cg.b.error(f"{api}: {role} must be a compile-time integer, got {v!r}", NKITypeError)
-    return v
+    return None if v is None and optional else A.strict_int(cg, api, role, v)
 
 
 def _ints(cg, api: str, role: str, v) -> list[int]:
-    if not isinstance(v, (list, tuple)):
-        raise cg.b.error(f"{api}: {role} must be a list of compile-time integers, got {v!r}",
-                         NKITypeError)
-    return [_int(cg, api, f"{role}[{i}]", x) for i, x in enumerate(v)]  # type: ignore[misc]
+    return A.strict_ints(cg, api, role, v)
 
 
 def _priority(cg, api: str, priority) -> int | None:
@@ -72,31 +66,3 @@ def dma_compute(cg, dst, srcs, reduce_op=None, scales=None, unique_indices=True,
            {"reduce_op": A.op_token(cg, api, "reduce_op", reduce_op, ALU_OPS), "scales": sc,
             "unique_indices": None if unique_indices in (True, None) else bool(unique_indices),
             "oob_mode": A.enum_name(cg, api, "oob_mode", oob_mode, "oob_mode")})
-
-
-@handles("nisa.nc_n_gather")
-def nc_n_gather(cg, dst, data, indices, name=None):
-    """GpSimd ``dst[p, j] = data[p].flat[indices[p, j]]``."""
-    api = "nisa.nc_n_gather"
-    ops = {r: A.tensor(cg, api, r, v).value for r, v in (("dst", dst), ("data", data), ("indices", indices))}
-    A.emit(cg, mv.NcNGatherOp, ops)
-
-
-@handles("nisa.local_gather")
-def local_gather(cg, dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, name=None):
-    """GpSimd gather inside 16-partition groups (see :class:`~nki_mlir.dialects.isa_movement.LocalGatherOp`)."""
-    api = "nisa.local_gather"
-    ops = {r: A.tensor(cg, api, r, v).value
-           for r, v in (("dst", dst), ("src_buffer", src_buffer), ("index", index))}
-    A.emit(cg, mv.LocalGatherOp, ops,
-           {"num_elem_per_idx": _int(cg, api, "num_elem_per_idx", num_elem_per_idx),
-            "num_valid_indices": _int(cg, api, "num_valid_indices", num_valid_indices, optional=True)})
-
-
-@handles("nisa.nc_stream_shuffle")
-def nc_stream_shuffle(cg, dst, src, shuffle_mask, name=None):
-    """VectorE partition shuffle inside each 32-partition quadrant."""
-    api = "nisa.nc_stream_shuffle"
-    d, s = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "src", src)
-    A.emit(cg, mv.NcStreamShuffleOp, {"dst": d.value, "src": s.value},
-           {"shuffle_mask": _ints(cg, api, "shuffle_mask", shuffle_mask)})

@@ -412,7 +412,6 @@ def _rms_norm(e: Emitter, op: S.RmsNormOp) -> SSAValue:
 
 
 def _where(e: Emitter, op: S.WhereOp) -> SSAValue:
-    from ..dialects.isa_select import TensorCopyPredicatedOp
     r = e.alloc_result()
     shape, dt = shape_of(r), dtype_of(r)
     if _is_tile(op.y):
@@ -428,7 +427,7 @@ def _where(e: Emitter, op: S.WhereOp) -> SSAValue:
             tmp = e.alloc(shape, dt)
             e.copy(tmp, src)
             src = tmp
-    e.add(TensorCopyPredicatedOp.build(operands=[r, src, pred]))
+    e.add(op_class("nki.tensor_copy_predicated").build(operands=[r, src, pred]))
     return r
 
 
@@ -525,10 +524,9 @@ def _dropout(e: Emitter, op: S.DropoutOp) -> SSAValue:
 
 
 def _gather(e: Emitter, op: S.GatherFlattenedOp) -> SSAValue:
-    from ..dialects.isa_movement import NcNGatherOp
     r = e.alloc_result()
     dst = r if dtype_of(r) == dtype_of(op.data) else e.alloc(shape_of(r), dtype_of(op.data))
-    e.add(NcNGatherOp.build(operands=[dst, e.sbuf(op.data), e.sbuf(op.indices)]))
+    e.add(op_class("nki.nc_n_gather").build(operands=[dst, e.sbuf(op.data), e.sbuf(op.indices)]))
     if dst is not r:
         e.copy(r, dst)
     return r

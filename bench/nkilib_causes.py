@@ -108,6 +108,18 @@ def classify(rec: dict) -> Category | None:
     return None
 
 
+def cause(rec: dict, key) -> str:
+    """Grouping key of a simulator failure: one key for every per-test timeout (the plugin's
+    ``TestTimeout``, however the harness wraps it) and one for crashed xdist workers, else
+    ``key(message)`` (``nkilib_sample.cause_key``)."""
+    msg = rec.get("message", "")
+    if "NKILIB_TEST_TIMEOUT" in msg:
+        return "timeout: the test exceeded the per-test limit (NKILIB_TEST_TIMEOUT)"
+    if re.match(r"worker '\w+' crashed while running", msg):
+        return "pytest-xdist worker crashed (the process died, e.g. out of memory)"
+    return key(msg)
+
+
 _LOC = re.compile(r"(/[^\s:]+\.py):(\d+)(?::\d+)?")
 
 

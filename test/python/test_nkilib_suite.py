@@ -53,3 +53,15 @@ def test_a_failure_in_a_defective_file_is_not_excluded_by_its_location_alone():
                "['V_cache']", "/x/test_orchestrator.py:563")
     rec["nodeid"] = "integration/nkilib/core/attention/test_attention_tkg.py::T::t[1]"
     assert nkilib_causes.classify(rec) is None   # only the attention-block golden is excluded
+
+
+def test_timeouts_and_crashes_are_one_cause_each():
+    per = {"a": _rec("a", "failed", "nkilib_report_plugin.TestTimeout: test exceeded 120 s "
+                                    "(NKILIB_TEST_TIMEOUT)"),
+           "b": _rec("b", "failed", "test.utils.exceptions.InferenceException: /p.py:81:9: kernel "
+                                    "error: kernel raised TestTimeout('test exceeded 120 s "
+                                    "(NKILIB_TEST_TIMEOUT)')"),
+           "c": _rec("c", "failed", "worker 'gw0' crashed while running 'x.py::t'"),
+           "d": _rec("d", "failed", "worker 'gw1' crashed while running 'y.py::u'")}
+    t = nkilib_suite.tally(per, ["a", "b", "c", "d"])
+    assert sorted(len(v) for v in t["causes"].values()) == [2, 2]

@@ -100,10 +100,6 @@ class Checker:
         self.roots: dict[int, np.ndarray] = {}      # keeps roots alive: ids stay unique
         self.written: dict[int, Marks] = {}         # on-chip root -> uint8 per byte
         self.psum_writer: dict[int, Marks] = {}     # PSUM root -> int32 per byte (+-(sid+1))
-        # per-tile summaries of the flags (boxes known to be all written / free of
-        # non-matmul marks), so most checks and marks skip the per-byte work
-        self.all_written: dict[int, _Boxes] = {}
-        self.matmul_only: dict[int, _Boxes] = {}
         self.owner: dict[int, _Buffer] = {}         # alloc slot -> its current buffer
         self.live: dict[int, list[_Buffer]] = {}    # root -> placed buffers not yet evicted
         self.history: dict[int, _History] = {}      # root -> [(fp, is_write, inst, role)]
@@ -134,11 +130,6 @@ class Checker:
                 kept.clear()
             kept[id(a)] = (a, root, fp)
         return root, fp
-
-    @staticmethod
-    def _covered(summaries: dict, rid: int, fp: Footprint) -> bool:
-        boxes = summaries.get(rid)
-        return boxes is not None and boxes.covers(fp)
 
     @staticmethod
     def _all_written(w: Marks, fp: Footprint) -> bool:
@@ -181,10 +172,7 @@ class Checker:
             return
         w, pw = self._mirrors(root, space == "psum")
         w.fill(fp, 0)
-        self.all_written.setdefault(id(root), _Boxes()).drop(fp)
-        if pw is not None and not self._covered(self.matmul_only, id(root), fp):
-            # (a box known free of non-matmul marks needs no clearing: only the sign of a
-            # PSUM writer mark is ever read)
+        if pw is not None:
             pw.fill(fp, 0)
         buf = _Buffer(op, fp)
         live = self.live.setdefault(id(root), [])
@@ -231,8 +219,7 @@ class Checker:
                                        f"its bytes while it is still in use", NKIHazardError)
             if is_read:
                 w = self.written.get(rid)
-                if w is not None and not self._covered(self.all_written, rid, fp) and \
-                        not self._all_written(w, fp):
+                if w is not None and not self._all_written(w, fp):
                     mv = w.elems(fp)
                     n = int(np.prod(fp.shape))
                     if dst is not None and n == int(np.prod(dst.shape)):
@@ -247,8 +234,7 @@ class Checker:
                                            NKIHazardError)
             if info.matmul == "auto" and role == "dst":
                 pw = self.psum_writer.get(rid)
-                if pw is not None and not self._covered(self.matmul_only, rid, fp) and \
-                        self._non_matmul_mark(pw, fp):
+                if pw is not None and self._non_matmul_mark(pw, fp):
                     mv = pw.elems(fp)
                     neg = mv < 0
                     other = self.queues.sched.infos[-int(mv[neg][0]) - 1].op
@@ -262,22 +248,13 @@ class Checker:
             if is_write:
                 w = self.written.get(rid)
                 if w is not None:
-                    boxes = self.all_written.setdefault(rid, _Boxes())
                     if poison is not None:
                         w.elems(fp)[...] = (~poison).reshape(fp.shape)[..., None]
-                        boxes.drop(fp)
-                    elif not boxes.covers(fp):
+                    else:
                         w.fill(fp, 1)
-                        boxes.add(fp)
                 pw = self.psum_writer.get(rid)
                 if pw is not None:
-                    boxes = self.matmul_only.setdefault(rid, _Boxes())
-                    if info.matmul is None:
-                        pw.fill(fp, -(info.sid + 1))
-                        boxes.drop(fp)
-                    elif not boxes.covers(fp):  # only the sign of a matmul's mark is read
-                        pw.fill(fp, info.sid + 1)
-                        boxes.add(fp)
+                    pw.fill(fp, -(info.sid + 1) if info.matmul is None else info.sid + 1)
             self._remember(rid, fp, is_write, inst, role, near)
 
     def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, rid: int):
@@ -326,46 +303,6 @@ class Checker:
                 hist.keep([False] * (hist.alive - HISTORY_MAX * 3 // 4) +
                           [True] * (HISTORY_MAX * 3 // 4))
 
-
-class _Boxes:
-    """A per-tile summary of one per-byte flag mirror: boxes (in the root's byte geometry)
-    every byte of which is known to hold the property (written; free of non-matmul marks).
-    A box is added when an exact footprint sets the property on all its bytes and dropped
-    when any byte under it may lose it, so an access to exactly a known box (a tile read
-    as it was written) needs no scan.  At most :data:`_BOXES_MAX` boxes are kept (the
-    summary starts over when full: knowing less is always safe)."""
-
-    __slots__ = ("boxes",)
-
-    def __init__(self):
-        self.boxes: set = set()
-
-    def covers(self, fp: Footprint) -> bool:
-        return (fp.lo, fp.hi) in self.boxes
-
-    def add(self, fp: Footprint) -> None:
-        if fp.exact:
-            if len(self.boxes) >= _BOXES_MAX:
-                self.boxes.clear()
-            self.boxes.add((fp.lo, fp.hi))
-
-    def drop(self, fp: Footprint) -> None:
-        if not self.boxes:
-            return
-        lo, hi = fp.lo, fp.hi
-        if len(lo) == 2:     # SBUF / PSUM / 2-D roots
-            l0, l1, h0, h1 = lo[0], lo[1], hi[0], hi[1]
-            gone = [b for b in self.boxes
-                    if b[0][0] < h0 and l0 < b[1][0] and b[0][1] < h1 and l1 < b[1][1]]
-        else:
-            gone = [b for b in self.boxes
-                    if all(a < d and c < e for a, e, c, d in zip(b[0], b[1], lo, hi))]
-        if gone:
-            self.boxes.difference_update(gone)
-
-
-#: boxes a :class:`_Boxes` summary keeps
-_BOXES_MAX = 32
 
 #: histories up to this many rows are searched in Python (NumPy's call overhead dominates)
 _SMALL = 48

@@ -304,6 +304,8 @@ class Checker:
                           [True] * (HISTORY_MAX * 3 // 4))
 
 
+#: boxes whose last :meth:`_History.near` answer a history keeps
+_MEMO_MAX = 1024
 #: histories up to this many rows are searched in Python (NumPy's call overhead dominates)
 _SMALL = 48
 #: the key row of a removed entry: it meets no footprint
@@ -324,7 +326,7 @@ class _History:
     comparison against ``(hi0, -lo0, hi_last, -lo_last)`` (the per-entry tests then run on
     those only).  ``alive``: the number of rows not removed."""
 
-    __slots__ = ("entries", "rows", "keys", "synced", "n", "alive", "gen")
+    __slots__ = ("entries", "rows", "keys", "synced", "n", "alive", "gen", "memo")
 
     def __init__(self):
         self.entries: list = []
@@ -334,6 +336,9 @@ class _History:
         self.n = 0
         self.alive = 0
         self.gen = 0        # compactions so far (row numbers change at each)
+        #: the last answer of :meth:`near` per box (a tile is searched again and again:
+        #: then only the rows appended since are tested)
+        self.memo: dict[tuple, tuple] = {}
 
     def append(self, entry) -> None:
         fp = entry[0]
@@ -366,6 +371,10 @@ class _History:
         lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
         first = 0
         out: list[int] = []
+        key = (lo0, hi0, lo1, hi1)
+        memo = self.memo
+        if since is None:
+            since = memo.get(key)
         if since is not None and since[2] == self.gen:
             entries = self.entries
             out = [i for i in since[0] if entries[i] is not None]
@@ -377,10 +386,14 @@ class _History:
                 r = rows[i]
                 if r[0] < hi0 and r[1] < nlo0 and r[2] < hi1 and r[3] < nlo1:
                     out.append(i)
-            return out
-        # a row meets the box when its 4 key bytes all compare true: one uint32 test per row
-        hit = np.less(self._sync(), (hi0, -lo0, hi1, -lo1)).view(np.uint32)
-        return np.equal(hit.reshape(-1), _ALL_TRUE).nonzero()[0].tolist()
+        else:
+            # a row meets the box when its 4 key bytes all compare true: one uint32 test
+            hit = np.less(self._sync(), (hi0, -lo0, hi1, -lo1)).view(np.uint32)
+            out = np.equal(hit.reshape(-1), _ALL_TRUE).nonzero()[0].tolist()
+        if len(memo) >= _MEMO_MAX:
+            memo.clear()
+        memo[key] = (out, self.n, self.gen)
+        return out
 
     def live(self) -> list:
         """The entries not removed, oldest first."""
@@ -401,6 +414,7 @@ class _History:
         """Keep the live entries (oldest first) whose ``mask`` entry is true; compacts."""
         kept = [e for e, k in zip(self.live(), mask) if k]
         self.gen += 1
+        self.memo.clear()
         self.entries = kept
         self.n = self.alive = len(kept)
         self.rows = [(e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1]) for e in kept]

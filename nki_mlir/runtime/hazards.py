@@ -47,7 +47,7 @@ from xdsl.ir import Operation
 
 from ..diagnostics import error_at, loc_of
 from ..errors import NKIHazardError
-from .footprint import Footprint, bytes_overlap, footprint, root_of
+from .footprint import Footprint, bytes_overlap, footprint, geometry, root_of
 from .hazard_marks import Marks
 from .memory import VIEWS_MAX
 from .queues import Instance, QueueRun, hb
@@ -284,7 +284,7 @@ class Checker:
                   near=None) -> None:
         hist = self.history.get(rid)
         if hist is None:
-            hist = self.history[rid] = _History()
+            hist = self.history[rid] = _History(*_index_dim(fp.root))
             self.roots.setdefault(rid, fp.root)
         if fp.exact and hist.alive:
             entries = hist.entries
@@ -304,60 +304,64 @@ class Checker:
                           [True] * (HISTORY_MAX * 3 // 4))
 
 
-#: boxes whose last :meth:`_History.near` answer a history keeps
-_MEMO_MAX = 1024
-#: histories up to this many rows are searched in Python (NumPy's call overhead dominates)
-_SMALL = 48
+#: buckets an access history spreads the rows of an HBM tensor over
+_BUCKETS = 32
+#: bytes of a partition per bucket of an on-chip root's access history
+_BUCKET_BYTES = 512
 #: the key row of a removed entry: it meets no footprint
-_DEAD = np.iinfo(np.int64).max
-_DEAD_ROW = (_DEAD,) * 4
-#: four true bytes read as one uint32 (a key row all of whose tests hold)
-_ALL_TRUE = np.frombuffer(b"\x01\x01\x01\x01", np.uint32)[0]
+_DEAD_ROW = (np.iinfo(np.int64).max,) * 4
+
+
+def _index_dim(root: np.ndarray) -> tuple[int, int]:
+    """``(dimension, bucket width)`` a :class:`_History` of ``root`` indexes its rows by
+    (in the root's byte geometry): the bytes of a partition for on-chip roots (at most 128
+    rows: tiles sit side by side along a partition), :data:`_BUCKET_BYTES` per bucket; else
+    the rows (HBM tensors are mostly accessed in row blocks), spread over
+    :data:`_BUCKETS` buckets."""
+    shape, _ = geometry(root)
+    if len(shape) == 1 or shape[0] <= 128:
+        return len(shape) - 1, _BUCKET_BYTES
+    return 0, max(1, -(-shape[0] // _BUCKETS))
 
 
 class _History:
     """The remembered accesses ``(fp, is_write, inst, role)`` of one memory, oldest first.
 
     ``entries[i]`` is row ``i`` (None once removed: removal marks rows dead; the rows are
-    compacted, in order, when most are dead).  ``keys[i]`` (and the tuple ``rows[i]``, searched
-    in Python for short histories) holds the row's box on the
-    root's first and last dimensions as ``(lo0, -hi0, lo_last, -hi_last)`` (``_DEAD`` when
-    removed), so :meth:`near` finds every row whose box meets a footprint's in one
-    comparison against ``(hi0, -lo0, hi_last, -lo_last)`` (the per-entry tests then run on
-    those only).  ``alive``: the number of rows not removed."""
+    compacted, in order, when most are dead).  ``rows[i]`` holds the row's box on the
+    root's first and last dimensions as ``(lo0, -hi0, lo_last, -hi_last)`` (``_DEAD_ROW``
+    when removed), so a row meets a footprint's box on those dimensions when it compares
+    below ``(hi0, -lo0, hi_last, -lo_last)`` term by term.  ``buckets`` indexes the rows by
+    their range on one dimension of the root (:func:`_index_dim`): :meth:`near` tests only
+    the rows sharing a bucket with the footprint.  ``alive``: the rows not removed."""
 
-    __slots__ = ("entries", "rows", "keys", "synced", "n", "alive", "gen", "memo")
+    __slots__ = ("entries", "rows", "buckets", "dim", "width", "n", "alive", "gen")
 
-    def __init__(self):
+    def __init__(self, dim: int = -1, width: int = 64):
         self.entries: list = []
-        self.rows: list[tuple] = []      # the key rows as tuples (searched in Python)
-        self.keys = np.empty((64, 4), np.int64)
-        self.synced = 0     # rows copied into keys so far (done when NumPy searches)
+        self.rows: list[tuple] = []
+        self.buckets: dict[int, list[int]] = {}
+        self.dim, self.width = dim, width
         self.n = 0
         self.alive = 0
         self.gen = 0        # compactions so far (row numbers change at each)
-        #: the last answer of :meth:`near` per box (a tile is searched again and again:
-        #: then only the rows appended since are tested)
-        self.memo: dict[tuple, tuple] = {}
+
+    def _index(self, i: int, fp: Footprint) -> None:
+        w, d, buckets = self.width, self.dim, self.buckets
+        for b in range(fp.lo[d] // w, (fp.hi[d] - 1) // w + 1):
+            rows = buckets.get(b)
+            if rows is None:
+                buckets[b] = [i]
+            else:
+                rows.append(i)
 
     def append(self, entry) -> None:
         fp = entry[0]
         self.rows.append((fp.lo[0], -fp.hi[0], fp.lo[-1], -fp.hi[-1]))
         self.entries.append(entry)
+        self._index(self.n, fp)
         self.n += 1
         self.alive += 1
-
-    def _sync(self) -> np.ndarray:
-        """``keys`` holding every row."""
-        n = self.n
-        if self.synced < n:
-            if n > len(self.keys):
-                grown = np.empty((max(n, 2 * len(self.keys)), 4), np.int64)
-                grown[:self.synced] = self.keys[:self.synced]
-                self.keys = grown
-            self.keys[self.synced:n] = self.rows[self.synced:n]
-            self.synced = n
-        return self.keys[:n]
 
     def mark(self, rows: list[int]) -> tuple:
         """``rows`` found by :meth:`near` for a footprint, as of now (for a later ``near``
@@ -369,30 +373,30 @@ class _History:
         (a necessary condition of ``fp.overlaps``).  ``since``: an earlier answer for
         ``fp`` (:meth:`mark`); then only the rows appended after it are tested."""
         lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
-        first = 0
-        out: list[int] = []
-        key = (lo0, hi0, lo1, hi1)
-        memo = self.memo
-        if since is None:
-            since = memo.get(key)
+        nlo0, nlo1 = -lo0, -lo1
+        rows = self.rows
         if since is not None and since[2] == self.gen:
             entries = self.entries
             out = [i for i in since[0] if entries[i] is not None]
-            first = since[1]
-        if first or self.n <= _SMALL:
-            nlo0, nlo1 = -lo0, -lo1
-            rows = self.rows
-            for i in range(first, self.n):
+            for i in range(since[1], self.n):
                 r = rows[i]
                 if r[0] < hi0 and r[1] < nlo0 and r[2] < hi1 and r[3] < nlo1:
                     out.append(i)
+            return out
+        w, d, buckets = self.width, self.dim, self.buckets
+        b0, b1 = fp.lo[d] // w, (fp.hi[d] - 1) // w
+        if b0 == b1:
+            cand = buckets.get(b0, ())
         else:
-            # a row meets the box when its 4 key bytes all compare true: one uint32 test
-            hit = np.less(self._sync(), (hi0, -lo0, hi1, -lo1)).view(np.uint32)
-            out = np.equal(hit.reshape(-1), _ALL_TRUE).nonzero()[0].tolist()
-        if len(memo) >= _MEMO_MAX:
-            memo.clear()
-        memo[key] = (out, self.n, self.gen)
+            seen: set[int] = set()
+            for b in range(b0, b1 + 1):
+                seen.update(buckets.get(b, ()))
+            cand = sorted(seen)
+        out = []
+        for i in cand:
+            r = rows[i]
+            if r[0] < hi0 and r[1] < nlo0 and r[2] < hi1 and r[3] < nlo1:
+                out.append(i)
         return out
 
     def live(self) -> list:
@@ -400,12 +404,10 @@ class _History:
         return [e for e in self.entries if e is not None]
 
     def remove(self, rows: list[int]) -> None:
-        entries, keys, krows, synced = self.entries, self.keys, self.rows, self.synced
+        entries, krows = self.entries, self.rows
         for i in rows:
             entries[i] = None
             krows[i] = _DEAD_ROW
-            if i < synced:
-                keys[i] = _DEAD
         self.alive -= len(rows)
         if self.n > 64 and 2 * self.alive < self.n:
             self.keep([True] * self.alive)
@@ -414,8 +416,9 @@ class _History:
         """Keep the live entries (oldest first) whose ``mask`` entry is true; compacts."""
         kept = [e for e, k in zip(self.live(), mask) if k]
         self.gen += 1
-        self.memo.clear()
         self.entries = kept
         self.n = self.alive = len(kept)
         self.rows = [(e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1]) for e in kept]
-        self.synced = 0
+        self.buckets = {}
+        for i, e in enumerate(kept):
+            self._index(i, e[0])

@@ -56,6 +56,11 @@ def test_history_candidates_include_every_overlapping_entry():
                  slice(c0, c0 + int(rng.integers(1, 192))))
         fps.append(fp)
         h.append((fp, True, i, "dst"))
+    rows_indexed = _History(0, 8)                  # indexed by rows (HBM tensors)
+    for i, fp in enumerate(fps):
+        rows_indexed.append((fp, True, i, "dst"))
+    for q in fps[::3]:
+        assert {i for i, e in enumerate(fps) if e.overlaps(q)} <= set(rows_indexed.near(q))
     for q in fps[::7]:
         near = h.near(q)
         assert near == sorted(near)
@@ -67,9 +72,10 @@ def test_history_candidates_include_every_overlapping_entry():
     want = [i for i in range(60) if i not in (1, 2)]
     want = [w for k, w in enumerate(want) if k % 3 != 0]
     assert [e[2] for e in h.live()] == want and h.alive == h.n == len(want)
-    keys = h._sync()
-    assert all(tuple(keys[k]) == h.rows[k] == (e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1])
+    assert all(h.rows[k] == (e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1])
                for k, e in enumerate(h.entries))
+    assert all(k in h.buckets[b] for k, e in enumerate(h.entries)      # re-indexed
+               for b in range(e[0].lo[-1] // h.width, (e[0].hi[-1] - 1) // h.width + 1))
     for q in fps[::5]:
         near = h.near(q)
         assert {i for i, e in enumerate(h.entries) if e[0].overlaps(q)} <= set(near)

@@ -101,7 +101,8 @@ class Checker:
         self.written: dict[int, Marks] = {}         # on-chip root -> uint8 per byte
         self.psum_writer: dict[int, Marks] = {}     # PSUM root -> int32 per byte (+-(sid+1))
         self.owner: dict[int, _Buffer] = {}         # alloc slot -> its current buffer
-        self.live: dict[int, list[_Buffer]] = {}    # root -> placed buffers not yet evicted
+        # root -> (lo0, hi0, lo_last, hi_last, buffer) of the placed buffers not yet evicted
+        self.live: dict[int, list[tuple]] = {}
         self.history: dict[int, _History] = {}      # root -> [(fp, is_write, inst, role)]
         self.fps: dict[int, tuple] = {}             # id(view) -> (view, root, footprint)
         # the same for views of the state's SBUF / PSUM, kept with the state across runs
@@ -125,7 +126,7 @@ class Checker:
         if len(self.fps) < FOOTPRINTS_MAX:
             self.fps[id(a)] = (a, root, fp)
         mem = self.state.mem
-        if root is mem.sbuf or root is mem.psum:
+        if root is mem.sbuf or root is mem.psum:   # (never a caller's or output array)
             if len(kept) >= 2 * VIEWS_MAX:     # as many as the memory keeps views
                 kept.clear()
             kept[id(a)] = (a, root, fp)
@@ -175,17 +176,17 @@ class Checker:
         if pw is not None:
             pw.fill(fp, 0)
         buf = _Buffer(op, fp)
-        live = self.live.setdefault(id(root), [])
         keep = []
         lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
-        for other in live:
-            o = other.fp      # (the first and last dimensions first: most buffers are apart)
-            if o.lo[-1] < hi1 and lo1 < o.hi[-1] and o.lo[0] < hi0 and lo0 < o.hi[0] and \
-                    o.overlaps(fp) and bytes_overlap(o, fp):
-                other.evicted_by = op
-            else:
-                keep.append(other)
-        keep.append(buf)
+        for t in self.live.get(id(root), ()):
+            # (the boxes on the first and last dimensions first: most buffers are apart)
+            if t[2] < hi1 and lo1 < t[3] and t[0] < hi0 and lo0 < t[1]:
+                other = t[4]
+                if other.fp.overlaps(fp) and bytes_overlap(other.fp, fp):
+                    other.evicted_by = op
+                    continue
+            keep.append(t)
+        keep.append((lo0, hi0, lo1, hi1, buf))
         self.live[id(root)] = keep
         self.owner[slot] = buf
 

@@ -110,11 +110,18 @@ def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True
     return est
 
 
+#: records up to which :func:`_per_track` loops in Python (NumPy's fixed cost is larger)
+SMALL_TIMELINE = 256
+
+
 def _per_track(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dict[str, float]]:
     """Per track (tracks with records only): busy ns, records, and ns a compute track
     idled on DMAs (a record whose deciding wait is a DMA: the gap since the track's
     previous record ended, or since 0).  Sums run in record order (``np.bincount`` adds
-    its weights in input order), as a loop over the records would."""
+    its weights in input order), as a loop over the records would -- and does, for
+    timelines of at most :data:`SMALL_TIMELINE` records."""
+    if len(tl.sid) <= SMALL_TIMELINE:
+        return _per_track_loop(tl)
     names = sorted({st.track for st in tl.statics.values()})
     index = {t: i for i, t in enumerate(names)}
     nsid = max(tl.statics, default=-1) + 1
@@ -147,6 +154,34 @@ def _per_track(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dict[str
     used = [i for i in range(nt) if count[i]]
     return ({names[i]: float(busy[i]) for i in used}, {names[i]: int(count[i]) for i in used},
             {names[i]: float(wait_dma[i]) for i in used if waits.any()})
+
+
+def _per_track_loop(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dict[str, float]]:
+    """:func:`_per_track` as a loop over the records (the same sums in the same order)."""
+    statics = tl.statics
+    track = {s: st.track for s, st in statics.items()}
+    dma = {s: st.is_dma for s, st in statics.items()}
+    names = sorted(set(track.values()))
+    busy = dict.fromkeys(names, 0.0)
+    count = dict.fromkeys(names, 0)
+    wait = dict.fromkeys(names, 0.0)
+    prev_end: dict[str, float] = {}
+    any_wait = False
+    sid, start, end, pred, waited = tl.sid, tl.start, tl.end, tl.pred, tl.waited
+    for rec in range(len(sid)):
+        s = sid[rec]
+        t = track[s]
+        b, e = start[rec], end[rec]
+        busy[t] += e - b
+        count[t] += 1
+        p = pred[rec]
+        if not dma[s] and waited[rec] and p >= 0 and dma[sid[p]]:
+            any_wait = True
+            wait[t] += max(b - prev_end.get(t, 0.0), 0.0)
+        prev_end[t] = e
+    used = [t for t in names if count[t]]
+    return ({t: busy[t] for t in used}, {t: count[t] for t in used},
+            {t: wait[t] for t in used} if any_wait else {})
 
 
 def _critical_path(tl: Timeline, latency: float) -> list[CriticalEntry]:

@@ -196,11 +196,16 @@ class Checker:
         info = inst.info
         op = info.op
         seen = []
+        fps = self.fps
         for slot, role, is_write, is_read, bslot in info.accesses:
             a = env[slot]
             if not isinstance(a, np.ndarray):
                 continue
-            root, fp = self._footprint(a)
+            hit = fps.get(id(a))      # (the common case of :meth:`_footprint`, inline)
+            if hit is not None and hit[0] is a:
+                root, fp = hit[1], hit[2]
+            else:
+                root, fp = self._footprint(a)
             if fp is not None:
                 seen.append((fp, is_write, is_read, id(root), role, bslot))
         # an elementwise instruction writing one on-chip tensor carries never-written
@@ -210,6 +215,7 @@ class Checker:
             writes[0][3] in self.written else None
         poison = None
         nears = []
+        written = self.written
         for fp, is_write, is_read, rid, role, bslot in seen:
             if bslot is not None:
                 buf = self.owner.get(bslot)
@@ -219,8 +225,8 @@ class Checker:
                                        f"but {describe(buf.evicted_by)} placed another buffer on "
                                        f"its bytes while it is still in use", NKIHazardError)
             if is_read:
-                w = self.written.get(rid)
-                if w is not None and not self._all_written(w, fp):
+                w = written.get(rid)
+                if w is not None and (w.uniform(fp) or 0) == 0 and not self._all_written(w, fp):
                     mv = w.elems(fp)
                     n = int(np.prod(fp.shape))
                     if dst is not None and n == int(np.prod(dst.shape)):
@@ -279,7 +285,7 @@ class Checker:
                                f"'{names[inst.info.qi]}') bytes that {describe(other.info.op)} "
                                f"{owhat} as '{orole}' (queue '{names[other.info.qi]}'), with no "
                                f"ordering edge between the two instructions", NKIHazardError)
-        return hist.mark(rows)
+        return rows, hist.n, hist.gen      # (:meth:`_History.mark`)
 
     def _remember(self, rid: int, fp: Footprint, is_write: bool, inst: Instance, role: str,
                   near=None) -> None:
@@ -289,9 +295,11 @@ class Checker:
             self.roots.setdefault(rid, fp.root)
         if fp.exact and hist.alive:
             entries = hist.entries
-            drop = [i for i in hist.near(fp, near)
-                    if (is_write or not entries[i][1]) and fp.contains(entries[i][0])
-                    and hb(entries[i][2], inst)]
+            rows = near[0] if near is not None and near[1] == hist.n and near[2] == hist.gen \
+                else hist.near(fp, near)       # (nothing appended since the race search)
+            drop = [i for i in rows
+                    if entries[i] is not None and (is_write or not entries[i][1]) and
+                    fp.contains(entries[i][0]) and hb(entries[i][2], inst)]
             if drop:
                 hist.remove(drop)
         hist.append((fp, is_write, inst, role))

@@ -378,8 +378,12 @@ class QueueRun:
             for dq in pending:
                 if dq:
                     h = dq[0]
-                    if (best is None or h.seq > best.seq) and all(w.done for w in h.waits):
-                        best = h
+                    if best is None or h.seq > best.seq:
+                        for w in h.waits:
+                            if not w.done:
+                                break
+                        else:
+                            best = h
             assert best is not None, "queue mode: no ready instance (internal error)"
             pending[best.info.qi].popleft()
             self.npending -= 1

@@ -313,10 +313,11 @@ class Checker:
                           [True] * (HISTORY_MAX * 3 // 4))
 
 
-#: buckets an access history spreads the rows of an HBM tensor over
-_BUCKETS = 32
-#: bytes of a partition per bucket of an on-chip root's access history
-_BUCKET_BYTES = 512
+#: bytes of a partition per bucket of an on-chip root's access history (a PSUM bank, a
+#: row of 512 fp32)
+_BUCKET_BYTES = 2048
+#: rows per bucket of an HBM tensor's access history (a partition-tile's worth)
+_BUCKET_ROWS = 128
 #: the key row of a removed entry: it meets no footprint
 _DEAD_ROW = (np.iinfo(np.int64).max,) * 4
 
@@ -325,12 +326,12 @@ def _index_dim(root: np.ndarray) -> tuple[int, int]:
     """``(dimension, bucket width)`` a :class:`_History` of ``root`` indexes its rows by
     (in the root's byte geometry): the bytes of a partition for on-chip roots (at most 128
     rows: tiles sit side by side along a partition), :data:`_BUCKET_BYTES` per bucket; else
-    the rows (HBM tensors are mostly accessed in row blocks), spread over
-    :data:`_BUCKETS` buckets."""
+    the rows (HBM tensors are mostly accessed in blocks of 128 rows), :data:`_BUCKET_ROWS`
+    per bucket."""
     shape, _ = geometry(root)
     if len(shape) == 1 or shape[0] <= 128:
         return len(shape) - 1, _BUCKET_BYTES
-    return 0, max(1, -(-shape[0] // _BUCKETS))
+    return 0, _BUCKET_ROWS
 
 
 class _History:

@@ -44,6 +44,7 @@ class _Gen:
         self.loops: set[int] = set()
         self.steps = 0
         self.uses_history = False
+        self.dma_queues = tuple(getattr(tl, "_dma_queues", ()))
 
     def const(self, prefix: str, value) -> str:
         """A name for ``value`` in the generated function's globals."""
@@ -103,8 +104,11 @@ class _Gen:
         _, st, qi, fence, deps, carried, nid, track, closure = step
         e = lambda text: self.emit(d, text)   # noqa: E731
         self.queues.add(qi)
-        e("ready = -1.0")
-        e("pred = -1")
+        # the waits, the last fence first: Timeline.place takes the fence's finish when it
+        # is >= every wait's, and a wait replaces the one before only when it finishes
+        # strictly later -- starting from the fence gives the same (ready, pred)
+        e("ready = m0")
+        e("pred = m1")
         for dep in deps:
             self.ids.add(dep)
             e(f"if LE{dep} > ready:")
@@ -129,10 +133,6 @@ class _Gen:
             e("if lastend > ready:")
             e("    ready = lastend")
             e("    pred = last")
-        # Timeline.place, inlined
-        e("if m0 >= ready:")
-        e("    ready = m0")
-        e("    pred = m1")
         if fence:
             e("if m2 > ready:")
             e("    ready = m2")
@@ -140,8 +140,17 @@ class _Gen:
         if st.is_dma:
             sname = self.const("s", st)
             e(f"ready += {self.num(self.tl._dma_fixed)}")
-            e(f"waited = ready > Q{qi}")
-            e(f"t0 = ready if waited else Q{qi}")
+            e(f"if ready > Q{qi}:")
+            e("    t0 = ready")
+            e("    pred_a(pred)")
+            e("    waited_a(pred >= 0)")
+            e("else:")
+            e(f"    t0 = Q{qi}")
+            e(f"    pred_a(R{qi})")
+            e("    waited_a(False)")
+            # Timeline._book prunes the engine books by the DMA queues' free times: they
+            # are written back before it runs
+            sync = "; ".join(f"qfree[{q}] = Q{q}" for q in self.dma_queues)
             one = st.one
             if one is not None:
                 g = self.const("g", one[0])
@@ -150,12 +159,22 @@ class _Gen:
                 e(f"    end_v = start + {self.num(one[1])}")
                 e("    ndma[0] += 1")
                 e("else:")
+                if sync:
+                    e(f"    {sync}")
                 e(f"    start, end_v = book({sname}, t0)")
             else:
+                if sync:
+                    e(sync)
                 e(f"start, end_v = book({sname}, t0)")
         else:
-            e(f"waited = ready > Q{qi}")
-            e(f"start = ready if waited else Q{qi}")
+            e(f"if ready > Q{qi}:")
+            e("    start = ready")
+            e("    pred_a(pred)")
+            e("    waited_a(pred >= 0)")
+            e("else:")
+            e(f"    start = Q{qi}")
+            e(f"    pred_a(R{qi})")
+            e("    waited_a(False)")
             if self.throttle and st.tensor_mm:
                 e(f"end_v = start + throttled(start, {self.num(st.ns)})")
             else:
@@ -165,12 +184,6 @@ class _Gen:
         e("start_a(start)")
         e("end_a(end_v)")
         e(f"sid_a({int(st.sid)})")
-        e("if waited:")
-        e("    pred_a(pred)")
-        e("    waited_a(pred >= 0)")
-        e("else:")
-        e(f"    pred_a(R{qi})")
-        e("    waited_a(False)")
         e(f"Q{qi} = end_v")
         e(f"R{qi} = rec")
         e("if end_v >= m2:")
@@ -214,7 +227,7 @@ class _Gen:
                 "    m0, m1, m2, m3 = mark",
                 "    qfree, qlast = tl.qfree, tl.qlast",
                 "    last, lastend = -1, -1.0"]
-        for q in sorted(self.queues):
+        for q in sorted(self.queues | set(self.dma_queues)):
             head.append(f"    Q{q}, R{q} = qfree[{q}], qlast[{q}]")
         for i in sorted(self.ids):
             head.append(f"    L{i}, LE{i} = -1, -1.0")
@@ -223,7 +236,7 @@ class _Gen:
         head.append("    try:")
         tail = ["    finally:",
                 "        mark[0], mark[1], mark[2], mark[3] = m0, m1, m2, m3"]
-        for q in sorted(self.queues):
+        for q in sorted(self.queues | set(self.dma_queues)):
             tail.append(f"        qfree[{q}], qlast[{q}] = Q{q}, R{q}")
         for li in sorted(self.loops):
             tail.append(f"        serial[{li}] = S{li}")

@@ -32,6 +32,9 @@ def _f32(*shape):
 
 CASES = {
     "tiled_matmul": (EX.tiled_matmul, (_f32(512, 256).astype(BF16), _f32(512, 1024).astype(BF16))),
+    # 272 DMAs: the DMA-engine books are pruned (every 256 DMAs) during the walk
+    "tiled_matmul_big": (EX.tiled_matmul, (_f32(1024, 1024).astype(BF16),
+                                           _f32(1024, 1024).astype(BF16))),
     "row_softmax": (EX.row_softmax, (_f32(512, 512),)),
     "layernorm": (EX.layernorm, (_f32(256, 512), _f32(1, 512), _f32(1, 512))),
     "attention": (EX.attention, (_f32(256, 128), _f32(256, 128), _f32(256, 128))),

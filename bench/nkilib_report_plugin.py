@@ -3,9 +3,12 @@
 Loaded with ``-p nkilib_report_plugin`` (``bench/`` on PYTHONPATH).  Environment:
 
 - ``NKILIB_REPORT``: file to which one JSON object per test phase report is appended
-  (``{"nodeid", "when", "outcome", "message", "where", "duration"}``); written by the
-  main pytest process (the xdist controller, not its workers), line by line, so the
-  results of a run killed by an outer timeout are kept;
+  (``{"nodeid", "when", "outcome", "message", "where", "duration", "nki"}``); written by
+  the main pytest process (the xdist controller, not its workers), line by line, so the
+  results of a run killed by an outer timeout are kept.  ``nki`` (call phase): nki-mlir's
+  own time in the test, per phase ``[wall s, thread CPU s]`` (``compile``, ``trace``,
+  ``pass:<name>``, ``run``; :mod:`nkilib_timing`), measured in the process running the
+  test and passed to the controller as a user property;
 - ``NKILIB_SELECT``: file of test ids (one a line, relative to the rootdir): every other
   collected test is deselected.  The sample passes the ids' *files* as arguments and
   selects here, because pytest given 150 parametrized ids one by one re-generates
@@ -21,6 +24,8 @@ import os
 import signal
 
 import pytest
+
+import nkilib_timing
 
 
 class TestTimeout(Exception):
@@ -53,6 +58,9 @@ def pytest_runtest_logreport(report):
     message, where = _message(report) if report.outcome != "passed" else ("", "")
     rec = {"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
            "message": message, "where": where, "duration": round(report.duration, 2)}
+    nki = dict(report.user_properties).get("nki_times")
+    if nki is not None and report.when == "call":
+        rec["nki"] = nki
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(rec) + "\n")
 
@@ -68,6 +76,20 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+def pytest_configure(config):
+    if os.environ.get("NKILIB_REPORT"):
+        nkilib_timing.install()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    if call.when == "call" and os.environ.get("NKILIB_REPORT"):
+        item.user_properties.append(("nki_times", nkilib_timing.take()))
+    elif call.when == "setup" and os.environ.get("NKILIB_REPORT"):
+        nkilib_timing.take()        # what ran in setup (fixtures) is not the test's
+    yield
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -5,18 +5,23 @@ Collects the suite as ``bench/nkilib_collect.py`` does (``--test-mode simulation
 ``coverage_parametrize`` tests, unless ``--full``), keeps every ``N``-th collected test id
 (``--every N``; default: about ``--target`` = 150 tests), and runs them with pytest
 (``-n 2`` workers with pytest-xdist, a per-test timeout through
-``bench/nkilib_report_plugin.py`` and an outer timeout for the whole run).  The suite's
+``bench/nkilib_report_plugin.py`` and an outer timeout for the whole run), with a fresh
+nki-mlir compile cache unless ``--warm-cache``.  The suite's
 output directories go to a temporary directory, never into the checkout.  Prints::
 
     150 tests: P passed, F failed, S skipped, E errors
 
-(``errors``: failures in setup/teardown, as pytest counts them) and the top failure
+(``errors``: failures in setup/teardown, as pytest counts them), the top failure
 causes, grouped by the first line of the error with digits normalised, each with its
-count, the crash location and one example test id.
+count, the crash location and one example test id, and the ``--slowest`` K tests (default
+20) by nki-mlir time: per test its whole call phase (``test``, harness included: input
+generation, reference, validation), nki-mlir's compile and run time (wall and thread CPU
+seconds, :mod:`nkilib_timing`), its costliest compile phase, and the harness remainder
+(``test`` minus compile and run wall), then the slowest compile and run over the sample.
 
     python bench/nkilib_sample.py [--root DIR] [--every N | --target T] [--offset K]
         [--full] [--ids-file F] [-n 2] [--test-timeout S] [--total-timeout S] [--top K]
-        [--report-json F] [-- extra pytest args]
+        [--report-json F] [--warm-cache] [--slowest K] [-- extra pytest args]
 """
 from __future__ import annotations
 
@@ -76,7 +81,10 @@ def summarise(records: list[dict], ids: list[str]) -> dict:
         # a setup/teardown error outranks the call's outcome, a failure outranks a pass
         rank = {"error": 3, "failed": 2, "skipped": 1, "passed": 0}
         if cur is None or rank[kind] > rank[cur["kind"]]:
-            per[r["nodeid"]] = {**r, "kind": kind}
+            keep = {k: cur[k] for k in ("nki", "duration")} if cur and "nki" in cur else {}
+            per[r["nodeid"]] = cur = {**r, "kind": kind, **keep}
+        if "nki" in r:                      # the call phase's times and duration
+            cur.update(nki=r["nki"], duration=r["duration"])
     counts = Counter(per.get(i, {"kind": "not run"})["kind"] for i in ids)
     causes: dict[str, list[dict]] = {}
     for i in ids:
@@ -84,6 +92,41 @@ def summarise(records: list[dict], ids: list[str]) -> dict:
         if r is not None and r["kind"] in ("failed", "error"):
             causes.setdefault(cause_key(r["message"]), []).append(r)
     return {"per": per, "counts": counts, "causes": causes}
+
+
+def _short(nodeid: str, width: int = 70) -> str:
+    """A test id shortened for a table: ``file.py::Class::test[params]`` -> ``file::test[...]``."""
+    path, _, rest = nodeid.partition("::")
+    name = rest.rsplit("::", 1)[-1]
+    s = f"{Path(path).stem}::{name}"
+    return s if len(s) <= width else s[:width - 3] + "..."
+
+
+def slowest_table(per: dict, k: int) -> list[str]:
+    """Lines of the ``k`` tests with the most nki-mlir time (compile + run wall)."""
+    rows = []
+    for r in per.values():
+        t = r.get("nki")
+        if not t:
+            continue
+        comp, run = t.get("compile", [0, 0]), t.get("run", [0, 0])
+        phases = {n: v for n, v in t.items() if n == "trace" or n.startswith("pass:")}
+        top = max(phases.items(), key=lambda kv: kv[1][1], default=None)
+        rows.append((comp[0] + run[0], r, comp, run, top))
+    rows.sort(key=lambda x: -x[0])
+    out = [f"slowest {min(k, len(rows))} of {len(rows)} tests by nki-mlir time (s; wall/cpu):",
+           f"  {'test':>6} {'compile':>13} {'run':>13} {'harness':>8}  top compile phase      test id"]
+    for _tot, r, comp, run, top in rows[:k]:
+        harness = max(0.0, r["duration"] - comp[0] - run[0])
+        ph = f"{top[0].removeprefix('pass:')} {top[1][1]:.1f}" if top else "-"
+        out.append(f"  {r['duration']:6.1f} {comp[0]:6.1f}/{comp[1]:<6.1f} {run[0]:6.1f}/{run[1]:<6.1f} "
+                   f"{harness:8.1f}  {ph:<22} {_short(r['nodeid'])}")
+    if rows:
+        c = max(rows, key=lambda x: x[2][0])
+        u = max(rows, key=lambda x: x[3][0])
+        out.append(f"slowest compile {c[2][0]:.1f}s wall / {c[2][1]:.1f}s cpu: {_short(c[1]['nodeid'])}")
+        out.append(f"slowest run {u[3][0]:.1f}s wall / {u[3][1]:.1f}s cpu: {_short(u[1]['nodeid'])}")
+    return out
 
 
 def as_arg(root: Path, nodeid: str) -> str:
@@ -95,7 +138,8 @@ def as_arg(root: Path, nodeid: str) -> str:
 
 
 def run_sample(root: Path, ids: list[str], workers: int, test_timeout: float,
-               total_timeout: float, extra: list[str]) -> tuple[list[dict], float, bool]:
+               total_timeout: float, extra: list[str],
+               warm_cache: bool = False) -> tuple[list[dict], float, bool]:
     tmp = Path(tempfile.mkdtemp(prefix="nkilib_sample_"))
     report = tmp / "report.jsonl"
     report.touch()
@@ -117,6 +161,8 @@ def run_sample(root: Path, ids: list[str], workers: int, test_timeout: float,
     env["NKILIB_REPORT"] = str(report)
     env["NKILIB_SELECT"] = str(select)
     env["NKILIB_TEST_TIMEOUT"] = str(test_timeout)
+    if not warm_cache:      # every kernel compiled, as on a first run (the times are compiles)
+        env["NKI_MLIR_CACHE_DIR"] = str(tmp / "nki-mlir-cache")
     t0 = time.perf_counter()
     timed_out = False
     with open(tmp / "pytest.log", "w") as log:
@@ -149,6 +195,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds for the whole pytest run (default 1080)")
     ap.add_argument("--top", type=int, default=15, help="failure causes to show (default 15)")
     ap.add_argument("--report-json", type=Path, help="write per-test outcomes here")
+    ap.add_argument("--warm-cache", action="store_true",
+                    help="use nki-mlir's compile cache (default: a fresh one, every kernel compiled)")
+    ap.add_argument("--slowest", type=int, default=20,
+                    help="show the K tests with the most nki-mlir time (default 20)")
     ap.add_argument("extra", nargs="*", help="extra pytest arguments (after --)")
     ns = ap.parse_args(argv)
     if not (ns.root / "test" / "conftest.py").exists():
@@ -162,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
           f"running every {every}th (offset {ns.offset % every}): {len(chosen)} tests")
     extra = ns.extra if ns.full else ["--skip-coverage-parametrize", *ns.extra]
     records, dt, timed_out = run_sample(ns.root, chosen, ns.workers, ns.test_timeout,
-                                        ns.total_timeout, extra)
+                                        ns.total_timeout, extra, ns.warm_cache)
     s = summarise(records, chosen)
     c = s["counts"]
     print(f"run: {dt:.0f}s{' (stopped by --total-timeout)' if timed_out else ''}")
@@ -177,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         ex = recs[0]
         print(f"  {len(recs):4d}  {ex['message'][:200]}")
         print(f"        at {ex['where']}  e.g. {ex['nodeid']}")
+    for ln in slowest_table(s["per"], ns.slowest):
+        print(ln)
     if ns.report_json:
         ns.report_json.write_text(json.dumps({"ids": chosen, "per": s["per"]}, indent=1))
     return 0

@@ -375,6 +375,7 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None) -> Graph:
             touches[a.base].append((n, a))
     bases = list(touches)
     seen: set[tuple] = set()
+    trips: dict[Operation, int | None] = {}     # loop -> static trip count (IR fixed here)
 
     def add(src, dst, kind, role, level, distance, reason):
         key = (src.index, dst.index, kind, level, reason)
@@ -395,32 +396,40 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None) -> Graph:
                         continue            # each unordered pair once
                     if not same and y.index < x.index:
                         x, ax, y, ay = y, ay, x, ax
-                    _pair(x, ax, y, ay, same, add)
+                    _pair(x, ax, y, ay, same, add, trips)
     g.edges.sort(key=lambda e: (e.dst.index, e.src.index, e.level if e.level is not None else -1))
     return g
 
 
-def occurs(common: list[Operation], level: int, distance: int, across_outer: bool) -> bool:
+def occurs(common: list[Operation], level: int, distance: int, across_outer: bool,
+           trips: dict | None = None) -> bool:
     """Whether two instances ``distance`` iterations apart at ``common[level]`` can both run:
     the distance is below the loop's static trip count (``across_outer``: below the number of
     iterations it runs over the whole function, i.e. the serial distance of rotating copies).
-    Unknown trip counts count as possible."""
+    Unknown trip counts count as possible.  ``trips``: a memo ``loop -> trip count`` valid
+    while the IR does not change (one :func:`analyze` call)."""
     total = 1
     for loop in (common[:level + 1] if across_outer else common[level:level + 1]):
-        n = trip_count(loop) if loop.name == "scf.for" else None
+        if trips is not None and loop in trips:
+            n = trips[loop]
+        else:
+            n = trip_count(loop) if loop.name == "scf.for" else None
+            if trips is not None:
+                trips[loop] = n
         if n is None:
             return True
         total *= n
     return distance < total
 
 
-def _pair(x: Node, ax: Acc, y: Node, ay: Acc, same: bool, add_edge) -> None:
+def _pair(x: Node, ax: Acc, y: Node, ay: Acc, same: bool, add_edge, trips: dict | None = None) -> None:
     """Edges between access ``ax`` of ``x`` and ``ay`` of ``y`` (``x`` not after ``y``).
-    A carried edge whose distance the loop never reaches is not an edge (:func:`occurs`)."""
+    A carried edge whose distance the loop never reaches is not an edge (:func:`occurs`;
+    ``trips``: its memo of trip counts)."""
     common = _common(x, y)
 
     def add(src, dst, kind, role, level, distance, reason):
-        if level is None or occurs(common, level, distance, reason == "copies"):
+        if level is None or occurs(common, level, distance, reason == "copies", trips):
             add_edge(src, dst, kind, role, level, distance, reason)
 
     if not same:

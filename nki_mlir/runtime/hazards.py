@@ -47,7 +47,8 @@ from xdsl.ir import Operation
 
 from ..diagnostics import error_at, loc_of
 from ..errors import NKIHazardError
-from .footprint import Footprint, bytes_overlap, footprint, geometry, mirror_view, root_of
+from .footprint import Footprint, bytes_overlap, footprint, root_of
+from .hazard_marks import Marks
 from .memory import VIEWS_MAX
 from .queues import Instance, QueueRun, hb
 
@@ -97,8 +98,8 @@ class Checker:
         self.queues = queues
         self.state = state
         self.roots: dict[int, np.ndarray] = {}      # keeps roots alive: ids stay unique
-        self.written: dict[int, np.ndarray] = {}    # on-chip root -> uint8 per byte
-        self.psum_writer: dict[int, np.ndarray] = {}  # PSUM root -> int32 per byte (+-(sid+1))
+        self.written: dict[int, Marks] = {}         # on-chip root -> uint8 per byte
+        self.psum_writer: dict[int, Marks] = {}     # PSUM root -> int32 per byte (+-(sid+1))
         # per-tile summaries of the flags (boxes known to be all written / free of
         # non-matmul marks), so most checks and marks skip the per-byte work
         self.all_written: dict[int, _Boxes] = {}
@@ -107,32 +108,29 @@ class Checker:
         self.live: dict[int, list[_Buffer]] = {}    # root -> placed buffers not yet evicted
         self.history: dict[int, _History] = {}      # root -> [(fp, is_write, inst, role)]
         self.fps: dict[int, tuple] = {}             # id(view) -> (view, root, footprint)
-        self.geometry: dict[int, tuple] = {}        # id(mirror) -> (mirror, its byte-geometry view)
+        # the same for views of the state's SBUF / PSUM, kept with the state across runs
+        self.kept: dict[int, tuple] = state.mirrors.setdefault("footprints", {})
 
     def _footprint(self, a: np.ndarray):
         """``(root, footprint)`` of the view ``a``, computed once per view object per run
-        (the entry keeps ``a`` alive, so its id is not reused meanwhile)."""
+        (the entry keeps ``a`` alive, so its id is not reused meanwhile).  Views of the
+        state's SBUF / PSUM are kept across runs (``Memory.view``, ``Memory.subviews``), so
+        are their footprints."""
         hit = self.fps.get(id(a))
         if hit is not None and hit[0] is a:
+            return hit[1], hit[2]
+        kept = self.kept
+        hit = kept.get(id(a))
+        if hit is not None and hit[0] is a:
+            self.fps[id(a)] = hit
             return hit[1], hit[2]
         root = root_of(a)
         fp = footprint(a, root)
         if len(self.fps) < FOOTPRINTS_MAX:
             self.fps[id(a)] = (a, root, fp)
-        return root, fp
-
-    def _alloc_footprint(self, a: np.ndarray):
-        """:meth:`_footprint` of a placed tensor's view: views of the state's SBUF / PSUM
-        are kept across runs (``Memory.view``), so are their footprints."""
         mem = self.state.mem
-        kept = self.state.mirrors.setdefault("footprints", {})
-        hit = kept.get(id(a))
-        if hit is not None and hit[0] is a:
-            self.fps[id(a)] = hit
-            return hit[1], hit[2]
-        root, fp = self._footprint(a)
         if root is mem.sbuf or root is mem.psum:
-            if len(kept) >= VIEWS_MAX:     # as many as the memory keeps views
+            if len(kept) >= 2 * VIEWS_MAX:     # as many as the memory keeps views
                 kept.clear()
             kept[id(a)] = (a, root, fp)
         return root, fp
@@ -142,19 +140,15 @@ class Checker:
         boxes = summaries.get(rid)
         return boxes is not None and boxes.covers(fp)
 
-    def _bytes(self, mirror: np.ndarray, fp: Footprint, scale: int = 1) -> np.ndarray:
-        """The elements of ``mirror`` under ``fp``'s bytes, in any shape: for an exact
-        footprint the box itself (a plain slice of the mirror in the root's byte geometry,
-        contiguous rows), else :func:`~.footprint.mirror_view`.  For whole-region tests and
-        fills only (``all``, ``any``, ``[...] = v``)."""
-        if not fp.exact:
-            return mirror_view(mirror, fp, scale)
-        key = id(mirror)
-        geo = self.geometry.get(key)
-        if geo is None or geo[0] is not mirror:
-            shape, _ = geometry(fp.root)
-            geo = self.geometry[key] = (mirror, mirror.reshape(shape))
-        return geo[1][tuple(slice(a, b) for a, b in zip(fp.lo, fp.hi))]
+    @staticmethod
+    def _all_written(w: Marks, fp: Footprint) -> bool:
+        u = w.uniform(fp)
+        return bool(w.view(fp).all()) if u is None else u != 0
+
+    @staticmethod
+    def _non_matmul_mark(pw: Marks, fp: Footprint) -> bool:
+        u = pw.uniform(fp)
+        return bool((pw.view(fp) < 0).any()) if u is None else u < 0
 
     # ------------------------------------------------------------------ allocs
     def _mirrors(self, root: np.ndarray, psum: bool):
@@ -167,12 +161,12 @@ class Checker:
                 cached = self.state.mirrors.get(key)
                 if cached is None:
                     cached = self.state.mirrors[key] = (
-                        np.zeros(root.nbytes, np.uint8),
-                        np.zeros(root.nbytes, np.int32) if psum else None)
+                        Marks(np.zeros(root.nbytes, np.uint8), root),
+                        Marks(np.zeros(root.nbytes, np.int32), root, 4) if psum else None)
                 w, pw = cached
             else:
-                w = np.zeros(root.nbytes, np.uint8)
-                pw = np.zeros(root.nbytes, np.int32) if psum else None
+                w = Marks(np.zeros(root.nbytes, np.uint8), root)
+                pw = Marks(np.zeros(root.nbytes, np.int32), root, 4) if psum else None
             self.roots[rid] = root
             self.written[rid] = w
             if pw is not None:
@@ -182,16 +176,16 @@ class Checker:
     def on_alloc(self, op: Operation, slot: int, data: np.ndarray, space: str) -> None:
         """An on-chip ``nisa.alloc`` executed (enqueue time): clear the written flags of its
         bytes and evict the earlier buffers placed on them."""
-        root, fp = self._alloc_footprint(data)
+        root, fp = self._footprint(data)
         if fp is None:
             return
         w, pw = self._mirrors(root, space == "psum")
-        self._bytes(w, fp)[...] = 0
+        w.fill(fp, 0)
         self.all_written.setdefault(id(root), _Boxes()).drop(fp)
         if pw is not None and not self._covered(self.matmul_only, id(root), fp):
             # (a box known free of non-matmul marks needs no clearing: only the sign of a
             # PSUM writer mark is ever read)
-            self._bytes(pw, fp, 4)[...] = 0
+            pw.fill(fp, 0)
         buf = _Buffer(op, fp)
         live = self.live.setdefault(id(root), [])
         keep = []
@@ -238,8 +232,8 @@ class Checker:
             if is_read:
                 w = self.written.get(rid)
                 if w is not None and not self._covered(self.all_written, rid, fp) and \
-                        not self._bytes(w, fp).all():
-                    mv = mirror_view(w, fp)
+                        not self._all_written(w, fp):
+                    mv = w.elems(fp)
                     n = int(np.prod(fp.shape))
                     if dst is not None and n == int(np.prod(dst.shape)):
                         bad = (mv == 0).any(axis=-1).reshape(-1)
@@ -254,8 +248,8 @@ class Checker:
             if info.matmul == "auto" and role == "dst":
                 pw = self.psum_writer.get(rid)
                 if pw is not None and not self._covered(self.matmul_only, rid, fp) and \
-                        (self._bytes(pw, fp, 4) < 0).any():
-                    mv = mirror_view(pw, fp, 4)
+                        self._non_matmul_mark(pw, fp):
+                    mv = pw.elems(fp)
                     neg = mv < 0
                     other = self.queues.sched.infos[-int(mv[neg][0]) - 1].op
                     raise error_at(op, f"{op.name}: accumulates (psum_accumulate_flags=auto) "
@@ -270,19 +264,19 @@ class Checker:
                 if w is not None:
                     boxes = self.all_written.setdefault(rid, _Boxes())
                     if poison is not None:
-                        mirror_view(w, fp)[...] = (~poison).reshape(fp.shape)[..., None]
+                        w.elems(fp)[...] = (~poison).reshape(fp.shape)[..., None]
                         boxes.drop(fp)
                     elif not boxes.covers(fp):
-                        self._bytes(w, fp)[...] = 1
+                        w.fill(fp, 1)
                         boxes.add(fp)
                 pw = self.psum_writer.get(rid)
                 if pw is not None:
                     boxes = self.matmul_only.setdefault(rid, _Boxes())
                     if info.matmul is None:
-                        self._bytes(pw, fp, 4)[...] = -(info.sid + 1)
+                        pw.fill(fp, -(info.sid + 1))
                         boxes.drop(fp)
                     elif not boxes.covers(fp):  # only the sign of a matmul's mark is read
-                        self._bytes(pw, fp, 4)[...] = info.sid + 1
+                        pw.fill(fp, info.sid + 1)
                         boxes.add(fp)
             self._remember(rid, fp, is_write, inst, role, near)
 

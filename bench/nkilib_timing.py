@@ -1,0 +1,103 @@
+"""Per-test phase times of nki-mlir inside a test run (for ``bench/nkilib_report_plugin.py``).
+
+:func:`install` wraps, from outside the library, the driver's phases:
+
+- ``trace``: the tracing frontend (``nki_mlir.driver.compile.build_module``);
+- one entry per pass of the pipeline (``nki-legalize``, ..., ``nisa-schedule``; the
+  pass objects ``nki_mlir.driver.pipeline.default_pipeline`` returns);
+- ``compile``: a whole compile that missed the cache (``compile_kernel`` minus cache hits:
+  tracing, the passes, printing and encoding the IR);
+- ``run``: running one program instance on the interpreter (``CompiledKernel.run``; the
+  instances of an LNC launch run in threads, each is counted).
+
+Each phase gets its wall time and the CPU time of the thread that ran it
+(``time.thread_time``, steadier than wall time on a loaded machine), in seconds, summed
+over the calls of the current test.  :func:`take` returns the totals since the last call
+and resets them: ``{"compile": [wall, cpu], "run": [...], "trace": [...], "pass:<name>":
+[...], "compiles": n, "runs": n}``.  Nothing is recorded while :func:`install` was not
+called; the library itself is unchanged.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import time
+
+_LOCK = threading.Lock()
+_TOTALS: dict[str, list[float]] = {}
+_COUNTS: dict[str, int] = {}
+_INSTALLED = False
+
+
+def _add(phase: str, wall: float, cpu: float) -> None:
+    with _LOCK:
+        tot = _TOTALS.setdefault(phase, [0.0, 0.0])
+        tot[0] += wall
+        tot[1] += cpu
+        _COUNTS[phase] = _COUNTS.get(phase, 0) + 1
+
+
+def _timed(phase, fn):
+    """``fn`` recording its wall and thread CPU time under ``phase`` (a name, or a function
+    of the call's result giving the name or None to skip)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        w0, c0 = time.perf_counter(), time.thread_time()
+        out = None
+        try:
+            out = fn(*args, **kwargs)
+            return out
+        finally:            # a failed call (an NKIError) is timed too
+            w, c = time.perf_counter() - w0, time.thread_time() - c0
+            name = phase(out) if callable(phase) else phase
+            if name is not None:
+                _add(name, w, c)
+    return wrapper
+
+
+class _TimedPass:
+    """A pass of the pipeline whose ``apply`` is timed as ``pass:<name>``."""
+
+    def __init__(self, p):
+        self._p = p
+        self.name = p.name
+        self.apply = _timed(f"pass:{p.name}", p.apply)
+
+
+def install() -> None:
+    """Wrap the driver's phases (idempotent)."""
+    global _INSTALLED
+    if _INSTALLED:
+        return
+    from nki_mlir.driver import compile as comp
+    from nki_mlir.driver import pipeline
+    comp.build_module = _timed("trace", comp.build_module)
+    # a compile that traced (a cache hit, in memory or on disk, does not): "compile"
+    local = threading.local()
+    traced = comp.build_module
+
+    def build_module(*a, **k):
+        local.traced = True
+        return traced(*a, **k)
+    comp.build_module = build_module
+
+    def compiled(_ck):
+        hit, local.traced = not getattr(local, "traced", False), False
+        return None if hit else "compile"
+    comp.compile_kernel = _timed(compiled, comp.compile_kernel)
+    default = pipeline.default_pipeline
+    pipeline.default_pipeline = functools.wraps(default)(
+        lambda *a, **k: [_TimedPass(p) for p in default(*a, **k)])
+    comp.CompiledKernel.run = _timed("run", comp.CompiledKernel.run)
+    _INSTALLED = True
+
+
+def take() -> dict:
+    """Totals since the last call (see the module docstring), then reset."""
+    with _LOCK:
+        out: dict = {k: [round(v[0], 3), round(v[1], 3)] for k, v in _TOTALS.items()}
+        out["compiles"] = _COUNTS.get("compile", 0)
+        out["runs"] = _COUNTS.get("run", 0)
+        _TOTALS.clear()
+        _COUNTS.clear()
+    return out

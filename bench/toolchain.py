@@ -61,13 +61,13 @@ def best(fn, repeat: int) -> float:
     return out
 
 
-def paired(fa, fb, repeat: int) -> tuple[float, float]:
-    """Best times of ``fa`` and ``fb``, measured interleaved (so both see the same load)."""
-    ta = tb = float("inf")
+def paired(*fns, repeat: int) -> tuple[float, ...]:
+    """Best times of each of ``fns``, measured interleaved (so all see the same load)."""
+    ts = [float("inf")] * len(fns)
     for _ in range(repeat):
-        ta = min(ta, best(fa, 1))
-        tb = min(tb, best(fb, 1))
-    return ta, tb
+        for i, f in enumerate(fns):
+            ts[i] = min(ts[i], best(f, 1))
+    return tuple(ts)
 
 
 def row(name: str, value: str, goal: str, ok: bool | None) -> None:
@@ -122,7 +122,7 @@ def bench_import(repeat: int) -> None:
         return lambda: subprocess.run([sys.executable, "-c", code], env=env, check=True)
     global CLOCK
     clock, CLOCK = CLOCK, time.perf_counter    # a child process: wall time
-    t_np, t_nki = paired(run("import numpy"), run("import numpy, nki_mlir"), repeat)
+    t_np, t_nki = paired(run("import numpy"), run("import numpy, nki_mlir"), repeat=repeat)
     CLOCK = clock
     ms = (t_nki - t_np) * 1e3
     row("import nki_mlir beyond import numpy", f"{ms:.0f} ms", "<= 60 ms", ms <= GOALS["import"])
@@ -161,13 +161,12 @@ def bench_warm_call(repeat: int) -> None:
         prog = kernel.compile(a, b).program
         calls = many(lambda: kernel(a, b))
         runs = many(lambda: prog.run([a, b], mode="program-order", hazards=False))
-        t_k, t_np = paired(calls, many(lambda: a + b), repeat)
-        t_k2, t_run = paired(calls, runs, repeat)
+        t_k, t_run, t_np = paired(calls, runs, many(lambda: a + b), repeat=max(repeat, 7))
         us = (t_k - t_np) / n * 1e6
         row(f"warm call ({name}) beyond NumPy", f"{us:.1f} us", "<= 20 us",
             us <= GOALS["warm call"])
-        row(f"  of which driver | Program.run beyond NumPy",
-            f"{(t_k2 - t_run) / n * 1e6:.1f} | {(t_run - t_np) / n * 1e6:.1f} us", "", None)
+        row("  of which driver | Program.run beyond NumPy",
+            f"{(t_k - t_run) / n * 1e6:.1f} | {(t_run - t_np) / n * 1e6:.1f} us", "", None)
 
 
 def bench_decode(repeat: int) -> None:
@@ -206,14 +205,14 @@ def bench_runtime(repeat: int, only: set[str]) -> None:
         run = lambda: prog.run(list(args))   # noqa: E731
         run()
         if "interp" in only:
-            t_i, t_np = paired(run, ref, repeat)
+            t_i, t_np = paired(run, ref, repeat=repeat)
             r = t_i / t_np
             row(f"interp / NumPy: {name}", f"{r:.2f}x ({t_i * 1e3:.1f}/{t_np * 1e3:.1f} ms)",
                 "<= 1.5x", r <= GOALS["interp"])
         if "hazards" in only:
             hz = lambda: prog.run(list(args), hazards=True)   # noqa: E731
             hz()
-            t_h, t_n = paired(hz, run, max(2, repeat // 2))
+            t_h, t_n = paired(hz, run, repeat=max(2, repeat // 2))
             r = t_h / t_n
             row(f"hazards / normal: {name}", f"{r:.2f}x ({t_h * 1e3:.0f}/{t_n * 1e3:.0f} ms)",
                 "<= 2x", r <= GOALS["hazards"])

@@ -112,7 +112,7 @@ class Resolved:
 
 
 #: dynamic instances per instruction step from which a plan's first walk is generated
-GENERATE_AT_FIRST = 100
+GENERATE_AT_FIRST = 1000
 
 
 def _counts(plan: tuple, template: list) -> tuple[int, int]:

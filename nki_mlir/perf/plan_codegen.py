@@ -154,18 +154,22 @@ class _Gen:
             one = st.one
             if one is not None:
                 g = self.const("g", one[0])
-                e(f"if books[{one[0][0]}].engines is {g} and (ndma[0] + 1) % PRUNE:")
-                e(f"    start = books[{one[0][0]}].place(t0, {self.num(one[1])})")
-                e(f"    end_v = start + {self.num(one[1])}")
-                e("    ndma[0] += 1")
+                e(f"b = books[{one[0][0]}]")
+                e(f"if b.engines is {g} and (nd + 1) % PRUNE:")
+                self.place_on_book(d + 1, self.num(one[1]))
+                e("    nd += 1")
                 e("else:")
                 if sync:
                     e(f"    {sync}")
+                e("    ndma[0] = nd")
                 e(f"    start, end_v = book({sname}, t0)")
+                e("    nd = ndma[0]")
             else:
                 if sync:
                     e(sync)
+                e("ndma[0] = nd")
                 e(f"start, end_v = book({sname}, t0)")
+                e("nd = ndma[0]")
         else:
             e(f"if ready > Q{qi}:")
             e("    start = ready")
@@ -213,6 +217,36 @@ class _Gen:
         if closure is not None:
             e(f"{self.const('k', closure)}(env)")
 
+    def place_on_book(self, d: int, ns: str) -> None:
+        """:meth:`.timeline.EngineBook.place` of ``ns`` ns at ``t0`` on book ``b``, inlined
+        (the same statements): sets ``start`` and ``end_v``."""
+        for text in (
+                "starts, ends = b.starts, b.ends",
+                "ix = bisect_right(ends, t0)",
+                "s = t0",
+                "nb = len(starts)",
+                f"while ix < nb and starts[ix] < s + {ns}:",
+                "    if ends[ix] > s:",
+                "        s = ends[ix]",
+                "    ix += 1",
+                f"e_ = s + {ns}",
+                f"b.busy += {ns}",
+                "if ix > 0 and ends[ix - 1] >= s:",
+                "    if e_ > ends[ix - 1]:",
+                "        ends[ix - 1] = e_",
+                "    if ix < nb and starts[ix] <= e_:",
+                "        if ends[ix] > ends[ix - 1]:",
+                "            ends[ix - 1] = ends[ix]",
+                "        del starts[ix], ends[ix]",
+                "elif ix < nb and starts[ix] <= e_:",
+                "    starts[ix] = s",
+                "else:",
+                "    starts.insert(ix, s)",
+                "    ends.insert(ix, e_)",
+                "start = s",
+                f"end_v = s + {ns}"):
+            self.emit(d, text)
+
     # ------------------------------------------------------------------ function
     def source(self) -> str:
         self.block(self.res.plan, 1)
@@ -223,6 +257,7 @@ class _Gen:
                 "    end = tl.end",
                 "    n = len(end)",
                 "    books, ndma, book, throttled = tl.books, tl._ndma, tl._book, tl._throttled",
+                "    nd = ndma[0]",
                 "    mark = tl._mark",
                 "    m0, m1, m2, m3 = mark",
                 "    qfree, qlast = tl.qfree, tl.qlast",
@@ -235,6 +270,7 @@ class _Gen:
             head.append(f"    S{li} = serial[{li}]")
         head.append("    try:")
         tail = ["    finally:",
+                "        ndma[0] = nd",
                 "        mark[0], mark[1], mark[2], mark[3] = m0, m1, m2, m3"]
         for q in sorted(self.queues | set(self.dma_queues)):
             tail.append(f"        qfree[{q}], qlast[{q}] = Q{q}, R{q}")

@@ -42,6 +42,7 @@ class _Gen:
         self.queues: set[int] = set()
         self.ids: set[int] = set()
         self.loops: set[int] = set()
+        self.hists: set[int] = set()        # carried-wait histories (lists mutated in place)
         self.steps = 0
         self.uses_history = False
         self.dma_queues = tuple(getattr(tl, "_dma_queues", ()))
@@ -117,13 +118,13 @@ class _Gen:
         for hi, li, dist in carried:
             self.uses_history = True
             self.loops.add(li)
-            e(f"hs, hr = history[{hi}]")
-            e("if hs:")
-            e(f"    j = bisect_right(hs, S{li} - {dist})")
+            self.hists.add(hi)
+            e(f"if HS{hi}:")
+            e(f"    j = bisect_right(HS{hi}, S{li} - {dist})")
             e("    if j:")
-            e("        w = hr[j - 1]")
-            e("    elif len(hs) >= H:")
-            e("        w = hr[0]")
+            e(f"        w = HR{hi}[j - 1]")
+            e(f"    elif len(HS{hi}) >= H:")
+            e(f"        w = HR{hi}[0]")
             e("    else:")
             e("        w = -1")
             e("    if w >= 0 and end[w] > ready:")
@@ -203,14 +204,14 @@ class _Gen:
             for hi, li in track:
                 self.uses_history = True
                 self.loops.add(li)
-                e(f"hs, hr = history[{hi}]")
-                e(f"if hs and hs[-1] == S{li}:")
-                e("    hr[-1] = rec")
+                self.hists.add(hi)
+                e(f"if HS{hi} and HS{hi}[-1] == S{li}:")
+                e(f"    HR{hi}[-1] = rec")
                 e("else:")
-                e(f"    hs.append(S{li})")
-                e("    hr.append(rec)")
-                e("    if len(hs) > H:")
-                e("        del hs[0], hr[0]")
+                e(f"    HS{hi}.append(S{li})")
+                e(f"    HR{hi}.append(rec)")
+                e(f"    if len(HS{hi}) > H:")
+                e(f"        del HS{hi}[0], HR{hi}[0]")
         if self.in_order:
             e("last = rec")
             e("lastend = end_v")
@@ -268,6 +269,8 @@ class _Gen:
             head.append(f"    L{i}, LE{i} = -1, -1.0")
         for li in sorted(self.loops):
             head.append(f"    S{li} = serial[{li}]")
+        for hi in sorted(self.hists):
+            head.append(f"    HS{hi}, HR{hi} = history[{hi}]")
         head.append("    try:")
         tail = ["    finally:",
                 "        ndma[0] = nd",

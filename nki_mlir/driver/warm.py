@@ -116,11 +116,15 @@ def options_key(target: str, schedule: Any, spmd: Any, output_check: Any) -> tup
     return (target, schedule, spmd.key() if spmd else None, output_check, os.environ.get(ENV))
 
 
+#: warm-call plans by call spec (kept by :mod:`.warm_plan`; here so that :func:`clear`
+#: forgets them without importing it)
+PLANS: dict[tuple, Any] = {}
+
+
 def clear() -> None:
     """Forget every guard and every warm-call plan (:mod:`.warm_plan`)."""
-    from . import warm_plan
     _GUARDS.clear()
-    warm_plan.clear()
+    PLANS.clear()
 
 
 def lookup(skey: tuple):

@@ -28,11 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from . import warm
+from .warm import PLANS as _PLANS  # the table lives in .warm, whose clear() empties it
+
 #: returned by :func:`call` when the plan does not apply (the caller takes the full path)
 MISS = object()
 #: plans kept (each holds a compiled kernel; the table starts over when full)
 MAX_PLANS = 256
-_PLANS: dict[tuple, Plan] = {}
 
 # the environment as a dict of encoded keys (POSIX ``os.environ``): a lookup there costs
 # ~0.1 us, ``os.environ.get`` of a missing variable ~1-2 us (it raises and catches)
@@ -143,7 +145,6 @@ def make(spec: tuple | None, kernel: Any, args: tuple, kwargs: dict, ck: Any) ->
     from ..runtime import cache
     from ..runtime.program import HAZARDS_ENV, resolve_mode
     from ..targets import TARGET_ENV, resolve_target
-    from . import warm
     _TRACING, _memory_get = _ACTIVE, cache.memory_get
     _K0, _K1, _K2 = (_ENV_KEY(n) for n in (TARGET_ENV, OUTPUT_CHECK_ENV, HAZARDS_ENV))
     opts = kernel.options

@@ -22,6 +22,7 @@ import math
 from ..runtime import control
 from ..runtime.queues import CARRIED_HISTORY
 from ..runtime.timing_plan import FOR, IF, INSTR, RUN
+from .unwalkable import Unwalkable
 
 #: plans with more steps than this are walked by the interpreter (source size, compile time)
 MAX_STEPS = 20000
@@ -286,11 +287,10 @@ def generate(res, tl, in_order: bool, throttle: bool):
     """The generated walk of resolved plan ``res`` for timelines like ``tl`` (its model,
     DMA latency and throttle flag), or None (module docstring).  Called as
     ``walk(tl, env, serial, history)``: ``serial`` the loops' serials (-1 each), ``history``
-    the carried-wait histories (``([], [])`` each); raises :class:`.plan_walk.Unwalkable`
+    the carried-wait histories (``([], [])`` each); raises :class:`.unwalkable.Unwalkable`
     as the interpreted walk does."""
     from bisect import bisect_right
 
-    from .plan_walk import Unwalkable
     from .timeline import _PRUNE_EVERY
     gen = _Gen(res, tl, in_order, throttle)
     try:

@@ -24,14 +24,10 @@ from ..runtime import control
 from ..runtime.queues import CARRIED_HISTORY
 from ..runtime.timing_plan import FOR, IF, INSTR, RUN
 from .timeline import Timeline
+from .unwalkable import Unwalkable
 
 #: resolved plans per program, by (target model, cost function)
 _RESOLVED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-class Unwalkable(Exception):
-    """The plan cannot be walked as is (a loop step <= 0, a runaway loop): run the kernel's
-    queue mode instead, which reports the fault located at its op."""
 
 
 class Resolved:

@@ -63,8 +63,6 @@ class Tile(Param):
         same_dtype_as: a role whose dtype this one must have.
         allowed: how the dtype error names ``dtypes`` (``"bfloat16 or float16"``; None: the
             list, as ``allowed: ...``).
-        dma: a DMA endpoint: ``spaces`` may hold HBM, and the DMA rule reports PSUM
-            (``rules.dma_endpoint``).
     """
 
     writes: bool = False
@@ -75,7 +73,6 @@ class Tile(Param):
     partitions_of: str | tuple[str, ...] | None = None
     same_dtype_as: str | None = None
     allowed: str | None = None
-    dma: bool = False
 
     @property
     def likes(self) -> tuple[str, ...]:
@@ -198,13 +195,11 @@ class Int(Property):
 
 @dataclass(frozen=True)
 class IntList(Property):
-    """A list of compile-time Python ``int`` s (an ``ArrayAttr``; ``optional``: None omits it)."""
-
-    optional: bool = False
+    """A list of compile-time Python ``int`` s (an ``ArrayAttr``; required)."""
 
     @property
     def api_default(self) -> Any:
-        return None if self.optional else REQUIRED
+        return REQUIRED
 
 
 @dataclass(frozen=True)
@@ -277,8 +272,7 @@ class Stream:
 @dataclass(frozen=True)
 class Formula:
     """A cost-model row that is not one stream: ``kind`` names a formula of
-    ``nki_mlir/perf/costs.py`` (``"matmul_mx"``, ``"two_input"``; ``"dma"``: a DMA transfer,
-    timed from its shape) over the operand ``roles``,
+    ``nki_mlir/perf/costs.py`` (``"matmul_mx"``, ``"two_input"``) over the operand ``roles``,
     with the perf-mode class ``perf`` (as for :class:`Stream`); ``source`` as for :class:`Stream`."""
 
     kind: str

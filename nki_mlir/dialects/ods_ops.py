@@ -77,8 +77,7 @@ def _body(rec: InstructionDef) -> dict:
         body[p.role] = opt_operand_def(*args) if p.optional else operand_def(*args)
     for p in rec.properties:
         required = (isinstance(p, OpToken) and not p.optional) or \
-            (isinstance(p, Int) and p.default is REQUIRED) or \
-            (isinstance(p, IntList) and not p.optional)
+            (isinstance(p, Int) and p.default is REQUIRED) or isinstance(p, IntList)
         body[p.role] = (prop_def if required else opt_prop_def)(_PROPERTY_TYPES[type(p)])
     if any(p.optional for p in rec.operands):  # as the hand-written ops: sizes in the generic form
         body["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)
@@ -141,10 +140,7 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
         rules.require_target(op, rec.since, rec.feature or api)
     tiles = [(p, getattr(op, p.role)) for p in rec.tiles]
     for p, v in tiles:
-        if p.dma:
-            rules.dma_endpoint(op, p.role, v, p.spaces)
-        else:
-            rules.tile(op, p.role, v, spaces=p.spaces)
+        rules.tile(op, p.role, v, spaces=p.spaces)
     for p in rec.operands:
         v = getattr(op, p.role)
         if isinstance(p, Scalar) and p.tile and v is not None and isinstance(v.type, MemRefType):

@@ -51,19 +51,6 @@ def require_target(op: Operation, minimum: str, feature: str) -> None:
             f"NEURON_PLATFORM_TARGET_OVERRIDE={minimum}")
 
 
-def dma_endpoint(op: Operation, role: str, v: SSAValue, spaces: tuple[str, ...]) -> None:
-    """A DMA operand: an HBM or SBUF tensor in one of ``spaces`` (DMA cannot access PSUM)."""
-    if not isinstance(v.type, MemRefType):
-        raise VerifyException(f"{api(op)}: operand '{role}' must be a tensor")
-    sp = space_of(v)
-    if sp not in spaces:
-        extra = " (DMA cannot access PSUM)" if sp == "psum" else ""
-        raise VerifyException(f"{api(op)}: operand '{role}' is a tensor in {sp}, but this "
-                              f"instruction only accepts {'/'.join(spaces)} tensors{extra}")
-    if sp == "sbuf":
-        on_chip_shape(op, role, v)
-
-
 def tile(op: Operation, role: str, v: SSAValue | None, *, spaces=ON_CHIP) -> None:
     """``v`` is a buffer in one of ``spaces``; on-chip it has rank >= 2 and P <= 128."""
     if v is None:

@@ -1,5 +1,5 @@
 """Frontend handlers for ``nki.isa`` instructions not yet moved to a definition
-(``nki_mlir/instructions``): dma_compute.
+(``nki_mlir/instructions``): dma_transpose, dma_compute.
 
 Signatures mirror the NKI 0.6 ``nki.isa`` API (nki.isa API reference (nki/api/nki/isa)), ``dst`` first.
 Handlers check the kinds of the arguments; shapes, memories, dtypes and limits are the op
@@ -13,6 +13,30 @@ from ..errors import NKITypeError
 from . import args as A
 from .builtins import Builtin, handles
 from .values import Tensor
+
+
+def _int(cg, api: str, role: str, v, optional: bool = False) -> int | None:
+    return None if v is None and optional else A.strict_int(cg, api, role, v)
+
+
+def _ints(cg, api: str, role: str, v) -> list[int]:
+    return A.strict_ints(cg, api, role, v)
+
+
+def _priority(cg, api: str, priority) -> int | None:
+    return _int(cg, api, "priority", priority, optional=True)
+
+
+@handles("nisa.dma_transpose")
+def dma_transpose(cg, dst, src, axes=None, priority=None, dge_mode=None, oob_mode=None, name=None):
+    """``dst = src.transpose(axes)`` through a DMA queue; ``axes`` defaults by rank."""
+    api = "nisa.dma_transpose"
+    d, s = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "src", src)
+    A.emit(cg, mv.DmaTransposeOp, {"dst": d.value, "src": s.value},
+           {"axes": None if axes is None else _ints(cg, api, "axes", axes),
+            "priority": _priority(cg, api, priority),
+            "dge_mode": A.enum_name(cg, api, "dge_mode", dge_mode, "dge_mode"),
+            "oob_mode": A.enum_name(cg, api, "oob_mode", oob_mode, "oob_mode")})
 
 
 @handles("nisa.dma_compute")

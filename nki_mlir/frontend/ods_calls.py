@@ -76,7 +76,7 @@ def _property(cg, api: str, p, v):
             return None
         return A.strict_int(cg, api, p.role, v) if p.strict else A.const_int(cg, api, p.role, v)
     if isinstance(p, IntList):
-        return None if v is None and p.optional else A.strict_ints(cg, api, p.role, v)
+        return A.strict_ints(cg, api, p.role, v)
     if isinstance(p, IntPair):
         return A.tile_pair(cg, api, p.role, v)
     if isinstance(p, OpToken):

@@ -94,10 +94,8 @@ NO_COST_OPS = frozenset({
     "nisa.register_move", "nisa.register_load", "nisa.register_store", "nisa.register_read",
 })
 #: ops that are DMA transfers (timed by :func:`dma_engine_shares`)
-DMA_OPS = frozenset({"nisa.dma_copy", "nisa.dma_copy_indirect",
+DMA_OPS = frozenset({"nisa.dma_copy", "nisa.dma_transpose", "nisa.dma_copy_indirect",
                      "nisa.dma_compute", "nisa.sendrecv", "nisa.collective"})
-#: the ``Formula`` kind of a definition whose instruction is a DMA transfer
-DMA = "dma"
 #: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
 DEFAULT_ENGINE = {
     "nisa.matmul": "tensor", "nisa.nc_transpose": "tensor",
@@ -148,9 +146,7 @@ def resolve_engine(op: Operation) -> str:
     name = op.name
     if name in NO_COST_OPS or not name.startswith("nisa."):
         return "none"
-    defn = getattr(op, "DEFINITION", None)  # an instruction definition: its cost kind, engine
-    if name in DMA_OPS or name.startswith("nisa.dma") or \
-            (defn is not None and getattr(defn.cost, "kind", None) == DMA):
+    if name in DMA_OPS or name.startswith("nisa.dma"):
         return "dma"
     for where in (op.attributes.get("nkim.queue"), op.properties.get("engine"),
                   op.attributes.get("engine")):
@@ -162,6 +158,7 @@ def resolve_engine(op: Operation) -> str:
                 return "dma"
             if word == "sync":
                 return "none"
+    defn = getattr(op, "DEFINITION", None)  # an instruction definition names its default engine
     return defn.engine.default if defn is not None else DEFAULT_ENGINE.get(name, "vector")
 
 

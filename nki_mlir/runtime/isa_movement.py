@@ -1,5 +1,6 @@
-"""Closure builder for dma_compute.
+"""Closure builders for dma_transpose, dma_compute.
 
+- ``nisa.dma_transpose``: ``dst = src.transpose(axes)``, bit-exact (equal dtypes).
 - ``nisa.dma_compute``: ``dst = sum_i srcs[i] * scales[i]`` accumulated in fp32 in source
   order, each source read in flat element order, cast to ``dst``'s dtype.
 
@@ -13,12 +14,26 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..diagnostics import error_at
+from ..dialects.isa_movement import TRANSPOSE_AXES
 from ..errors import NKIRuntimeError
 from . import numerics as nm
 from .env import finish
 
 if TYPE_CHECKING:
     from .decoder import Decoder
+
+
+def dma_transpose(dec: Decoder, op):
+    dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
+    perm = TRANSPOSE_AXES.get(len(src.shape))
+    if perm is None or tuple(src.shape[a] for a in perm) != dst.shape or dst.dtype != src.dtype:
+        raise error_at(op, f"{op.name}: 'dst' {list(dst.shape)} must be 'src' {list(src.shape)} "
+                           f"permuted by {perm}, with the same dtype", NKIRuntimeError)
+    d, s = dst.slot, src.slot
+
+    def run(env):
+        env[d][...] = env[s].transpose(perm)
+    return finish(op, run, dst)
 
 
 def dma_compute(dec: Decoder, op):
@@ -45,5 +60,6 @@ def dma_compute(dec: Decoder, op):
 
 #: op name -> closure builder ``builder(decoder, op)`` (merged into ``handlers.HANDLERS``)
 HANDLERS: dict = {
+    "nisa.dma_transpose": dma_transpose,
     "nisa.dma_compute": dma_compute,
 }

@@ -163,10 +163,6 @@ def test_property_parameters_and_formula_cost():
         props = ods_ops.op_class(name).get_irdl_definition().properties
         assert {"tile_position", "tile_size", "accumulate"} <= set(props)
     assert rec.cost.row is None and costs._FORMULAS[rec.cost.kind] is costs._matmul_mx
-    # a DMA definition names the "dma" cost kind; the cost model times it as a DMA transfer
-    t = ods_ops.op_class("nisa.dma_transpose")
-    assert DEFINITIONS["dma_transpose"].cost.kind == costs.DMA
-    assert costs.resolve_engine(t.create(properties={"engine": StringAttr("dma")})) == "dma"
 
 
 @nki.jit

@@ -60,6 +60,17 @@ EXCLUDED: tuple[Category, ...] = (
         "'mask_out_hbm.must_alias_input'",
         message=r"^KeyError: 'mask_out_hbm'$", where=r"test_gen_mask_tkg\.py:\d+$"),
     Category(
+        "fp8 KV-cache golden without the kernel's fp8 activation rounding", SUITE,
+        "nkilib/core/qkv/qkv_tkg_torch.py:143-146 (STATIC quantisation) divides and clips the "
+        "activations but never rounds them to float8_e4m3 as the kernel does "
+        "(qkv_tkg.py:853-862); with the test's V scale most new V values saturate at 240 and "
+        "the rest come from cancellation (measured on the failing test: the golden equals an "
+        "fp32 recomputation exactly; a recomputation that rounds the activations to fp8 as "
+        "the kernel does differs from the golden in as many of the new V elements as the "
+        "kernel does, and from the kernel in less than half of them)",
+        message=r"ValidationException: Validation failed for \['V_cache'\]$",
+        nodeid=r"test_attention_block_tkg\.py::"),
+    Category(
         "hardware-run lock helpers absent from the snapshot", SUITE,
         "test/unit/test_core_lock_manager.py imports test.utils.scripts.remote_lock_scripts, "
         "which the public snapshot does not ship (nki_cpu_simulator.stubs raises for its uses)",
@@ -95,6 +106,18 @@ def classify(rec: dict) -> Category | None:
         if cat.matches(rec):
             return cat
     return None
+
+
+def cause(rec: dict, key) -> str:
+    """Grouping key of a simulator failure: one key for every per-test timeout (the plugin's
+    ``TestTimeout``, however the harness wraps it) and one for crashed xdist workers, else
+    ``key(message)`` (``nkilib_sample.cause_key``)."""
+    msg = rec.get("message", "")
+    if "NKILIB_TEST_TIMEOUT" in msg:
+        return "timeout: the test exceeded the per-test limit (NKILIB_TEST_TIMEOUT)"
+    if re.match(r"worker '\w+' crashed while running", msg):
+        return "pytest-xdist worker crashed (the process died, e.g. out of memory)"
+    return key(msg)
 
 
 _LOC = re.compile(r"(/[^\s:]+\.py):(\d+)(?::\d+)?")

@@ -61,7 +61,7 @@ def tally(per: dict, ids: list[str]) -> dict:
                 excluded.setdefault(cat.name, []).append(r)
                 kind = "excluded"
             else:
-                causes.setdefault(nkilib_sample.cause_key(r["message"]), []).append(r)
+                causes.setdefault(nkilib_causes.cause(r, nkilib_sample.cause_key), []).append(r)
                 kind = "failed"
         counts[kind] += 1
     return {"counts": counts, "excluded": excluded, "causes": causes}
@@ -81,8 +81,11 @@ def report(t: dict, top: int, slowest: list[dict]) -> list[str]:
         out.append(f"        evidence: {nkilib_causes.evidence(recs[0])}")
     causes = sorted(t["causes"].items(), key=lambda kv: (-len(kv[1]), kv[0]))
     out.append(f"failures of the simulator ({c['failed']}, {len(causes)} distinct causes):")
-    for _key, recs in causes[:top]:
-        out.append(f"  {len(recs):4d}  {nkilib_causes.evidence(recs[0])}")
+    for key, recs in causes[:top]:
+        if key.startswith(("timeout:", "pytest-xdist")):
+            out.append(f"  {len(recs):4d}  {key}")
+        else:
+            out.append(f"  {len(recs):4d}  {nkilib_causes.evidence(recs[0])}")
         out.append(f"        e.g. {recs[0]['nodeid'][:160]}")
     if slowest:
         out.append("slowest tests (call phase, s):")

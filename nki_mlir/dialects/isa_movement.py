@@ -117,8 +117,8 @@ class _DmaTranspose(KeywordOp):
         mode = mode.data if isinstance(mode, StringAttr) else "unknown"
         if mode in ("swdge", "none"):
             raise VerifyException(f"{api}: dge_mode={mode} is not supported for a direct "
-                                  f"transpose (use unknown or hwdge; swdge is the indirect "
-                                  f"gather-transpose, which nki-mlir does not support yet)")
+                                  f"transpose (use unknown or hwdge; swdge is for an indirect "
+                                  f"'src', the gather-transpose)")
         if mode == "hwdge":
             rules.require_target(self, "trn2", "dge_mode=hwdge")
             if dtype_of(self.src) not in TWO_BYTE:

@@ -28,13 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from . import warm
-from .warm import PLANS as _PLANS  # the table lives in .warm, whose clear() empties it
 
 #: returned by :func:`call` when the plan does not apply (the caller takes the full path)
 MISS = object()
 #: plans kept (each holds a compiled kernel; the table starts over when full)
 MAX_PLANS = 256
+#: the plans by call spec: ``driver.warm.PLANS`` (whose ``clear()`` empties it), bound by the
+#: first :func:`make` -- importing ``.warm`` here would load the frontend with ``nki_mlir``
+_PLANS: dict = {}
 
 # the environment as a dict of encoded keys (POSIX ``os.environ``): a lookup there costs
 # ~0.1 us, ``os.environ.get`` of a missing variable ~1-2 us (it raises and catches)
@@ -136,16 +137,17 @@ def call(spec: tuple, kernel: Any, args: tuple, kwargs: dict) -> Any:
 def make(spec: tuple | None, kernel: Any, args: tuple, kwargs: dict, ck: Any) -> None:
     """Keep a plan for the call spec ``spec`` of a call that just ran ``ck`` (the compiled
     kernel the full path found for these arguments), if the full path keeps a guard for it."""
-    global _TRACING, _memory_get, _K0, _K1, _K2
+    global _TRACING, _memory_get, _K0, _K1, _K2, _PLANS
     if spec is None:
         return
+    from . import warm
     from ..errors import NKIError
     from ..frontend.context import _ACTIVE
     from ..passes.output_coverage import ENV as OUTPUT_CHECK_ENV
     from ..runtime import cache
     from ..runtime.program import HAZARDS_ENV, resolve_mode
     from ..targets import TARGET_ENV, resolve_target
-    _TRACING, _memory_get = _ACTIVE, cache.memory_get
+    _TRACING, _memory_get, _PLANS = _ACTIVE, cache.memory_get, warm.PLANS
     _K0, _K1, _K2 = (_ENV_KEY(n) for n in (TARGET_ENV, OUTPUT_CHECK_ENV, HAZARDS_ENV))
     opts = kernel.options
     try:

@@ -29,14 +29,77 @@ def _priority(cg, api: str, priority) -> int | None:
 
 @handles("nisa.dma_transpose")
 def dma_transpose(cg, dst, src, axes=None, priority=None, dge_mode=None, oob_mode=None, name=None):
-    """``dst = src.transpose(axes)`` through a DMA queue; ``axes`` defaults by rank."""
+    """``dst = src.transpose(axes)`` through a DMA queue; ``axes`` defaults by rank.
+
+    An indirect ``src`` (``hbm_tensor.ap(pattern, vector_offset=idx, indirect_dim=0)``) is
+    the documented gather-transpose: ``gathered = src[idx[:, 0], ...]``, ``dst =
+    gathered.transpose(axes)`` (see :func:`_gather_transpose`).
+    """
     api = "nisa.dma_transpose"
+    if isinstance(src, Tensor) and src.indirect is not None:
+        _gather_transpose(cg, api, dst, src, axes, priority, dge_mode, oob_mode)
+        return
     d, s = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "src", src)
     A.emit(cg, mv.DmaTransposeOp, {"dst": d.value, "src": s.value},
            {"axes": None if axes is None else _ints(cg, api, "axes", axes),
             "priority": _priority(cg, api, priority),
             "dge_mode": A.enum_name(cg, api, "dge_mode", dge_mode, "dge_mode"),
             "oob_mode": A.enum_name(cg, api, "oob_mode", oob_mode, "oob_mode")})
+
+
+def _gather_transpose(cg, api: str, dst, src: Tensor, axes, priority, dge_mode, oob_mode) -> None:
+    """Indirect ``nisa.dma_transpose`` (a software-DGE ``dma_gather_transpose``).
+
+    nki.isa API reference (nki/api/nki/isa, ``dma_transpose``, "DMA Indirect Transpose
+    Constraints"): ``flat_indices = indices.T.flatten()[:src.shape[0]]``, ``gathered =
+    src[flat_indices, :]``, ``dst = gathered.T`` -- with ``indices`` ``[P, 1]`` (the only
+    form ``ap(vector_offset=...)`` builds) this is ``gathered[i] = table[indices[i, 0]]``.
+    It is emitted as that gather (``nisa.dma_copy`` of the indirect view into a private HBM
+    tensor of ``src``'s shape) followed by a direct ``nisa.dma_transpose`` of it into
+    ``dst``, so the numbers are those of the instruction; the cost model sees two DMAs.
+
+    Raises NKITypeError (located at the call) for what the page forbids: a ``src`` dtype not
+    2 bytes wide, ``src.shape[-1] > 128``, ``src.shape[0]`` not a multiple of 16, a 4-D
+    ``src`` with both dims 1 and 2 longer than 1, a ``dge_mode`` other than ``unknown`` /
+    ``swdge``, a target before trn2; and ``oob_mode=skip``, which nki-mlir does not support
+    for a gather-transpose (an out-of-bounds index is an error, the default mode).
+    """
+    from ..targets import GENERATION
+    from .lang_calls import new_tensor
+    from .tensor_ap import emit_indirect_dma
+    from ..dialects import nki as nki_d
+    d = A.tensor(cg, api, "dst", dst)
+    mode = A.enum_name(cg, api, "dge_mode", dge_mode, "dge_mode")
+    oob = A.enum_name(cg, api, "oob_mode", oob_mode, "oob_mode")
+    shape = tuple(src.shape)
+
+    def bad(msg: str):
+        raise cg.b.error(f"{api}: indirect 'src' (a gather-transpose): {msg}", NKITypeError)
+
+    if GENERATION[cg.b.target] < GENERATION["trn2"]:
+        bad(f"needs trn2 (NeuronCore-v3) or newer, but the target is {cg.b.target}")
+    if mode not in (None, "unknown", "swdge"):
+        bad(f"dge_mode={mode} is not allowed (only unknown or swdge)")
+    if oob == "skip":
+        bad("oob_mode=skip is not supported by nki-mlir for a gather-transpose; use the "
+            "default oob_mode=error")
+    if src.dtype not in mv.TWO_BYTE:
+        bad(f"'src' must have a 2-byte dtype (bfloat16, float16, int16, uint16), got "
+            f"{src.dtype}")
+    if len(shape) not in (2, 3, 4):
+        bad(f"'src' has rank {len(shape)}; dma_transpose supports ranks 2, 3 and 4")
+    if shape[-1] > 128:
+        bad(f"src.shape[-1] must be <= 128, got {shape[-1]}")
+    if shape[0] % 16:
+        bad(f"src.shape[0] must be divisible by 16, got {shape[0]}")
+    if len(shape) == 4 and shape[1] != 1 and shape[2] != 1:
+        bad(f"a 4-D 'src' needs src.shape[1] or src.shape[2] to be 1, got {list(shape)}")
+    gathered = new_tensor(cg, nki_d.NdarrayOp, shape, src.dtype, "private_hbm",
+                          "gather_transpose_src")
+    emit_indirect_dma(cg, api, gathered, src, oob, None if mode == "unknown" else mode)
+    A.emit(cg, mv.DmaTransposeOp, {"dst": d.value, "src": gathered.value},
+           {"axes": None if axes is None else _ints(cg, api, "axes", axes),
+            "priority": _priority(cg, api, priority), "dge_mode": None, "oob_mode": None})
 
 
 @handles("nisa.dma_compute")

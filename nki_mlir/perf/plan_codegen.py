@@ -43,8 +43,10 @@ class _Gen:
         self.queues: set[int] = set()
         self.ids: set[int] = set()
         self.loops: set[int] = set()
+        self.hists: set[int] = set()        # carried-wait histories (lists mutated in place)
         self.steps = 0
         self.uses_history = False
+        self.dma_queues = tuple(getattr(tl, "_dma_queues", ()))
 
     def const(self, prefix: str, value) -> str:
         """A name for ``value`` in the generated function's globals."""
@@ -104,8 +106,11 @@ class _Gen:
         _, st, qi, fence, deps, carried, nid, track, closure = step
         e = lambda text: self.emit(d, text)   # noqa: E731
         self.queues.add(qi)
-        e("ready = -1.0")
-        e("pred = -1")
+        # the waits, the last fence first: Timeline.place takes the fence's finish when it
+        # is >= every wait's, and a wait replaces the one before only when it finishes
+        # strictly later -- starting from the fence gives the same (ready, pred)
+        e("ready = m0")
+        e("pred = m1")
         for dep in deps:
             self.ids.add(dep)
             e(f"if LE{dep} > ready:")
@@ -114,13 +119,13 @@ class _Gen:
         for hi, li, dist in carried:
             self.uses_history = True
             self.loops.add(li)
-            e(f"hs, hr = history[{hi}]")
-            e("if hs:")
-            e(f"    j = bisect_right(hs, S{li} - {dist})")
+            self.hists.add(hi)
+            e(f"if HS{hi}:")
+            e(f"    j = bisect_right(HS{hi}, S{li} - {dist})")
             e("    if j:")
-            e("        w = hr[j - 1]")
-            e("    elif len(hs) >= H:")
-            e("        w = hr[0]")
+            e(f"        w = HR{hi}[j - 1]")
+            e(f"    elif len(HS{hi}) >= H:")
+            e(f"        w = HR{hi}[0]")
             e("    else:")
             e("        w = -1")
             e("    if w >= 0 and end[w] > ready:")
@@ -130,10 +135,6 @@ class _Gen:
             e("if lastend > ready:")
             e("    ready = lastend")
             e("    pred = last")
-        # Timeline.place, inlined
-        e("if m0 >= ready:")
-        e("    ready = m0")
-        e("    pred = m1")
         if fence:
             e("if m2 > ready:")
             e("    ready = m2")
@@ -141,22 +142,45 @@ class _Gen:
         if st.is_dma:
             sname = self.const("s", st)
             e(f"ready += {self.num(self.tl._dma_fixed)}")
-            e(f"waited = ready > Q{qi}")
-            e(f"t0 = ready if waited else Q{qi}")
+            e(f"if ready > Q{qi}:")
+            e("    t0 = ready")
+            e("    pred_a(pred)")
+            e("    waited_a(pred >= 0)")
+            e("else:")
+            e(f"    t0 = Q{qi}")
+            e(f"    pred_a(R{qi})")
+            e("    waited_a(False)")
+            # Timeline._book prunes the engine books by the DMA queues' free times: they
+            # are written back before it runs
+            sync = "; ".join(f"qfree[{q}] = Q{q}" for q in self.dma_queues)
             one = st.one
             if one is not None:
                 g = self.const("g", one[0])
-                e(f"if books[{one[0][0]}].engines is {g} and (ndma[0] + 1) % PRUNE:")
-                e(f"    start = books[{one[0][0]}].place(t0, {self.num(one[1])})")
-                e(f"    end_v = start + {self.num(one[1])}")
-                e("    ndma[0] += 1")
+                e(f"b = books[{one[0][0]}]")
+                e(f"if b.engines is {g} and (nd + 1) % PRUNE:")
+                self.place_on_book(d + 1, self.num(one[1]))
+                e("    nd += 1")
                 e("else:")
+                if sync:
+                    e(f"    {sync}")
+                e("    ndma[0] = nd")
                 e(f"    start, end_v = book({sname}, t0)")
+                e("    nd = ndma[0]")
             else:
+                if sync:
+                    e(sync)
+                e("ndma[0] = nd")
                 e(f"start, end_v = book({sname}, t0)")
+                e("nd = ndma[0]")
         else:
-            e(f"waited = ready > Q{qi}")
-            e(f"start = ready if waited else Q{qi}")
+            e(f"if ready > Q{qi}:")
+            e("    start = ready")
+            e("    pred_a(pred)")
+            e("    waited_a(pred >= 0)")
+            e("else:")
+            e(f"    start = Q{qi}")
+            e(f"    pred_a(R{qi})")
+            e("    waited_a(False)")
             if self.throttle and st.tensor_mm:
                 e(f"end_v = start + throttled(start, {self.num(st.ns)})")
             else:
@@ -166,12 +190,6 @@ class _Gen:
         e("start_a(start)")
         e("end_a(end_v)")
         e(f"sid_a({int(st.sid)})")
-        e("if waited:")
-        e("    pred_a(pred)")
-        e("    waited_a(pred >= 0)")
-        e("else:")
-        e(f"    pred_a(R{qi})")
-        e("    waited_a(False)")
         e(f"Q{qi} = end_v")
         e(f"R{qi} = rec")
         e("if end_v >= m2:")
@@ -187,19 +205,49 @@ class _Gen:
             for hi, li in track:
                 self.uses_history = True
                 self.loops.add(li)
-                e(f"hs, hr = history[{hi}]")
-                e(f"if hs and hs[-1] == S{li}:")
-                e("    hr[-1] = rec")
+                self.hists.add(hi)
+                e(f"if HS{hi} and HS{hi}[-1] == S{li}:")
+                e(f"    HR{hi}[-1] = rec")
                 e("else:")
-                e(f"    hs.append(S{li})")
-                e("    hr.append(rec)")
-                e("    if len(hs) > H:")
-                e("        del hs[0], hr[0]")
+                e(f"    HS{hi}.append(S{li})")
+                e(f"    HR{hi}.append(rec)")
+                e(f"    if len(HS{hi}) > H:")
+                e(f"        del HS{hi}[0], HR{hi}[0]")
         if self.in_order:
             e("last = rec")
             e("lastend = end_v")
         if closure is not None:
             e(f"{self.const('k', closure)}(env)")
+
+    def place_on_book(self, d: int, ns: str) -> None:
+        """:meth:`.timeline.EngineBook.place` of ``ns`` ns at ``t0`` on book ``b``, inlined
+        (the same statements): sets ``start`` and ``end_v``."""
+        for text in (
+                "starts, ends = b.starts, b.ends",
+                "ix = bisect_right(ends, t0)",
+                "s = t0",
+                "nb = len(starts)",
+                f"while ix < nb and starts[ix] < s + {ns}:",
+                "    if ends[ix] > s:",
+                "        s = ends[ix]",
+                "    ix += 1",
+                f"e_ = s + {ns}",
+                f"b.busy += {ns}",
+                "if ix > 0 and ends[ix - 1] >= s:",
+                "    if e_ > ends[ix - 1]:",
+                "        ends[ix - 1] = e_",
+                "    if ix < nb and starts[ix] <= e_:",
+                "        if ends[ix] > ends[ix - 1]:",
+                "            ends[ix - 1] = ends[ix]",
+                "        del starts[ix], ends[ix]",
+                "elif ix < nb and starts[ix] <= e_:",
+                "    starts[ix] = s",
+                "else:",
+                "    starts.insert(ix, s)",
+                "    ends.insert(ix, e_)",
+                "start = s",
+                f"end_v = s + {ns}"):
+            self.emit(d, text)
 
     # ------------------------------------------------------------------ function
     def source(self) -> str:
@@ -211,20 +259,24 @@ class _Gen:
                 "    end = tl.end",
                 "    n = len(end)",
                 "    books, ndma, book, throttled = tl.books, tl._ndma, tl._book, tl._throttled",
+                "    nd = ndma[0]",
                 "    mark = tl._mark",
                 "    m0, m1, m2, m3 = mark",
                 "    qfree, qlast = tl.qfree, tl.qlast",
                 "    last, lastend = -1, -1.0"]
-        for q in sorted(self.queues):
+        for q in sorted(self.queues | set(self.dma_queues)):
             head.append(f"    Q{q}, R{q} = qfree[{q}], qlast[{q}]")
         for i in sorted(self.ids):
             head.append(f"    L{i}, LE{i} = -1, -1.0")
         for li in sorted(self.loops):
             head.append(f"    S{li} = serial[{li}]")
+        for hi in sorted(self.hists):
+            head.append(f"    HS{hi}, HR{hi} = history[{hi}]")
         head.append("    try:")
         tail = ["    finally:",
+                "        ndma[0] = nd",
                 "        mark[0], mark[1], mark[2], mark[3] = m0, m1, m2, m3"]
-        for q in sorted(self.queues):
+        for q in sorted(self.queues | set(self.dma_queues)):
             tail.append(f"        qfree[{q}], qlast[{q}] = Q{q}, R{q}")
         for li in sorted(self.loops):
             tail.append(f"        serial[{li}] = S{li}")

@@ -108,7 +108,7 @@ class Resolved:
 
 
 #: dynamic instances per instruction step from which a plan's first walk is generated
-GENERATE_AT_FIRST = 100
+GENERATE_AT_FIRST = 1000
 
 
 def _counts(plan: tuple, template: list) -> tuple[int, int]:
@@ -141,12 +141,18 @@ def resolved(program, tl: Timeline) -> Resolved:
     """The :class:`Resolved` plan of ``program`` for ``tl``'s model and cost function (made
     once, then kept with the program)."""
     per = _RESOLVED.setdefault(program, {})
+    last = per.get(None)          # the last one asked for, by identity (hashing a
+    if last is not None and last[0] is tl.model and last[1] is tl.costs:   # model costs more)
+        r = last[2]
+        tl.rows = r.rows
+        return r
     key = (tl.model, tl.costs)
     r = per.get(key)
     if r is None:
         r = per[key] = Resolved(program, tl)
     else:
         tl.rows = r.rows
+    per[None] = (tl.model, tl.costs, r)
     return r
 
 

@@ -50,7 +50,12 @@ def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True
     statics = tl.statics
     latency = tl.maxend
     busy, count, wait_dma = _per_track(tl)
-    per_sid: Counter = Counter(tl.sid)
+    # instances per static instruction, in order of first appearance (tl.statics' order)
+    if len(tl.sid) > SMALL_TIMELINE:
+        counts = np.bincount(_np(tl.sid, np.int64)).tolist()
+        per_sid = {s: counts[s] for s in statics}
+    else:
+        per_sid = Counter(tl.sid)
     start = tl.start
 
     dma_bytes = hbm_bytes = dma_count = 0
@@ -130,16 +135,15 @@ def _per_track(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dict[str
     for s, st in tl.statics.items():
         track_of[s] = index[st.track]
         is_dma[s] = st.is_dma
-    n = len(tl.sid)
-    sid = np.fromiter(tl.sid, np.intp, n)
-    start = np.fromiter(tl.start, np.float64, n)
-    end = np.fromiter(tl.end, np.float64, n)
+    sid = _np(tl.sid, np.int64)
+    start = _np(tl.start, np.float64)
+    end = _np(tl.end, np.float64)
     tix = track_of[sid]
     nt = len(names)
     busy = np.bincount(tix, weights=end - start, minlength=nt)
     count = np.bincount(tix, minlength=nt)
-    pred = np.fromiter(tl.pred, np.intp, n)
-    waits = ~is_dma[sid] & np.fromiter(tl.waited, bool, n) & (pred >= 0)
+    pred = _np(tl.pred, np.int64)
+    waits = ~is_dma[sid] & (_np(tl.waited, np.int8) != 0) & (pred >= 0)
     waits[waits] = is_dma[sid[pred[waits]]]
     wait_dma = np.zeros(nt)
     if waits.any():
@@ -154,6 +158,11 @@ def _per_track(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dict[str
     used = [i for i in range(nt) if count[i]]
     return ({names[i]: float(busy[i]) for i in used}, {names[i]: int(count[i]) for i in used},
             {names[i]: float(wait_dma[i]) for i in used if waits.any()})
+
+
+def _np(seq, dt) -> np.ndarray:
+    """The record list ``seq`` as a NumPy array of ``dt``."""
+    return np.fromiter(seq, dt, len(seq))
 
 
 def _per_track_loop(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dict[str, float]]:

@@ -20,9 +20,9 @@ import numpy as np
 from .footprint import Footprint, geometry, mirror_view
 
 #: fills of exact boxes of at least this many bytes are logged (smaller ones are written)
-LOG_MIN_BYTES = 4096
+LOG_MIN_BYTES = 0
 #: entries a log keeps (past it, every entry is materialized)
-LOG_MAX = 64
+LOG_MAX = 256
 
 
 class Marks:

@@ -5,7 +5,10 @@
   run's SBUF / PSUM bytes (:mod:`.memory`); with ``nkim.copies = k`` /
   ``nkim.copy_stride = s`` and ``copy(%slot)``, copy ``slot mod k`` at byte offset
   ``nkim.offset + (slot mod k) * s`` (copy 0 without the operand).  In program order every
-  execution refills the region with sentinels and clears its PSUM flags; in queue mode
+  execution refills the region with sentinels and clears its PSUM flags, except where the
+  next instruction overwrites the whole tile before anything can read it
+  (:func:`written_first`: no sentinel can then be observed, and that instruction sets
+  every flag itself unless it is a matmul, which reads them); in queue mode
   (:mod:`.queues`) it does neither at once: the flags reset is enqueued on the ``tensor``
   queue and reads of never-written bytes are the hazard checks' business.
   ``nisa.release`` does nothing.

@@ -119,8 +119,10 @@ class Memory:
         self.psum_flags = np.zeros((PARTITIONS, PSUM_BYTES), np.uint8)
         #: typed views of placed tensors by (alloc token, copy), reused across runs
         self.views: dict = {}
-        #: ``memref.subview`` results of those views by (subview token, offsets...):
-        #: ``(source view, view, flag view)`` (:mod:`.views`), reused across runs
+        #: ``memref.subview`` / static ``memref.reinterpret_cast`` results by (op token,
+        #: offsets...): ``(source array, view, flag view)`` (:mod:`.views`), reused while the
+        #: source is the same array (they keep the caller's arguments alive while this
+        #: memory is pooled, :mod:`.program`)
         self.subviews: dict = {}
         #: ``(flags view, all set?)`` of the PSUM flags view written last, while no other
         #: flag byte has been written since (:meth:`set_flags`), else None

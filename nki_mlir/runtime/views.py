@@ -118,16 +118,7 @@ def subview(dec: Decoder, op: memref.SubviewOp):
                 raise Fault(msg)
             return guard(op, fail)
         idx = tuple(index(d, off) for d, off in enumerate(offsets))
-        if src.space in _ON_CHIP:
-            return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx))
-        if fsrc is None:
-            def run(env):
-                env[res] = env[ss][idx]
-        else:
-            def run(env):
-                env[res] = env[ss][idx]
-                env[fres] = env[fsrc][idx]
-        return guard(op, run)
+        return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx))
 
     plan = []  # per dim: (static offset or None, dyn slot)
     it = iter(dyn_slots)
@@ -146,23 +137,15 @@ def subview(dec: Decoder, op: memref.SubviewOp):
             idx.append(index(d, off))
         return tuple(idx)
 
-    if src.space in _ON_CHIP:
-        return guard(op, _kept(ss, res, fsrc, fres, tuple(dyn_slots), indices))
-
-    def run(env):
-        t = indices(env)
-        env[res] = env[ss][t]
-        if fres is not None:
-            env[fres] = env[fsrc][t]
-    return guard(op, run)
+    return guard(op, _kept(ss, res, fsrc, fres, tuple(dyn_slots), indices))
 
 
 def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, indices):
-    """The closure of a subview of an on-chip tensor: its views are kept with the run's
-    memory (``Memory.subviews``) by the subview and its dynamic offsets, and reused while
-    the source is the same view object (a placed tensor's views are kept across runs), so
-    a loop body does not build them again, and the hazard checks find their footprints
-    known (:mod:`.hazards`)."""
+    """The closure of a subview: its views are kept with the run's memory
+    (``Memory.subviews``) by the subview and its dynamic offsets, and reused while the
+    source is the same array object (a placed tensor's views are kept across runs, and so
+    are the caller's arguments when they are passed again), so a loop body does not build
+    them again, and the hazard checks find their footprints known (:mod:`.hazards`)."""
     token = next(_TOKENS)
 
     def run(env):
@@ -287,10 +270,25 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
                 raise Fault(msg)
             return guard(op, fail)
 
-        def run(env):
-            env[res] = make(env[bs], dt, off0)
+        token = next(_TOKENS)
+
+        def run(env):      # kept like a subview's views (as_strided is slow)
+            b = env[bs]
+            kept = env[STATE].mem.subviews
+            hit = kept.get(token)
+            if hit is not None and hit[0] is b:
+                env[res] = hit[1]
+                if fres is not None:
+                    env[fres] = hit[2]
+                return
+            v = make(b, dt, off0)
+            fv = make(env[bf], ft, off0) if fres is not None else None
+            env[res] = v
             if fres is not None:
-                env[fres] = make(env[bf], ft, off0)
+                env[fres] = fv
+            if len(kept) >= VIEWS_MAX:
+                kept.clear()
+            kept[token] = (b, v, fv)
         return guard(op, run)
     ds = dyn[0]
 

@@ -27,6 +27,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -65,13 +66,17 @@ def collect_command(extra: list[str] | None = None, ignore: bool = True,
 
 
 def collect_env(root: Path) -> dict[str, str]:
-    """Environment: ``<root>/src`` (``nkilib_src``) on PYTHONPATH, artifacts under a temp dir."""
+    """Environment: ``<root>/src`` (``nkilib_src``) on PYTHONPATH, the interpreter's scripts
+    (``ruff``) on PATH, no ``__pycache__`` or ruff cache written into the checkout."""
     env = dict(os.environ)
     paths = [str(root / "src"), str(Path(__file__).resolve().parent.parent)]
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env.setdefault("PYTHONDONTWRITEBYTECODE", "1")  # leave the corpus checkout untouched
+    # the interpreter's scripts first on PATH, as in an activated venv (the unit tests run `ruff`)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.setdefault("RUFF_CACHE_DIR", str(Path(tempfile.gettempdir()) / "nkilib_ruff_cache"))
     return env
 
 

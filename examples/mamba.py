@@ -13,9 +13,13 @@ with ``channels`` on the partitions (tiles of 128) and ``seq`` in the free dimen
 (channel tile, state) one ScalarE ``activation`` (exp with a per-partition scale) gives
 ``exp(delta * A)``, two VectorE ``tensor_tensor`` multiplies give ``delta * u * B``, one
 ``tensor_tensor_scan`` the recurrence, one multiply by ``C`` and one add into the SBUF
-accumulator.  ``B`` and ``C`` rows are broadcast over the partitions on TensorE (a matmul
-with a ones row, as the tutorial describes the partition broadcast) into PSUM, where the
-VectorE multiply reads them.
+accumulator.  As in the tutorial, the ``B`` and ``C`` rows are broadcast over the
+partitions with ``nl.broadcast_to`` and each multiply covers the instruction's whole free
+size (``seq`` in v1 / v2, ``SEQ_TILE`` in v3); nki-mlir does the partition broadcast on
+TensorE (a matmul with a ones row, as the tutorial describes it) into PSUM, 512 fp32
+columns (one PSUM bank) per matmul: the multiply reads a one-bank broadcast in PSUM, a wider
+one after a ScalarE copy to SBUF (so v2's multiplies from seq 1024 read both inputs from
+SBUF: ``2N`` cycles instead of ``N``).
 
 - :func:`mamba_v1`: the tutorial's first kernel: state outer, channel tiles inner, every
   input tile loaded inside the inner loop (``delta`` and ``u`` once per state), one
@@ -27,9 +31,8 @@ VectorE multiply reads them.
   column).
 
 As in the tutorial, each step loads the ``C`` row after the scan.  ``C_EARLY=True`` loads it
-next to the ``B`` row instead (same tiling, same instructions): our allocator gives the late
-``C`` row bytes the scan's operands just freed, so its load waits for the scan, and that
-wait plus the DMA's fixed latency stalls the broadcast and VectorE behind it.
+next to the ``B`` row instead (same tiling, same instructions; ``bench/published_report.py``
+prints both).
 
     python examples/mamba.py        # checks small shapes against NumPy
 """
@@ -40,7 +43,7 @@ import nki_mlir.language as nl
 P = 128
 
 
-def _ssm_step(delta_t, u_t, a_col, b_row, ones, width, dtype):
+def _ssm_step(delta_t, u_t, a_col, b_row, width, dtype):
     """Steps 1-3 of one (channel tile, state) on ``[P, width]`` tiles: ``exp(delta * A)``
     and ``delta * u * B``, the two operands of the scan."""
     d_a = nl.ndarray((P, width), dtype=dtype, buffer=nl.sbuf)
@@ -48,33 +51,25 @@ def _ssm_step(delta_t, u_t, a_col, b_row, ones, width, dtype):
     d_u = nl.ndarray((P, width), dtype=dtype, buffer=nl.sbuf)
     nisa.tensor_tensor(dst=d_u, data1=delta_t, data2=u_t, op=nl.multiply)
     d_bu = nl.ndarray((P, width), dtype=dtype, buffer=nl.sbuf)
-    _times_row(d_bu, d_u, b_row, ones, width)
+    _times_row(d_bu, d_u, b_row, width)
     return d_a, d_bu
 
 
-def _times_row(dst, data, row, ones, width):
-    """``dst = data * row`` with the ``[1, width]`` row broadcast over the partitions: the
-    partition broadcast is a TensorE matmul (``ones[1, P]`` stationary, the row moving) into
-    PSUM, read there by the VectorE multiply, 512 columns (one PSUM bank of fp32) at a time."""
-    step = min(width, 512)
-    for q in nl.static_range(width // step):
-        cols = slice(q * step, (q + 1) * step)
-        bc = nl.ndarray((P, step), dtype=nl.float32, buffer=nl.psum)
-        nisa.nc_matmul(dst=bc, stationary=ones, moving=row[:, cols])
-        nisa.tensor_tensor(dst=dst[:, cols], data1=data[:, cols], data2=bc, op=nl.multiply)
+def _times_row(dst, data, row, width):
+    """``dst = data * row`` with the ``[1, width]`` row broadcast over the partitions by
+    ``nl.broadcast_to`` and one VectorE multiply over the whole ``width``, as the tutorial
+    writes it.  nki-mlir lowers the broadcast to TensorE ones-matmuls into PSUM (512 fp32
+    columns, one PSUM bank, each); a broadcast of one bank is read by the multiply in PSUM,
+    a wider one is first copied to SBUF (docs/pipeline.md, ``nl.broadcast_to``)."""
+    bc = nl.broadcast_to(row, (P, width))
+    nisa.tensor_tensor(dst=dst, data1=data, data2=bc, op=nl.multiply)
 
 
-def _finish(scan, c_row, acc, ones, width, dtype):
+def _finish(scan, c_row, acc, width, dtype):
     """Steps 5-6: ``acc += scan * C`` (``C`` broadcast over the partitions)."""
     s_c = nl.ndarray((P, width), dtype=dtype, buffer=nl.sbuf)
-    _times_row(s_c, scan, c_row, ones, width)
+    _times_row(s_c, scan, c_row, width)
     nisa.tensor_tensor(dst=acc, data1=acc, data2=s_c, op=nl.add)
-
-
-def _ones(dtype):
-    ones = nl.ndarray((1, P), dtype=dtype, buffer=nl.sbuf)
-    nisa.memset(dst=ones, value=1.0)
-    return ones
 
 
 def _load(src, dtype, shape):
@@ -88,8 +83,7 @@ def mamba_v1(delta, u, A, B, C, C_EARLY=False):
     """Selective scan, the tutorial's initial tiling (see the module docstring).
 
     Args:
-        delta, u: [batch, channels, seq] fp32, channels a multiple of 128, seq at most 512
-            or a multiple of 512 (the broadcasts go 512 columns at a time).
+        delta, u: [batch, channels, seq] fp32, channels a multiple of 128.
         A: [channels, state] fp32.  B, C: [batch, state, seq] fp32.
         C_EARLY: load the C row next to the B row (see the module docstring).
 
@@ -104,7 +98,6 @@ def mamba_v1(delta, u, A, B, C, C_EARLY=False):
     n_ct = channels // P
     dt = delta.dtype
     out = nl.ndarray((batch, channels, seq), dtype=dt, buffer=nl.shared_hbm)
-    ones = _ones(dt)
     for b in nl.affine_range(batch):
         acc = nl.ndarray((P, n_ct, seq), dtype=dt, buffer=nl.sbuf)
         nisa.memset(dst=acc, value=0.0)
@@ -116,13 +109,13 @@ def mamba_v1(delta, u, A, B, C, C_EARLY=False):
                 u_t = _load(u[b, c0:c0 + P, :], dt, (P, seq))
                 b_row = _load(B[b, s:s + 1, :], dt, (1, seq))
                 c_row = _load(C[b, s:s + 1, :], dt, (1, seq)) if C_EARLY else None
-                d_a, d_bu = _ssm_step(delta_t, u_t, a_col, b_row, ones, seq, dt)
+                d_a, d_bu = _ssm_step(delta_t, u_t, a_col, b_row, seq, dt)
                 scan = nl.ndarray((P, seq), dtype=dt, buffer=nl.sbuf)
                 nisa.tensor_tensor_scan(dst=scan, data0=d_a, data1=d_bu, initial=0.0,
                                         op0=nl.multiply, op1=nl.add)
                 if not C_EARLY:
                     c_row = _load(C[b, s:s + 1, :], dt, (1, seq))
-                _finish(scan, c_row, acc[:, ct, :], ones, seq, dt)
+                _finish(scan, c_row, acc[:, ct, :], seq, dt)
         for ct in nl.affine_range(n_ct):
             nisa.dma_copy(dst=out[b, ct * P:(ct + 1) * P, :], src=acc[:, ct, :])
     return out
@@ -139,7 +132,6 @@ def mamba_v2(delta, u, A, B, C, C_EARLY=False):
     state = A.shape[1]
     dt = delta.dtype
     out = nl.ndarray((batch, channels, seq), dtype=dt, buffer=nl.shared_hbm)
-    ones = _ones(dt)
     for b in nl.affine_range(batch):
         for ct in nl.affine_range(channels // P):
             c0 = ct * P
@@ -151,13 +143,13 @@ def mamba_v2(delta, u, A, B, C, C_EARLY=False):
                 a_col = _load(A[c0:c0 + P, s:s + 1], dt, (P, 1))
                 b_row = _load(B[b, s:s + 1, :], dt, (1, seq))
                 c_row = _load(C[b, s:s + 1, :], dt, (1, seq)) if C_EARLY else None
-                d_a, d_bu = _ssm_step(delta_t, u_t, a_col, b_row, ones, seq, dt)
+                d_a, d_bu = _ssm_step(delta_t, u_t, a_col, b_row, seq, dt)
                 scan = nl.ndarray((P, seq), dtype=dt, buffer=nl.sbuf)
                 nisa.tensor_tensor_scan(dst=scan, data0=d_a, data1=d_bu, initial=0.0,
                                         op0=nl.multiply, op1=nl.add)
                 if not C_EARLY:
                     c_row = _load(C[b, s:s + 1, :], dt, (1, seq))
-                _finish(scan, c_row, acc, ones, seq, dt)
+                _finish(scan, c_row, acc, seq, dt)
             nisa.dma_copy(dst=out[b, c0:c0 + P, :], src=acc)
     return out
 
@@ -174,7 +166,6 @@ def mamba_v3(delta, u, A, B, C, SEQ_TILE=512, C_EARLY=False):
     state = A.shape[1]
     dt = delta.dtype
     out = nl.ndarray((batch, channels, seq), dtype=dt, buffer=nl.shared_hbm)
-    ones = _ones(dt)
     for b in nl.affine_range(batch):
         for ct in nl.affine_range(channels // P):
             c0 = ct * P
@@ -193,14 +184,14 @@ def mamba_v3(delta, u, A, B, C, SEQ_TILE=512, C_EARLY=False):
                     c_row = (_load(C[b, s:s + 1, t0:t0 + SEQ_TILE], dt, (1, SEQ_TILE))
                              if C_EARLY else None)
                     d_a, d_bu = _ssm_step(delta_t[:, cols], u_t[:, cols], a_col, b_row,
-                                          ones, SEQ_TILE, dt)
+                                          SEQ_TILE, dt)
                     scan = nl.ndarray((P, SEQ_TILE), dtype=dt, buffer=nl.sbuf)
                     nisa.tensor_tensor_scan(dst=scan, data0=d_a, data1=d_bu, initial=carry,
                                             op0=nl.multiply, op1=nl.add)
                     nisa.tensor_copy(dst=carry, src=scan[:, SEQ_TILE - 1:SEQ_TILE])
                     if not C_EARLY:
                         c_row = _load(C[b, s:s + 1, t0:t0 + SEQ_TILE], dt, (1, SEQ_TILE))
-                    _finish(scan, c_row, acc[:, cols], ones, SEQ_TILE, dt)
+                    _finish(scan, c_row, acc[:, cols], SEQ_TILE, dt)
             nisa.dma_copy(dst=out[b, c0:c0 + P, :], src=acc)
     return out
 

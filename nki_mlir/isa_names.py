@@ -7,18 +7,15 @@ The list below holds the instructions written family by family; an instruction d
 
 INSTRUCTIONS = [
     # data movement
-    "dma_copy", "dma_transpose", "dma_compute", "tensor_copy", "tensor_copy_predicated",
-    "nc_n_gather", "local_gather", "nc_stream_shuffle",
+    "dma_copy", "dma_transpose", "dma_compute", "tensor_copy",
     # tensor engine
-    "nc_matmul", "nc_matmul_mx", "nc_transpose", "quantize_mx",
+    "nc_matmul", "nc_transpose",
     # scalar engine
     "activation", "activation_reduce", "activate2",
     # vector / gpsimd
-    "tensor_tensor", "tensor_scalar", "scalar_tensor_tensor", "tensor_reduce",
-    "tensor_partition_reduce", "tensor_scalar_reduce", "tensor_scalar_cumulative",
-    "tensor_tensor_scan", "bn_stats", "bn_aggr", "reciprocal", "exponential", "select_reduce",
-    "range_select", "max8", "nc_find_index8", "nc_match_replace8", "memset", "iota",
-    "affine_select", "sequence_bounds", "nonzero_with_count", "topk",
+    "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_scalar_reduce", "reciprocal",
+    "exponential", "select_reduce",
+    "range_select", "memset", "iota", "affine_select",
     # cross-core (LNC2)
     "core_barrier", "sendrecv",
     # registers

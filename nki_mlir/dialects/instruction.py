@@ -4,22 +4,22 @@ An instruction that has the same operand roles and properties at the API level (
 and the ISA level (``nisa``) is declared once, as a mixin holding its operands,
 properties and verifier, and instantiated twice::
 
-    class _BnStats(KeywordOp):
+    class _Foo(KeywordOp):
         dst = operand_def(MemRefType)
-        data = operand_def(MemRefType)
+        src = operand_def(MemRefType)
         def verify_(self) -> None: ...
 
     @irdl_op_definition
-    class BnStatsOp(_BnStats, NkiInstruction):
-        name = "nki.bn_stats"
+    class FooOp(_Foo, NkiInstruction):
+        name = "nki.foo"
 
     @irdl_op_definition
-    class NisaBnStatsOp(_BnStats, NisaInstruction):
-        name = "nisa.bn_stats"
+    class NisaFooOp(_Foo, NisaInstruction):
+        name = "nisa.foo"
 
-    direct_lowering(BnStatsOp, NisaBnStatsOp, "vector")
+    direct_lowering(FooOp, NisaFooOp, "vector")
 
-``lower-nki-to-nisa`` then rewrites ``nki.bn_stats`` into ``nisa.bn_stats`` with the same
+``lower-nki-to-nisa`` then rewrites ``nki.foo`` into ``nisa.foo`` with the same
 operands and properties and the engine chosen by :func:`direct_lowering`'s ``engine``.
 
 Instructions defined declaratively (``nki_mlir/instructions``, :mod:`.ods`) get both twins,
@@ -40,7 +40,7 @@ from .syntax import KeywordOp
 
 #: operand roles an instruction WRITES (every other memref operand is read); shared by
 #: nisa-allocate, nisa-schedule and the interpreter's PSUM-flag bookkeeping
-WRITE_ROLES = ("dst", "reduce_res", "dst_idx", "val_dst", "idx_dst", "dst_scale")
+WRITE_ROLES = ("dst", "reduce_res")
 
 #: op classes generated from the instruction definitions (``nki_mlir/instructions``), per
 #: dialect: the ``NKI`` / ``NISA`` dialects hold these very lists, so a definition registered

@@ -1,4 +1,5 @@
-"""Data-movement instructions beyond dma_copy/tensor_copy: dma_transpose, dma_compute, nc_n_gather, local_gather, nc_stream_shuffle.
+"""DMA instructions beyond dma_copy not yet moved to a definition (``nki_mlir/instructions``):
+dma_transpose, dma_compute.
 
 Each instruction is declared once as a mixin and instantiated as an nki op and its
 nisa twin (see :mod:`.instruction`).  Semantics: nki.isa API reference (nki/api/nki/isa) (NKI
@@ -10,11 +11,6 @@ nisa twin (see :mod:`.instruction`).  Semantics: nki.isa API reference (nki/api/
   nki-library's kernels use it on float32); ``dst`` in SBUF.
 - ``dma_compute(dst, srcs, reduce_op=add, scales)``: DMA ``dst = sum_i srcs[i] * scales[i]``
   (fp32 math, <= 16 sources, scales all 1.0).
-- ``nc_n_gather(dst, data, indices)``: GpSimd ``dst[p, j] = data[p].flat[indices[p, j]]``.
-- ``local_gather(dst, src_buffer, index, num_elem_per_idx, num_valid_indices)``: GpSimd gather
-  inside 16-partition groups (one per GpSimd core).
-- ``nc_stream_shuffle(dst, src, shuffle_mask)``: VectorE ``dst[i] = src[mask[i]]`` inside
-  each 32-partition quadrant (mask value 255 keeps ``dst[i]``).
 """
 from __future__ import annotations
 
@@ -29,7 +25,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
 from . import rules
-from .common import describe, dtype_of, free_size, HBM_SPACES, prop_int, shape_of, space_of
+from .common import describe, dtype_of, HBM_SPACES, prop_int, shape_of, space_of
 from .instruction import NisaInstruction, NkiInstruction, direct_lowering
 from .syntax import KeywordOp, parse_value, print_value
 
@@ -41,14 +37,6 @@ DGE_MODES = ("unknown", "swdge", "hwdge", "none")
 OOB_MODES = ("error", "skip")
 #: at most this many dma_compute sources (NKI migration guide (nki/migration))
 DMA_COMPUTE_MAX_SRCS = 16
-#: partitions served by one GpSimd core (local_gather groups)
-GPSIMD_GROUP = 16
-#: local_gather limits
-LOCAL_GATHER_ELEMS = (1, 2, 4, 8, 16, 32)
-LOCAL_GATHER_MAX_INDICES = 4096
-#: nc_stream_shuffle quadrant size and "keep dst" mask value
-QUADRANT = 32
-SHUFFLE_KEEP = 255
 
 
 def _ints(op, name: str) -> list[int] | None:
@@ -129,8 +117,8 @@ class _DmaTranspose(KeywordOp):
         mode = mode.data if isinstance(mode, StringAttr) else "unknown"
         if mode in ("swdge", "none"):
             raise VerifyException(f"{api}: dge_mode={mode} is not supported for a direct "
-                                  f"transpose (use unknown or hwdge; swdge is the indirect "
-                                  f"gather-transpose, which nki-mlir does not support yet)")
+                                  f"transpose (use unknown or hwdge; swdge is for an indirect "
+                                  f"'src', the gather-transpose)")
         if mode == "hwdge":
             rules.require_target(self, "trn2", "dge_mode=hwdge")
             if dtype_of(self.src) not in TWO_BYTE:
@@ -288,164 +276,7 @@ class NisaDmaComputeOp(_DmaCompute, NisaInstruction):
 direct_lowering(DmaComputeOp, NisaDmaComputeOp, "dma")
 
 
-# -------------------------------------------------------------------- nc_n_gather
-
-
-class _NcNGather(KeywordOp):
-    """GpSimd ``dst[p, j] = data[p].flat[indices[p, j]]`` (indices uint32 in [0, F))."""
-
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-    indices = operand_def(MemRefType)
-
-    def verify_(self) -> None:
-        api = rules.api(self)
-        for role in ("dst", "data", "indices"):
-            rules.tile(self, role, getattr(self, role), spaces=("sbuf",))
-        rules.same_partitions(self, ("dst", self.dst), ("data", self.data), ("indices", self.indices))
-        rules.engine(self, ("gpsimd",))
-        _same_dtype(self, ("dst", self.dst), ("data", self.data), "nc_n_gather does not cast")
-        if dtype_of(self.indices) != dtypes.uint32:
-            raise VerifyException(f"{api}: 'indices' must be uint32, got "
-                                  f"{dtypes.name_of(dtype_of(self.indices))}")
-        if free_size(self.dst) != free_size(self.indices):
-            raise VerifyException(f"{api}: 'dst' must hold one element per index: 'indices' has "
-                                  f"{free_size(self.indices)} per partition, 'dst' is {describe(self.dst)}")
-
-
-@irdl_op_definition
-class NcNGatherOp(_NcNGather, NkiInstruction):
-    name = "nki.nc_n_gather"
-
-
-@irdl_op_definition
-class NisaNcNGatherOp(_NcNGather, NisaInstruction):
-    name = "nisa.nc_n_gather"
-
-
-direct_lowering(NcNGatherOp, NisaNcNGatherOp, "gpsimd")
-
-
-# ------------------------------------------------------------------- local_gather
-
-
-def local_gather_valid(op) -> int:
-    """``num_valid_indices`` of a local_gather (default: every index of a 16-partition slice)."""
-    n = prop_int(op, "num_valid_indices")
-    return GPSIMD_GROUP * free_size(op.index) if n is None else n
-
-
-class _LocalGather(KeywordOp):
-    """GpSimd gather inside each 16-partition group (one GpSimd core per group).
-
-    Core ``c`` flattens ``index[16c:16c+16]`` partition dim first into ``idx`` (uint16) and
-    keeps the first ``num_valid_indices``; every partition ``p`` of the group then gets
-    ``dst[p].flat[k*E + e] = src_buffer[p].flat[idx[k] + e]`` for ``e < E = num_elem_per_idx``.
-    """
-
-    dst = operand_def(MemRefType)
-    src_buffer = operand_def(MemRefType)
-    index = operand_def(MemRefType)
-    num_elem_per_idx = opt_prop_def(IntegerAttr)
-    num_valid_indices = opt_prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        api = rules.api(self)
-        for role in ("dst", "src_buffer", "index"):
-            rules.tile(self, role, getattr(self, role), spaces=("sbuf",))
-        rules.same_partitions(self, ("src_buffer", self.src_buffer), ("index", self.index),
-                              ("dst", self.dst))
-        rules.engine(self, ("gpsimd",))
-        parts = shape_of(self.src_buffer)[0]
-        if parts % GPSIMD_GROUP:
-            raise VerifyException(f"{api}: 'src_buffer' has {parts} partitions; local_gather needs "
-                                  f"a multiple of {GPSIMD_GROUP} (one GpSimd core per 16 partitions)")
-        if dtype_of(self.index) != dtypes.uint16:
-            raise VerifyException(f"{api}: 'index' must be uint16, got "
-                                  f"{dtypes.name_of(dtype_of(self.index))}")
-        _same_dtype(self, ("dst", self.dst), ("src_buffer", self.src_buffer),
-                    "local_gather does not cast")
-        elems = prop_int(self, "num_elem_per_idx") or 1
-        if elems not in LOCAL_GATHER_ELEMS:
-            raise VerifyException(f"{api}: num_elem_per_idx={elems} is not supported (expected "
-                                  f"one of {', '.join(map(str, LOCAL_GATHER_ELEMS))})")
-        slice_size = GPSIMD_GROUP * free_size(self.index)
-        valid = local_gather_valid(self)
-        if not 1 <= valid <= slice_size:
-            raise VerifyException(f"{api}: num_valid_indices={valid} must be between 1 and the "
-                                  f"{slice_size} indices of a 16-partition 'index' slice")
-        if valid > LOCAL_GATHER_MAX_INDICES:
-            raise VerifyException(f"{api}: 'index' gives {valid} indices per GpSimd core, more "
-                                  f"than the limit of {LOCAL_GATHER_MAX_INDICES}")
-        if free_size(self.dst) != valid * elems:
-            raise VerifyException(f"{api}: 'dst' must hold num_valid_indices * num_elem_per_idx = "
-                                  f"{valid} * {elems} = {valid * elems} elements per partition, "
-                                  f"got {describe(self.dst)}")
-
-
-@irdl_op_definition
-class LocalGatherOp(_LocalGather, NkiInstruction):
-    name = "nki.local_gather"
-
-
-@irdl_op_definition
-class NisaLocalGatherOp(_LocalGather, NisaInstruction):
-    name = "nisa.local_gather"
-
-
-direct_lowering(LocalGatherOp, NisaLocalGatherOp, "gpsimd")
-
-
-# -------------------------------------------------------------- nc_stream_shuffle
-
-
-class _NcStreamShuffle(KeywordOp):
-    """VectorE ``dst[q*32 + i] = src[q*32 + mask[i]]`` per 32-partition quadrant ``q``;
-    ``mask[i] == 255`` leaves ``dst[q*32 + i]`` unchanged."""
-
-    dst = operand_def(MemRefType)
-    src = operand_def(MemRefType)
-    shuffle_mask = prop_def(ArrayAttr)
-
-    def verify_(self) -> None:
-        api = rules.api(self)
-        rules.tile(self, "dst", self.dst)
-        rules.tile(self, "src", self.src)
-        rules.same_free_size(self, ("dst", self.dst), ("src", self.src))
-        rules.engine(self, ("vector",))
-        _same_dtype(self, ("dst", self.dst), ("src", self.src), "nc_stream_shuffle does not cast")
-        mask = _ints(self, "shuffle_mask") or []
-        if len(mask) != QUADRANT:
-            raise VerifyException(f"{api}: shuffle_mask has {len(mask)} entries; it must have "
-                                  f"exactly {QUADRANT} (one per partition of a quadrant)")
-        for i, m in enumerate(mask):
-            if m != SHUFFLE_KEEP and not 0 <= m < QUADRANT:
-                raise VerifyException(f"{api}: shuffle_mask[{i}]={m} is out of range (0..31, or "
-                                      f"255 to leave the dst partition unchanged)")
-        ps, pd = shape_of(self.src)[0], shape_of(self.dst)[0]
-        for q in range(math.ceil(max(ps, pd) / QUADRANT)):
-            for i, m in enumerate(mask):
-                if m != SHUFFLE_KEEP and q * QUADRANT + i < pd and q * QUADRANT + m >= ps:
-                    raise VerifyException(
-                        f"{api}: shuffle_mask[{i}]={m} makes dst partition {q * QUADRANT + i} read "
-                        f"src partition {q * QUADRANT + m}, but 'src' has {ps} partitions")
-
-
-@irdl_op_definition
-class NcStreamShuffleOp(_NcStreamShuffle, NkiInstruction):
-    name = "nki.nc_stream_shuffle"
-
-
-@irdl_op_definition
-class NisaNcStreamShuffleOp(_NcStreamShuffle, NisaInstruction):
-    name = "nisa.nc_stream_shuffle"
-
-
-direct_lowering(NcStreamShuffleOp, NisaNcStreamShuffleOp, "vector")
-
-
 #: ops this module adds to the nki dialect
-NKI_OPS: list = [DmaTransposeOp, DmaComputeOp, NcNGatherOp, LocalGatherOp, NcStreamShuffleOp]
+NKI_OPS: list = [DmaTransposeOp, DmaComputeOp]
 #: ops this module adds to the nisa dialect
-NISA_OPS: list = [NisaDmaTransposeOp, NisaDmaComputeOp, NisaNcNGatherOp, NisaLocalGatherOp,
-                  NisaNcStreamShuffleOp]
+NISA_OPS: list = [NisaDmaTransposeOp, NisaDmaComputeOp]

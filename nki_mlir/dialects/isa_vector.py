@@ -1,4 +1,5 @@
-"""Vector/Scalar-engine arithmetic instructions beyond the core set: scalar_tensor_tensor, tensor_partition_reduce, tensor_scalar_reduce, tensor_scalar_cumulative, tensor_tensor_scan, bn_stats, bn_aggr, exponential, activate2.
+"""Vector/Scalar-engine accumulator instructions not yet moved to a definition
+(``nki_mlir/instructions``): tensor_scalar_reduce, exponential, activate2.
 
 Each instruction is declared once as a mixin and instantiated as an nki op and its
 nisa twin (see :mod:`.instruction`); both levels keep the ``nki.isa`` operand roles and the
@@ -19,9 +20,8 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from .. import dtypes
 from . import rules
-from .common import describe, dtype_of, free_size, prop_flag, prop_str
+from .common import prop_flag, prop_str
 from .instruction import NisaInstruction, NkiInstruction, register_twins
 from .syntax import KeywordOp
 from .vector_rules import (  # noqa: F401  (the vocabularies are also read as isa_vector.X)
@@ -30,94 +30,6 @@ from .vector_rules import (  # noqa: F401  (the vocabularies are also read as is
     TSR_REDUCE_OPS, arith_only, check_reduce_cmd, f32_operands, not_int32, partitions,
     reduce_res_tile, start_partitions,
 )
-
-# ===================================================================== scalar_tensor_tensor
-
-
-class _ScalarTensorTensor(KeywordOp):
-    """``dst = (data op0 operand0) op1 operand1`` (VectorE, fp32 math).
-
-    ``operand0`` is an f32 scalar or a ``[P, 1]`` tile broadcast along the free dims;
-    ``operand1`` is a tile with ``data``'s partition and per-partition element counts.
-    ``reverse0`` computes ``operand0 op0 data``; ``reverse1`` computes ``operand1 op1 tmp``.
-    Arithmetic operators only; ``data`` and ``operand1`` are not both in PSUM.
-    """
-
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-    operand0 = operand_def()
-    operand1 = operand_def(MemRefType)
-    op0 = prop_def(StringAttr)
-    op1 = prop_def(StringAttr)
-    reverse0 = opt_prop_def(IntegerAttr)
-    reverse1 = opt_prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        rules.elementwise(self, ("dst", "data", "operand1"))
-        rules.per_partition_vector(self, "operand0", self.operand0, partitions(self.data))
-        rules.not_both_psum(self, ("data", self.data), ("operand1", self.operand1))
-        arith_only(self, "op0")
-        arith_only(self, "op1")
-        start_partitions(self, "dst", "data", "operand0", "operand1")
-        rules.engine(self, ("vector",))
-
-
-@irdl_op_definition
-class ScalarTensorTensorOp(_ScalarTensorTensor, NkiInstruction):
-    name = "nki.scalar_tensor_tensor"
-
-
-@irdl_op_definition
-class NisaScalarTensorTensorOp(_ScalarTensorTensor, NisaInstruction):
-    name = "nisa.scalar_tensor_tensor"
-
-
-# ================================================================== tensor_partition_reduce
-
-
-class _TensorPartitionReduce(KeywordOp):
-    """GpSimd reduction ACROSS partitions: ``dst[0, f] = op over p of data[p, f]``.
-
-    ``data`` is ``[P, F...]``; ``dst`` is one partition holding ``data``'s per-partition
-    element count (``[1, F...]``).  ``op``: add, average (sum / P), maximum (fp32 math, exact
-    int64 math when ``data`` and ``dst`` are integers), bitwise_or / bitwise_and (integer
-    dtypes).  GpSimd cannot access PSUM, so both tiles are in SBUF.
-    """
-
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-    op = prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        rules.tile(self, "data", self.data, spaces=("sbuf",))
-        rules.tile(self, "dst", self.dst, spaces=("sbuf",))
-        rules.enum(self, "op", PARTITION_REDUCE_OPS)
-        if partitions(self.dst) != 1:
-            raise VerifyException(f"{rules.api(self)}: 'dst' must have 1 partition (the reduction "
-                                  f"runs across the partitions of 'data'), got {describe(self.dst)}")
-        if free_size(self.dst) != free_size(self.data):
-            raise VerifyException(f"{rules.api(self)}: 'dst' must hold {free_size(self.data)} "
-                                  f"element(s) in its partition (one per element of a 'data' "
-                                  f"partition), got {describe(self.dst)}")
-        if prop_str(self, "op") in BITVEC:
-            for r in ("data", "dst"):
-                if not dtypes.is_int(dtype_of(getattr(self, r))):
-                    raise VerifyException(
-                        f"{rules.api(self)}: op={prop_str(self, 'op')} works on integer bits, but "
-                        f"'{r}' is {dtypes.name_of(dtype_of(getattr(self, r)))}")
-        start_partitions(self, "dst", "data")
-        rules.engine(self, ("gpsimd",))
-
-
-@irdl_op_definition
-class TensorPartitionReduceOp(_TensorPartitionReduce, NkiInstruction):
-    name = "nki.tensor_partition_reduce"
-
-
-@irdl_op_definition
-class NisaTensorPartitionReduceOp(_TensorPartitionReduce, NisaInstruction):
-    name = "nisa.tensor_partition_reduce"
-
 
 # ===================================================================== tensor_scalar_reduce
 
@@ -171,174 +83,6 @@ class TensorScalarReduceOp(_TensorScalarReduce, NkiInstruction):
 @irdl_op_definition
 class NisaTensorScalarReduceOp(_TensorScalarReduce, NisaInstruction):
     name = "nisa.tensor_scalar_reduce"
-
-
-# ================================================================= tensor_scalar_cumulative
-
-
-class _TensorScalarCumulative(KeywordOp):
-    """A scan along the (flattened) free dims, per partition, on the VectorE accumulator::
-
-        reg = init;  for i: reg = op1(op0(src[i], imm0), reg);  dst[i] = reg
-
-    ``init`` by ``reduce_cmd``: ``reset_reduce`` (default) the identity of ``op1`` (add /
-    subtract 0, multiply 1, maximum -inf, minimum +inf), ``load_reduce`` ``imm1``, ``reduce``
-    the accumulator left by the previous VectorE accumulation instruction.  ``imm0`` /
-    ``imm1`` are f32 scalars or ``[P, 1]`` tiles.  int32/uint32 tiles are not supported.
-    """
-
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    dst = operand_def(MemRefType)
-    src = operand_def(MemRefType)
-    imm0 = operand_def()
-    imm1 = opt_operand_def()
-    op0 = prop_def(StringAttr)
-    op1 = prop_def(StringAttr)
-    reduce_cmd = opt_prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        rules.elementwise(self, ("dst", "src"))
-        p = partitions(self.src)
-        rules.per_partition_vector(self, "imm0", self.imm0, p)
-        rules.per_partition_vector(self, "imm1", self.imm1, p)
-        arith_only(self, "op0")
-        arith_only(self, "op1", CUMULATIVE_OPS)
-        not_int32(self, "src", "dst")
-        cmd = check_reduce_cmd(self, DVE_CMDS, "reset_reduce")
-        if cmd == "load_reduce" and self.imm1 is None:
-            raise VerifyException(f"{rules.api(self)}: reduce_cmd=load_reduce needs 'imm1' (the "
-                                  f"value loaded into the accumulator)")
-        f32_operands(self, "imm0", "imm1")
-        start_partitions(self, "dst", "src", "imm0", "imm1")
-        rules.engine(self, ("vector",))
-
-
-@irdl_op_definition
-class TensorScalarCumulativeOp(_TensorScalarCumulative, NkiInstruction):
-    name = "nki.tensor_scalar_cumulative"
-
-
-@irdl_op_definition
-class NisaTensorScalarCumulativeOp(_TensorScalarCumulative, NisaInstruction):
-    name = "nisa.tensor_scalar_cumulative"
-
-
-# ======================================================================= tensor_tensor_scan
-
-
-class _TensorTensorScan(KeywordOp):
-    """A per-partition scan over the (flattened) free dims, in fp32::
-
-        r[0] = op1(op0(data0[0], initial), data1[0]);  r[i] = op1(op0(data0[i], r[i-1]), data1[i])
-
-    ``reverse0`` swaps the operands of ``op0`` (``op0(r[i-1], data0[i])``), ``reverse1``
-    those of ``op1`` (``op1(data1[i], tmp)``).  ``initial`` is an f32 scalar or ``[P, 1]``.
-    ``data0`` and ``data1`` are not both in PSUM.
-    """
-
-    dst = operand_def(MemRefType)
-    data0 = operand_def(MemRefType)
-    data1 = operand_def(MemRefType)
-    initial = operand_def()
-    op0 = prop_def(StringAttr)
-    op1 = prop_def(StringAttr)
-    reverse0 = opt_prop_def(IntegerAttr)
-    reverse1 = opt_prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        rules.elementwise(self, ("dst", "data0", "data1"))
-        rules.per_partition_vector(self, "initial", self.initial, partitions(self.data0))
-        rules.not_both_psum(self, ("data0", self.data0), ("data1", self.data1))
-        arith_only(self, "op0")
-        arith_only(self, "op1")
-        start_partitions(self, "dst", "data0", "data1", "initial")
-        rules.engine(self, ("vector",))
-
-
-@irdl_op_definition
-class TensorTensorScanOp(_TensorTensorScan, NkiInstruction):
-    name = "nki.tensor_tensor_scan"
-
-
-@irdl_op_definition
-class NisaTensorTensorScanOp(_TensorTensorScan, NisaInstruction):
-    name = "nisa.tensor_tensor_scan"
-
-
-# ================================================================================ bn_stats
-
-
-class _BnStats(KeywordOp):
-    """Per-partition statistics of ``data`` (at most 512 free elements, bn_stats_fmax).
-
-    ``dst`` holds 6 values per partition: (count, mean, variance*count) of the even-index
-    elements, then the same of the odd-index elements (flattened free order).  fp32 math.
-    """
-
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-
-    def verify_(self) -> None:
-        rules.tile(self, "data", self.data)
-        rules.tile(self, "dst", self.dst)
-        rules.same_partitions(self, ("dst", self.dst), ("data", self.data))
-        n = free_size(self.data)
-        if n > BN_STATS_FMAX:
-            raise VerifyException(f"{rules.api(self)}: 'data' has {n} free elements per partition, "
-                                  f"more than bn_stats_fmax={BN_STATS_FMAX} (call bn_stats on each "
-                                  f"512-element chunk and combine them with one bn_aggr)")
-        if free_size(self.dst) != BN_STATS_DIM:
-            raise VerifyException(f"{rules.api(self)}: 'dst' must hold {BN_STATS_DIM} elements per "
-                                  f"partition (count, mean, var*count for even and odd elements), "
-                                  f"got {describe(self.dst)}")
-        start_partitions(self, "dst", "data")
-        rules.engine(self, ("vector",))
-
-
-@irdl_op_definition
-class BnStatsOp(_BnStats, NkiInstruction):
-    name = "nki.bn_stats"
-
-
-@irdl_op_definition
-class NisaBnStatsOp(_BnStats, NisaInstruction):
-    name = "nisa.bn_stats"
-
-
-# ================================================================================= bn_aggr
-
-
-class _BnAggr(KeywordOp):
-    """Combine ``(count, mean, variance*count)`` triples (bn_stats outputs, flattened free
-    order) into ``dst[P, 2]`` = (mean, population variance) per partition.  fp32 math."""
-
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-
-    def verify_(self) -> None:
-        rules.tile(self, "data", self.data)
-        rules.tile(self, "dst", self.dst)
-        rules.same_partitions(self, ("dst", self.dst), ("data", self.data))
-        n = free_size(self.data)
-        if n % 3:
-            raise VerifyException(f"{rules.api(self)}: 'data' has {n} elements per partition, not a "
-                                  f"multiple of 3 (it holds (count, mean, var*count) triples from "
-                                  f"bn_stats)")
-        if free_size(self.dst) != BN_AGGR_DIM:
-            raise VerifyException(f"{rules.api(self)}: 'dst' must hold {BN_AGGR_DIM} elements per "
-                                  f"partition (mean, variance), got {describe(self.dst)}")
-        start_partitions(self, "dst", "data")
-        rules.engine(self, ("vector",))
-
-
-@irdl_op_definition
-class BnAggrOp(_BnAggr, NkiInstruction):
-    name = "nki.bn_aggr"
-
-
-@irdl_op_definition
-class NisaBnAggrOp(_BnAggr, NisaInstruction):
-    name = "nisa.bn_aggr"
 
 
 # ============================================================================= exponential
@@ -458,13 +202,7 @@ class NisaActivate2Op(_Activate2, NisaInstruction):
 # ------------------------------------------------------------------------ registration
 
 _PAIRS = (
-    (ScalarTensorTensorOp, NisaScalarTensorTensorOp, "vector"),
-    (TensorPartitionReduceOp, NisaTensorPartitionReduceOp, "gpsimd"),
     (TensorScalarReduceOp, NisaTensorScalarReduceOp, "vector"),
-    (TensorScalarCumulativeOp, NisaTensorScalarCumulativeOp, "vector"),
-    (TensorTensorScanOp, NisaTensorTensorScanOp, "vector"),
-    (BnStatsOp, NisaBnStatsOp, "vector"),
-    (BnAggrOp, NisaBnAggrOp, "vector"),
     (ExponentialOp, NisaExponentialOp, "vector"),
     (Activate2Op, NisaActivate2Op, "scalar"),
 )

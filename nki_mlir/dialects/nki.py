@@ -408,7 +408,7 @@ class NcTransposeOp(NkiInstruction):
 
 # the instruction-family modules that add ops to both dialects, and the sugar ops
 from . import (  # noqa: E402
-    isa_collective, isa_control, isa_movement, isa_select, isa_tensor, isa_vector,
+    isa_collective, isa_control, isa_movement, isa_select, isa_vector,
     lang_ops, nki_sugar, views,
 )
 from .nki_wrappers import (  # noqa: E402
@@ -419,7 +419,7 @@ from .nki_wrappers import (  # noqa: E402
 SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp, *nki_sugar.SUGAR)
 
 #: the instruction-family modules that add ops to both dialects
-FAMILIES = (isa_vector, isa_select, isa_movement, isa_tensor, isa_control,
+FAMILIES = (isa_vector, isa_select, isa_movement, isa_control,
             isa_collective, nki_sugar, lang_ops, views)
 
 

@@ -57,20 +57,40 @@ class Tile(Param):
         optional: the operand may be omitted (``None``).
         spaces: the memories it may live in (default SBUF or PSUM).
         dtypes: the dtypes it may have (None: any).
-        like: a role whose partition count and elements per partition this one must equal.
+        like: a role (or roles) whose partition count and elements per partition this one
+            must equal.
+        partitions_of: a role (or roles) whose partition count this one must equal.
         same_dtype_as: a role whose dtype this one must have.
+        allowed: how the dtype error names ``dtypes`` (``"bfloat16 or float16"``; None: the
+            list, as ``allowed: ...``).
     """
 
     writes: bool = False
     optional: bool = False
     spaces: tuple[str, ...] = ON_CHIP
     dtypes: tuple | None = None
-    like: str | None = None
+    like: str | tuple[str, ...] | None = None
+    partitions_of: str | tuple[str, ...] | None = None
     same_dtype_as: str | None = None
+    allowed: str | None = None
+
+    @property
+    def likes(self) -> tuple[str, ...]:
+        """The roles of ``like``, as a tuple."""
+        return _roles(self.like)
+
+    @property
+    def partition_peers(self) -> tuple[str, ...]:
+        """The roles of ``partitions_of``, as a tuple."""
+        return _roles(self.partitions_of)
 
     @property
     def api_default(self) -> Any:
         return None if self.optional else REQUIRED
+
+
+def _roles(r: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    return () if r is None else (r,) if isinstance(r, str) else tuple(r)
 
 
 @dataclass(frozen=True)
@@ -80,9 +100,17 @@ class Scalar(Param):
 
     Attributes:
         default: the API default (a number, None for an optional operand, or REQUIRED).
+        if_none: the number an explicit ``None`` stands for (None: ``None`` is refused, or
+            omits an optional operand).
+        const: a compile-time number only (no tile), as an ``arith.constant``.
+        tile: a number or a whole tile (not ``[P, 1]``): a tile joins the ``like`` checks of
+            the tile operands that name it.
     """
 
     default: Any = REQUIRED
+    if_none: float | None = None
+    const: bool = False
+    tile: bool = False
 
     @property
     def optional(self) -> bool:
@@ -91,6 +119,92 @@ class Scalar(Param):
     @property
     def api_default(self) -> Any:
         return self.default
+
+
+@dataclass(frozen=True)
+class Property(Param):
+    """A compile-time API parameter kept as a property of the ops (optional: None omits it)."""
+
+    @property
+    def api_default(self) -> Any:
+        return None
+
+
+@dataclass(frozen=True)
+class Flag(Property):
+    """A boolean kept as an ``IntegerAttr``.  ``default=None`` (``accumulate``): True /
+    False / None, anything else refused, the property absent for None; ``default=False``
+    (``reverse0``): the truth of the argument, the property present only when true."""
+
+    default: bool | None = None
+
+    @property
+    def api_default(self) -> Any:
+        return self.default
+
+
+@dataclass(frozen=True)
+class OpToken(Property):
+    """An ALU or activation operator (``nl.add`` -> ``"add"``), kept as a string property.
+
+    Attributes:
+        allowed: the tokens it may be (a vocabulary defined once, e.g.
+            ``dialects/vector_rules.ARITH``).
+        arith: a bitvec token gets its own error ("takes arithmetic operators only").
+        optional: the argument may be None (the property is then absent).
+    """
+
+    allowed: tuple[str, ...] = ()
+    arith: bool = False
+    optional: bool = False
+
+    @property
+    def api_default(self) -> Any:
+        return None if self.optional else REQUIRED
+
+
+@dataclass(frozen=True)
+class EnumProp(Property):
+    """A member of the ``nisa.<enum>`` enum (``reduce_cmd``), kept as a string property that
+    is absent when the member is ``default``.
+
+    Attributes:
+        enum: the ``nki.isa`` enum's name.
+        allowed: the members the instruction accepts (checked by the verifier).
+        default: the member None stands for.
+    """
+
+    enum: str = ""
+    allowed: tuple[str, ...] = ()
+    default: str | None = None
+
+
+@dataclass(frozen=True)
+class Int(Property):
+    """A compile-time integer (an ``IntegerAttr``; ``default=REQUIRED``: the API has no
+    default; ``default=None``: optional, absent when None; else always stored).  ``strict``:
+    a Python ``int`` only (else an integral float is accepted too)."""
+
+    default: Any = REQUIRED
+    strict: bool = False
+
+    @property
+    def api_default(self) -> Any:
+        return self.default
+
+
+@dataclass(frozen=True)
+class IntList(Property):
+    """A list of compile-time Python ``int`` s (an ``ArrayAttr``; required)."""
+
+    @property
+    def api_default(self) -> Any:
+        return REQUIRED
+
+
+@dataclass(frozen=True)
+class IntPair(Property):
+    """A pair of compile-time integers, ``()`` or None for none (an ``ArrayAttr``)."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +270,22 @@ class Stream:
 
 
 @dataclass(frozen=True)
+class Formula:
+    """A cost-model row that is not one stream: ``kind`` names a formula of
+    ``nki_mlir/perf/costs.py`` (``"matmul_mx"``, ``"two_input"``) over the operand ``roles``,
+    with the perf-mode class ``perf`` (as for :class:`Stream`); ``source`` as for :class:`Stream`."""
+
+    kind: str
+    roles: tuple[str, ...] = ()
+    perf: str | None = None
+    source: str = ""
+
+    @property
+    def row(self) -> None:
+        return None
+
+
+@dataclass(frozen=True)
 class InstructionDef:
     """One instruction, as its definition says (see the module docstring).
 
@@ -167,12 +297,16 @@ class InstructionDef:
             ``param=False`` is not one, but is kept here).
         engine: the engines (default and by target).
         since: the oldest target the instruction exists on (None: every target).
+        feature: what the error for an older target calls the instruction (None: its API
+            name), e.g. ``"quantize_mx (MXFP8 quantization)"``.
+        start_partitions: its tile operands obey the start-partition rule (a compute
+            engine's access starts at partition 0, 32, 64 or 96; NKI architecture guide).
         state: engine state the instruction reads and writes besides its operands
             (``"prng"``: the engine's random-number generator), a memory effect of its ops.
         verify: ``verify(op)``, verifier rules beyond those the fields say (raises
             ``VerifyException``), run by both twins after the generated checks.
         interpret: ``interpret(decoder, op) -> closure``, the interpreter's closure builder.
-        cost: the cost model's row for the instruction (a :class:`Stream`).
+        cost: the cost model's row for the instruction (a :class:`Stream` or a :class:`Formula`).
         beta1_result: the Beta 1 form (``nki.isa`` of NKI Beta 1, no ``dst``) returns a new
             tile shaped like the first tile argument; False: the call has no result and is
             passed on unchanged.
@@ -184,10 +318,12 @@ class InstructionDef:
     params: tuple[Param, ...]
     engine: Engine
     since: str | None = None
+    feature: str | None = None
+    start_partitions: bool = False
     state: str | None = None
     verify: Callable | None = None
     interpret: Callable | None = None
-    cost: Stream | None = None
+    cost: Stream | Formula | None = None
     beta1_result: bool = True
     module: str = ""
 
@@ -206,6 +342,11 @@ class InstructionDef:
         return tuple(p for p in self.params if isinstance(p, (Tile, Scalar)))
 
     @property
+    def properties(self) -> tuple[Property, ...]:
+        """The compile-time parameters kept as op properties, in definition order."""
+        return tuple(p for p in self.params if isinstance(p, Property))
+
+    @property
     def tiles(self) -> tuple[Tile, ...]:
         return tuple(p for p in self.params if isinstance(p, Tile))
 
@@ -222,7 +363,7 @@ class InstructionDef:
 
 
 #: class attributes of a definition that are not parameters
-_FIELDS = {"since", "state", "verify", "interpret", "cost", "beta1_result"}
+_FIELDS = {"since", "feature", "start_partitions", "state", "verify", "interpret", "cost", "beta1_result"}
 
 
 def record_of(cls: type) -> InstructionDef:
@@ -255,4 +396,6 @@ def record_of(cls: type) -> InstructionDef:
     return rec
 
 
-__all__ = ["REQUIRED", "Param", "Tile", "Scalar", "Engine", "Stream", "InstructionDef", "record_of"]
+__all__ = ["REQUIRED", "Param", "Tile", "Scalar", "Property", "Flag", "Int", "IntList", "IntPair", "OpToken",
+           "EnumProp", "Engine",
+           "Stream", "Formula", "InstructionDef", "record_of"]

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, StringAttr
 from xdsl.irdl import (AttrSizedOperandSegments, irdl_op_definition, operand_def,
-                       opt_operand_def, traits_def)
+                       opt_operand_def, opt_prop_def, prop_def, traits_def)
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -32,7 +32,14 @@ from . import rules
 from .common import dtype_of, shape_of
 from .instruction import (DEFINED_OPS, NisaInstruction, NkiInstruction, OperandEffects,
                           direct_lowering)
-from .ods import Engine, InstructionDef, Scalar, Tile
+from .ods import (REQUIRED, Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
+                  Scalar, Tile)
+from .vector_rules import arith_only, start_partitions
+
+#: the property constraint of each kind of :class:`~.ods.Property`
+_PROPERTY_TYPES = {Flag: IntegerAttr, Int: IntegerAttr, IntList: ArrayAttr, IntPair: ArrayAttr,
+                   OpToken: StringAttr,
+                   EnumProp: StringAttr}
 
 #: op name (``"nki.rng"``, ``"nisa.rng"``) -> the op class generated from a definition
 OPS_BY_NAME: dict[str, type[Operation]] = {}
@@ -68,7 +75,11 @@ def _body(rec: InstructionDef) -> dict:
         constr = MemRefType if isinstance(p, Tile) else None
         args = () if constr is None else (constr,)
         body[p.role] = opt_operand_def(*args) if p.optional else operand_def(*args)
-    if sum(p.optional for p in rec.operands) > 1:
+    for p in rec.properties:
+        required = (isinstance(p, OpToken) and not p.optional) or \
+            (isinstance(p, Int) and p.default is REQUIRED) or isinstance(p, IntList)
+        body[p.role] = (prop_def if required else opt_prop_def)(_PROPERTY_TYPES[type(p)])
+    if any(p.optional for p in rec.operands):  # as the hand-written ops: sizes in the generic form
         body["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)
     body["traits"] = traits_def(OperandEffects(rec.writes, rec.state))
 
@@ -107,49 +118,81 @@ def define_ops(rec: InstructionDef) -> tuple[type[Operation], type[Operation]]:
 def verify_definition(op: Operation, rec: InstructionDef) -> None:
     """The checks the fields of ``rec`` say, in this order, then ``rec.verify(op)``:
 
-    1. the target: ``since``;
-    2. each tile operand: its memory, rank >= 2 and at most 128 partitions; each ``like``
-       pair: equal partition counts and elements per partition;
+    1. the target: ``since`` (the error names ``feature``);
+    2. each tile operand: its memory, rank >= 2 and at most 128 partitions; with its
+       ``like`` roles: equal partition counts, then elements per partition; with
+       ``partitions_of``: equal partition counts;
     3. the engine: one of ``engine.names``, available on the target; on GpSimd no tile
        operand in PSUM (GpSimd cannot access PSUM);
-    4. each scalar operand: a number or a ``[P, 1]`` tile, ``P`` the first tile's partitions;
-    5. each tile's ``dtypes`` and ``same_dtype_as``.
+    4. each scalar operand: a number or a ``[P, 1]`` tile, ``P`` the first tile's partitions
+       (a number only when ``const``; any tile when ``tile``, which is checked as a tile in 2);
+    5. each tile's ``dtypes`` and ``same_dtype_as``;
+    6. each op token (an arithmetic one when ``arith``) and enum property: one of ``allowed``;
+
+    and after ``rec.verify(op)``, with ``start_partitions``, the start-partition rule of the
+    tile operands.
 
     Raises:
         VerifyException: the first rule ``op`` breaks, as ``nisa.<name>: ...``.
     """
     api = rules.api(op)
     if rec.since is not None:
-        rules.require_target(op, rec.since, api)
+        rules.require_target(op, rec.since, rec.feature or api)
     tiles = [(p, getattr(op, p.role)) for p in rec.tiles]
     for p, v in tiles:
         rules.tile(op, p.role, v, spaces=p.spaces)
+    for p in rec.operands:
+        v = getattr(op, p.role)
+        if isinstance(p, Scalar) and p.tile and v is not None and isinstance(v.type, MemRefType):
+            rules.tile(op, p.role, v)
     for p, v in tiles:
-        if p.like is not None and v is not None:
-            pair = ((p.role, v), (p.like, getattr(op, p.like)))
-            rules.same_partitions(op, *pair)
-            rules.same_free_size(op, *pair)
+        if v is None:
+            continue
+        if p.likes:
+            pairs = ((p.role, v), *((r, w) for r in p.likes if _is_tile(w := getattr(op, r))))
+            rules.same_partitions(op, *pairs)
+            rules.same_free_size(op, *pairs)
+        if p.partition_peers:
+            rules.same_partitions(op, (p.role, v), *((r, getattr(op, r)) for r in p.partition_peers))
     eng, there = _verify_engine(op, rec.engine, api)
     why = "" if "vector" in there else f" (its only engine on {rules.target_of(op)})"
     rules.gpsimd_no_psum(op, eng, *((p.role, v) for p, v in tiles), why=why)
     first = next((v for _, v in tiles if v is not None), None)
     for p in rec.operands:
-        if isinstance(p, Scalar) and first is not None:
-            rules.per_partition_vector(op, p.role, getattr(op, p.role), shape_of(first)[0])
+        if not isinstance(p, Scalar):
+            continue
+        v = getattr(op, p.role)
+        if p.const and v is not None and isinstance(v.type, MemRefType):
+            raise VerifyException(f"{api}: '{p.role}' must be a compile-time float, not a tensor")
+        if first is not None and not p.tile:
+            rules.per_partition_vector(op, p.role, v, shape_of(first)[0])
     for p, v in tiles:
         if v is None:
             continue
         dt = dtype_of(v)
         if p.dtypes is not None and dt not in p.dtypes:
+            allowed = p.allowed or f"allowed: {', '.join(dtypes.name_of(d) for d in p.dtypes)}"
             raise VerifyException(f"{api}: '{p.role}' dtype {dtypes.name_of(dt)} is not supported "
-                                  f"(allowed: {', '.join(dtypes.name_of(d) for d in p.dtypes)})")
+                                  f"({allowed})")
         if p.same_dtype_as is not None:
             other = dtype_of(getattr(op, p.same_dtype_as))
             if dt != other:
                 raise VerifyException(f"{api}: '{p.role}' dtype {dtypes.name_of(dt)} must match "
                                       f"'{p.same_dtype_as}' dtype {dtypes.name_of(other)}")
+    for p in rec.properties:
+        if isinstance(p, OpToken) and p.arith:
+            arith_only(op, p.role, p.allowed)
+        elif isinstance(p, (OpToken, EnumProp)):
+            rules.enum(op, p.role, p.allowed)
     if rec.verify is not None:
         rec.verify(op)
+    if rec.start_partitions:
+        start_partitions(op, *(p.role for p in rec.operands))
+
+
+def _is_tile(v) -> bool:
+    """``v`` is absent or a memref (a number standing in a ``Scalar(tile=True)`` is no tile)."""
+    return v is None or isinstance(v.type, MemRefType)
 
 
 def _verify_engine(op: Operation, engine: Engine, api: str) -> tuple[str, list[str]]:

@@ -7,7 +7,8 @@
 - :mod:`.pipeline`: the pass pipeline run on the frontend's module (the pass list comes from
   the registry, :data:`nki_mlir.passes.DEFAULT_PIPELINE`) and the IR text in and out;
 - :mod:`.warm`: the warm-call guard (a repeated call finds its compiled kernel without
-  rebuilding the cache key);
+  rebuilding the cache key); :mod:`.warm_plan`: the launch plan a repeated call on NumPy
+  arrays runs without the rest of the driver;
 - :mod:`.entry` / :mod:`.results`: the legacy (NKI Beta 1) entry points ``nki.baremetal``,
   ``nki.benchmark``, ``nki.profile``, ``nki.simulate_kernel`` and what they report.
 

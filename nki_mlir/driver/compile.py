@@ -209,8 +209,8 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     skey = None
     if use_cache:       # a repeated call: the guard of its argument specs (nki_mlir.driver.warm)
         try:
-            skey = warm.spec_key(fn, args, kwargs, (tgt, schedule, spmd.key() if spmd else None,
-                                                    output_check, os.environ.get(output_coverage.ENV)))
+            skey = warm.spec_key(fn, args, kwargs,
+                                 warm.options_key(tgt, schedule, spmd, output_check))
         except TypeError:
             skey = None
         if skey is not None and (hit := warm.lookup(skey)) is not None:

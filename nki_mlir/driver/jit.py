@@ -30,6 +30,7 @@ import numpy as np
 
 from ..diagnostics import caller_loc
 from ..errors import NKIError
+from . import warm_plan
 from .results import attach_mode, call_in_mode
 
 #: ``nki.jit(mode=...)`` values of NKI Beta 1 (NKI language guide (nki/get-started/nki-language-guide))
@@ -80,6 +81,14 @@ class Kernel:
             raise exc.with_traceback(None) from None  # the user's error, not our frames
 
     def __call__(self, *args: Any, **kwargs: Any):
+        spec = warm_plan.call_spec(self, args, kwargs)
+        if spec is not None:      # a warm call: its launch plan (nki_mlir.driver.warm_plan)
+            try:
+                out = warm_plan.call(spec, self, args, kwargs)
+            except NKIError as exc:
+                raise exc.with_traceback(None) from None
+            if out is not warm_plan.MISS:
+                return out
         if _tracing():
             # called from inside a kernel being traced (nki-library's kernels call each other):
             # the sub-kernel runs inline, like a plain helper function
@@ -91,7 +100,9 @@ class Kernel:
         mode = self.options.get("mode")
         if mode is not None:
             return call_in_mode(self, mode, args, kwargs)
-        return self.run(args, kwargs)[0]
+        out, compiled = self.run(args, kwargs)
+        warm_plan.make(spec, self, args, kwargs, compiled[0])
+        return out
 
     def run(self, args: tuple, kwargs: dict) -> tuple[Any, list]:
         """Compile and run once; returns ``(result, [compiled kernel])`` (result as the kernel returns)."""

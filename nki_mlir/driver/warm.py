@@ -77,6 +77,8 @@ def _value_key(v: Any) -> Any:
     t = type(v)
     if t is np.ndarray:
         return (v.shape, v.dtype)
+    if t is float:              # by its bits: -0.0 is not 0.0, a NaN equals itself
+        return (t, v.hex())
     if isinstance(v, _SCALARS):
         return (t, v)
     if t is tuple:
@@ -105,6 +107,24 @@ def spec_key(fn: Any, args: tuple, kwargs: dict, options: tuple) -> tuple | None
     except TypeError:
         return None
     return key
+
+
+def options_key(target: str, schedule: Any, spmd: Any, output_check: Any) -> tuple:
+    """The compile options' part of a spec key: the resolved target, the schedule, the SPMD
+    instance and the output check (the option and ``$NKI_MLIR_OUTPUT_CHECK``)."""
+    from ..passes.output_coverage import ENV
+    return (target, schedule, spmd.key() if spmd else None, output_check, os.environ.get(ENV))
+
+
+#: warm-call plans by call spec (kept by :mod:`.warm_plan`; here so that :func:`clear`
+#: forgets them without importing it)
+PLANS: dict[tuple, Any] = {}
+
+
+def clear() -> None:
+    """Forget every guard and every warm-call plan (:mod:`.warm_plan`)."""
+    _GUARDS.clear()
+    PLANS.clear()
 
 
 def lookup(skey: tuple):

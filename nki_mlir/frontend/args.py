@@ -110,6 +110,67 @@ def enum_name(cg, api: str, role: str, v: Any, enum: str, default: str | None = 
                      f"got {_show(v)}", NKITypeError)
 
 
+def tile_pair(cg, api: str, role: str, v) -> list[int] | None:
+    """``tile_position`` / ``tile_size``: ``()`` or None -> None, else a pair of compile-time ints.
+
+    Loop-index (affine) expressions are not supported: the tile must be known at compile time.
+    """
+    if v is None or (isinstance(v, (tuple, list)) and len(v) == 0):
+        return None
+    if not isinstance(v, (tuple, list)) or len(v) != 2:
+        raise cg.b.error(f"{api}: {role} must be a (row, column) pair of integers, got {v!r}", NKITypeError)
+    out = []
+    for x in v:
+        if isinstance(x, Index) and not x.terms:
+            x = x.const
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            what = "a loop index expression" if isinstance(x, Index) else repr(x)
+            raise cg.b.error(f"{api}: {role} entries must be compile-time integers, got {what}",
+                             NKITypeError)
+        out.append(int(x))
+    return out
+
+
+def const_int(cg, api: str, role: str, v) -> int:
+    """A compile-time integer argument (bools and floats with a fraction are rejected)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer, float, np.floating)) \
+            or float(v) != int(v):
+        raise cg.b.error(f"{api}: '{role}' must be a compile-time integer, got "
+                         f"{_show(v)}", NKITypeError)
+    return int(v)
+
+
+def strict_int(cg, api: str, role: str, v) -> int:
+    """A compile-time Python ``int`` (a bool or a float is rejected)."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise cg.b.error(f"{api}: {role} must be a compile-time integer, got {v!r}", NKITypeError)
+    return v
+
+
+def strict_ints(cg, api: str, role: str, v) -> list[int]:
+    """A list (or tuple) of compile-time Python ``int`` s."""
+    if not isinstance(v, (list, tuple)):
+        raise cg.b.error(f"{api}: {role} must be a list of compile-time integers, got {v!r}",
+                         NKITypeError)
+    return [strict_int(cg, api, f"{role}[{i}]", x) for i, x in enumerate(v)]
+
+
+def const_float(cg, api: str, role: str, v) -> float:
+    """A compile-time number argument (a tensor or a bool is rejected)."""
+    if isinstance(v, Tensor) or isinstance(v, (bool, np.bool_)) \
+            or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise cg.b.error(f"{api}: '{role}' must be a compile-time number, got {_show(v)}",
+                         NKITypeError)
+    return float(v)
+
+
+def flag(cg, api: str, role: str, v) -> bool | None:
+    """A ``True`` / ``False`` / ``None`` parameter (``accumulate``)."""
+    if v is not None and not isinstance(v, (bool, np.bool_)):
+        raise cg.b.error(f"{api}: {role} must be True, False or None, got {v!r}", NKITypeError)
+    return None if v is None else bool(v)
+
+
 def attr(v: Any) -> Attribute:
     """A property attribute for a compile-time value."""
     if isinstance(v, str):

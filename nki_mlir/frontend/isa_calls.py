@@ -14,7 +14,6 @@ from ..dialects.nki import ACTIVATIONS, ALU_OPS, REDUCE_OPS
 from ..errors import NKITypeError
 from . import args as A
 from .builtins import handles
-from .isa_tensor import tile_pair
 from .values import Index, Tensor
 
 
@@ -237,8 +236,8 @@ def nc_matmul(cg, dst, stationary, moving, is_stationary_onezero=False, is_movin
     A.emit(cg, nki.NcMatmulOp, ops,
            {"accumulate": None if accumulate is None else _flag(cg, api, "accumulate", accumulate),
             "is_transpose": _flag(cg, api, "is_transpose", is_transpose) or None,
-            "tile_position": tile_pair(cg, api, "tile_position", tile_position),
-            "tile_size": tile_pair(cg, api, "tile_size", tile_size),
+            "tile_position": A.tile_pair(cg, api, "tile_position", tile_position),
+            "tile_size": A.tile_pair(cg, api, "tile_size", tile_size),
             "perf_mode": None if perf == "none" else perf,
             "is_stationary_onezero": _flag(cg, api, "is_stationary_onezero", is_stationary_onezero) or None,
             "is_moving_onezero": _flag(cg, api, "is_moving_onezero", is_moving_onezero) or None})

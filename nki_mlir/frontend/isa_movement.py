@@ -1,4 +1,5 @@
-"""Frontend handlers for ``nki.isa`` instructions: dma_transpose, dma_compute, nc_n_gather, local_gather, nc_stream_shuffle.
+"""Frontend handlers for ``nki.isa`` instructions not yet moved to a definition
+(``nki_mlir/instructions``): dma_transpose, dma_compute.
 
 Signatures mirror the NKI 0.6 ``nki.isa`` API (nki.isa API reference (nki/api/nki/isa)), ``dst`` first.
 Handlers check the kinds of the arguments; shapes, memories, dtypes and limits are the op
@@ -15,18 +16,11 @@ from .values import Tensor
 
 
 def _int(cg, api: str, role: str, v, optional: bool = False) -> int | None:
-    if v is None and optional:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise cg.b.error(f"{api}: {role} must be a compile-time integer, got {v!r}", NKITypeError)
-    return v
+    return None if v is None and optional else A.strict_int(cg, api, role, v)
 
 
 def _ints(cg, api: str, role: str, v) -> list[int]:
-    if not isinstance(v, (list, tuple)):
-        raise cg.b.error(f"{api}: {role} must be a list of compile-time integers, got {v!r}",
-                         NKITypeError)
-    return [_int(cg, api, f"{role}[{i}]", x) for i, x in enumerate(v)]  # type: ignore[misc]
+    return A.strict_ints(cg, api, role, v)
 
 
 def _priority(cg, api: str, priority) -> int | None:
@@ -35,14 +29,77 @@ def _priority(cg, api: str, priority) -> int | None:
 
 @handles("nisa.dma_transpose")
 def dma_transpose(cg, dst, src, axes=None, priority=None, dge_mode=None, oob_mode=None, name=None):
-    """``dst = src.transpose(axes)`` through a DMA queue; ``axes`` defaults by rank."""
+    """``dst = src.transpose(axes)`` through a DMA queue; ``axes`` defaults by rank.
+
+    An indirect ``src`` (``hbm_tensor.ap(pattern, vector_offset=idx, indirect_dim=0)``) is
+    the documented gather-transpose: ``gathered = src[idx[:, 0], ...]``, ``dst =
+    gathered.transpose(axes)`` (see :func:`_gather_transpose`).
+    """
     api = "nisa.dma_transpose"
+    if isinstance(src, Tensor) and src.indirect is not None:
+        _gather_transpose(cg, api, dst, src, axes, priority, dge_mode, oob_mode)
+        return
     d, s = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "src", src)
     A.emit(cg, mv.DmaTransposeOp, {"dst": d.value, "src": s.value},
            {"axes": None if axes is None else _ints(cg, api, "axes", axes),
             "priority": _priority(cg, api, priority),
             "dge_mode": A.enum_name(cg, api, "dge_mode", dge_mode, "dge_mode"),
             "oob_mode": A.enum_name(cg, api, "oob_mode", oob_mode, "oob_mode")})
+
+
+def _gather_transpose(cg, api: str, dst, src: Tensor, axes, priority, dge_mode, oob_mode) -> None:
+    """Indirect ``nisa.dma_transpose`` (a software-DGE ``dma_gather_transpose``).
+
+    nki.isa API reference (nki/api/nki/isa, ``dma_transpose``, "DMA Indirect Transpose
+    Constraints"): ``flat_indices = indices.T.flatten()[:src.shape[0]]``, ``gathered =
+    src[flat_indices, :]``, ``dst = gathered.T`` -- with ``indices`` ``[P, 1]`` (the only
+    form ``ap(vector_offset=...)`` builds) this is ``gathered[i] = table[indices[i, 0]]``.
+    It is emitted as that gather (``nisa.dma_copy`` of the indirect view into a private HBM
+    tensor of ``src``'s shape) followed by a direct ``nisa.dma_transpose`` of it into
+    ``dst``, so the numbers are those of the instruction; the cost model sees two DMAs.
+
+    Raises NKITypeError (located at the call) for what the page forbids: a ``src`` dtype not
+    2 bytes wide, ``src.shape[-1] > 128``, ``src.shape[0]`` not a multiple of 16, a 4-D
+    ``src`` with both dims 1 and 2 longer than 1, a ``dge_mode`` other than ``unknown`` /
+    ``swdge``, a target before trn2; and ``oob_mode=skip``, which nki-mlir does not support
+    for a gather-transpose (an out-of-bounds index is an error, the default mode).
+    """
+    from ..targets import GENERATION
+    from .lang_calls import new_tensor
+    from .tensor_ap import emit_indirect_dma
+    from ..dialects import nki as nki_d
+    d = A.tensor(cg, api, "dst", dst)
+    mode = A.enum_name(cg, api, "dge_mode", dge_mode, "dge_mode")
+    oob = A.enum_name(cg, api, "oob_mode", oob_mode, "oob_mode")
+    shape = tuple(src.shape)
+
+    def bad(msg: str):
+        raise cg.b.error(f"{api}: indirect 'src' (a gather-transpose): {msg}", NKITypeError)
+
+    if GENERATION[cg.b.target] < GENERATION["trn2"]:
+        bad(f"needs trn2 (NeuronCore-v3) or newer, but the target is {cg.b.target}")
+    if mode not in (None, "unknown", "swdge"):
+        bad(f"dge_mode={mode} is not allowed (only unknown or swdge)")
+    if oob == "skip":
+        bad("oob_mode=skip is not supported by nki-mlir for a gather-transpose; use the "
+            "default oob_mode=error")
+    if src.dtype not in mv.TWO_BYTE:
+        bad(f"'src' must have a 2-byte dtype (bfloat16, float16, int16, uint16), got "
+            f"{src.dtype}")
+    if len(shape) not in (2, 3, 4):
+        bad(f"'src' has rank {len(shape)}; dma_transpose supports ranks 2, 3 and 4")
+    if shape[-1] > 128:
+        bad(f"src.shape[-1] must be <= 128, got {shape[-1]}")
+    if shape[0] % 16:
+        bad(f"src.shape[0] must be divisible by 16, got {shape[0]}")
+    if len(shape) == 4 and shape[1] != 1 and shape[2] != 1:
+        bad(f"a 4-D 'src' needs src.shape[1] or src.shape[2] to be 1, got {list(shape)}")
+    gathered = new_tensor(cg, nki_d.NdarrayOp, shape, src.dtype, "private_hbm",
+                          "gather_transpose_src")
+    emit_indirect_dma(cg, api, gathered, src, oob, None if mode == "unknown" else mode)
+    A.emit(cg, mv.DmaTransposeOp, {"dst": d.value, "src": gathered.value},
+           {"axes": None if axes is None else _ints(cg, api, "axes", axes),
+            "priority": _priority(cg, api, priority), "dge_mode": None, "oob_mode": None})
 
 
 @handles("nisa.dma_compute")
@@ -72,31 +129,3 @@ def dma_compute(cg, dst, srcs, reduce_op=None, scales=None, unique_indices=True,
            {"reduce_op": A.op_token(cg, api, "reduce_op", reduce_op, ALU_OPS), "scales": sc,
             "unique_indices": None if unique_indices in (True, None) else bool(unique_indices),
             "oob_mode": A.enum_name(cg, api, "oob_mode", oob_mode, "oob_mode")})
-
-
-@handles("nisa.nc_n_gather")
-def nc_n_gather(cg, dst, data, indices, name=None):
-    """GpSimd ``dst[p, j] = data[p].flat[indices[p, j]]``."""
-    api = "nisa.nc_n_gather"
-    ops = {r: A.tensor(cg, api, r, v).value for r, v in (("dst", dst), ("data", data), ("indices", indices))}
-    A.emit(cg, mv.NcNGatherOp, ops)
-
-
-@handles("nisa.local_gather")
-def local_gather(cg, dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, name=None):
-    """GpSimd gather inside 16-partition groups (see :class:`~nki_mlir.dialects.isa_movement.LocalGatherOp`)."""
-    api = "nisa.local_gather"
-    ops = {r: A.tensor(cg, api, r, v).value
-           for r, v in (("dst", dst), ("src_buffer", src_buffer), ("index", index))}
-    A.emit(cg, mv.LocalGatherOp, ops,
-           {"num_elem_per_idx": _int(cg, api, "num_elem_per_idx", num_elem_per_idx),
-            "num_valid_indices": _int(cg, api, "num_valid_indices", num_valid_indices, optional=True)})
-
-
-@handles("nisa.nc_stream_shuffle")
-def nc_stream_shuffle(cg, dst, src, shuffle_mask, name=None):
-    """VectorE partition shuffle inside each 32-partition quadrant."""
-    api = "nisa.nc_stream_shuffle"
-    d, s = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "src", src)
-    A.emit(cg, mv.NcStreamShuffleOp, {"dst": d.value, "src": s.value},
-           {"shuffle_mask": _ints(cg, api, "shuffle_mask", shuffle_mask)})

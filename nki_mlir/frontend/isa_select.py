@@ -1,4 +1,5 @@
-"""Frontend handlers for ``nki.isa`` instructions: select_reduce, range_select, max8, nc_find_index8, nc_match_replace8, tensor_copy_predicated, sequence_bounds, nonzero_with_count, topk.
+"""Frontend handlers for ``nki.isa`` instructions not yet moved to a definition
+(``nki_mlir/instructions``): select_reduce, range_select.
 
 Signatures mirror the NKI 0.6 ``nki.isa`` API (nki.isa API reference (nki/api/nki/isa)), ``dst`` first.
 Each handler checks the kinds of its arguments (tensor / number / op token / enum /
@@ -13,7 +14,6 @@ from ..dialects import isa_select as S
 from ..errors import NKITypeError
 from . import args as A
 from .builtins import handles
-from .values import Tensor
 
 
 def _tensors(cg, api: str, **roles) -> dict:
@@ -23,23 +23,6 @@ def _tensors(cg, api: str, **roles) -> dict:
 def _opt_tensor(cg, api: str, role: str, v):
     t = A.tensor(cg, api, role, v, optional=True)
     return None if t is None else t.value
-
-
-def _const_int(cg, api: str, role: str, v) -> int:
-    """A compile-time integer argument (bools and floats with a fraction are rejected)."""
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer, float, np.floating)) \
-            or float(v) != int(v):
-        raise cg.b.error(f"{api}: '{role}' must be a compile-time integer, got "
-                         f"{A._show(v)}", NKITypeError)
-    return int(v)
-
-
-def _const_float(cg, api: str, role: str, v) -> float:
-    if isinstance(v, Tensor) or isinstance(v, (bool, np.bool_)) \
-            or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise cg.b.error(f"{api}: '{role}' must be a compile-time number, got {A._show(v)}",
-                         NKITypeError)
-    return float(v)
 
 
 def _reduce_props(cg, api: str, reduce_cmd, reduce_op, default_cmd: str) -> dict:
@@ -79,7 +62,7 @@ def range_select(cg, dst, on_true_tile, comp_op0, comp_op1, bound0, bound1, redu
     ``idx = range_start + free index``; NeuronCore-v3+ (checked by the op verifier)."""
     api = "nisa.range_select"
     ops = _tensors(cg, api, dst=dst, on_true_tile=on_true_tile, bound0=bound0, bound1=bound1)
-    fill = _const_float(cg, api, "on_false_value", on_false_value)
+    fill = A.const_float(cg, api, "on_false_value", on_false_value)
     if np.float32(fill) != np.float32(S.FP32_MIN):
         raise cg.b.error(f"{api}: on_false_value={fill!r} is not supported; the hardware only "
                          f"fills with FP32_MIN (-3.4028235e+38)", NKITypeError)
@@ -90,54 +73,5 @@ def range_select(cg, dst, on_true_tile, comp_op0, comp_op1, bound0, bound1, redu
         props["reduce_cmd"] = "reset_reduce"  # as select_reduce: reduce_res means a reduction
     props["comp_op0"] = A.op_token(cg, api, "comp_op0", comp_op0, S.RANGE_CMPS)
     props["comp_op1"] = A.op_token(cg, api, "comp_op1", comp_op1, S.RANGE_CMPS)
-    props["range_start"] = _const_int(cg, api, "range_start", range_start)
+    props["range_start"] = A.const_int(cg, api, "range_start", range_start)
     A.emit(cg, S.RangeSelectOp, ops, props)
-
-
-@handles("nisa.max8")
-def max8(cg, dst, src, name=None):
-    A.emit(cg, S.Max8Op, _tensors(cg, "nisa.max8", dst=dst, src=src))
-
-
-@handles("nisa.nc_find_index8")
-def nc_find_index8(cg, dst, data, vals, name=None):
-    A.emit(cg, S.NcFindIndex8Op, _tensors(cg, "nisa.nc_find_index8", dst=dst, data=data, vals=vals))
-
-
-@handles("nisa.nc_match_replace8")
-def nc_match_replace8(cg, dst, data, vals, imm, dst_idx=None, name=None):
-    api = "nisa.nc_match_replace8"
-    ops = _tensors(cg, api, dst=dst, data=data, vals=vals)
-    ops["imm"] = A.tile_or_scalar(cg, api, "imm", _const_float(cg, api, "imm", imm))
-    ops["dst_idx"] = _opt_tensor(cg, api, "dst_idx", dst_idx)
-    A.emit(cg, S.NcMatchReplace8Op, ops)
-
-
-@handles("nisa.tensor_copy_predicated")
-def tensor_copy_predicated(cg, dst, src, predicate, reverse_pred=False, name=None):
-    """``src`` may be a tensor or a number; a number is cast to ``dst``'s dtype."""
-    api = "nisa.tensor_copy_predicated"
-    ops = _tensors(cg, api, dst=dst, predicate=predicate)
-    ops["src"] = A.tile_or_scalar(cg, api, "src", src)
-    A.emit(cg, S.TensorCopyPredicatedOp, ops, {"reverse_pred": bool(reverse_pred) or None})
-
-
-@handles("nisa.sequence_bounds")
-def sequence_bounds(cg, dst, segment_ids, name=None):
-    A.emit(cg, S.SequenceBoundsOp,
-           _tensors(cg, "nisa.sequence_bounds", dst=dst, segment_ids=segment_ids))
-
-
-@handles("nisa.nonzero_with_count")
-def nonzero_with_count(cg, dst, src, index_offset=0, padding_val=-1, name=None):
-    api = "nisa.nonzero_with_count"
-    A.emit(cg, S.NonzeroWithCountOp, _tensors(cg, api, dst=dst, src=src),
-           {"index_offset": _const_int(cg, api, "index_offset", index_offset),
-            "padding_val": _const_int(cg, api, "padding_val", padding_val)})
-
-
-@handles("nisa.topk")
-def topk(cg, val_dst, idx_dst, src, n, name=None):
-    api = "nisa.topk"
-    A.emit(cg, S.TopkOp, _tensors(cg, api, val_dst=val_dst, idx_dst=idx_dst, src=src),
-           {"n": _const_int(cg, api, "n", n)})

@@ -1,4 +1,5 @@
-"""Frontend handlers for ``nki.isa`` instructions: scalar_tensor_tensor, tensor_partition_reduce, tensor_scalar_reduce, tensor_scalar_cumulative, tensor_tensor_scan, bn_stats, bn_aggr, exponential, activate2.
+"""Frontend handlers for ``nki.isa`` instructions not yet moved to a definition
+(``nki_mlir/instructions``): tensor_scalar_reduce, exponential, activate2.
 
 Signatures mirror the NKI 0.6 ``nki.isa`` API (nki.isa API reference (nki/api/nki/isa)), ``dst`` first.
 Each handler checks the kinds of its arguments (tensor / number / op token / enum) and the
@@ -12,25 +13,18 @@ from typing import Any
 from ..dialects import isa_vector as V
 from ..errors import NKITypeError
 from . import args as A
-from .builtins import Builtin, handles
+from .builtins import handles
+from .ods_calls import op_token
 from .values import Tensor
-
-#: ``nl.max`` / ``nl.min`` (reduction functions) accepted where a reduce op token is expected
-_REDUCE_ALIASES = {"nl.max": "maximum", "nl.min": "minimum"}
 
 
 def _op(cg, api: str, role: str, v: Any, allowed) -> str:
-    if isinstance(v, Builtin) and v.name in _REDUCE_ALIASES and _REDUCE_ALIASES[v.name] in allowed:
-        return _REDUCE_ALIASES[v.name]
-    return A.op_token(cg, api, role, v, allowed)
+    return op_token(cg, api, role, v, allowed)
 
 
 def _arith(cg, api: str, role: str, v: Any, allowed=V.ARITH) -> str:
     """An arithmetic ALU token; a bitvec one gets its own message."""
-    if isinstance(v, Builtin) and v.token in V.BITVEC:
-        raise cg.b.error(f"{api}: {role}=nl.{v.token} is a bitvec operator; this instruction takes "
-                         f"arithmetic operators only", NKITypeError)
-    return _op(cg, api, role, v, allowed)
+    return op_token(cg, api, role, v, allowed, arith=True)
 
 
 def _tiles(cg, api: str, **roles: Any) -> dict:
@@ -39,26 +33,6 @@ def _tiles(cg, api: str, **roles: Any) -> dict:
 
 def _cmd(cg, api: str, v: Any, default: str) -> str:
     return A.enum_name(cg, api, "reduce_cmd", v, "reduce_cmd", default)
-
-
-@handles("nisa.scalar_tensor_tensor")
-def scalar_tensor_tensor(cg, dst, data, op0, operand0, op1, operand1, reverse0=False,
-                         reverse1=False, name=None):
-    """``dst = (data op0 operand0) op1 operand1``; operand0 scalar or ``[P,1]``, operand1 a tile."""
-    api = "nisa.scalar_tensor_tensor"
-    ops = _tiles(cg, api, dst=dst, data=data, operand1=operand1)
-    ops["operand0"] = A.tile_or_scalar(cg, api, "operand0", 0.0 if operand0 is None else operand0)
-    A.emit(cg, V.ScalarTensorTensorOp, ops,
-           {"op0": _arith(cg, api, "op0", op0), "op1": _arith(cg, api, "op1", op1),
-            "reverse0": bool(reverse0) or None, "reverse1": bool(reverse1) or None})
-
-
-@handles("nisa.tensor_partition_reduce")
-def tensor_partition_reduce(cg, dst, op, data, name=None):
-    """GpSimd reduce across partitions: ``dst[1, F] = op over p of data[p, F]``."""
-    api = "nisa.tensor_partition_reduce"
-    A.emit(cg, V.TensorPartitionReduceOp, _tiles(cg, api, dst=dst, data=data),
-           {"op": _op(cg, api, "op", op, V.PARTITION_REDUCE_OPS)})
 
 
 @handles("nisa.tensor_scalar_reduce")
@@ -82,46 +56,6 @@ def tensor_scalar_reduce(cg, dst, data, op0, operand0, reduce_op, reduce_res=Non
             "reduce_op": _op(cg, api, "reduce_op", reduce_op, V.TSR_REDUCE_OPS),
             "reduce_cmd": None if cmd == "reset_reduce" else cmd,
             "reduce_res_negate": bool(reduce_res_negate) or None})
-
-
-@handles("nisa.tensor_scalar_cumulative")
-def tensor_scalar_cumulative(cg, dst, src, op0, op1, imm0, imm1=None, reduce_cmd=None, name=None):
-    """Scan ``reg = op1(op0(src[i], imm0), reg); dst[i] = reg`` on the VectorE accumulator."""
-    api = "nisa.tensor_scalar_cumulative"
-    ops = _tiles(cg, api, dst=dst, src=src)
-    ops["imm0"] = A.tile_or_scalar(cg, api, "imm0", 0.0 if imm0 is None else imm0)
-    ops["imm1"] = A.tile_or_scalar(cg, api, "imm1", imm1, optional=True)
-    cmd = _cmd(cg, api, reduce_cmd, "reset_reduce")
-    A.emit(cg, V.TensorScalarCumulativeOp, ops,
-           {"op0": _arith(cg, api, "op0", op0),
-            "op1": _arith(cg, api, "op1", op1, V.CUMULATIVE_OPS),
-            "reduce_cmd": None if cmd == "reset_reduce" else cmd})
-
-
-@handles("nisa.tensor_tensor_scan")
-def tensor_tensor_scan(cg, dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
-                       name=None):
-    """``r[i] = op1(op0(data0[i], r[i-1]), data1[i])`` with ``r[-1] = initial``."""
-    api = "nisa.tensor_tensor_scan"
-    ops = _tiles(cg, api, dst=dst, data0=data0, data1=data1)
-    ops["initial"] = A.tile_or_scalar(cg, api, "initial", initial)
-    A.emit(cg, V.TensorTensorScanOp, ops,
-           {"op0": _arith(cg, api, "op0", op0), "op1": _arith(cg, api, "op1", op1),
-            "reverse0": bool(reverse0) or None, "reverse1": bool(reverse1) or None})
-
-
-@handles("nisa.bn_stats")
-def bn_stats(cg, dst, data, name=None):
-    """``dst[P, 6]`` = (count, mean, var*count) of the even and of the odd elements."""
-    api = "nisa.bn_stats"
-    A.emit(cg, V.BnStatsOp, _tiles(cg, api, dst=dst, data=data))
-
-
-@handles("nisa.bn_aggr")
-def bn_aggr(cg, dst, data, name=None):
-    """``dst[P, 2]`` = (mean, variance) combining bn_stats triples."""
-    api = "nisa.bn_aggr"
-    A.emit(cg, V.BnAggrOp, _tiles(cg, api, dst=dst, data=data))
 
 
 @handles("nisa.exponential")

@@ -11,7 +11,16 @@ arguments to it and converts each by its kind, as the hand-written handlers do:
 - :class:`~nki_mlir.dialects.ods.Scalar`: a tensor, or a number emitted as an
   ``arith.constant`` (the definition's default when not given);
 - :class:`~nki_mlir.dialects.ods.Engine`: a ``nisa.engine`` member (``unknown`` / None: the
-  default engine, chosen at lowering).
+  default engine, chosen at lowering);
+- :class:`~nki_mlir.dialects.ods.Flag`: True / False / None, else ``NKITypeError`` (with
+  ``default=False``: the argument's truth, stored only when true);
+- :class:`~nki_mlir.dialects.ods.Int`: a compile-time integer (``strict``: an ``int`` only);
+- :class:`~nki_mlir.dialects.ods.IntList`: a list of compile-time ``int`` s;
+- :class:`~nki_mlir.dialects.ods.IntPair`: ``()`` / None or two compile-time integers;
+- :class:`~nki_mlir.dialects.ods.OpToken`: an ``nl`` operator (``nl.max`` / ``nl.min`` stand
+  for ``maximum`` / ``minimum``), a bitvec one refused with its own message when ``arith``;
+- :class:`~nki_mlir.dialects.ods.EnumProp`: a ``nisa.<enum>`` member (None: the default,
+  which is not stored).
 
 then emits the ``nki`` op, which verifies itself at the call's line.  Shapes, dtypes, engines
 and targets are the verifier's job, as for every instruction.
@@ -21,10 +30,18 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from ..dialects.ods import Engine, InstructionDef, Scalar, Tile
+from typing import Any
+
+from ..dialects.ods import (Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
+                            Scalar, Tile)
+from ..dialects.vector_rules import BITVEC
+from ..errors import NKITypeError
 from . import args as A
 from .beta1.isa import define_beta1
-from .builtins import HANDLERS
+from .builtins import HANDLERS, Builtin
+
+#: ``nl.max`` / ``nl.min`` (reduction functions) accepted where an op token is expected
+_REDUCE_ALIASES = {"nl.max": "maximum", "nl.min": "minimum"}
 
 
 def _tile(cg, api: str, p: Tile, v):
@@ -33,7 +50,41 @@ def _tile(cg, api: str, p: Tile, v):
 
 
 def _scalar(cg, api: str, p: Scalar, v):
+    if v is None and p.if_none is not None:
+        v = p.if_none
+    if p.const:
+        v = A.const_float(cg, api, p.role, v)
     return A.tile_or_scalar(cg, api, p.role, v, optional=p.optional)
+
+
+def op_token(cg, api: str, role: str, v: Any, allowed, arith: bool = False) -> str:
+    """The token of an operator argument from ``allowed`` (see the module docstring)."""
+    if arith and isinstance(v, Builtin) and v.token in BITVEC:
+        raise cg.b.error(f"{api}: {role}=nl.{v.token} is a bitvec operator; this instruction takes "
+                         f"arithmetic operators only", NKITypeError)
+    if isinstance(v, Builtin) and v.name in _REDUCE_ALIASES and _REDUCE_ALIASES[v.name] in allowed:
+        return _REDUCE_ALIASES[v.name]
+    return A.op_token(cg, api, role, v, allowed)
+
+
+def _property(cg, api: str, p, v):
+    """The property value of the compile-time argument ``v`` of ``p`` (None: absent)."""
+    if isinstance(p, Flag):
+        return (bool(v) or None) if p.default is False else A.flag(cg, api, p.role, v)
+    if isinstance(p, Int):
+        if v is None and p.default is None:
+            return None
+        return A.strict_int(cg, api, p.role, v) if p.strict else A.const_int(cg, api, p.role, v)
+    if isinstance(p, IntList):
+        return A.strict_ints(cg, api, p.role, v)
+    if isinstance(p, IntPair):
+        return A.tile_pair(cg, api, p.role, v)
+    if isinstance(p, OpToken):
+        return None if v is None and p.optional else op_token(cg, api, p.role, v, p.allowed, p.arith)
+    if isinstance(p, EnumProp):
+        name = A.enum_name(cg, api, p.role, v, p.enum, p.default)
+        return None if name == p.default else name
+    raise TypeError(f"internal error: {api}: no conversion for parameter {p.role!r}")
 
 
 def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
@@ -53,8 +104,11 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
                 operands[p.role] = _tile(cg, api, p, a[p.role])
             elif isinstance(p, Scalar):
                 operands[p.role] = _scalar(cg, api, p, a[p.role])
-            elif isinstance(p, Engine) and p.param:
-                props["engine"] = A.engine(cg, api, a["engine"])
+            elif isinstance(p, Engine):
+                if p.param:
+                    props["engine"] = A.engine(cg, api, a["engine"])
+            else:
+                props[p.role] = _property(cg, api, p, a[p.role])
         A.emit(cg, nki_op, operands, props)
 
     handler.__signature__ = call_sig

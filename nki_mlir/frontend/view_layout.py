@@ -212,8 +212,13 @@ def _static_bounds(cg, t: Tensor, method: str, shape, strides, offset) -> None:
 
 
 def _index_tensor(cg, method: str, role: str, v: Any) -> Tensor:
+    """The ``[P, 1]`` row-number tensor of an indirect view; an SBUF ``[P, 1, ..., 1]`` view
+    (one element per partition, e.g. a column picked with ``ap``) is taken as its ``[P, 1]``
+    reshape."""
     if not isinstance(v, Tensor):
         raise _err(cg, method, f"'{role}' must be an SBUF [P, 1] int32/uint32 tensor, got {v!r}")
+    if v.buffer == "sbuf" and v.ndim > 2 and v.indirect is None and all(d == 1 for d in v.shape[1:]):
+        v = cg.b.reinterpret(v, [v.shape[0], 1], [v.strides[0], 1], v.offset_index)
     if v.buffer != "sbuf" or v.ndim != 2 or v.shape[1] != 1 or v.indirect is not None:
         raise _err(cg, method, f"'{role}' must be an SBUF [P, 1] tensor (one row number per "
                                f"partition), got {_what(v)}")

@@ -31,7 +31,10 @@ Rules implemented:
 Algorithm, per memory (SBUF and PSUM are independent): pinned tensors first (program
 order), then best-fit in program order: each tensor goes into the smallest free gap
 (among tensors live at the same time and sharing partitions) in which a legal offset
-exists.
+exists.  SBUF is then placed again coldest-fit (:mod:`.coldest_fit`: the bytes freed
+longest ago first, so a new tensor does not wait for the readers of one that just died),
+with the copies best fit gave: freely when every tensor fits so, else each tensor avoiding
+the best-fit regions of the later tensors live with it, which always fits.
 
 When SBUF does not fit even with one copy each, two tighter packings are tried before
 the overflow is reported ("chosen by what fits" again, so kernels that fit are placed
@@ -45,8 +48,11 @@ Copy policy ("chosen by what fits", deterministic): every eligible tensor starts
 ``k = min(max-copies, 4, total iterations)``.  When a tensor cannot be placed, one tensor
 loses one copy and placement starts again: the largest footprint (``k * stride``; ties:
 program order) with ``k > 1`` among the failing tensor and the tensors live with it, else
-among all tensors of that memory.  So copies are given up largest first, 4 -> 3 -> 2 -> 1,
-only where memory is short.  When every tensor of the memory is down to one copy the
+among all tensors of that memory; among those candidates, a tensor written by a DMA (a
+load destination) with two copies left is chosen last: a load has the DMA's fixed latency (~1.3 us, NKI DMA bandwidth guide) to hide behind the
+previous iteration, and a single-buffered load destination shares bytes with the step's
+intermediates, so the load waits for their readers.  So copies are given up largest first,
+4 -> 3 -> 2 -> 1, only where memory is short.  When every tensor of the memory is down to one copy the
 placement is exactly the one without multi-buffering, and only then is the overflow
 reported.  Option ``max-copies=N`` (1..4; 1 turns multi-buffering off).
 
@@ -61,23 +67,24 @@ placed or whose address is illegal.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
-from .. import dtypes
-from ..diagnostics import error_at, loc_of
+from ..diagnostics import error_at
 from ..dialects.common import ON_CHIP, TargetAttr, i64_attr, space_of
 from ..dialects.nisa import AllocOp
 from ..errors import NKIAllocationError, NKIError
 from ..targets import DEFAULT, PSUM_BANK_BYTES, PSUM_BANKS, PSUM_BYTES, SBUF_USABLE_BYTES, TARGETS  # noqa: F401
 from . import memory_report, multibuffer
 from .alloc_sinking import sink_allocs
+from .alloc_messages import describe_tensor, overflow_message, tensor_name  # noqa: F401
+from .coldest_fit import FreedMap, coldest_fit
 from .inplace import reuse_dying_inputs
-from ..dialects.effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition
+from ..dialects.effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition, is_view
 from .interval_index import IntervalIndex
 from .liveness import LiveRange, live_ranges
 
@@ -137,6 +144,7 @@ class Tensor:
     live: LiveRange = field(init=False)     # base.rotated(copies), kept by set_copies
     region: Region | None = None
     start: int = 0                      # start partition tried / chosen (automatic tensors)
+    loaded: bool = False                # written by a DMA (keeps its copies longest)
 
     def __post_init__(self) -> None:
         self.set_copies(self.copies)
@@ -187,7 +195,19 @@ def _tensor(live: LiveRange, arena: Arena, limit: int) -> Tensor:
     rotation = multibuffer.copy_stride(size, alignment, arena.bank) if nest else None
     k = multibuffer.max_copies_for(nest, limit) if rotation else 1
     return Tensor(live, arena.space, alloc.result.type.get_shape()[0], size, alignment, pinned,
-                  nest, rotation, k)
+                  nest, rotation, k, loaded=k > 1 and _dma_written(alloc.result))
+
+
+def _dma_written(value, depth: int = 0) -> bool:
+    """Whether a DMA writes ``value`` (its ``dst``, directly or through views)."""
+    for use in value.uses:
+        user = use.operation
+        if user.name.startswith("nisa.dma") and use.index == 0:
+            return True
+        if depth < 8 and user.results and is_view(user) and use.index == 0 and \
+                _dma_written(user.results[0], depth + 1):
+            return True
+    return False
 
 
 def _pinned_address(alloc) -> tuple[int, int] | None:
@@ -199,65 +219,6 @@ def _pinned_address(alloc) -> tuple[int, int] | None:
         raise error_at(alloc, f"{ATTR_ADDRESS} must be [partition, byte_offset], got {attr}",
                        NKIAllocationError, category="invalid address")
     return items[0].value.data, items[1].value.data
-
-
-# ------------------------------------------------------------------------ messages
-
-#: how many live tensors an overflow message lists
-LISTED = 8
-
-
-def tensor_name(t: Tensor) -> str:
-    """The user's name (``nkim.name``), else the SSA name, else ``<unnamed>``."""
-    attr = t.op.attributes.get("nkim.name")
-    if isinstance(attr, StringAttr):
-        return attr.data
-    return t.op.result.name_hint or "<unnamed>"
-
-
-def _where(t: Tensor) -> str:
-    loc = loc_of(t.op)
-    return f"{loc.file}:{loc.line}" if loc is not None else "<unknown location>"
-
-
-def _shape_dtype(t: Tensor) -> str:
-    ty = t.op.result.type
-    try:
-        dt = dtypes.name_of(dtypes.from_mlir(ty.element_type))
-    except KeyError:
-        dt = str(ty.element_type)
-    return f"{list(ty.get_shape())} {dt}"
-
-
-def _bytes(t: Tensor) -> str:
-    """``'2048 bytes per partition'``, with the copies of a multi-buffered tensor."""
-    if t.copies == 1:
-        return f"{t.size} bytes per partition"
-    return f"{t.footprint} bytes per partition ({t.copies} rotating copies of {t.size})"
-
-
-def describe_tensor(t: Tensor) -> str:
-    """``'a_sb' ([128, 512] float32, 2048 bytes per partition, kernel.py:12)``."""
-    return f"'{tensor_name(t)}' ({_shape_dtype(t)}, {_bytes(t)}, {_where(t)})"
-
-
-def overflow_message(t: Tensor, live: list[Tensor], arena: Arena, target: str) -> str:
-    """Why ``t`` does not fit: capacity, need, and the largest tensors live with it."""
-    need = t.footprint + sum(o.footprint for o in live)
-    mem = arena.space.upper()
-    msg = (f"cannot place tensor '{tensor_name(t)}' in {mem}: the tensors live at the same time "
-           f"need {need} bytes per partition, but {mem} on {target} has {arena.capacity} "
-           f"bytes per partition")
-    if need <= arena.capacity:
-        msg += (" (no free range can hold it: the free space is fragmented by alignment, "
-                "PSUM bank boundaries or the placement of other tensors)")
-    rows = sorted([t, *live], key=lambda o: (-o.footprint, o.base.start))
-    msg += "\nlargest live tensors:"
-    for o in rows[:LISTED]:
-        msg += f"\n  '{tensor_name(o)}' {_shape_dtype(o)}: {_bytes(o)} at {_where(o)}"
-    if len(rows) > LISTED:
-        msg += f"\n  ... and {len(rows) - LISTED} more"
-    return msg
 
 
 # ------------------------------------------------------------------ direct allocation
@@ -322,17 +283,26 @@ def _place_pinned(t: Tensor, arena: Arena, placed: list[Tensor], target: str) ->
 # -------------------------------------------------------------- automatic placement
 
 
-def _occupied(t: Tensor, placed: list[Tensor]) -> list[tuple[int, int]]:
-    """Byte ranges [lo, hi) taken by tensors live with ``t`` on its partitions, merged."""
-    spans = sorted((o.region.offset, o.region.offset + o.region.size)
-                   for o in _candidates(t, placed) if t.conflicts(o))
+def _spans(t: Tensor, placed: list[Tensor]) -> list[tuple[int, int]]:
+    """Byte ranges [lo, hi) of the placed tensors live with ``t`` on its partitions."""
+    return [(o.region.offset, o.region.offset + o.region.size)
+            for o in _candidates(t, placed) if t.conflicts(o)]
+
+
+def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` sorted, touching and overlapping ones merged."""
     merged: list[tuple[int, int]] = []
-    for lo, hi in spans:
+    for lo, hi in sorted(spans):
         if merged and lo <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
         else:
             merged.append((lo, hi))
     return merged
+
+
+def _occupied(t: Tensor, placed: list[Tensor]) -> list[tuple[int, int]]:
+    """Byte ranges [lo, hi) taken by tensors live with ``t`` on its partitions, merged."""
+    return merge_spans(_spans(t, placed))
 
 
 def best_fit(t: Tensor, arena: Arena, placed: list[Tensor]) -> int | None:
@@ -370,22 +340,44 @@ def spread_fit(t: Tensor, arena: Arena, placed: list[Tensor]) -> int | None:
     return None if best is None else best[0]
 
 
-def _try_place(tensors: list[Tensor], arena: Arena, target: str, spread: bool = False) -> Tensor | None:
+def _try_place(tensors: list[Tensor], arena: Arena, target: str, spread: bool = False,
+               coldest: bool = False, reserve: bool = True) -> Tensor | None:
     """Place ``tensors`` (one memory): pinned first, then automatic ones in program order
-    (best fit at partition 0, or :func:`spread_fit` when ``spread``).  Returns the first
-    tensor that found no room (the others' regions are then partial)."""
+    (best fit at partition 0, :func:`spread_fit` when ``spread``).  ``coldest``: they hold
+    a best-fit placement and are placed again by :func:`.coldest_fit.coldest_fit`; with
+    ``reserve`` each avoids the best-fit regions of the later ones live with it (so each
+    still finds room: its own best-fit region is free).  Returns the first tensor that
+    found no room (the others' regions are then partial)."""
     placed = Placed()
+    freed = FreedMap(arena.capacity) if coldest else None
+    later = IntervalIndex()                 # coldest: best-fit regions not yet replaced
+    index = {id(t): i for i, t in enumerate(tensors)}
+    if coldest:
+        for i, t in enumerate(tensors):
+            if not t.pinned and reserve:
+                later.insert(t.live.start, t.live.end, i)
+        held = [t.region for t in tensors]
     for t in tensors:
         t.region, t.start = None, 0
     for t in [t for t in tensors if t.pinned] + [t for t in tensors if not t.pinned]:
         if t.pinned:
             _place_pinned(t, arena, placed, target)
+        elif coldest:
+            later.discard(index[id(t)])
+            reserved = [(held[i].offset, held[i].offset + held[i].size)
+                        for i in later.query(t.live.start, t.live.end)]
+            off = coldest_fit(t, arena, merge_spans(_spans(t, placed) + reserved), freed)
+            if off is None:
+                return t
+            t.region = Region(arena.space, 0, t.partitions, off, t.footprint)
         else:
             off = spread_fit(t, arena, placed) if spread else best_fit(t, arena, placed)
             if off is None:
                 return t
             t.region = Region(arena.space, t.start, t.partitions, off, t.footprint)
         placed.append(t)
+        if freed is not None:
+            freed.assign(t.region.offset, t.region.offset + t.region.size, t.live.end)
     return None
 
 
@@ -394,13 +386,16 @@ def _fewer_copies(failed: Tensor, live: list[Tensor], tensors: list[Tensor]) -> 
     for pool in ([failed, *live], tensors):
         rotating = [t for t in pool if t.copies > 1]
         if rotating:
-            return min(rotating, key=lambda t: (-t.footprint, t.base.start))
+            return min(rotating, key=lambda t: (t.loaded and t.copies <= 2, -t.footprint, t.base.start))
     return None
 
 
-def place_space(tensors: list[Tensor], arena: Arena, target: str, spread: bool = False) -> None:
+def place_space(tensors: list[Tensor], arena: Arena, target: str, spread: bool = False,
+                coldest: bool = False) -> None:
     """Place the tensors of one memory, giving up copies until they fit; raises the
-    overflow error only when no tensor has a copy left to give up."""
+    overflow error only when no tensor has a copy left to give up.  ``coldest`` (not with
+    ``spread``): then place them coldest-fit with those copies, else coldest-fit within
+    what best fit leaves to the later tensors (:mod:`.coldest_fit`)."""
     while (failed := _try_place(tensors, arena, target, spread)) is not None:
         live = [o for o in tensors if failed.conflicts(o)]
         victim = _fewer_copies(failed, live, tensors)
@@ -408,6 +403,15 @@ def place_space(tensors: list[Tensor], arena: Arena, target: str, spread: bool =
             raise error_at(failed.op, overflow_message(failed, live, arena, target),
                            NKIAllocationError)
         victim.set_copies(victim.copies - 1)
+    if coldest and not spread and tensors:
+        best = [t.region for t in tensors]
+        peak = replace(arena, capacity=max(r.offset + r.size for r in best))
+        if _try_place(tensors, peak, target, coldest=True, reserve=False) is None:
+            return
+        for t, region in zip(tensors, best):
+            t.region = region
+        if _try_place(tensors, peak, target, coldest=True) is not None:
+            _try_place(tensors, arena, target)          # not reached (module docstring)
 
 
 # ------------------------------------------------------------------------- the pass
@@ -422,7 +426,8 @@ def place_function(func: FuncOp, target: str, max_copies: int = multibuffer.MAX_
     sink_allocs(func)
     tensors = _tensors(func, by_space, max_copies)
     try:
-        place_space([t for t in tensors if t.space == "sbuf"], by_space["sbuf"], target)
+        place_space([t for t in tensors if t.space == "sbuf"], by_space["sbuf"], target,
+                    coldest=True)
     except NKIAllocationError as exc:
         if exc.category != NKIAllocationError.category:
             raise

@@ -36,7 +36,6 @@ instructions are defined in ``nki_mlir/instructions`` and found by name (``op_cl
 """
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -52,6 +51,7 @@ from ..dialects import nki
 from ..dialects import nki_sugar as S
 from ..dialects.common import dtype_of, free_size, memref, shape_of, space_of
 from ..dialects.ods_ops import op_class
+from .legalize_broadcast import BroadcastEmitter, psum_direct
 
 #: unary functions that are ScalarE activation functions
 ACT_FNS = frozenset({
@@ -64,7 +64,6 @@ REDUCE_TOKENS = {"sum": "add", "max": "maximum", "min": "minimum", "prod": "mult
                  "all": "logical_and", "mean": "add"}
 _BITVEC = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"})
 _TWO_PI = 2.0 * math.pi
-_MATMUL_IN = (dtypes.float32,)
 
 
 def _is_tile(v: SSAValue) -> bool:
@@ -84,7 +83,7 @@ def _mantissa_bits(dt: np.dtype) -> int:
     return int(ml_dtypes.finfo(dt).nmant)
 
 
-class Emitter:
+class Emitter(BroadcastEmitter):
     """Builds the replacement ops of one sugar op (all located at the sugar op)."""
 
     def __init__(self, op: Operation):
@@ -178,61 +177,6 @@ class Emitter:
         op = memref_d.SubviewOp.from_static_parameters(v, v.type, list(offsets), list(sizes),
                                                        [1] * len(sizes))
         return self.add(op).results[0]
-
-    # ------------------------------------------------------------ broadcasting
-    def part_bcast(self, v: SSAValue, parts: int) -> SSAValue:
-        """``[1, f...] -> [parts, f...]`` with TensorE ones-matmuls (exact in fp32), one per
-        <= 512-wide chunk of the last dim (512 fp32 per partition fill a PSUM bank)."""
-        shape, dt, chunk = tuple(shape_of(v)), dtype_of(v), 512
-        moving = self.sbuf(v)
-        if dt not in _MATMUL_IN:  # TensorE inputs: convert to fp32 first
-            self.copy(tmp := self.alloc(shape, dtypes.float32), moving)
-            moving = tmp
-        ones = self.alloc((1, parts), dtypes.float32)
-        self.memset(ones, self.f32(1.0))
-        if free_size(v) <= chunk:  # one matmul over the whole row
-            ps = self.alloc((parts, free_size(v)), dtypes.float32, "psum")
-            self.add(nki.NcMatmulOp.build(operands=[ps, ones, moving]))
-            out = self.alloc((parts,) + shape[1:], dt)
-            self.copy(out, ps)
-            return out
-        out, rank, last = self.alloc((parts,) + shape[1:], dt), len(shape), shape[-1]
-        for idx in itertools.product(*[range(n) for n in shape[1:-1]]):
-            for lo in range(0, last, chunk):
-                c, offs = min(chunk, last - lo), [0, *idx, lo]
-                ps = self.alloc((parts, c), dtypes.float32, "psum")
-                row = self.subview(moving, offs, [1] * (rank - 1) + [c])
-                self.add(nki.NcMatmulOp.build(operands=[ps, ones, row]))
-                self.copy(self.subview(out, offs, [parts] + [1] * (rank - 2) + [c]), ps)
-        return out
-
-    def bcast(self, v: SSAValue, shape, out: SSAValue | None = None) -> SSAValue:
-        """``v`` broadcast (NumPy rules, same rank) to ``shape``; written into ``out`` if given."""
-        shape = tuple(shape)
-        s = tuple(shape_of(v))
-        if s[0] == 1 and shape[0] > 1:
-            v = self.part_bcast(v, shape[0])
-            s = tuple(shape_of(v))
-        if s == shape:
-            if out is not None:
-                self.copy(out, v)
-                return out
-            return v
-        dst = out if out is not None else self.alloc(shape, dtype_of(v))
-        if free_size(v) == 1:  # a [P, 1] column: dst = 0 + column
-            self.memset(dst, self.const_for(dtype_of(dst), 0))
-            self.ts(dst, dst, "add", v)
-            return dst
-        rank = len(shape)
-        bdims = [d for d in range(1, rank) if s[d] == 1 and shape[d] > 1]
-        sizes = [1 if d in bdims else shape[d] for d in range(rank)]
-        src = self.subview(v, [0] * rank, sizes) if any(s[d] != sizes[d] for d in range(rank)) else v
-        for idx in itertools.product(*[range(shape[d]) for d in bdims]):
-            offs = [0] * rank
-            for d, i in zip(bdims, idx):
-                offs[d] = i
-            self.copy(self.subview(dst, offs, sizes), src)
-        return dst
 
     # ------------------------------------------------------------ composite pieces
     def binary(self, dst: SSAValue, fn: str, x: SSAValue, y: SSAValue) -> None:
@@ -381,7 +325,6 @@ def _rms_norm(e: Emitter, op: S.RmsNormOp) -> SSAValue:
 
 
 def _where(e: Emitter, op: S.WhereOp) -> SSAValue:
-    from ..dialects.isa_select import TensorCopyPredicatedOp
     r = e.alloc_result()
     shape, dt = shape_of(r), dtype_of(r)
     if _is_tile(op.y):
@@ -397,7 +340,7 @@ def _where(e: Emitter, op: S.WhereOp) -> SSAValue:
             tmp = e.alloc(shape, dt)
             e.copy(tmp, src)
             src = tmp
-    e.add(TensorCopyPredicatedOp.build(operands=[r, src, pred]))
+    e.add(op_class("nki.tensor_copy_predicated").build(operands=[r, src, pred]))
     return r
 
 
@@ -416,6 +359,8 @@ def _transpose(e: Emitter, op: S.TransposeOp) -> SSAValue:
 
 
 def _broadcast_to(e: Emitter, op: S.BroadcastToOp) -> SSAValue:
+    if psum_direct(op):
+        return e.part_bcast_psum(op.x, shape_of(op.results[0])[0])
     r = e.alloc_result()
     e.bcast(op.x, shape_of(r), out=r)
     return r
@@ -464,10 +409,9 @@ def _dropout(e: Emitter, op: S.DropoutOp) -> SSAValue:
 
 
 def _gather(e: Emitter, op: S.GatherFlattenedOp) -> SSAValue:
-    from ..dialects.isa_movement import NcNGatherOp
     r = e.alloc_result()
     dst = r if dtype_of(r) == dtype_of(op.data) else e.alloc(shape_of(r), dtype_of(op.data))
-    e.add(NcNGatherOp.build(operands=[dst, e.sbuf(op.data), e.sbuf(op.indices)]))
+    e.add(op_class("nki.nc_n_gather").build(operands=[dst, e.sbuf(op.data), e.sbuf(op.indices)]))
     if dst is not r:
         e.copy(r, dst)
     return r

@@ -28,7 +28,8 @@ nearest documented instruction's formula is used):
   N_mov = free size x mm_fp8_factor; at least M/4 (LoadStationary, hidden behind the MM)
   -> ARCH2 TensorE cost model, ARCH3 "Double FP8", PERF Opt #7
 - matmul is_transpose -> as nc_transpose, ``max(K, min(64, M))``, 0 FLOPs -> analogue
-- nc_matmul_mx -> ``max(N_mov, 64)`` (4 packed values per element along K) -> ARCH4 Quad-MXFP8
+- nc_matmul_mx (the ``matmul_mx`` formula its definition names) -> ``max(N_mov, 64)`` (4 packed
+  values per element along K) -> ARCH4 Quad-MXFP8
 - nc_transpose -> tensor ``max(P, min(64, F))`` (ISA_OLD); vector k=1 (analogue: tensor_copy)
 - activation, activate2 -> scalar k=1, +MIN_II with reduce_res -> ISA_OLD activation(_reduce)
 - tensor_copy, tensor_scalar_arith, memset -> vector k=1 with pm = vector_perf_mode_copy (4)
@@ -48,11 +49,12 @@ nearest documented instruction's formula is used):
 - tensor_tensor_scan -> vector k=2, no perf mode -> analogue: tensor_tensor
 - select_reduce, tensor_copy_predicated -> vector k=2 (k=1 with a PSUM input or a scalar src),
   +MIN_II with reduce_res -> analogue: tensor_tensor
-- range_select, max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle, quantize_mx ->
+- range_select, max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle ->
   vector (or gpsimd) k=1 over the data operand -> analogue: tensor_scalar / tensor_reduce
 - the instructions defined in ``nki_mlir/instructions`` -> the ``cost`` row of their
-  definition (a :class:`~nki_mlir.dialects.ods.Stream`, read from the op), which names its
-  source
+  definition (a :class:`~nki_mlir.dialects.ods.Stream`, or a
+  :class:`~nki_mlir.dialects.ods.Formula` naming one of :data:`_FORMULAS`, read from the op),
+  which names its source
 - iota, affine_select -> gpsimd ``150 + N`` -> ISA_OLD (GPSIMD_START then ~N)
 - tensor_partition_reduce, nc_n_gather, local_gather, sequence_bounds, nonzero_with_count,
   topk -> gpsimd ``150 + N`` (N = the data or dst free size) -> analogue: iota
@@ -96,11 +98,10 @@ DMA_OPS = frozenset({"nisa.dma_copy", "nisa.dma_transpose", "nisa.dma_copy_indir
                      "nisa.dma_compute", "nisa.sendrecv", "nisa.collective"})
 #: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
 DEFAULT_ENGINE = {
-    "nisa.matmul": "tensor", "nisa.nc_transpose": "tensor", "nisa.nc_matmul_mx": "tensor",
+    "nisa.matmul": "tensor", "nisa.nc_transpose": "tensor",
     "nisa.activation": "scalar", "nisa.activate2": "scalar",
-    "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd", "nisa.tensor_partition_reduce": "gpsimd",
-    "nisa.nc_n_gather": "gpsimd", "nisa.local_gather": "gpsimd", "nisa.sequence_bounds": "gpsimd",
-    "nisa.nonzero_with_count": "gpsimd", "nisa.topk": "gpsimd", "nisa.core_barrier": "gpsimd",
+    "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd",
+    "nisa.core_barrier": "gpsimd",
 }
 
 _TWO_BYTE_FLOAT = ("bfloat16", "float16")
@@ -139,7 +140,8 @@ class InstrCost:
 
 def resolve_engine(op: Operation) -> str:
     """The engine kind ``op`` occupies: ``nkim.queue`` (``dma*`` -> ``dma``), else its
-    ``engine`` property, else :data:`DEFAULT_ENGINE` (``vector`` for other instructions);
+    ``engine`` property, else its definition's default engine or :data:`DEFAULT_ENGINE`
+    (``vector`` for other instructions);
     ``none`` for :data:`NO_COST_OPS`, non-``nisa`` ops and the ``sync`` queue."""
     name = op.name
     if name in NO_COST_OPS or not name.startswith("nisa."):
@@ -156,7 +158,8 @@ def resolve_engine(op: Operation) -> str:
                 return "dma"
             if word == "sync":
                 return "none"
-    return DEFAULT_ENGINE.get(name, "vector")
+    defn = getattr(op, "DEFINITION", None)  # an instruction definition names its default engine
+    return defn.engine.default if defn is not None else DEFAULT_ENGINE.get(name, "vector")
 
 
 # ------------------------------------------------------------------------ compute costs
@@ -229,25 +232,10 @@ _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
     "nisa.tensor_copy": (("src",), 1.0, "copy", None),
     "nisa.tensor_scalar_arith": (("src",), 1.0, "copy", None),
     "nisa.memset": (("dst",), 1.0, "copy", None),
-    "nisa.bn_stats": (("data",), 1.0, None, None),
-    "nisa.bn_aggr": (("data",), 13.0 / 3.0, None, None),
     "nisa.tensor_scalar_reduce": (("data",), 1.0, "other", None),
-    "nisa.tensor_scalar_cumulative": (("src",), 1.0, None, None),
-    "nisa.tensor_tensor_scan": (("data0",), 2.0, None, None),
     "nisa.range_select": (("on_true_tile",), 1.0, None, None),
-    "nisa.max8": (("src",), 1.0, None, None),
-    "nisa.nc_find_index8": (("data",), 1.0, None, None),
-    "nisa.nc_match_replace8": (("data",), 1.0, None, None),
-    "nisa.nc_stream_shuffle": (("src",), 1.0, None, None),
-    "nisa.quantize_mx": (("src",), 1.0, None, None),
     "nisa.iota": (("dst",), 1.0, None, None),
     "nisa.affine_select": (("on_true_tile",), 1.0, None, None),
-    "nisa.tensor_partition_reduce": (("data",), 1.0, None, None),
-    "nisa.nc_n_gather": (("dst",), 1.0, None, None),
-    "nisa.local_gather": (("dst",), 1.0, None, None),
-    "nisa.sequence_bounds": (("dst",), 1.0, None, None),
-    "nisa.nonzero_with_count": (("src",), 1.0, None, None),
-    "nisa.topk": (("src",), 1.0, None, None),
     "nisa.activation": (("src",), 1.0, None, None),
     "nisa.activate2": (("data",), 1.0, None, None),
 }
@@ -261,16 +249,17 @@ def _compute_cycles(op: Operation, engine: str, tiles: list[Tile],
     extra = _reduce_extra(model, tiles)
     if name == "nisa.matmul":
         return _matmul(op, tiles, model, pen)
-    if name == "nisa.nc_matmul_mx":
-        return _matmul_mx(tiles, model, pen)
+    formula = _defined_formula(op)
+    if formula is not None:
+        return _FORMULAS[formula](op, engine, tiles, model, pen)
     if name == "nisa.nc_transpose":
         data = role_of(tiles, "data")
         if engine == "tensor" and data is not None:
             return float(max(data.shape[0], min(model.min_ii_cycles, data.free))), 0.0, 0.0, None
         return _cycles(engine, model, pen * (data.free if data else 1)), 0.0, 0.0, None
-    if name in ("nisa.tensor_tensor_arith", "nisa.scalar_tensor_tensor", "nisa.select_reduce",
-                "nisa.tensor_copy_predicated"):
-        return _two_input(name, engine, tiles, model, pen, extra), 0.0, 0.0, None
+    if name in _TWO_INPUT_ROLES:
+        roles, pm2 = _TWO_INPUT_ROLES[name], name == "nisa.tensor_tensor_arith"
+        return _two_input(roles, pm2, engine, tiles, model, pen, extra), 0.0, 0.0, None
     if name == "nisa.tensor_reduce_arith":
         src = role_of(tiles, "src")
         n = pen * (src.free if src else 1)
@@ -316,18 +305,23 @@ def _defined_row(op: Operation) -> tuple | None:
     return defn.cost.row if defn is not None else None
 
 
+def _defined_formula(op: Operation) -> str | None:
+    """The formula an instruction definition names for its op (a ``Formula`` cost), else None."""
+    defn = getattr(op, "DEFINITION", None)
+    return getattr(defn.cost, "kind", None) if defn is not None else None
+
+
 _TWO_INPUT_ROLES = {
     "nisa.tensor_tensor_arith": ("lhs", "rhs"),
-    "nisa.scalar_tensor_tensor": ("data", "operand1"),
     "nisa.select_reduce": ("on_true", "predicate"),
-    "nisa.tensor_copy_predicated": ("src", "predicate"),
 }
 
 
-def _two_input(name: str, engine: str, tiles: list[Tile], model: TargetModel, pen: float,
-               extra: float) -> float:
-    """tensor_tensor family: ``max(MIN_II, 2N/pm2)``, ``N`` with a PSUM input (ISA_OLD; A.6)."""
-    ra, rb = _TWO_INPUT_ROLES[name]
+def _two_input(roles: tuple[str, str], pm2: bool, engine: str, tiles: list[Tile],
+               model: TargetModel, pen: float, extra: float) -> float:
+    """tensor_tensor family: ``max(MIN_II, 2N/pm2)``, ``N`` with a PSUM input (ISA_OLD; A.6);
+    ``pm2``: bf16 inputs in SBUF get ``vector_perf_mode_other`` (ARCH3)."""
+    ra, rb = roles
     a, b = role_of(tiles, ra), role_of(tiles, rb)
     dst = role_of(tiles, "dst")
     main = a or dst or b
@@ -337,7 +331,7 @@ def _two_input(name: str, engine: str, tiles: list[Tile], model: TargetModel, pe
     if any(t.space == "psum" for t in inputs):
         k = 1.0
     pm = 1.0
-    if (name in ("nisa.tensor_tensor_arith", "nisa.scalar_tensor_tensor") and k == 2.0
+    if (pm2 and k == 2.0
             and all(_two_byte(t) and t.space == "sbuf" for t in inputs)
             and (dst is None or dst.space == "sbuf")):
         pm = model.vector_perf_mode_other  # ARCH3: 2x bf16 tensor_tensor in SBUF
@@ -369,7 +363,7 @@ def _matmul(op: Operation, tiles: list[Tile], model: TargetModel,
     return cycles, flops, model.peak_matmul_flops_per_ns(kind), n
 
 
-def _matmul_mx(tiles: list[Tile], model: TargetModel,
+def _matmul_mx(op: Operation, engine: str, tiles: list[Tile], model: TargetModel,
                pen: float) -> tuple[float, float, float, int | None]:
     st, mv = role_of(tiles, "stationary"), role_of(tiles, "moving")
     if st is None or mv is None:
@@ -378,6 +372,20 @@ def _matmul_mx(tiles: list[Tile], model: TargetModel,
     cycles = max(max(pen * n, model.mm_min_cycles), m / 4.0)
     flops = 2.0 * (4 * k) * m * n  # 4 values per packed element along the contraction
     return cycles, flops, model.peak_matmul_flops_per_ns("mx"), n
+
+
+def _two_input_formula(op: Operation, engine: str, tiles: list[Tile], model: TargetModel,
+                       pen: float) -> tuple[float, float, float, int | None]:
+    """A definition's ``Formula("two_input", roles, perf)``: :func:`_two_input` over its
+    roles, with the bf16 perf mode when ``perf == "other"``."""
+    f = op.DEFINITION.cost
+    return (_two_input(f.roles, f.perf == "other", engine, tiles, model, pen,
+                       _reduce_extra(model, tiles)), 0.0, 0.0, None)
+
+
+#: the formulas a definition's ``Formula`` cost may name: ``f(op, engine, tiles, model,
+#: strided penalty) -> (cycles, flops, peak_flops_per_ns, moving_free)``
+_FORMULAS = {"matmul_mx": _matmul_mx, "two_input": _two_input_formula}
 
 
 # ---------------------------------------------------------------------- dynamic offsets

@@ -41,10 +41,7 @@ class DmaShape:
 
 
 def _start_partition(t: Tile) -> int:
-    try:
-        p = partition_start(t.value)
-    except Exception:
-        p = None
+    p = partition_start(t.value)
     return int(p) if p is not None else 0
 
 

@@ -35,13 +35,10 @@ class Tile:
             self.dtype = str(t.element_type)
         try:
             self.itemsize = int(element_bytes(t.element_type))
-        except Exception:
+        except KeyError:  # an element type with no NKI dtype and no fixed bit width
             self.itemsize = 4
         self.space = space_of(t) or "?"
-        try:
-            strides = t.get_strides()
-        except Exception:
-            strides = None
+        strides = t.get_strides()  # None for a layout that is not strided
         self.strides = tuple(strides) if strides is not None else (None,) * len(self.shape)
 
     @property
@@ -90,11 +87,7 @@ class Tile:
 
 
 def tiles_of(op: Operation) -> list[Tile]:
-    try:
-        return [Tile(a.role, a.value, a.is_write) for a in accesses(op)]  # type: ignore[arg-type]
-    except Exception:
-        return [Tile(f"operand{i}", v, False) for i, v in enumerate(op.operands)
-                if isinstance(v.type, MemRefType)]
+    return [Tile(a.role, a.value, a.is_write) for a in accesses(op)]  # type: ignore[arg-type]
 
 
 def label_of(tiles: list[Tile]) -> str:

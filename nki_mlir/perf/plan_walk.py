@@ -24,14 +24,10 @@ from ..runtime import control
 from ..runtime.queues import CARRIED_HISTORY
 from ..runtime.timing_plan import FOR, IF, INSTR, RUN
 from .timeline import Timeline
+from .unwalkable import Unwalkable
 
 #: resolved plans per program, by (target model, cost function)
 _RESOLVED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-class Unwalkable(Exception):
-    """The plan cannot be walked as is (a loop step <= 0, a runaway loop): run the kernel's
-    queue mode instead, which reports the fault located at its op."""
 
 
 class Resolved:
@@ -87,30 +83,96 @@ class Resolved:
         self.plan = resolve(program.timing_plan)
         self.histories = len(keys)
         self.ids = max(ids) + 1
+        #: instruction steps, and instances a walk makes when every loop with bounds known
+        #: at decode time runs its trips (other loops once, the larger branch of an ``if``)
+        self.static, self.dynamic = _counts(self.plan, program._template)
+        self._walkers: dict[bool, object] = {}
+        self._walks: dict[bool, int] = {}
+
+    def walker(self, tl: Timeline, in_order: bool):
+        """The generated walk of this plan for ``tl``'s throttle flag (:mod:`.plan_codegen`),
+        or None: the plan is then interpreted.  Writing and compiling the function costs
+        about as much as interpreting a few instances per instruction step, so it is made
+        at the first walk when each step runs :data:`GENERATE_AT_FIRST` times or more (a
+        loop-heavy kernel), else at the second walk of this plan (it is walked again)."""
+        key = tl.throttle
+        fn = self._walkers.get(key, False)
+        if fn is not False:
+            return fn
+        n = self._walks[key] = self._walks.get(key, 0) + 1
+        if n < 2 and self.dynamic < GENERATE_AT_FIRST * max(self.static, 1):
+            return None
+        from .plan_codegen import generate
+        fn = self._walkers[key] = generate(self, tl, in_order, tl.throttle)
+        return fn
+
+
+#: dynamic instances per instruction step from which a plan's first walk is generated
+GENERATE_AT_FIRST = 1000
+
+
+def _counts(plan: tuple, template: list) -> tuple[int, int]:
+    """``(instruction steps, estimated instances)`` of a resolved plan (see
+    :attr:`Resolved.dynamic`)."""
+    static = dynamic = 0
+    for step in plan:
+        kind = step[0]
+        if kind == INSTR:
+            static += 1
+            dynamic += 1
+        elif kind == FOR:
+            s, d = _counts(step[6], template)
+            trips = 1
+            if not step[7]:
+                lo, hi, inc = (template[i] for i in step[1:4])
+                if isinstance(lo, int) and isinstance(hi, int) and isinstance(inc, int) and inc > 0:
+                    trips = len(range(lo, hi, inc))
+            static += s
+            dynamic += trips * d
+        elif kind == IF:
+            s1, d1 = _counts(step[2], template)
+            s2, d2 = _counts(step[3], template)
+            static += s1 + s2
+            dynamic += max(d1, d2)
+    return static, dynamic
 
 
 def resolved(program, tl: Timeline) -> Resolved:
     """The :class:`Resolved` plan of ``program`` for ``tl``'s model and cost function (made
     once, then kept with the program)."""
     per = _RESOLVED.setdefault(program, {})
+    last = per.get(None)          # the last one asked for, by identity (hashing a
+    if last is not None and last[0] is tl.model and last[1] is tl.costs:   # model costs more)
+        r = last[2]
+        tl.rows = r.rows
+        return r
     key = (tl.model, tl.costs)
     r = per.get(key)
     if r is None:
         r = per[key] = Resolved(program, tl)
     else:
         tl.rows = r.rows
+    per[None] = (tl.model, tl.costs, r)
     return r
 
 
-def walk_plan(program, tl: Timeline, env: list) -> None:
+def walk_plan(program, tl: Timeline, env: list, generated: bool = True) -> None:
     """Enqueue-order replay of ``program``'s timing plan into ``tl`` (module docstring).
 
     ``env`` is a fresh slot environment holding the scalar arguments (tensor slots are not
-    read).  Raises :class:`Unwalkable` for a loop the walk does not model; errors of the
-    index arithmetic propagate located at their op.
+    read).  ``generated``: run the plan's generated walk (:mod:`.plan_codegen`) when it has
+    one; False interprets the plan (the reference the generated walk is tested against).
+    Raises :class:`Unwalkable` for a loop the walk does not model; errors of the index
+    arithmetic propagate located at their op.
     """
     res = resolved(program, tl)
     sched = program.schedule
+    fn = res.walker(tl, sched.in_order) if generated else None
+    if fn is not None:
+        fn(tl, env, [-1] * len(sched.loops), [([], []) for _ in range(res.histories)])
+        rows = tl.rows
+        tl.statics = {sid: rows[sid] for sid in dict.fromkeys(tl.sid)}
+        return
     in_order = sched.in_order
     serial = [-1] * len(sched.loops)
     latest = [-1] * res.ids                              # nkim.id -> its latest record

@@ -50,7 +50,12 @@ def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True
     statics = tl.statics
     latency = tl.maxend
     busy, count, wait_dma = _per_track(tl)
-    per_sid: Counter = Counter(tl.sid)
+    # instances per static instruction, in order of first appearance (tl.statics' order)
+    if len(tl.sid) > SMALL_TIMELINE:
+        counts = np.bincount(_np(tl.sid, np.int64)).tolist()
+        per_sid = {s: counts[s] for s in statics}
+    else:
+        per_sid = Counter(tl.sid)
     start = tl.start
 
     dma_bytes = hbm_bytes = dma_count = 0
@@ -110,11 +115,18 @@ def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True
     return est
 
 
+#: records up to which :func:`_per_track` loops in Python (NumPy's fixed cost is larger)
+SMALL_TIMELINE = 256
+
+
 def _per_track(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dict[str, float]]:
     """Per track (tracks with records only): busy ns, records, and ns a compute track
     idled on DMAs (a record whose deciding wait is a DMA: the gap since the track's
     previous record ended, or since 0).  Sums run in record order (``np.bincount`` adds
-    its weights in input order), as a loop over the records would."""
+    its weights in input order), as a loop over the records would -- and does, for
+    timelines of at most :data:`SMALL_TIMELINE` records."""
+    if len(tl.sid) <= SMALL_TIMELINE:
+        return _per_track_loop(tl)
     names = sorted({st.track for st in tl.statics.values()})
     index = {t: i for i, t in enumerate(names)}
     nsid = max(tl.statics, default=-1) + 1
@@ -123,16 +135,15 @@ def _per_track(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dict[str
     for s, st in tl.statics.items():
         track_of[s] = index[st.track]
         is_dma[s] = st.is_dma
-    n = len(tl.sid)
-    sid = np.fromiter(tl.sid, np.intp, n)
-    start = np.fromiter(tl.start, np.float64, n)
-    end = np.fromiter(tl.end, np.float64, n)
+    sid = _np(tl.sid, np.int64)
+    start = _np(tl.start, np.float64)
+    end = _np(tl.end, np.float64)
     tix = track_of[sid]
     nt = len(names)
     busy = np.bincount(tix, weights=end - start, minlength=nt)
     count = np.bincount(tix, minlength=nt)
-    pred = np.fromiter(tl.pred, np.intp, n)
-    waits = ~is_dma[sid] & np.fromiter(tl.waited, bool, n) & (pred >= 0)
+    pred = _np(tl.pred, np.int64)
+    waits = ~is_dma[sid] & (_np(tl.waited, np.int8) != 0) & (pred >= 0)
     waits[waits] = is_dma[sid[pred[waits]]]
     wait_dma = np.zeros(nt)
     if waits.any():
@@ -147,6 +158,39 @@ def _per_track(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dict[str
     used = [i for i in range(nt) if count[i]]
     return ({names[i]: float(busy[i]) for i in used}, {names[i]: int(count[i]) for i in used},
             {names[i]: float(wait_dma[i]) for i in used if waits.any()})
+
+
+def _np(seq, dt) -> np.ndarray:
+    """The record list ``seq`` as a NumPy array of ``dt``."""
+    return np.fromiter(seq, dt, len(seq))
+
+
+def _per_track_loop(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dict[str, float]]:
+    """:func:`_per_track` as a loop over the records (the same sums in the same order)."""
+    statics = tl.statics
+    track = {s: st.track for s, st in statics.items()}
+    dma = {s: st.is_dma for s, st in statics.items()}
+    names = sorted(set(track.values()))
+    busy = dict.fromkeys(names, 0.0)
+    count = dict.fromkeys(names, 0)
+    wait = dict.fromkeys(names, 0.0)
+    prev_end: dict[str, float] = {}
+    any_wait = False
+    sid, start, end, pred, waited = tl.sid, tl.start, tl.end, tl.pred, tl.waited
+    for rec in range(len(sid)):
+        s = sid[rec]
+        t = track[s]
+        b, e = start[rec], end[rec]
+        busy[t] += e - b
+        count[t] += 1
+        p = pred[rec]
+        if not dma[s] and waited[rec] and p >= 0 and dma[sid[p]]:
+            any_wait = True
+            wait[t] += max(b - prev_end.get(t, 0.0), 0.0)
+        prev_end[t] = e
+    used = [t for t in names if count[t]]
+    return ({t: busy[t] for t in used}, {t: count[t] for t in used},
+            {t: wait[t] for t in used} if any_wait else {})
 
 
 def _critical_path(tl: Timeline, latency: float) -> list[CriticalEntry]:

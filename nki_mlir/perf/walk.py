@@ -15,6 +15,7 @@ not simulated (said in ``Estimate.notes``).
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -72,8 +73,25 @@ def plan_env(program, args: Sequence | None) -> list:
     return env
 
 
+#: per program: (needs execution, has cross-core fences, schedule name) -- static facts
+_FACTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _facts(program) -> tuple[bool, bool, str]:
+    facts = _FACTS.get(program)
+    if facts is None:
+        sched = program.schedule
+        fences = any(info.op is not None and info.op.name in FENCE_OPS for info in sched.infos)
+        name = "in-order" if sched.in_order else "list"
+        if not any(q.startswith(("tensor", "vector", "scalar", "gpsimd", "dma")) for q in sched.queues):
+            name = "none (unscheduled IR: one program-order queue)"
+        facts = _FACTS[program] = (needs_execution(program), fences, name)
+    return facts
+
+
 def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
-              keep_slices: bool = True, throttle: bool = False, plan: bool = True) -> Estimate:
+              keep_slices: bool = True, throttle: bool = False, plan: bool = True,
+              generated: bool = True) -> Estimate:
     """Run ``program`` once with a timeline attached and return its :class:`Estimate`.
 
     Args:
@@ -85,24 +103,26 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
         plan: time a kernel whose control flow reads no machine state by walking its
             timing plan (:mod:`.plan_walk`); False runs its queue mode instead (the same
             records, slower; for tests).
+        generated: walk the plan with its generated function (:mod:`.plan_codegen`);
+            False interprets it (the same records, slower; for tests).
 
     Raises:
         NKITypeError / NKIRuntimeError: as :meth:`Program.run` for bad arguments or a
             faulting kernel (executed runs only).
     """
-    execute = needs_execution(program)
+    execute, fences, schedule = _facts(program)
     notes = []
     if args is None and execute:
         notes.append("control flow reads machine state: timed on synthetic standard-normal "
                      "inputs (pass arrays for a data-specific estimate)")
-    if any(info.op is not None and info.op.name in FENCE_OPS for info in program.schedule.infos):
+    if fences:
         notes.append("cross-core barriers / sendrecv are timed as local fences; the other "
                      "core's progress is not simulated")
     tl = None
     if plan and not execute and program.timing_plan is not None:
         tl = Timeline(model, program.schedule.queues, throttle=throttle)
         try:
-            walk_plan(program, tl, plan_env(program, args))
+            walk_plan(program, tl, plan_env(program, args), generated)
         except Unwalkable:
             tl = None
     if tl is None:
@@ -110,9 +130,6 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
             args = synthetic_inputs(program, real=execute)
         tl = Timeline(model, program.schedule.queues, throttle=throttle)
         program.run(list(args), mode="queues", hazards=False, timer=tl, execute=execute)
-    schedule = "in-order" if program.schedule.in_order else "list"
-    if not any(q.startswith(("tensor", "vector", "scalar", "gpsimd", "dma")) for q in program.schedule.queues):
-        schedule = "none (unscheduled IR: one program-order queue)"
     est = summarize(tl, program.func_name, schedule, keep_slices)
     if throttle:
         notes.append("TensorE power throttling modelled")

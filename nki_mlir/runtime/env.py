@@ -78,7 +78,7 @@ def _with_flag_clear(impl: Closure, fslot: int) -> Closure:
     """A non-matmul write to PSUM: clear the matmul-written flags of the written region."""
     def run(env):
         impl(env)
-        env[fslot].fill(0)
+        env[STATE].mem.set_flags(env[fslot], False)
     return run
 
 

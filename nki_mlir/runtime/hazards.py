@@ -47,7 +47,8 @@ from xdsl.ir import Operation
 
 from ..diagnostics import error_at, loc_of
 from ..errors import NKIHazardError
-from .footprint import Footprint, bytes_overlap, footprint, geometry, mirror_view, root_of
+from .footprint import Footprint, bytes_overlap, footprint, geometry, root_of
+from .hazard_marks import Marks
 from .memory import VIEWS_MAX
 from .queues import Instance, QueueRun, hb
 
@@ -97,64 +98,49 @@ class Checker:
         self.queues = queues
         self.state = state
         self.roots: dict[int, np.ndarray] = {}      # keeps roots alive: ids stay unique
-        self.written: dict[int, np.ndarray] = {}    # on-chip root -> uint8 per byte
-        self.psum_writer: dict[int, np.ndarray] = {}  # PSUM root -> int32 per byte (+-(sid+1))
-        # per-tile summaries of the flags (boxes known to be all written / free of
-        # non-matmul marks), so most checks and marks skip the per-byte work
-        self.all_written: dict[int, _Boxes] = {}
-        self.matmul_only: dict[int, _Boxes] = {}
+        self.written: dict[int, Marks] = {}         # on-chip root -> uint8 per byte
+        self.psum_writer: dict[int, Marks] = {}     # PSUM root -> int32 per byte (+-(sid+1))
         self.owner: dict[int, _Buffer] = {}         # alloc slot -> its current buffer
-        self.live: dict[int, list[_Buffer]] = {}    # root -> placed buffers not yet evicted
+        # root -> (lo0, hi0, lo_last, hi_last, buffer) of the placed buffers not yet evicted
+        self.live: dict[int, list[tuple]] = {}
         self.history: dict[int, _History] = {}      # root -> [(fp, is_write, inst, role)]
         self.fps: dict[int, tuple] = {}             # id(view) -> (view, root, footprint)
-        self.geometry: dict[int, tuple] = {}        # id(mirror) -> (mirror, its byte-geometry view)
+        # the same for views of the state's SBUF / PSUM, kept with the state across runs
+        self.kept: dict[int, tuple] = state.mirrors.setdefault("footprints", {})
 
     def _footprint(self, a: np.ndarray):
         """``(root, footprint)`` of the view ``a``, computed once per view object per run
-        (the entry keeps ``a`` alive, so its id is not reused meanwhile)."""
+        (the entry keeps ``a`` alive, so its id is not reused meanwhile).  Views of the
+        state's SBUF / PSUM are kept across runs (``Memory.view``, ``Memory.subviews``), so
+        are their footprints."""
         hit = self.fps.get(id(a))
         if hit is not None and hit[0] is a:
+            return hit[1], hit[2]
+        kept = self.kept
+        hit = kept.get(id(a))
+        if hit is not None and hit[0] is a:
+            self.fps[id(a)] = hit
             return hit[1], hit[2]
         root = root_of(a)
         fp = footprint(a, root)
         if len(self.fps) < FOOTPRINTS_MAX:
             self.fps[id(a)] = (a, root, fp)
-        return root, fp
-
-    def _alloc_footprint(self, a: np.ndarray):
-        """:meth:`_footprint` of a placed tensor's view: views of the state's SBUF / PSUM
-        are kept across runs (``Memory.view``), so are their footprints."""
         mem = self.state.mem
-        kept = self.state.mirrors.setdefault("footprints", {})
-        hit = kept.get(id(a))
-        if hit is not None and hit[0] is a:
-            self.fps[id(a)] = hit
-            return hit[1], hit[2]
-        root, fp = self._footprint(a)
-        if root is mem.sbuf or root is mem.psum:
-            if len(kept) >= VIEWS_MAX:     # as many as the memory keeps views
+        if root is mem.sbuf or root is mem.psum:   # (never a caller's or output array)
+            if len(kept) >= 2 * VIEWS_MAX:     # as many as the memory keeps views
                 kept.clear()
             kept[id(a)] = (a, root, fp)
         return root, fp
 
     @staticmethod
-    def _covered(summaries: dict, rid: int, fp: Footprint) -> bool:
-        boxes = summaries.get(rid)
-        return boxes is not None and boxes.covers(fp)
+    def _all_written(w: Marks, fp: Footprint) -> bool:
+        u = w.uniform(fp)
+        return bool(w.view(fp).all()) if u is None else u != 0
 
-    def _bytes(self, mirror: np.ndarray, fp: Footprint, scale: int = 1) -> np.ndarray:
-        """The elements of ``mirror`` under ``fp``'s bytes, in any shape: for an exact
-        footprint the box itself (a plain slice of the mirror in the root's byte geometry,
-        contiguous rows), else :func:`~.footprint.mirror_view`.  For whole-region tests and
-        fills only (``all``, ``any``, ``[...] = v``)."""
-        if not fp.exact:
-            return mirror_view(mirror, fp, scale)
-        key = id(mirror)
-        geo = self.geometry.get(key)
-        if geo is None or geo[0] is not mirror:
-            shape, _ = geometry(fp.root)
-            geo = self.geometry[key] = (mirror, mirror.reshape(shape))
-        return geo[1][tuple(slice(a, b) for a, b in zip(fp.lo, fp.hi))]
+    @staticmethod
+    def _non_matmul_mark(pw: Marks, fp: Footprint) -> bool:
+        u = pw.uniform(fp)
+        return bool((pw.view(fp) < 0).any()) if u is None else u < 0
 
     # ------------------------------------------------------------------ allocs
     def _mirrors(self, root: np.ndarray, psum: bool):
@@ -167,12 +153,12 @@ class Checker:
                 cached = self.state.mirrors.get(key)
                 if cached is None:
                     cached = self.state.mirrors[key] = (
-                        np.zeros(root.nbytes, np.uint8),
-                        np.zeros(root.nbytes, np.int32) if psum else None)
+                        Marks(np.zeros(root.nbytes, np.uint8), root),
+                        Marks(np.zeros(root.nbytes, np.int32), root, 4) if psum else None)
                 w, pw = cached
             else:
-                w = np.zeros(root.nbytes, np.uint8)
-                pw = np.zeros(root.nbytes, np.int32) if psum else None
+                w = Marks(np.zeros(root.nbytes, np.uint8), root)
+                pw = Marks(np.zeros(root.nbytes, np.int32), root, 4) if psum else None
             self.roots[rid] = root
             self.written[rid] = w
             if pw is not None:
@@ -182,28 +168,25 @@ class Checker:
     def on_alloc(self, op: Operation, slot: int, data: np.ndarray, space: str) -> None:
         """An on-chip ``nisa.alloc`` executed (enqueue time): clear the written flags of its
         bytes and evict the earlier buffers placed on them."""
-        root, fp = self._alloc_footprint(data)
+        root, fp = self._footprint(data)
         if fp is None:
             return
         w, pw = self._mirrors(root, space == "psum")
-        self._bytes(w, fp)[...] = 0
-        self.all_written.setdefault(id(root), _Boxes()).drop(fp)
-        if pw is not None and not self._covered(self.matmul_only, id(root), fp):
-            # (a box known free of non-matmul marks needs no clearing: only the sign of a
-            # PSUM writer mark is ever read)
-            self._bytes(pw, fp, 4)[...] = 0
+        w.fill(fp, 0)
+        if pw is not None:
+            pw.fill(fp, 0)
         buf = _Buffer(op, fp)
-        live = self.live.setdefault(id(root), [])
         keep = []
         lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
-        for other in live:
-            o = other.fp      # (the first and last dimensions first: most buffers are apart)
-            if o.lo[-1] < hi1 and lo1 < o.hi[-1] and o.lo[0] < hi0 and lo0 < o.hi[0] and \
-                    o.overlaps(fp) and bytes_overlap(o, fp):
-                other.evicted_by = op
-            else:
-                keep.append(other)
-        keep.append(buf)
+        for t in self.live.get(id(root), ()):
+            # (the boxes on the first and last dimensions first: most buffers are apart)
+            if t[2] < hi1 and lo1 < t[3] and t[0] < hi0 and lo0 < t[1]:
+                other = t[4]
+                if other.fp.overlaps(fp) and bytes_overlap(other.fp, fp):
+                    other.evicted_by = op
+                    continue
+            keep.append(t)
+        keep.append((lo0, hi0, lo1, hi1, buf))
         self.live[id(root)] = keep
         self.owner[slot] = buf
 
@@ -213,11 +196,16 @@ class Checker:
         info = inst.info
         op = info.op
         seen = []
+        fps = self.fps
         for slot, role, is_write, is_read, bslot in info.accesses:
             a = env[slot]
             if not isinstance(a, np.ndarray):
                 continue
-            root, fp = self._footprint(a)
+            hit = fps.get(id(a))      # (the common case of :meth:`_footprint`, inline)
+            if hit is not None and hit[0] is a:
+                root, fp = hit[1], hit[2]
+            else:
+                root, fp = self._footprint(a)
             if fp is not None:
                 seen.append((fp, is_write, is_read, id(root), role, bslot))
         # an elementwise instruction writing one on-chip tensor carries never-written
@@ -227,6 +215,7 @@ class Checker:
             writes[0][3] in self.written else None
         poison = None
         nears = []
+        written = self.written
         for fp, is_write, is_read, rid, role, bslot in seen:
             if bslot is not None:
                 buf = self.owner.get(bslot)
@@ -236,10 +225,9 @@ class Checker:
                                        f"but {describe(buf.evicted_by)} placed another buffer on "
                                        f"its bytes while it is still in use", NKIHazardError)
             if is_read:
-                w = self.written.get(rid)
-                if w is not None and not self._covered(self.all_written, rid, fp) and \
-                        not self._bytes(w, fp).all():
-                    mv = mirror_view(w, fp)
+                w = written.get(rid)
+                if w is not None and (w.uniform(fp) or 0) == 0 and not self._all_written(w, fp):
+                    mv = w.elems(fp)
                     n = int(np.prod(fp.shape))
                     if dst is not None and n == int(np.prod(dst.shape)):
                         bad = (mv == 0).any(axis=-1).reshape(-1)
@@ -253,9 +241,8 @@ class Checker:
                                            NKIHazardError)
             if info.matmul == "auto" and role == "dst":
                 pw = self.psum_writer.get(rid)
-                if pw is not None and not self._covered(self.matmul_only, rid, fp) and \
-                        (self._bytes(pw, fp, 4) < 0).any():
-                    mv = mirror_view(pw, fp, 4)
+                if pw is not None and self._non_matmul_mark(pw, fp):
+                    mv = pw.elems(fp)
                     neg = mv < 0
                     other = self.queues.sched.infos[-int(mv[neg][0]) - 1].op
                     raise error_at(op, f"{op.name}: accumulates (psum_accumulate_flags=auto) "
@@ -268,22 +255,13 @@ class Checker:
             if is_write:
                 w = self.written.get(rid)
                 if w is not None:
-                    boxes = self.all_written.setdefault(rid, _Boxes())
                     if poison is not None:
-                        mirror_view(w, fp)[...] = (~poison).reshape(fp.shape)[..., None]
-                        boxes.drop(fp)
-                    elif not boxes.covers(fp):
-                        self._bytes(w, fp)[...] = 1
-                        boxes.add(fp)
+                        w.elems(fp)[...] = (~poison).reshape(fp.shape)[..., None]
+                    else:
+                        w.fill(fp, 1)
                 pw = self.psum_writer.get(rid)
                 if pw is not None:
-                    boxes = self.matmul_only.setdefault(rid, _Boxes())
-                    if info.matmul is None:
-                        self._bytes(pw, fp, 4)[...] = -(info.sid + 1)
-                        boxes.drop(fp)
-                    elif not boxes.covers(fp):  # only the sign of a matmul's mark is read
-                        self._bytes(pw, fp, 4)[...] = info.sid + 1
-                        boxes.add(fp)
+                    pw.fill(fp, -(info.sid + 1) if info.matmul is None else info.sid + 1)
             self._remember(rid, fp, is_write, inst, role, near)
 
     def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, rid: int):
@@ -307,19 +285,21 @@ class Checker:
                                f"'{names[inst.info.qi]}') bytes that {describe(other.info.op)} "
                                f"{owhat} as '{orole}' (queue '{names[other.info.qi]}'), with no "
                                f"ordering edge between the two instructions", NKIHazardError)
-        return hist.mark(rows)
+        return rows, hist.n, hist.gen      # (:meth:`_History.mark`)
 
     def _remember(self, rid: int, fp: Footprint, is_write: bool, inst: Instance, role: str,
                   near=None) -> None:
         hist = self.history.get(rid)
         if hist is None:
-            hist = self.history[rid] = _History()
+            hist = self.history[rid] = _History(*_index_dim(fp.root))
             self.roots.setdefault(rid, fp.root)
         if fp.exact and hist.alive:
             entries = hist.entries
-            drop = [i for i in hist.near(fp, near)
-                    if (is_write or not entries[i][1]) and fp.contains(entries[i][0])
-                    and hb(entries[i][2], inst)]
+            rows = near[0] if near is not None and near[1] == hist.n and near[2] == hist.gen \
+                else hist.near(fp, near)       # (nothing appended since the race search)
+            drop = [i for i in rows
+                    if entries[i] is not None and (is_write or not entries[i][1]) and
+                    fp.contains(entries[i][0]) and hb(entries[i][2], inst)]
             if drop:
                 hist.remove(drop)
         hist.append((fp, is_write, inst, role))
@@ -333,95 +313,65 @@ class Checker:
                           [True] * (HISTORY_MAX * 3 // 4))
 
 
-class _Boxes:
-    """A per-tile summary of one per-byte flag mirror: boxes (in the root's byte geometry)
-    every byte of which is known to hold the property (written; free of non-matmul marks).
-    A box is added when an exact footprint sets the property on all its bytes and dropped
-    when any byte under it may lose it, so an access to exactly a known box (a tile read
-    as it was written) needs no scan.  At most :data:`_BOXES_MAX` boxes are kept (the
-    summary starts over when full: knowing less is always safe)."""
-
-    __slots__ = ("boxes",)
-
-    def __init__(self):
-        self.boxes: set = set()
-
-    def covers(self, fp: Footprint) -> bool:
-        return (fp.lo, fp.hi) in self.boxes
-
-    def add(self, fp: Footprint) -> None:
-        if fp.exact:
-            if len(self.boxes) >= _BOXES_MAX:
-                self.boxes.clear()
-            self.boxes.add((fp.lo, fp.hi))
-
-    def drop(self, fp: Footprint) -> None:
-        if not self.boxes:
-            return
-        lo, hi = fp.lo, fp.hi
-        if len(lo) == 2:     # SBUF / PSUM / 2-D roots
-            l0, l1, h0, h1 = lo[0], lo[1], hi[0], hi[1]
-            gone = [b for b in self.boxes
-                    if b[0][0] < h0 and l0 < b[1][0] and b[0][1] < h1 and l1 < b[1][1]]
-        else:
-            gone = [b for b in self.boxes
-                    if all(a < d and c < e for a, e, c, d in zip(b[0], b[1], lo, hi))]
-        if gone:
-            self.boxes.difference_update(gone)
-
-
-#: boxes a :class:`_Boxes` summary keeps
-_BOXES_MAX = 32
-
-#: histories up to this many rows are searched in Python (NumPy's call overhead dominates)
-_SMALL = 48
+#: bytes of a partition per bucket of an on-chip root's access history (a PSUM bank, a
+#: row of 512 fp32)
+_BUCKET_BYTES = 2048
+#: rows per bucket of an HBM tensor's access history (a partition-tile's worth)
+_BUCKET_ROWS = 128
 #: the key row of a removed entry: it meets no footprint
-_DEAD = np.iinfo(np.int64).max
-_DEAD_ROW = (_DEAD,) * 4
-#: four true bytes read as one uint32 (a key row all of whose tests hold)
-_ALL_TRUE = np.frombuffer(b"\x01\x01\x01\x01", np.uint32)[0]
+_DEAD_ROW = (np.iinfo(np.int64).max,) * 4
+
+
+def _index_dim(root: np.ndarray) -> tuple[int, int]:
+    """``(dimension, bucket width)`` a :class:`_History` of ``root`` indexes its rows by
+    (in the root's byte geometry): the bytes of a partition for on-chip roots (at most 128
+    rows: tiles sit side by side along a partition), :data:`_BUCKET_BYTES` per bucket; else
+    the rows (HBM tensors are mostly accessed in blocks of 128 rows), :data:`_BUCKET_ROWS`
+    per bucket."""
+    shape, _ = geometry(root)
+    if len(shape) == 1 or shape[0] <= 128:
+        return len(shape) - 1, _BUCKET_BYTES
+    return 0, _BUCKET_ROWS
 
 
 class _History:
     """The remembered accesses ``(fp, is_write, inst, role)`` of one memory, oldest first.
 
     ``entries[i]`` is row ``i`` (None once removed: removal marks rows dead; the rows are
-    compacted, in order, when most are dead).  ``keys[i]`` (and the tuple ``rows[i]``, searched
-    in Python for short histories) holds the row's box on the
-    root's first and last dimensions as ``(lo0, -hi0, lo_last, -hi_last)`` (``_DEAD`` when
-    removed), so :meth:`near` finds every row whose box meets a footprint's in one
-    comparison against ``(hi0, -lo0, hi_last, -lo_last)`` (the per-entry tests then run on
-    those only).  ``alive``: the number of rows not removed."""
+    compacted, in order, when most are dead).  ``rows[i]`` holds the row's box on the
+    root's first and last dimensions as ``(lo0, -hi0, lo_last, -hi_last)`` (``_DEAD_ROW``
+    when removed), so a row meets a footprint's box on those dimensions when it compares
+    below ``(hi0, -lo0, hi_last, -lo_last)`` term by term.  ``buckets`` indexes the rows by
+    their range on one dimension of the root (:func:`_index_dim`): :meth:`near` tests only
+    the rows sharing a bucket with the footprint.  ``alive``: the rows not removed."""
 
-    __slots__ = ("entries", "rows", "keys", "synced", "n", "alive", "gen")
+    __slots__ = ("entries", "rows", "buckets", "dim", "width", "n", "alive", "gen")
 
-    def __init__(self):
+    def __init__(self, dim: int = -1, width: int = 64):
         self.entries: list = []
-        self.rows: list[tuple] = []      # the key rows as tuples (searched in Python)
-        self.keys = np.empty((64, 4), np.int64)
-        self.synced = 0     # rows copied into keys so far (done when NumPy searches)
+        self.rows: list[tuple] = []
+        self.buckets: dict[int, list[int]] = {}
+        self.dim, self.width = dim, width
         self.n = 0
         self.alive = 0
         self.gen = 0        # compactions so far (row numbers change at each)
+
+    def _index(self, i: int, fp: Footprint) -> None:
+        w, d, buckets = self.width, self.dim, self.buckets
+        for b in range(fp.lo[d] // w, (fp.hi[d] - 1) // w + 1):
+            rows = buckets.get(b)
+            if rows is None:
+                buckets[b] = [i]
+            else:
+                rows.append(i)
 
     def append(self, entry) -> None:
         fp = entry[0]
         self.rows.append((fp.lo[0], -fp.hi[0], fp.lo[-1], -fp.hi[-1]))
         self.entries.append(entry)
+        self._index(self.n, fp)
         self.n += 1
         self.alive += 1
-
-    def _sync(self) -> np.ndarray:
-        """``keys`` holding every row."""
-        n = self.n
-        if self.synced < n:
-            if n > len(self.keys):
-                grown = np.empty((max(n, 2 * len(self.keys)), 4), np.int64)
-                grown[:self.synced] = self.keys[:self.synced]
-                self.keys = grown
-            self.keys[self.synced:n] = self.rows[self.synced:n]
-            self.synced = n
-        return self.keys[:n]
 
     def mark(self, rows: list[int]) -> tuple:
         """``rows`` found by :meth:`near` for a footprint, as of now (for a later ``near``
@@ -433,35 +383,41 @@ class _History:
         (a necessary condition of ``fp.overlaps``).  ``since``: an earlier answer for
         ``fp`` (:meth:`mark`); then only the rows appended after it are tested."""
         lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
-        first = 0
-        out: list[int] = []
+        nlo0, nlo1 = -lo0, -lo1
+        rows = self.rows
         if since is not None and since[2] == self.gen:
             entries = self.entries
             out = [i for i in since[0] if entries[i] is not None]
-            first = since[1]
-        if first or self.n <= _SMALL:
-            nlo0, nlo1 = -lo0, -lo1
-            rows = self.rows
-            for i in range(first, self.n):
+            for i in range(since[1], self.n):
                 r = rows[i]
                 if r[0] < hi0 and r[1] < nlo0 and r[2] < hi1 and r[3] < nlo1:
                     out.append(i)
             return out
-        # a row meets the box when its 4 key bytes all compare true: one uint32 test per row
-        hit = np.less(self._sync(), (hi0, -lo0, hi1, -lo1)).view(np.uint32)
-        return np.equal(hit.reshape(-1), _ALL_TRUE).nonzero()[0].tolist()
+        w, d, buckets = self.width, self.dim, self.buckets
+        b0, b1 = fp.lo[d] // w, (fp.hi[d] - 1) // w
+        if b0 == b1:
+            cand = buckets.get(b0, ())
+        else:
+            seen: set[int] = set()
+            for b in range(b0, b1 + 1):
+                seen.update(buckets.get(b, ()))
+            cand = sorted(seen)
+        out = []
+        for i in cand:
+            r = rows[i]
+            if r[0] < hi0 and r[1] < nlo0 and r[2] < hi1 and r[3] < nlo1:
+                out.append(i)
+        return out
 
     def live(self) -> list:
         """The entries not removed, oldest first."""
         return [e for e in self.entries if e is not None]
 
     def remove(self, rows: list[int]) -> None:
-        entries, keys, krows, synced = self.entries, self.keys, self.rows, self.synced
+        entries, krows = self.entries, self.rows
         for i in rows:
             entries[i] = None
             krows[i] = _DEAD_ROW
-            if i < synced:
-                keys[i] = _DEAD
         self.alive -= len(rows)
         if self.n > 64 and 2 * self.alive < self.n:
             self.keep([True] * self.alive)
@@ -473,4 +429,6 @@ class _History:
         self.entries = kept
         self.n = self.alive = len(kept)
         self.rows = [(e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1]) for e in kept]
-        self.synced = 0
+        self.buckets = {}
+        for i, e in enumerate(kept):
+            self._index(i, e[0])

@@ -32,8 +32,7 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import numerics as nm
-from .env import Buf, Fault, finish, guard
-from .memory import flag_set_value
+from .env import STATE, Buf, Fault, finish, guard
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -49,18 +48,17 @@ def psum_writer(op, dst: Buf, mode: str) -> Callable[[list, np.ndarray], None]:
     if mode not in nisa.ACCUMULATE:
         raise error_at(op, f"{op.name}: accumulate mode {mode} is not supported", NKIRuntimeError)
     d, fl = dst.slot, dst.flags
-    ones = flag_set_value(dst.dtype)
     store = nm.make_store(dst.dtype)
     if np.dtype(dst.dtype) == nm.F32:
-        return _psum_writer_f32(d, fl, ones, mode)
+        return _psum_writer_f32(d, fl, mode)
     if mode == "overwrite":
         def write(env, res):
             store(env[d], res)
-            env[fl][...] = ones
+            env[STATE].mem.set_flags(env[fl], True)
     elif mode == "accumulate":
         def write(env, res):
             store(env[d], nm.to_f32(env[d]) + res)
-            env[fl][...] = ones
+            env[STATE].mem.set_flags(env[fl], True)
     else:
         def write(env, res):
             dv, fv = env[d], env[fl]
@@ -71,42 +69,35 @@ def psum_writer(op, dst: Buf, mode: str) -> Callable[[list, np.ndarray], None]:
                 store(dv, nm.to_f32(dv) + res)
             else:
                 store(dv, np.where(written, nm.to_f32(dv) + res, res))
-            fv[...] = ones
+            env[STATE].mem.set_flags(fv, True)
     return write
 
 
-def _mark(fv: np.ndarray) -> None:
-    """Set every matmul-written flag of ``fv`` (all bytes 0xFF: filled as bytes, which is
-    ~3x faster than as wider integers)."""
-    if fv.ndim and fv.strides[-1] == fv.itemsize:
-        fv.view(np.uint8).fill(0xFF)
-    else:
-        fv.fill(np.iinfo(fv.dtype).max)
-
-
-def _psum_writer_f32(d: int, fl: int, ones: int, mode: str):
+def _psum_writer_f32(d: int, fl: int, mode: str):
     """:func:`psum_writer` for a float32 ``dst``: accumulation adds in place (the same
     float32 additions, without reading PSUM into a temporary and writing it back)."""
     if mode == "overwrite":
         def write(env, res):
             env[d][...] = res
-            _mark(env[fl])
+            env[STATE].mem.set_flags(env[fl], True)
     elif mode == "accumulate":
         def write(env, res):
             dv = env[d]
             np.add(dv, res, out=dv)
-            _mark(env[fl])
+            env[STATE].mem.set_flags(env[fl], True)
     else:
         def write(env, res):
             dv, fv = env[d], env[fl]
-            n = np.count_nonzero(fv)     # one pass over the flags
+            mem = env[STATE].mem
+            known = mem.flags_state(fv)   # the flags as the last flag write left them
+            n = np.count_nonzero(fv) if known is None else (fv.size if known else 0)
             if n == fv.size:             # every element matmul-written: accumulate
                 np.add(dv, res, out=dv)
             elif n == 0:                 # none: overwrite
                 dv[...] = res
             else:
                 dv[...] = np.where(fv != 0, dv + res, res)
-            _mark(fv)
+            mem.set_flags(fv, True)
     return write
 
 
@@ -131,10 +122,21 @@ def matmul(dec: Decoder, op: nisa.MatmulOp):
     mode = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
     write = psum_writer(op, dst, mode)
 
+    # float32 [K, M] / [K, N] tiles go to BLAS as they are (rows of a tile are evenly
+    # strided); other operands are copied contiguous first (NumPy's strided fallback is
+    # ~15x slower).  A vector-shaped product (a size-1 dim) is always computed on
+    # contiguous copies: NumPy picks a BLAS routine by stride there, which changes bits.
+    direct = (sta.dtype == nm.F32 and mov.dtype == nm.F32 and rows == 1 and
+              len(sta.shape) == 2 and len(mov.shape) == 2 and min(K, M, N) >= 2)
+
+    def operand(a: np.ndarray, cols: int) -> np.ndarray:
+        if direct and a.strides[1] == 4 and a.strides[0] % 4 == 0 and a.strides[0] >= 4 * cols:
+            return a
+        return np.ascontiguousarray(nm.to_f32(a)).reshape(K, cols)
+
     def run(env):
-        # contiguous copies: BLAS is ~15x faster than NumPy's strided fallback
-        s = np.ascontiguousarray(nm.to_f32(env[ss])).reshape(K, M)
-        m = np.ascontiguousarray(nm.to_f32(env[ms])).reshape(K, N)
+        s = operand(env[ss], M)
+        m = operand(env[ms], N)
         write(env, np.matmul(s.T, m).reshape(shape))
     return guard(op, run)
 
@@ -153,7 +155,6 @@ def _transpose(op, dst: Buf, sta: Buf, mov: Buf):
         raise error_at(op, f"nisa.matmul: with is_transpose, 'dst' must have the stationary dtype "
                            f"{dtypes.name_of(sta.dtype)}, got {dtypes.name_of(dst.dtype)}", NKIRuntimeError)
     d, fl, ss, ms, shape = dst.slot, dst.flags, sta.slot, mov.slot, dst.shape
-    ones = flag_set_value(dst.dtype)
     eye = np.eye(K, dtype=np.float32)
 
     def run(env):
@@ -163,7 +164,7 @@ def _transpose(op, dst: Buf, sta: Buf, mov: Buf):
         if raw16:  # fp8 code zero-extended into the 16-bit PSUM element
             t = t.view(np.uint8).astype(np.uint16).view(dst.dtype)
         env[d][...] = t.reshape(shape)
-        env[fl][...] = ones
+        env[STATE].mem.set_flags(env[fl], True)
     return guard(op, run)
 
 

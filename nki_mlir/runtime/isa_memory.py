@@ -5,7 +5,10 @@
   run's SBUF / PSUM bytes (:mod:`.memory`); with ``nkim.copies = k`` /
   ``nkim.copy_stride = s`` and ``copy(%slot)``, copy ``slot mod k`` at byte offset
   ``nkim.offset + (slot mod k) * s`` (copy 0 without the operand).  In program order every
-  execution refills the region with sentinels and clears its PSUM flags; in queue mode
+  execution refills the region with sentinels and clears its PSUM flags, except where the
+  next instruction overwrites the whole tile before anything can read it
+  (:func:`written_first`: no sentinel can then be observed, and that instruction sets
+  every flag itself unless it is a matmul, which reads them); in queue mode
   (:mod:`.queues`) it does neither at once: the flags reset is enqueued on the ``tensor``
   queue and reads of never-written bytes are the hazard checks' business.
   ``nisa.release`` does nothing.
@@ -38,7 +41,7 @@ from ..dialects.common import HBM_SPACES
 from ..errors import NKIRuntimeError
 from . import numerics as nm
 from .env import STATE, Buf, Closure, Fault, check_elems, engine, finish, guard, reader
-from .memory import Memory, MemoryFault, fill_sentinel, resolve_psum_offset
+from .memory import Memory, MemoryFault, fill_sentinel, resolve_psum_offset, sentinel_filler
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -84,7 +87,11 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
                            f"nkim.copy_stride, got {stride}", NKIRuntimeError)
     cslot = dec.use(op, op.copy_index, "copy") if op.copy_index is not None else None
     token = next(_TOKENS)  # the typed views per copy, kept with the state's memory
-    fill = space == "psum" or not written_first(op)
+    first = written_first(op)
+    fill = None if first else sentinel_filler(dt)
+    # the next instruction sets every flag of a tile it wholly writes, except a matmul,
+    # which reads them (overwrite or add) first
+    clear = fslot is not None and (first is None or first == "nisa.matmul")
 
     def run(env):
         st = env[STATE]
@@ -98,15 +105,15 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
             env[fslot] = flags
         qr = st.queues
         if qr is None:
-            if fill:
-                fill_sentinel(data)
-            if flags is not None:
-                flags.fill(0)
+            if fill is not None:
+                fill(data)
+            if clear:
+                st.mem.set_flags(flags, False)
             return
         # queue mode: no sentinels (pending instances of the previous occupant may still use
         # these bytes); the flags reset is ordered with the matmuls on the tensor queue
         if flags is not None:
-            qr.pseudo("tensor", lambda _env, f=flags: f.fill(0), None)
+            qr.pseudo("tensor", lambda _env, f=flags, m=st.mem: m.set_flags(f, False), None)
         if qr.hazards is not None:
             qr.hazards.on_alloc(op, s, data, space)
     return guard(op, run)
@@ -115,33 +122,47 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
 _TOKENS = itertools.count()
 
 #: instructions that write every element of their ``dst`` (and of an activation's
-#: ``reduce_res``) without reading it first
+#: ``reduce_res``) without reading it first (a ``nisa.matmul`` only with
+#: :func:`_matmul_overwrites`)
 FULL_WRITES = {"nisa.dma_copy": ("dst",), "nisa.tensor_copy": ("dst",),
                "nisa.tensor_tensor_arith": ("dst",), "nisa.tensor_scalar_arith": ("dst",),
                "nisa.activation": ("dst", "reduce_res"), "nisa.reciprocal": ("dst",),
                "nisa.tensor_reduce_arith": ("dst",), "nisa.memset": ("dst",),
-               "nisa.iota": ("dst",)}
+               "nisa.iota": ("dst",), "nisa.nc_transpose": ("dst",), "nisa.matmul": ("dst",)}
 #: ops that neither read nor write SBUF / PSUM bytes
 _NO_MEMORY = ("arith.", "memref.subview", "nisa.alloc", "nisa.release")
 
 
-def written_first(op: nisa.AllocOp) -> bool:
-    """Whether, in program order, the tensor ``op`` allocates is wholly written before
-    anything could read its bytes: the next instruction in its block writes it as a whole
-    (:data:`FULL_WRITES`, not through a view) and does not also read it, and only ops that
-    touch no SBUF / PSUM bytes come between.  Then the sentinel fill of a fresh tile can
-    never be observed (by this tensor or by one placed over the same bytes) and is skipped."""
+def _matmul_overwrites(op) -> bool:
+    """Whether a ``nisa.matmul`` writes its whole ``dst`` without reading it when the
+    matmul-written flags of ``dst`` are clear (a transpose, or ``overwrite`` / ``auto``)."""
+    if bool(op.is_transpose.value.data):
+        return True
+    mode = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
+    return mode in ("overwrite", "auto")
+
+
+def written_first(op: nisa.AllocOp) -> str | None:
+    """The name of the instruction that, in program order, wholly writes the tensor ``op``
+    allocates before anything could read its bytes, or None: the next instruction in its
+    block writes it as a whole (:data:`FULL_WRITES`, not through a view) and does not also
+    read it, and only ops that touch no SBUF / PSUM bytes come between.  Then the sentinel
+    fill of a fresh tile can never be observed (by this tensor or by one placed over the
+    same bytes) and is skipped.  (A ``nisa.matmul`` writes the whole tile without reading
+    it only when the alloc has cleared the tile's matmul-written flags.)"""
     v = op.result
     nxt = op.next_op
     while nxt is not None:
         roles = FULL_WRITES.get(nxt.name)
         if roles is not None:
             written = [getattr(nxt, r, None) for r in roles]
-            return v in written and sum(1 for o in nxt.operands if o is v) == 1
+            ok = v in written and sum(1 for o in nxt.operands if o is v) == 1 and \
+                (nxt.name != "nisa.matmul" or _matmul_overwrites(nxt))
+            return nxt.name if ok else None
         if v in nxt.operands or not nxt.name.startswith(_NO_MEMORY):
-            return False
+            return None
         nxt = nxt.next_op
-    return False
+    return None
 
 
 def release(dec: Decoder, op: nisa.ReleaseOp):

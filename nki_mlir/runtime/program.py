@@ -25,6 +25,8 @@ from .memory import PARTITIONS, Memory
 from .queues import QueueRun
 
 MODES = ("program-order", "queues")
+#: the environment variable turning hazard checks on (``"1"``) for runs that do not say
+HAZARDS_ENV = "NKI_MLIR_HAZARDS"
 
 #: NumPy's ufunc buffer size (elements) while a kernel runs.  Tiles in SBUF / PSUM are
 #: strided views (one row per partition); with the default 8192, NumPy 2 copies such
@@ -55,7 +57,7 @@ except ImportError:    # NumPy 1.26
 def resolve_mode(mode: str | None, hazards: bool | None) -> tuple[str, bool]:
     """The effective ``(mode, hazards)`` of a run (see :meth:`Program.run`)."""
     if hazards is None:
-        hazards = os.environ.get("NKI_MLIR_HAZARDS", "0") == "1" and mode in (None, "queues")
+        hazards = os.environ.get(HAZARDS_ENV, "0") == "1" and mode in (None, "queues")
     if mode is None:
         mode = "queues" if hazards else "program-order"
     if mode not in MODES:
@@ -105,8 +107,8 @@ class State:
 
     def reset(self) -> None:
         """Forget everything but the memories (which every ``nisa.alloc`` refills)."""
-        self.act_acc[:] = 0
-        self.dve_acc[:] = 0
+        self.act_acc.fill(0)
+        self.dve_acc.fill(0)
         self.rng.clear()
         self.regs.clear()
         self.launch = None
@@ -199,6 +201,7 @@ class Program:
         self.instruction_count = instruction_count
         self.arg_types = [(s[0], s[1], s[2]) for s in arg_specs]
         self.result_types = list(ret_specs)
+        self._ret_single = len(ret_slots) == 1 and ret_specs[0][2] not in ON_CHIP
         self._schedule = schedule
         self._plan = plan
 
@@ -288,7 +291,15 @@ class Program:
         if timer is not None:
             mode = "queues"
         mode, hazards = resolve_mode(mode, hazards)
-        vals = self._check_args(args)
+        return self.run_checked(self._check_args(args), launch, mode, hazards, timer, execute)
+
+    def run_checked(self, vals: list, launch=None, mode: str = "program-order",
+                    hazards: bool = False, timer=None, execute: bool = True) -> tuple:
+        """:meth:`run` on arguments already checked: ``vals`` holds one C-contiguous,
+        writeable NumPy array of the signature's shape and dtype per argument (or the
+        converted number of a scalar argument), and ``mode`` / ``hazards`` are resolved
+        (:func:`resolve_mode`).  The warm-call path (:mod:`nki_mlir.driver.warm_plan`) checks
+        these once per call spec."""
         env = list(self._template)
         state = _acquire_state(self.target)
         env[STATE] = state
@@ -312,6 +323,9 @@ class Program:
             state.launch = None
             state.queues = None
             _release_state(state)
+        if self._ret_single:            # one HBM result (most kernels): no copy
+            v = env[self._ret_slots[0]]
+            return (v if type(v) is np.ndarray else np.asarray(v),)
         outs: list = []
         seen: set[int] = set()
         for slot, (_, _, space) in zip(self._ret_slots, self.result_types):

@@ -298,16 +298,11 @@ class QueueRun:
 
     def _clock(self, inst: Instance, waits: list[Instance]) -> None:
         qi = inst.info.qi
-        c = list(self.qclock[qi])
-        for src in [self.floor] + [w.clock for w in waits]:
-            for j, v in enumerate(src):
-                if v > c[j]:
-                    c[j] = v
+        srcs = [self.qclock[qi], self.floor]
+        srcs += [w.clock for w in waits]
         if inst.info.fence:
-            for qc in self.qclock:
-                for j, v in enumerate(qc):
-                    if v > c[j]:
-                        c[j] = v
+            srcs += self.qclock
+        c = list(map(max, *srcs))     # the join: the entrywise maximum
         self.tick[qi] += 1
         c[qi] = self.tick[qi]
         inst.clock = c
@@ -383,8 +378,12 @@ class QueueRun:
             for dq in pending:
                 if dq:
                     h = dq[0]
-                    if (best is None or h.seq > best.seq) and all(w.done for w in h.waits):
-                        best = h
+                    if best is None or h.seq > best.seq:
+                        for w in h.waits:
+                            if not w.done:
+                                break
+                        else:
+                            best = h
             assert best is not None, "queue mode: no ready instance (internal error)"
             pending[best.info.qi].popleft()
             self.npending -= 1

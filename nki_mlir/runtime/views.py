@@ -24,6 +24,7 @@ offsets (the fault is raised when the op executes) and on every execution for dy
 """
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,8 +33,8 @@ from xdsl.ir import OpResult
 
 from ..diagnostics import error_at
 from ..errors import NKIRuntimeError
-from .env import Fault, guard
-from .memory import flag_dtype
+from .env import STATE, Fault, guard
+from .memory import VIEWS_MAX, flag_dtype
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -117,14 +118,7 @@ def subview(dec: Decoder, op: memref.SubviewOp):
                 raise Fault(msg)
             return guard(op, fail)
         idx = tuple(index(d, off) for d, off in enumerate(offsets))
-        if fsrc is None:
-            def run(env):
-                env[res] = env[ss][idx]
-        else:
-            def run(env):
-                env[res] = env[ss][idx]
-                env[fres] = env[fsrc][idx]
-        return guard(op, run)
+        return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx))
 
     plan = []  # per dim: (static offset or None, dyn slot)
     it = iter(dyn_slots)
@@ -133,7 +127,7 @@ def subview(dec: Decoder, op: memref.SubviewOp):
     plan_t = tuple(plan)
     ndim = len(offsets)
 
-    def run(env):
+    def indices(env):
         idx = []
         for d in range(ndim):
             off, ds = plan_t[d]
@@ -141,11 +135,42 @@ def subview(dec: Decoder, op: memref.SubviewOp):
                 off = env[ds]
             check(d, off)
             idx.append(index(d, off))
-        t = tuple(idx)
-        env[res] = env[ss][t]
+        return tuple(idx)
+
+    return guard(op, _kept(ss, res, fsrc, fres, tuple(dyn_slots), indices))
+
+
+def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, indices):
+    """The closure of a subview: its views are kept with the run's memory
+    (``Memory.subviews``) by the subview and its dynamic offsets, and reused while the
+    source is the same array object (a placed tensor's views are kept across runs, and so
+    are the caller's arguments when they are passed again), so a loop body does not build
+    them again, and the hazard checks find their footprints known (:mod:`.hazards`)."""
+    token = next(_TOKENS)
+
+    def run(env):
+        src = env[ss]
+        kept = env[STATE].mem.subviews
+        key = (token, *[env[d] for d in dyn]) if dyn else token
+        hit = kept.get(key)
+        if hit is not None and hit[0] is src:
+            env[res] = hit[1]
+            if fres is not None:
+                env[fres] = hit[2]
+            return
+        t = indices(env)          # (checks the offsets)
+        v = src[t]
+        fv = env[fsrc][t] if fres is not None else None
+        env[res] = v
         if fres is not None:
-            env[fres] = env[fsrc][t]
-    return guard(op, run)
+            env[fres] = fv
+        if len(kept) >= VIEWS_MAX:
+            kept.clear()
+        kept[key] = (src, v, fv)
+    return run
+
+
+_TOKENS = itertools.count()
 
 
 #: ops whose result views the memory of their first operand (cf. dialects/effects.py VIEW_OPS)
@@ -245,10 +270,25 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
                 raise Fault(msg)
             return guard(op, fail)
 
-        def run(env):
-            env[res] = make(env[bs], dt, off0)
+        token = next(_TOKENS)
+
+        def run(env):      # kept like a subview's views (as_strided is slow)
+            b = env[bs]
+            kept = env[STATE].mem.subviews
+            hit = kept.get(token)
+            if hit is not None and hit[0] is b:
+                env[res] = hit[1]
+                if fres is not None:
+                    env[fres] = hit[2]
+                return
+            v = make(b, dt, off0)
+            fv = make(env[bf], ft, off0) if fres is not None else None
+            env[res] = v
             if fres is not None:
-                env[fres] = make(env[bf], ft, off0)
+                env[fres] = fv
+            if len(kept) >= VIEWS_MAX:
+                kept.clear()
+            kept[token] = (b, v, fv)
         return guard(op, run)
     ds = dyn[0]
 

@@ -1,30 +1,47 @@
-"""The hazard checks' cheaper bookkeeping (runtime/hazards.py): per-tile summaries of the
-per-byte flags and the indexed access history give the answers of a full scan."""
+"""The hazard checks' cheaper bookkeeping (runtime/hazards.py, runtime/hazard_marks.py): the
+lazily filled per-byte marks and the indexed access history give the answers of a full scan."""
 import numpy as np
 
 from nki_mlir.runtime.footprint import footprint
-from nki_mlir.runtime.hazards import _Boxes, _History
+from nki_mlir.runtime.hazard_marks import Marks
+from nki_mlir.runtime.hazards import _History
 
 
 def _fp(root, rows, cols):
     return footprint(root[rows, cols], root)
 
 
-def test_boxes_know_only_what_was_set_and_not_cleared_since():
+def test_marks_answer_as_a_full_per_byte_mirror():
+    """Lazily logged tile fills (runtime/hazard_marks.py) give the marks a per-byte mirror
+    written at every fill would hold, whatever mix of exact, partial and stepped fills."""
+    rng = np.random.default_rng(5)
     sbuf = np.zeros((128, 4096), np.uint8)
+    marks = Marks(np.zeros(sbuf.size, np.uint8), sbuf)
+    plain = np.zeros(sbuf.shape, np.uint8)       # the reference: every fill written at once
     tile = _fp(sbuf, slice(0, 128), slice(0, 512))
-    other = _fp(sbuf, slice(0, 128), slice(1024, 1536))
-    inner = _fp(sbuf, slice(0, 64), slice(0, 256))
-    b = _Boxes()
-    assert not b.covers(tile)
-    b.add(tile)
-    b.add(other)
-    assert b.covers(tile) and b.covers(other) and not b.covers(inner)  # exact boxes only
-    b.drop(_fp(sbuf, slice(64, 65), slice(500, 504)))   # one row of a new tile over its corner
-    assert not b.covers(tile) and b.covers(other)
-    stepped = footprint(sbuf[:, 2048:2560:2], sbuf)      # not every byte of its box
-    b.add(stepped)
-    assert not b.covers(stepped)
+    marks.fill(tile, 1)
+    plain[:, 0:512] = 1
+    assert marks.uniform(tile) == 1 and marks.log             # logged, not written
+    assert marks.uniform(_fp(sbuf, slice(0, 64), slice(0, 256))) == 1   # inside one entry
+    for _ in range(300):
+        p0, c0 = int(rng.integers(0, 127)), int(rng.integers(0, 4000))
+        rows = slice(p0, p0 + int(rng.integers(1, 128 - p0 + 1)))
+        cols = slice(c0, c0 + int(rng.integers(1, 96)), int(rng.choice([1, 1, 1, 2])))
+        fp = _fp(sbuf, rows, cols)
+        v = int(rng.integers(0, 3))
+        marks.fill(fp, v)
+        plain[rows, cols] = v
+        q = _fp(sbuf, slice(int(rng.integers(0, 64)), 128), slice(c0, c0 + 64))
+        u = marks.uniform(q)
+        want = plain[q.lo[0]:q.hi[0], q.lo[1]:q.hi[1]]
+        if u is not None:
+            assert (want == u).all()
+        assert np.array_equal(marks.view(q), want)
+        keys = list(marks.log)                     # the log's boxes stay pairwise disjoint
+        assert all(not marks.log[a][0].overlaps(marks.log[b][0])
+                   for i, a in enumerate(keys) for b in keys[i + 1:])
+    marks.flush()
+    assert not marks.log and np.array_equal(marks.mirror.reshape(sbuf.shape), plain)
 
 
 def test_history_candidates_include_every_overlapping_entry():
@@ -39,6 +56,11 @@ def test_history_candidates_include_every_overlapping_entry():
                  slice(c0, c0 + int(rng.integers(1, 192))))
         fps.append(fp)
         h.append((fp, True, i, "dst"))
+    rows_indexed = _History(0, 8)                  # indexed by rows (HBM tensors)
+    for i, fp in enumerate(fps):
+        rows_indexed.append((fp, True, i, "dst"))
+    for q in fps[::3]:
+        assert {i for i, e in enumerate(fps) if e.overlaps(q)} <= set(rows_indexed.near(q))
     for q in fps[::7]:
         near = h.near(q)
         assert near == sorted(near)
@@ -50,9 +72,10 @@ def test_history_candidates_include_every_overlapping_entry():
     want = [i for i in range(60) if i not in (1, 2)]
     want = [w for k, w in enumerate(want) if k % 3 != 0]
     assert [e[2] for e in h.live()] == want and h.alive == h.n == len(want)
-    keys = h._sync()
-    assert all(tuple(keys[k]) == h.rows[k] == (e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1])
+    assert all(h.rows[k] == (e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1])
                for k, e in enumerate(h.entries))
+    assert all(k in h.buckets[b] for k, e in enumerate(h.entries)      # re-indexed
+               for b in range(e[0].lo[-1] // h.width, (e[0].hi[-1] - 1) // h.width + 1))
     for q in fps[::5]:
         near = h.near(q)
         assert {i for i, e in enumerate(h.entries) if e[0].overlaps(q)} <= set(near)

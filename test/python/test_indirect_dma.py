@@ -11,6 +11,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import nki_mlir as nki
+import nki_mlir.isa as nisa
+import nki_mlir.language as nl
 import views_kernels as K
 from nki_mlir.errors import NKIRuntimeError
 
@@ -104,3 +107,30 @@ def test_oob_error_on_scatter_index():
         K.scatter_rows(table, rows, idx)
     assert "'dst_index' value 100 at partition 100" in str(info.value)
     assert "'dst' has 100 rows" in str(info.value)
+
+
+@nki.jit
+def scatter_by_column(table, rows, idx):
+    """out = table; out[idx[i, c], :] = rows[i, :] for the index column ``c = 1`` of the
+    [P, 3] index tile, picked as an SBUF [P, 1, 1] view with ``ap`` (one element per
+    partition: taken as its [P, 1] reshape)."""
+    p, d = rows.shape
+    out = nl.ndarray(table.shape, table.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=table)
+    ix = nl.ndarray(idx.shape, idx.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ix, src=idx)
+    col = ix.ap(pattern=[[idx.shape[1], p], [1, 1], [1, 1]], offset=1)
+    r = nl.ndarray((p, d), rows.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=r, src=rows)
+    nisa.dma_copy(dst=out.ap([[d, p], [1, d]], offset=0, vector_offset=col, indirect_dim=0), src=r)
+    return out
+
+
+def test_scatter_index_column_as_p11_view():
+    table = _table(300, 16, np.float32)
+    rows = _table(32, 16, np.float32)
+    idx = RNG.integers(0, 300, (32, 3)).astype(np.uint32)
+    idx[:, 1] = RNG.permutation(300)[:32]
+    ref = table.copy()
+    ref[idx[:, 1].astype(np.int64)] = rows
+    _same(scatter_by_column(table, rows, idx), ref)

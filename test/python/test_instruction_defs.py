@@ -64,6 +64,11 @@ def test_generated_handler_reports_bad_calls_at_the_call(kernel, message):
 def test_public_signature_and_defaults():
     assert str(inspect.signature(nisa.rand_get_state)) == "(dst, engine=None, name=None)"
     assert str(inspect.signature(nisa.dropout)) == "(dst, data, prob, name=None)"
+    # an optional tile defaults to None; Int defaults are the API's
+    assert str(inspect.signature(nisa.nc_match_replace8)) == \
+        "(dst, data, vals, imm, dst_idx=None, name=None)"
+    assert str(inspect.signature(nisa.local_gather)) == \
+        "(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, name=None)"
     assert nisa.rand2.__doc__.startswith("Fill ``dst`` with pseudo-random values uniform")
 
 
@@ -143,3 +148,32 @@ def test_cost_model_reads_the_definitions_row():
     cycles = [(c.engine, c.cycles) for c in (instruction_cost(op, model) for op in ops)]
     assert cycles == [("vector", 512), ("gpsimd", 150 + 512), ("vector", 512)]
     assert "nisa.rng" not in costs._SIMPLE
+
+
+def test_property_parameters_and_formula_cost():
+    """Flag / IntPair parameters are optional op properties with None defaults; a Formula
+    cost names a formula the cost model has."""
+    from nki_mlir.perf import costs
+    rec = DEFINITIONS["nc_matmul_mx"]
+    assert [p.role for p in rec.properties] == ["tile_position", "tile_size", "accumulate"]
+    assert str(inspect.signature(nisa.nc_matmul_mx)) == (
+        "(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None, "
+        "tile_size=None, accumulate=None, name=None)")
+    for name in ("nki.nc_matmul_mx", "nisa.nc_matmul_mx"):
+        props = ods_ops.op_class(name).get_irdl_definition().properties
+        assert {"tile_position", "tile_size", "accumulate"} <= set(props)
+    assert rec.cost.row is None and costs._FORMULAS[rec.cost.kind] is costs._matmul_mx
+
+
+@nki.jit
+def k_bad_flag(x):
+    d = nl.ndarray((32, 32), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul_mx(d, x, x, x, x, accumulate=1)  # MARK
+    return x
+
+
+def test_flag_parameter_refuses_a_non_boolean_at_the_call():
+    with pytest.raises(NKITypeError) as info:
+        k_bad_flag(np.zeros((32, 32), np.float32))
+    assert "nisa.nc_matmul_mx: accumulate must be True, False or None, got 1" in str(info.value)
+    assert info.value.loc.line == _line(k_bad_flag)

@@ -129,3 +129,47 @@ def test_row_sums_do_not_depend_on_the_run_buffer_size():
             np.testing.assert_array_equal(got[:, 0], np.add.reduce(x32, axis=-1))
             want = x32.astype(np.float64).sum(axis=1).astype(np.float32)
             np.testing.assert_array_equal(got[:, 1], want)
+
+
+@nki.jit
+def psum_reuse(a_t, b, x):
+    """Per iteration: a PSUM tile first written by a transpose (a non-matmul write: its
+    matmul-written flags cleared), then a fresh tile accumulated by two auto matmuls, both
+    placed over the bytes the previous iteration left marked."""
+    out = nl.ndarray((2, 128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    tr = nl.ndarray((2, 128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(2):
+        xs = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=xs, src=x)
+        t = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_transpose(dst=t, data=xs)
+        ts = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=ts, src=t)
+        nisa.dma_copy(dst=tr[i], src=ts)
+        acc = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+        for k in nl.affine_range(2):
+            lhs = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+            rhs = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.dma_copy(dst=lhs, src=a_t[nl.ds(k * 128, 128), :])
+            nisa.dma_copy(dst=rhs, src=b[nl.ds(k * 128, 128), :])
+            nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs)
+        res = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=res, src=acc)
+        nisa.dma_copy(dst=out[i], src=res)
+    return out, tr
+
+
+def test_psum_tiles_reused_across_iterations_start_clean():
+    """Skipped fills / flag clears and the remembered flags state (issue 20) keep the
+    semantics: every iteration's accumulation starts from its first matmul, in program
+    order and on the engine queues, run after run."""
+    rng = np.random.default_rng(4)
+    a_t, b = (rng.standard_normal((256, 128)).astype(np.float32) for _ in range(2))
+    x = rng.standard_normal((128, 128)).astype(np.float32)
+    ck = nki.compile(psum_reuse, a_t, b, x, use_cache=False)
+    want = a_t[:128].T @ b[:128] + a_t[128:].T @ b[128:]
+    for mode, hz in (("program-order", False), ("queues", True), ("program-order", False)):
+        out, tr = ck.run((a_t, b, x), {}, mode=mode, hazards=hz)
+        for i in range(2):
+            np.testing.assert_allclose(out[i], want, rtol=1e-5, atol=1e-5)
+            np.testing.assert_array_equal(tr[i], x.T)

@@ -124,6 +124,36 @@ def test_fallback_gives_up_copies_of_the_largest_tensor_first():
     assert (copies(by["a"]), copies(by["b"]), copies(by["u"])) == (1, 4, 4)
 
 
+def test_a_dma_destination_gives_up_its_second_copy_last():
+    # ld (a DMA destination) and a (written by VectorE): 60000 bytes each, 4 trips on trn2
+    # (212984 bytes).  Both come down 4 -> 3 -> 2 (largest first); two copies of both need
+    # 240000, and then a loses its second copy although ld comes first in program order
+    # (the load keeps the copy that lets it run an iteration ahead).
+    t = f"memref<128x15000xf32, {SB}>"
+    h = "memref<128x15000xf32, #nisa.mem<shared_hbm>>"
+    text = f"""module attributes {{nisa.target = #nisa.target<trn2>}} {{
+  func.func @k(%x: {h}) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %cn = arith.constant 4 : index
+    %zero = arith.constant 0.0 : f32
+    scf.for %i = %c0 to %cn step %c1 {{
+      %ld = nisa.alloc {{nkim.name = "ld"}} : {t}
+      nisa.dma_copy(dst={t} %ld, src={h} %x, oob_is_err=true) engine=dma
+      %a = nisa.alloc {{nkim.name = "a"}} : {t}
+      nisa.tensor_copy(dst={t} %a, src={t} %ld) engine=vector
+    }} {{nki.range = "affine"}}
+    func.return
+  }}
+}}"""
+    by = allocs(allocate(text))
+    assert (copies(by["ld"]), copies(by["a"])) == (2, 1)
+    # without the DMA the same two tensors tie, and program order decides: the first loses
+    by = allocs(allocate(text.replace(f"nisa.dma_copy(dst={t} %ld, src={h} %x, oob_is_err=true) engine=dma",
+                                      f"nisa.memset(dst={t} %ld, value=f32 %zero) engine=vector")))
+    assert (copies(by["ld"]), copies(by["a"])) == (1, 2)
+
+
 def test_overflow_is_reported_only_when_one_copy_does_not_fit_either():
     # u (2 copies would be 2 x 120000) falls back to 1; with x (100000 bytes) live across
     # the loop even one copy does not fit: the message lists the single-copy sizes.
@@ -454,14 +484,16 @@ REPORT = f"""module attributes {{nisa.target = #nisa.target<trn2>}} {{
 def test_report_on_a_hand_computed_example():
     module = allocate(REPORT)
     by = allocs(module)
-    # SBUF: a [0, 2048) then dead; u: 2 copies of 1024 over the loop at [0, 2048);
+    # SBUF: a [0, 2048) then dead; u: 2 copies of 1024 over the loop: best fit puts them at
+    # [0, 2048), a's bytes; coldest fit (below the peak best fit set, 4352) moves them to
+    # the never-used [2048, 4096), so u's first memset does not wait for a's;
     # q pinned on partitions 32..63 at [4096, 4352).  PSUM: p (1200) in bank 0, p2 (2400)
     # from bank 1 on (banks 1 and 2).
-    assert [attr(by[n], "nkim.offset") for n in ("a", "u", "q", "p", "p2")] == [0, 0, 4096, 0, 2048]
+    assert [attr(by[n], "nkim.offset") for n in ("a", "u", "q", "p", "p2")] == [0, 2048, 4096, 0, 2048]
     rep = memory_report.report(module)
     assert rep == {
         "sbuf": {"peak_bytes": 4352, "max_live_bytes": 2048, "fragmentation": 0.5294,
-                 "partition_peak_bytes": [[0, 31, 2048], [32, 63, 4352], [64, 127, 2048]]},
+                 "partition_peak_bytes": [[0, 31, 4096], [32, 63, 4352], [64, 127, 4096]]},
         "psum": {"peak_bytes": 4448, "max_live_bytes": 3600, "fragmentation": 0.1906,
                  "partition_peak_bytes": [[0, 127, 4448]], "banks_used": 3},
         "rotating_tensors": 1,

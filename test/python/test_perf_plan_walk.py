@@ -1,7 +1,8 @@
 """The cost model's timing-only walk (nki_mlir/perf/plan_walk.py over the decoder's
-runtime/timing_plan.py) gives exactly the records and the Estimate of a queue-mode run
-with a timeline attached, on loops, masks (scf.if), scalar arguments, both schedules,
-both targets, TensorE throttling and cross-core fences."""
+runtime/timing_plan.py), interpreted and as its generated function (perf/plan_codegen.py),
+gives exactly the records and the Estimate of a queue-mode run with a timeline attached, on
+loops, masks (scf.if), scalar arguments, both schedules, both targets, TensorE throttling
+and cross-core fences."""
 import os
 import sys
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import nki_mlir as nki
+from nki_mlir.perf import plan_codegen, plan_walk
 from nki_mlir.perf.targets import target_model
 from nki_mlir.perf.walk import needs_execution, timed_run
 from nki_mlir.runtime import timing_plan
@@ -30,6 +32,9 @@ def _f32(*shape):
 
 CASES = {
     "tiled_matmul": (EX.tiled_matmul, (_f32(512, 256).astype(BF16), _f32(512, 1024).astype(BF16))),
+    # 272 DMAs: the DMA-engine books are pruned (every 256 DMAs) during the walk
+    "tiled_matmul_big": (EX.tiled_matmul, (_f32(1024, 1024).astype(BF16),
+                                           _f32(1024, 1024).astype(BF16))),
     "row_softmax": (EX.row_softmax, (_f32(512, 512),)),
     "layernorm": (EX.layernorm, (_f32(256, 512), _f32(1, 512), _f32(1, 512))),
     "attention": (EX.attention, (_f32(256, 128), _f32(256, 128), _f32(256, 128))),
@@ -39,12 +44,22 @@ CASES = {
 }
 
 
+def _resolved(prog) -> list:
+    """The resolved plans of ``prog`` (plan_walk._RESOLVED; key None: the last one used)."""
+    return [r for k, r in plan_walk._RESOLVED[prog].items() if k is not None]
+
+
 def _same(ck, **kw):
     prog = ck.program
     model = target_model(ck.target)
-    fast = timed_run(prog, model, plan=True, **kw)
+    first = timed_run(prog, model, plan=True, **kw)    # interpreted unless loop-heavy
+    fast = timed_run(prog, model, plan=True, **kw)     # generated from the second walk on
+    assert first == fast
+    walked = timed_run(prog, model, plan=True, generated=False, **kw)
     slow = timed_run(prog, model, plan=False, **kw)
-    assert fast == slow          # every figure, slice, critical-path row and warning
+    assert fast == walked == slow    # every figure, slice, critical-path row and warning
+    walkers = [w for r in _resolved(prog) for w in r._walkers.values()]
+    assert walkers and None not in walkers          # the generated walk was the one timed
     return fast
 
 
@@ -108,3 +123,34 @@ def test_data_dependent_kernels_still_execute():
     ck = nki.compile(T._dynamic_trip, np.zeros((128, 512), np.float32), 3, use_cache=False)
     assert needs_execution(ck.program)
     assert ck.estimate(keep_slices=False).track("scalar").instructions == 3
+
+
+def test_plans_too_big_to_generate_are_interpreted(monkeypatch):
+    """A plan past plan_codegen.MAX_STEPS has no generated walk: the interpreted walk times
+    it, with the same result."""
+    kernel, args = CASES["ragged_2d"]
+    ck = nki.compile(kernel, *args, use_cache=False)
+    model = target_model(ck.target)
+    want = timed_run(ck.program, model, plan=False)
+    monkeypatch.setattr(plan_codegen, "MAX_STEPS", 3)
+    ck2 = nki.compile(kernel, *args, use_cache=False)
+    assert timed_run(ck2.program, model) == want
+    assert timed_run(ck2.program, model) == want
+    assert _resolved(ck2.program)[0]._walkers == {False: None}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_per_track_loop_equals_numpy(name, monkeypatch):
+    """Small timelines are summed per track by a Python loop (summary._per_track_loop): the
+    same busy times, counts and DMA waits, bit for bit, as the NumPy path."""
+    from nki_mlir.perf import summary
+    from nki_mlir.perf.timeline import Timeline
+    from nki_mlir.perf.walk import plan_env
+    kernel, args = CASES[name]
+    ck = nki.compile(kernel, *args, schedule="in-order", use_cache=False)
+    tl = Timeline(target_model(ck.target), ck.program.schedule.queues)
+    plan_walk.walk_plan(ck.program, tl, plan_env(ck.program, None))
+    loop = summary._per_track_loop(tl)
+    monkeypatch.setattr(summary, "SMALL_TIMELINE", -1)
+    assert summary._per_track(tl) == loop
+    assert loop[0] and (name != "tiled_matmul" or loop[2])   # some DMA waits are summed

@@ -29,7 +29,7 @@ def keys(monkeypatch):
         calls.append(a[0])
         return real(*a, **k)
     monkeypatch.setattr(compiler, "_key_parts", counted)
-    warm._GUARDS.clear()
+    warm.clear()
     return calls
 
 

@@ -68,3 +68,41 @@ def make_offset_kernel(offset):
 
 def ones(shape=(128, 64)):
     return np.ones(shape, np.float32)
+
+
+@nki.jit
+def axpy(x, y, alpha=1.0):
+    """out = alpha * x + y (``alpha`` a compile-time constant)."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    tx = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    ty = nl.ndarray(y.shape, dtype=y.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=tx, src=x)
+    nisa.dma_copy(dst=ty, src=y)
+    nisa.tensor_scalar(dst=tx, data=tx, op0=nl.multiply, operand0=alpha)
+    nisa.tensor_tensor(dst=ty, data1=tx, data2=ty, op=nl.add)
+    nisa.dma_copy(dst=out, src=ty)
+    return out
+
+
+@nki.jit
+def double_in_place(x):
+    """x *= 2 in place; returns nothing."""
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+    nisa.dma_copy(dst=x, src=t)
+
+
+@nki.jit
+def two_outputs(x):
+    """(x + 1, x * 3)."""
+    a = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    b = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    u = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    nisa.tensor_scalar(dst=u, data=t, op0=nl.add, operand0=1.0)
+    nisa.dma_copy(dst=a, src=u)
+    nisa.tensor_scalar(dst=u, data=t, op0=nl.multiply, operand0=3.0)
+    nisa.dma_copy(dst=b, src=u)
+    return a, b

@@ -59,13 +59,15 @@ func.func @math(%a: memref<128x64xf32, #nisa.mem<sbuf>>, %col: memref<128x1xbf16
 // power (GpSimd by default) gets SBUF inputs:
 // CHECK:       nki.tensor_copy(dst=memref<128x64xf32, #nisa.mem<sbuf>> %[[PW:.*]], src=memref<128x64xf32, #nisa.mem<psum>> %p)
 // CHECK-NEXT:  nki.tensor_tensor(dst={{.*}} %pw, data1={{.*}} %[[PW]], data2={{.*}} %a, op=power)
-// partition broadcast [1,64] -> [128,64]: a ones[1,128] x row matmul on TensorE:
+// partition broadcast [1,64] -> [128,64]: a ones[1,128] (set on GpSimd) x row matmul on
+// TensorE, copied out of PSUM on ScalarE:
 // CHECK:       %[[ONES:.*]] = nki.ndarray() : memref<1x128xf32, #nisa.mem<sbuf>>
-// CHECK:       nki.memset(dst=memref<1x128xf32, #nisa.mem<sbuf>> %[[ONES]]
+// CHECK:       nki.memset(dst=memref<1x128xf32, #nisa.mem<sbuf>> %[[ONES]], value=f32 %{{.*}}) engine=gpsimd
 // CHECK-NEXT:  %[[PS:.*]] = nki.ndarray() : memref<128x64xf32, #nisa.mem<psum>>
 // CHECK-NEXT:  nki.nc_matmul(dst={{.*}} %[[PS]], stationary={{.*}} %[[ONES]], moving=memref<1x64xf32, #nisa.mem<sbuf>> %row)
 // CHECK-NEXT:  %[[RB:.*]] = nki.ndarray() : memref<128x64xf32, #nisa.mem<sbuf>>
-// CHECK-NEXT:  nki.tensor_copy(dst={{.*}} %[[RB]], src={{.*}} %[[PS]])
+// CHECK-NEXT:  %{{.*}} = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:  nki.activation(dst={{.*}} %[[RB]], data={{.*}} %[[PS]], scale=f32 %{{.*}}, op=copy)
 // CHECK-NEXT:  nki.tensor_tensor(dst={{.*}} %gt, data1={{.*}} %[[RB]], data2={{.*}} %a, op=greater)
 // a free-dim broadcast copies into each broadcast index:
 // CHECK:       %[[B0:.*]] = memref.subview %bc[0, 0, 0] [16, 1, 8] [1, 1, 1]
@@ -106,3 +108,42 @@ func.func @math(%a: memref<128x64xf32, #nisa.mem<sbuf>>, %col: memref<128x1xbf16
 // CHECK:       nki.nc_n_gather(dst=memref<128x8xf32, #nisa.mem<sbuf>> %g, data={{.*}} %a, indices={{.*}} %idx)
 // CHECK-NOT:   nki.{{(unary|binary|reduce|softmax|transpose|broadcast_to|where|full|rand|random_seed|nl_dropout|gather_flattened|shared_identity_matrix)}}(
 // CHECK:       func.return
+
+// nl.broadcast_to of an fp32 row that fits one PSUM bank (<= 512 columns), read only as the
+// second input of VectorE tensor_tensor ops: the multiply reads the TensorE result in PSUM
+// (no copy); a wider row is copied out of PSUM into the SBUF result, 512 columns per matmul,
+// and so is one read by anything else.
+func.func @bcast_rows(%a: memref<128x512xf32, #nisa.mem<sbuf>>, %r: memref<1x512xf32, #nisa.mem<sbuf>>, %w: memref<128x1024xf32, #nisa.mem<sbuf>>, %rw: memref<1x1024xf32, #nisa.mem<sbuf>>, %o: memref<128x512xf32, #nisa.mem<sbuf>>, %ow: memref<128x1024xf32, #nisa.mem<sbuf>>) {
+  %b = nki.broadcast_to(x=memref<1x512xf32, #nisa.mem<sbuf>> %r) : memref<128x512xf32, #nisa.mem<sbuf>>
+  nki.tensor_tensor(dst=memref<128x512xf32, #nisa.mem<sbuf>> %o, data1=memref<128x512xf32, #nisa.mem<sbuf>> %a, data2=memref<128x512xf32, #nisa.mem<sbuf>> %b, op=multiply)
+  %bw = nki.broadcast_to(x=memref<1x1024xf32, #nisa.mem<sbuf>> %rw) : memref<128x1024xf32, #nisa.mem<sbuf>>
+  nki.tensor_tensor(dst=memref<128x1024xf32, #nisa.mem<sbuf>> %ow, data1=memref<128x1024xf32, #nisa.mem<sbuf>> %w, data2=memref<128x1024xf32, #nisa.mem<sbuf>> %bw, op=multiply)
+  %bd = nki.broadcast_to(x=memref<1x512xf32, #nisa.mem<sbuf>> %r) : memref<128x512xf32, #nisa.mem<sbuf>>
+  nki.tensor_copy(dst=memref<128x512xf32, #nisa.mem<sbuf>> %o, src=memref<128x512xf32, #nisa.mem<sbuf>> %bd)
+  func.return
+}
+
+// CHECK-LABEL: func.func @bcast_rows
+// CHECK:       nki.memset({{.*}}) engine=gpsimd
+// CHECK-NEXT:  %[[P1:.*]] = nki.ndarray() : memref<128x512xf32, #nisa.mem<psum>>
+// CHECK-NEXT:  nki.nc_matmul(dst={{.*}} %[[P1]], stationary={{.*}}, moving={{.*}} %r)
+// CHECK-NEXT:  nki.tensor_tensor(dst={{.*}} %o, data1={{.*}} %a, data2=memref<128x512xf32, #nisa.mem<psum>> %[[P1]], op=multiply)
+// CHECK:       %bw = nki.ndarray() : memref<128x1024xf32, #nisa.mem<sbuf>>
+// CHECK:       nki.memset({{.*}}) engine=gpsimd
+// CHECK:       %[[P2:.*]] = nki.ndarray() : memref<128x512xf32, #nisa.mem<psum>>
+// CHECK-NEXT:  %[[R0:.*]] = memref.subview %rw[0, 0] [1, 512] [1, 1]
+// CHECK-NEXT:  nki.nc_matmul(dst={{.*}} %[[P2]], stationary={{.*}}, moving={{.*}} %[[R0]])
+// CHECK-NEXT:  %[[D0:.*]] = memref.subview %bw[0, 0] [128, 512] [1, 1]
+// CHECK-NEXT:  arith.constant
+// CHECK-NEXT:  nki.activation(dst={{.*}} %[[D0]], data={{.*}} %[[P2]], scale={{.*}}, op=copy)
+// CHECK-NEXT:  %[[P3:.*]] = nki.ndarray() : memref<128x512xf32, #nisa.mem<psum>>
+// CHECK-NEXT:  %[[R1:.*]] = memref.subview %rw[0, 512] [1, 512] [1, 1]
+// CHECK-NEXT:  nki.nc_matmul(dst={{.*}} %[[P3]], stationary={{.*}}, moving={{.*}} %[[R1]])
+// CHECK-NEXT:  %[[D1:.*]] = memref.subview %bw[0, 512] [128, 512] [1, 1]
+// CHECK-NEXT:  arith.constant
+// CHECK-NEXT:  nki.activation(dst={{.*}} %[[D1]], data={{.*}} %[[P3]], scale={{.*}}, op=copy)
+// CHECK-NOT:   nki.tensor_copy(dst={{.*}} %bw
+// CHECK:       nki.tensor_tensor(dst={{.*}} %ow, data1={{.*}} %w, data2=memref<128x1024xf32, #nisa.mem<sbuf>> %bw, op=multiply)
+// CHECK:       %bd = nki.ndarray() : memref<128x512xf32, #nisa.mem<sbuf>>
+// CHECK:       nki.activation(dst={{.*}} %bd, data={{.*}}, op=copy)
+// CHECK:       nki.tensor_copy(dst={{.*}} %o, src={{.*}} %bd)

@@ -1,0 +1,160 @@
+"""Run AWS's nki-library test suite on nki-mlir and classify every failure by its cause.
+
+    python bench/nkilib_suite.py [PATH] [--every N | --target T] [--offset K] [--all | --full]
+        [--no-unit] [--ids-file F] [-n 2] [--test-timeout S] [--total-timeout S]
+        [--report-json F] [-- extra pytest args]
+
+``PATH`` is the nki-library checkout (default ``../shared/corpus/nki-library`` next to this
+repository).  The suite is collected and run as ``bench/nkilib_sample.py`` does it (its own
+``--test-mode simulation``, ``-p nki_cpu_simulator.stubs``, the files of
+``bench/nkilib_collect.py``'s ``IGNORED`` left out): every unit test (``test/unit``; not with
+``--no-unit``) and a deterministic sample of the integration tests -- every ``N``-th
+(``--every``, or about ``--target`` of them, default 150) from ``--offset`` -- or all of them
+(``--all``; ``--full`` also generates the ``coverage_parametrize`` tests, whose collection
+takes ~10 minutes).
+
+Each failure is put in a category of ``bench/nkilib_causes.py``: a defect of the suite itself
+or a need for AWS internals (``nki.compiler.frontend``) -- these are excluded from the
+denominator and listed with their count and one line of evidence (``file:line: error``) -- or
+else a cause of the simulator's own, grouped by its first line.  The test files that cannot be
+collected with any NKI implementation are listed too.  The last lines are::
+
+    pass ratio: P / (P + F) = R% of the collected, non-skipped, non-excluded tests
+    P passed, F failed, S skipped
+
+(plus ``, X excluded`` and ``, U not run`` -- tests the ``--total-timeout`` stopped -- when
+there are any).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import nkilib_causes  # noqa: E402
+import nkilib_collect  # noqa: E402
+import nkilib_sample  # noqa: E402
+
+
+def choose(ids: list[str], unit: bool, every: int, offset: int) -> tuple[list[str], list[str]]:
+    """(unit test ids, sampled integration test ids)."""
+    units = [i for i in ids if i.startswith("unit/")] if unit else []
+    integ = [i for i in ids if not i.startswith("unit/")]
+    return units, nkilib_sample.sample(integ, every, offset)
+
+
+def tally(per: dict, ids: list[str]) -> dict:
+    """Outcomes of ``ids``: counts, the excluded categories and the simulator's causes."""
+    counts: Counter = Counter()
+    excluded: dict[str, list[dict]] = {}
+    causes: dict[str, list[dict]] = {}
+    for i in ids:
+        r = per.get(i)
+        kind = r["kind"] if r else "not run"
+        if kind in ("failed", "error"):
+            cat = nkilib_causes.classify(r)
+            if cat is not None:
+                excluded.setdefault(cat.name, []).append(r)
+                kind = "excluded"
+            else:
+                causes.setdefault(nkilib_causes.cause(r, nkilib_sample.cause_key), []).append(r)
+                kind = "failed"
+        counts[kind] += 1
+    return {"counts": counts, "excluded": excluded, "causes": causes}
+
+
+def report(t: dict, top: int, slowest: list[dict]) -> list[str]:
+    c = t["counts"]
+    out = []
+    cats = {cat.name: cat for cat in nkilib_causes.EXCLUDED}
+    out.append("test files not collected (defects of the nki-library snapshot itself):")
+    for f, why in nkilib_collect.IGNORED.items():
+        out.append(f"  {f}: {why}")
+    out.append(f"excluded failures ({c['excluded']}): suite defects and AWS internals")
+    for name, recs in sorted(t["excluded"].items(), key=lambda kv: -len(kv[1])):
+        cat = cats[name]
+        out.append(f"  {len(recs):4d}  [{cat.kind}] {name}: {cat.why}")
+        out.append(f"        evidence: {nkilib_causes.evidence(recs[0])}")
+    causes = sorted(t["causes"].items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    out.append(f"failures of the simulator ({c['failed']}, {len(causes)} distinct causes):")
+    for key, recs in causes[:top]:
+        if key.startswith(("timeout:", "pytest-xdist")):
+            out.append(f"  {len(recs):4d}  {key}")
+        else:
+            out.append(f"  {len(recs):4d}  {nkilib_causes.evidence(recs[0])}")
+        out.append(f"        e.g. {recs[0]['nodeid'][:160]}")
+    if slowest:
+        out.append("slowest tests (call phase, s):")
+        out.extend(f"  {r['duration']:7.1f}  {r['kind']:7s} {r['nodeid'][:150]}" for r in slowest)
+    denom = c["passed"] + c["failed"]
+    ratio = 100.0 * c["passed"] / denom if denom else 0.0
+    out.append(f"pass ratio: {c['passed']} / ({c['passed']} + {c['failed']}) = {ratio:.1f}% "
+               f"of the collected, non-skipped, non-excluded tests")
+    last = f"{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped"
+    if c["excluded"]:
+        last += f", {c['excluded']} excluded"
+    if c["not run"]:
+        last += f", {c['not run']} not run"
+    out.append(last)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("root", nargs="?", type=Path, default=nkilib_collect.DEFAULT_ROOT,
+                    help="nki-library checkout")
+    ap.add_argument("--every", type=int, default=0, help="run every N-th integration test")
+    ap.add_argument("--target", type=int, default=150,
+                    help="about this many integration tests (default 150; ignored with --every)")
+    ap.add_argument("--offset", type=int, default=0, help="start the sample at this index mod N")
+    ap.add_argument("--all", action="store_true", help="every collected integration test")
+    ap.add_argument("--full", action="store_true", help="--all, and collect the "
+                    "coverage_parametrize tests too (collection takes ~10 min)")
+    ap.add_argument("--no-unit", action="store_true", help="leave out the unit tests")
+    ap.add_argument("--ids-file", type=Path, help="cache of the collected ids (read if present)")
+    ap.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
+    ap.add_argument("--test-timeout", type=float, default=120, help="seconds per test")
+    ap.add_argument("--total-timeout", type=float, default=0,
+                    help="seconds for the whole run (default: none)")
+    ap.add_argument("--top", type=int, default=25, help="simulator causes to show")
+    ap.add_argument("--slowest", type=int, default=10, help="slowest tests to show")
+    ap.add_argument("--report-json", type=Path, help="write per-test outcomes here")
+    ap.add_argument("extra", nargs="*", help="extra pytest arguments (after --)")
+    ns = ap.parse_args(argv)
+    if not (ns.root / "test" / "conftest.py").exists():
+        print(f"nki-library test suite not found under {ns.root}", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    ids = nkilib_sample.collect_ids(ns.root, ns.full, ns.ids_file)
+    n_integ = sum(not i.startswith("unit/") for i in ids)
+    every = 1 if (ns.all or ns.full) else ns.every or max(1, round(n_integ / ns.target))
+    units, integ = choose(ids, not ns.no_unit, every, ns.offset)
+    print(f"collected {len(ids)} test ids in {time.perf_counter() - t0:.0f}s; running "
+          f"{len(units)} unit tests and every {every}th integration test (offset "
+          f"{ns.offset % every}): {len(integ)} of {n_integ}")
+    chosen = units + integ
+    extra = ns.extra if ns.full else ["--skip-coverage-parametrize", *ns.extra]
+    records, dt, timed_out = nkilib_sample.run_sample(
+        ns.root, chosen, ns.workers, ns.test_timeout, ns.total_timeout or 10 ** 7, extra)
+    per = nkilib_sample.summarise(records, chosen)["per"]
+    print(f"run: {dt:.0f}s{' (stopped by --total-timeout)' if timed_out else ''}")
+    slowest = sorted((r for r in per.values() if r["when"] == "call"),
+                     key=lambda r: -r["duration"])[:ns.slowest]
+    for name, part in (("unit", units), ("integration", integ)):
+        if part:
+            c = tally(per, part)["counts"]
+            print(f"{name}: {c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped, "
+                  f"{c['excluded']} excluded, {c['not run']} not run")
+    t = tally(per, chosen)
+    if ns.report_json:
+        ns.report_json.write_text(json.dumps({"ids": chosen, "per": per}, indent=1))
+    print("\n".join(report(t, ns.top, slowest)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

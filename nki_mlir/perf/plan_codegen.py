@@ -1,0 +1,303 @@
+"""The timing-only walk as one generated Python function per program, model and throttle.
+
+:func:`.plan_walk.walk_plan` interprets the resolved timing plan (:class:`.plan_walk.Resolved`)
+step by step: per dynamic instruction it unpacks a step tuple, loops over its waits and
+calls :meth:`.timeline.Timeline.place`.  This module writes the same walk out as Python
+source once -- loops as ``for`` loops, each instruction's cost, queue, fence flag, waits
+and history updates as constants and straight-line code, the queues' free times and last
+records, the fence / latest-finish marks and each ``nkim.id``'s latest record and finish as
+local variables -- and compiles it.  Running it leaves the timeline exactly as the
+interpreted walk does (the same records in the same order, the same DMA-engine bookings,
+queue state and marks; ``test/python/test_perf_plan_walk.py`` compares every figure of the
+two and of a queue-mode run).
+
+A plan the generator does not take (too many static steps, or Python refusing the source:
+loops nested deeper than it allows) has no generated walk: :func:`walker` returns None and
+the interpreted walk runs.
+"""
+from __future__ import annotations
+
+import math
+
+from ..runtime import control
+from ..runtime.queues import CARRIED_HISTORY
+from ..runtime.timing_plan import FOR, IF, INSTR, RUN
+from .unwalkable import Unwalkable
+
+#: plans with more steps than this are walked by the interpreter (source size, compile time)
+MAX_STEPS = 20000
+
+
+class Unsupported(Exception):
+    """The plan cannot be written out (:data:`MAX_STEPS`)."""
+
+
+class _Gen:
+    """Writes the walk of one resolved plan (see the module docstring)."""
+
+    def __init__(self, res, tl, in_order: bool, throttle: bool):
+        self.res, self.tl = res, tl
+        self.in_order, self.throttle = in_order, throttle
+        self.ns: dict[str, object] = {"control": control, "H": CARRIED_HISTORY}
+        self.lines: list[str] = []
+        self.queues: set[int] = set()
+        self.ids: set[int] = set()
+        self.loops: set[int] = set()
+        self.hists: set[int] = set()        # carried-wait histories (lists mutated in place)
+        self.steps = 0
+        self.uses_history = False
+        self.dma_queues = tuple(getattr(tl, "_dma_queues", ()))
+
+    def const(self, prefix: str, value) -> str:
+        """A name for ``value`` in the generated function's globals."""
+        name = f"{prefix}{len(self.ns)}"
+        self.ns[name] = value
+        return name
+
+    def num(self, x: float) -> str:
+        """``x`` as a source literal (exact: ``repr`` of a finite float round-trips)."""
+        x = float(x)
+        return repr(x) if math.isfinite(x) else self.const("f", x)
+
+    def emit(self, depth: int, text: str) -> None:
+        self.lines.append("    " * depth + text)
+
+    # ------------------------------------------------------------------ steps
+    def block(self, plan: tuple, d: int) -> None:
+        start = len(self.lines)
+        for step in plan:
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                raise Unsupported
+            kind = step[0]
+            if kind == INSTR:
+                self.instr(step, d)
+            elif kind == FOR:
+                self.loop(step, d)
+            elif kind == RUN:
+                self.emit(d, f"{self.const('r', step[1])}(env)")
+            else:  # IF
+                if step[1] is None:
+                    self.block(step[2], d)
+                else:
+                    self.emit(d, f"if env[{step[1]}]:")
+                    self.block(step[2], d + 1)
+                    if step[3]:
+                        self.emit(d, "else:")
+                        self.block(step[3], d + 1)
+        if len(self.lines) == start:
+            self.emit(d, "pass")
+
+    def loop(self, step: tuple, d: int) -> None:
+        _, lb, ub, inc, iv, li, body, dynamic = step
+        self.loops.add(li)
+        self.emit(d, f"lo, hi, inc = env[{lb}], env[{ub}], env[{inc}]")
+        cond = "inc <= 0"
+        if dynamic:
+            cond += " or len(range(lo, hi, inc)) > control.MAX_LOOP_ITERATIONS"
+        self.emit(d, f"if {cond}:")
+        self.emit(d + 1, "raise Unwalkable")
+        self.emit(d, "for i in range(lo, hi, inc):")
+        self.emit(d + 1, f"env[{iv}] = i")
+        self.emit(d + 1, f"S{li} += 1")
+        self.block(body, d + 1)
+
+    def instr(self, step: tuple, d: int) -> None:
+        _, st, qi, fence, deps, carried, nid, track, closure = step
+        e = lambda text: self.emit(d, text)   # noqa: E731
+        self.queues.add(qi)
+        # the waits, the last fence first: Timeline.place takes the fence's finish when it
+        # is >= every wait's, and a wait replaces the one before only when it finishes
+        # strictly later -- starting from the fence gives the same (ready, pred)
+        e("ready = m0")
+        e("pred = m1")
+        for dep in deps:
+            self.ids.add(dep)
+            e(f"if LE{dep} > ready:")
+            e(f"    ready = LE{dep}")
+            e(f"    pred = L{dep}")
+        for hi, li, dist in carried:
+            self.uses_history = True
+            self.loops.add(li)
+            self.hists.add(hi)
+            e(f"if HS{hi}:")
+            e(f"    j = bisect_right(HS{hi}, S{li} - {dist})")
+            e("    if j:")
+            e(f"        w = HR{hi}[j - 1]")
+            e(f"    elif len(HS{hi}) >= H:")
+            e(f"        w = HR{hi}[0]")
+            e("    else:")
+            e("        w = -1")
+            e("    if w >= 0 and end[w] > ready:")
+            e("        ready = end[w]")
+            e("        pred = w")
+        if self.in_order:
+            e("if lastend > ready:")
+            e("    ready = lastend")
+            e("    pred = last")
+        if fence:
+            e("if m2 > ready:")
+            e("    ready = m2")
+            e("    pred = m3")
+        if st.is_dma:
+            sname = self.const("s", st)
+            e(f"ready += {self.num(self.tl._dma_fixed)}")
+            e(f"if ready > Q{qi}:")
+            e("    t0 = ready")
+            e("    pred_a(pred)")
+            e("    waited_a(pred >= 0)")
+            e("else:")
+            e(f"    t0 = Q{qi}")
+            e(f"    pred_a(R{qi})")
+            e("    waited_a(False)")
+            # Timeline._book prunes the engine books by the DMA queues' free times: they
+            # are written back before it runs
+            sync = "; ".join(f"qfree[{q}] = Q{q}" for q in self.dma_queues)
+            one = st.one
+            if one is not None:
+                g = self.const("g", one[0])
+                e(f"b = books[{one[0][0]}]")
+                e(f"if b.engines is {g} and (nd + 1) % PRUNE:")
+                self.place_on_book(d + 1, self.num(one[1]))
+                e("    nd += 1")
+                e("else:")
+                if sync:
+                    e(f"    {sync}")
+                e("    ndma[0] = nd")
+                e(f"    start, end_v = book({sname}, t0)")
+                e("    nd = ndma[0]")
+            else:
+                if sync:
+                    e(sync)
+                e("ndma[0] = nd")
+                e(f"start, end_v = book({sname}, t0)")
+                e("nd = ndma[0]")
+        else:
+            e(f"if ready > Q{qi}:")
+            e("    start = ready")
+            e("    pred_a(pred)")
+            e("    waited_a(pred >= 0)")
+            e("else:")
+            e(f"    start = Q{qi}")
+            e(f"    pred_a(R{qi})")
+            e("    waited_a(False)")
+            if self.throttle and st.tensor_mm:
+                e(f"end_v = start + throttled(start, {self.num(st.ns)})")
+            else:
+                e(f"end_v = start + {self.num(st.ns)}")
+        e("rec = n")
+        e("n += 1")
+        e("start_a(start)")
+        e("end_a(end_v)")
+        e(f"sid_a({int(st.sid)})")
+        e(f"Q{qi} = end_v")
+        e(f"R{qi} = rec")
+        e("if end_v >= m2:")
+        e("    m2 = end_v")
+        e("    m3 = rec")
+        if fence:
+            e("m0 = end_v")
+            e("m1 = rec")
+        if nid >= 0:
+            self.ids.add(nid)
+            e(f"L{nid} = rec")
+            e(f"LE{nid} = end_v")
+            for hi, li in track:
+                self.uses_history = True
+                self.loops.add(li)
+                self.hists.add(hi)
+                e(f"if HS{hi} and HS{hi}[-1] == S{li}:")
+                e(f"    HR{hi}[-1] = rec")
+                e("else:")
+                e(f"    HS{hi}.append(S{li})")
+                e(f"    HR{hi}.append(rec)")
+                e(f"    if len(HS{hi}) > H:")
+                e(f"        del HS{hi}[0], HR{hi}[0]")
+        if self.in_order:
+            e("last = rec")
+            e("lastend = end_v")
+        if closure is not None:
+            e(f"{self.const('k', closure)}(env)")
+
+    def place_on_book(self, d: int, ns: str) -> None:
+        """:meth:`.timeline.EngineBook.place` of ``ns`` ns at ``t0`` on book ``b``, inlined
+        (the same statements): sets ``start`` and ``end_v``."""
+        for text in (
+                "starts, ends = b.starts, b.ends",
+                "ix = bisect_right(ends, t0)",
+                "s = t0",
+                "nb = len(starts)",
+                f"while ix < nb and starts[ix] < s + {ns}:",
+                "    if ends[ix] > s:",
+                "        s = ends[ix]",
+                "    ix += 1",
+                f"e_ = s + {ns}",
+                f"b.busy += {ns}",
+                "if ix > 0 and ends[ix - 1] >= s:",
+                "    if e_ > ends[ix - 1]:",
+                "        ends[ix - 1] = e_",
+                "    if ix < nb and starts[ix] <= e_:",
+                "        if ends[ix] > ends[ix - 1]:",
+                "            ends[ix - 1] = ends[ix]",
+                "        del starts[ix], ends[ix]",
+                "elif ix < nb and starts[ix] <= e_:",
+                "    starts[ix] = s",
+                "else:",
+                "    starts.insert(ix, s)",
+                "    ends.insert(ix, e_)",
+                "start = s",
+                f"end_v = s + {ns}"):
+            self.emit(d, text)
+
+    # ------------------------------------------------------------------ function
+    def source(self) -> str:
+        self.block(self.res.plan, 1)
+        body = self.lines
+        head = ["def walk(tl, env, serial, history):",
+                "    start_a, end_a, sid_a = tl.start.append, tl.end.append, tl.sid.append",
+                "    pred_a, waited_a = tl.pred.append, tl.waited.append",
+                "    end = tl.end",
+                "    n = len(end)",
+                "    books, ndma, book, throttled = tl.books, tl._ndma, tl._book, tl._throttled",
+                "    nd = ndma[0]",
+                "    mark = tl._mark",
+                "    m0, m1, m2, m3 = mark",
+                "    qfree, qlast = tl.qfree, tl.qlast",
+                "    last, lastend = -1, -1.0"]
+        for q in sorted(self.queues | set(self.dma_queues)):
+            head.append(f"    Q{q}, R{q} = qfree[{q}], qlast[{q}]")
+        for i in sorted(self.ids):
+            head.append(f"    L{i}, LE{i} = -1, -1.0")
+        for li in sorted(self.loops):
+            head.append(f"    S{li} = serial[{li}]")
+        for hi in sorted(self.hists):
+            head.append(f"    HS{hi}, HR{hi} = history[{hi}]")
+        head.append("    try:")
+        tail = ["    finally:",
+                "        ndma[0] = nd",
+                "        mark[0], mark[1], mark[2], mark[3] = m0, m1, m2, m3"]
+        for q in sorted(self.queues | set(self.dma_queues)):
+            tail.append(f"        qfree[{q}], qlast[{q}] = Q{q}, R{q}")
+        for li in sorted(self.loops):
+            tail.append(f"        serial[{li}] = S{li}")
+        return "\n".join(head + ["    " + ln for ln in body] + tail) + "\n"
+
+
+def generate(res, tl, in_order: bool, throttle: bool):
+    """The generated walk of resolved plan ``res`` for timelines like ``tl`` (its model,
+    DMA latency and throttle flag), or None (module docstring).  Called as
+    ``walk(tl, env, serial, history)``: ``serial`` the loops' serials (-1 each), ``history``
+    the carried-wait histories (``([], [])`` each); raises :class:`.unwalkable.Unwalkable`
+    as the interpreted walk does."""
+    from bisect import bisect_right
+
+    from .timeline import _PRUNE_EVERY
+    gen = _Gen(res, tl, in_order, throttle)
+    try:
+        src = gen.source()
+        gen.ns.update(Unwalkable=Unwalkable, bisect_right=bisect_right, PRUNE=_PRUNE_EVERY)
+        code = compile(src, f"<timing walk of {len(gen.lines)} lines>", "exec")
+    except (Unsupported, SyntaxError, RecursionError, MemoryError):
+        return None
+    exec(code, gen.ns)   # noqa: S102 -- our own generated source, no user text in it
+    return gen.ns["walk"]

@@ -1,0 +1,67 @@
+"""bench/nkilib_suite.py's bookkeeping (no nki-library checkout needed): unit/integration
+split, excluded categories (bench/nkilib_causes.py) and the last line's counts."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import nkilib_causes  # noqa: E402
+import nkilib_suite  # noqa: E402
+
+
+def _rec(nodeid, kind, message="", where=""):
+    return {"nodeid": nodeid, "kind": kind, "when": "call", "message": message, "where": where,
+            "duration": 1.0}
+
+
+MLP = ("test.utils.exceptions.InferenceException: /x/nkilib/core/mlp/mlp_tkg/mlp_tkg_constants.py"
+       ":225:16: compile-time evaluation error: TypeError: MLPTKGConstantsDimensionSizes.__init__()"
+       " missing 1 required positional argument: 'remainderIFused'")
+
+
+def test_choose_keeps_every_unit_test_and_samples_integration():
+    ids = ["unit/a.py::t1", "integration/b.py::t0", "unit/a.py::t2", "integration/b.py::t1",
+           "integration/b.py::t2", "integration/b.py::t3"]
+    units, integ = nkilib_suite.choose(ids, True, 2, 1)
+    assert units == ["unit/a.py::t1", "unit/a.py::t2"]
+    assert integ == ["integration/b.py::t1", "integration/b.py::t3"]
+    assert nkilib_suite.choose(ids, False, 1, 0)[0] == []
+
+
+def test_suite_defects_are_excluded_with_evidence_and_others_counted():
+    per = {"a": _rec("a", "passed"), "b": _rec("b", "failed", MLP, "/x/test_orchestrator.py:468"),
+           "c": _rec("c", "failed", "NKIError: x.py:3:1: unsupported construct: foo"),
+           "d": _rec("d", "skipped"),
+           "e": _rec("e", "failed", "test.utils.exceptions.CompilationException: NotImplementedError:"
+                                   " nki.compiler.frontend.ParserFrontend.compile: ...")}
+    t = nkilib_suite.tally(per, ["a", "b", "c", "d", "e", "f"])
+    c = t["counts"]
+    assert (c["passed"], c["failed"], c["skipped"], c["excluded"], c["not run"]) == (1, 1, 1, 2, 1)
+    assert set(t["excluded"]) == {"mlp_tkg dataclass field never passed", "needs nki.compiler.frontend"}
+    ev = nkilib_causes.evidence(per["b"])
+    assert ev.startswith("/x/nkilib/core/mlp/mlp_tkg/mlp_tkg_constants.py:225: ")
+    lines = nkilib_suite.report(t, 5, [])
+    assert lines[-1] == "1 passed, 1 failed, 1 skipped, 2 excluded, 1 not run"
+    assert lines[-2].startswith("pass ratio: 1 / (1 + 1) = 50.0%")
+
+
+def test_a_failure_in_a_defective_file_is_not_excluded_by_its_location_alone():
+    # same test file as the qkv golden defect, but a simulator error: must stay a failure
+    rec = _rec("x", "failed", "test.utils.exceptions.InferenceException: /k.py:1:1: type error: y",
+               "/x/nkilib/core/qkv/qkv_tkg_torch.py:166")
+    assert nkilib_causes.classify(rec) is None
+    rec = _rec("x", "failed", "test.utils.exceptions.ValidationException: Validation failed for "
+               "['V_cache']", "/x/test_orchestrator.py:563")
+    rec["nodeid"] = "integration/nkilib/core/attention/test_attention_tkg.py::T::t[1]"
+    assert nkilib_causes.classify(rec) is None   # only the attention-block golden is excluded
+
+
+def test_timeouts_and_crashes_are_one_cause_each():
+    per = {"a": _rec("a", "failed", "nkilib_report_plugin.TestTimeout: test exceeded 120 s "
+                                    "(NKILIB_TEST_TIMEOUT)"),
+           "b": _rec("b", "failed", "test.utils.exceptions.InferenceException: /p.py:81:9: kernel "
+                                    "error: kernel raised TestTimeout('test exceeded 120 s "
+                                    "(NKILIB_TEST_TIMEOUT)')"),
+           "c": _rec("c", "failed", "worker 'gw0' crashed while running 'x.py::t'"),
+           "d": _rec("d", "failed", "worker 'gw1' crashed while running 'y.py::u'")}
+    t = nkilib_suite.tally(per, ["a", "b", "c", "d"])
+    assert sorted(len(v) for v in t["causes"].values()) == [2, 2]

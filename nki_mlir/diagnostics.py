@@ -8,11 +8,13 @@ from __future__ import annotations
 import functools
 import os
 import sys
-
-from xdsl.dialects.builtin import FileLineColLoc
-from xdsl.ir import Operation
+from typing import TYPE_CHECKING
 
 from .errors import NKIError, SourceLoc
+
+if TYPE_CHECKING:  # xDSL loads on first use: ``import nki_mlir`` (a warm cache hit) needs none of it
+    from xdsl.dialects.builtin import FileLineColLoc
+    from xdsl.ir import Operation
 
 #: the nki_mlir package directory: frames inside it are not the user's
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -22,6 +24,7 @@ def loc_of(op: Operation | None) -> SourceLoc | None:
     """The kernel source position an op came from, or None if it has none."""
     if op is None:
         return None
+    from xdsl.dialects.builtin import FileLineColLoc  # loaded already: ``op`` is xDSL IR
     loc = op.location
     if isinstance(loc, FileLineColLoc):
         return SourceLoc(loc.filename.data, loc.line.data, loc.column.data)
@@ -36,7 +39,7 @@ def make_loc(loc: SourceLoc) -> FileLineColLoc:
 
 @functools.lru_cache(maxsize=1 << 14)
 def _file_line_col(file: str, line: int, col: int) -> FileLineColLoc:
-    from xdsl.dialects.builtin import IntAttr, StringAttr
+    from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
     return FileLineColLoc(StringAttr(file), IntAttr(line), IntAttr(col))
 
 

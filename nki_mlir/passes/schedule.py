@@ -25,7 +25,7 @@ weighted path to the end of the block goes first (DMA 4, TensorE 3, others 2, no
 (alias ``program-order``) keeps the IR order.
 
 Waits.  After reordering every instruction gets ``nkim.id`` (its pre-order number in the
-function) and, for each dependence edge ``P -> C`` of :func:`.dependence.analyze` with ``P``
+function) and, for each dependence edge ``P -> C`` of :func:`.dependence_graph.analyze` with ``P``
 on another queue (same-queue edges are implied by queue order):
 
 - ``nkim.deps = [P, ...]``: before an instance of ``C`` starts, wait until the MOST RECENT
@@ -72,7 +72,7 @@ keeps only closure-preserving edges found through a conflict scoreboard
 (:mod:`.reorder`, :mod:`.conflict_index`): O(n log n + edges) per block, same order as the
 all-pairs graph.  Straight-line functions (every instruction in the entry block, e.g. a
 fully unrolled kernel) get their waits from per-queue scoreboards (:mod:`.straight_waits`)
-without building the dependence graph; other functions use :func:`.dependence.analyze`
+without building the dependence graph; other functions use :func:`.dependence_graph.analyze`
 (all pairs of accesses of one base, or of overlapping placements, with an instruction in a
 loop or an ``if``; a scoreboard for the pairs of entry-block instructions) and
 :func:`compute_waits` -- quadratic in the instructions of a loop nest, which the tracing
@@ -93,7 +93,8 @@ from ..dialects import nisa
 from ..errors import NKIError
 from ..dialects.common import HBM_SPACES, i64_attr, space_of, str_attr
 from ..dialects.isa_control import no_reorder_groups
-from .dependence import Edge, Node, analyze, collect_nodes, node_accesses
+from .dependence import Edge, Node, collect_nodes, node_accesses
+from .dependence_graph import analyze
 from .output_deps import check_output_dependencies
 from .affine import trip_count
 from ..dialects.effects import LOOP_OPS, RegionCache, is_instruction

@@ -15,7 +15,7 @@ The latest conflicting instruction per queue comes from one query of one
 which never changes the latest conflicting one), so the cost is O(n log n + candidates)
 instead of O(n^2) edges -- an
 unrolled kernel whose tiles share one placement conflicts all-to-all.  The result is the
-one :func:`.schedule.compute_waits` gives on the full graph of :func:`.dependence.analyze`.
+one :func:`.schedule.compute_waits` gives on the full graph of :func:`.dependence_graph.analyze`.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def is_straight_line(func: FuncOp, nodes: list[Node]) -> bool:
 
 def conflict(x: Node, y: Node, regions: RegionCache) -> bool:
     """Two different instructions of straight-line code touch a common byte, one writing
-    (the loop-independent ``data`` / ``alias`` edges of :func:`.dependence.analyze`)."""
+    (the loop-independent ``data`` / ``alias`` edges of :func:`.dependence_graph.analyze`)."""
     for ax in x.accs:
         for ay in y.accs:
             if not (ax.is_write or ay.is_write):

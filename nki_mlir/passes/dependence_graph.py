@@ -17,7 +17,8 @@ from .conflict_index import ConflictIndex
 from .dependence import Acc, Edge, Graph, Node, _kind, _pair, collect_nodes, describe
 
 
-def analyze(func: FuncOp, nodes: list[Node] | None = None) -> Graph:
+def analyze(func: FuncOp, nodes: list[Node] | None = None,
+            queue: dict[Node, str] | None = None) -> Graph:
     """The dependence edges between the instructions of ``func`` (program = IR order);
     ``nodes``: :func:`collect_nodes` of ``func`` when already computed.
 
@@ -29,7 +30,11 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None) -> Graph:
     which are ordered after it through the write.  So the edges keep the transitive
     closure of the all-pairs graph at O(n log n + edges) for the straight-line part of a
     kernel instead of O(n^2) pairs (an unrolled kernel whose tiles share one placement
-    conflicts all-to-all)."""
+    conflicts all-to-all).  ``queue`` (instruction -> engine queue, from ``nisa-schedule``):
+    an entry-block instruction then gets, per queue, only its edge from the LATEST earlier
+    entry-block instruction it conflicts with -- the one wait :func:`.schedule.compute_waits`
+    keeps of them, every earlier one on that queue being implied by queue order (as in
+    :mod:`.straight_waits`) -- so reads that no whole write retires add no edges later."""
     g = Graph(nodes if nodes is not None else collect_nodes(func))
     regions = RegionCache()
     entry = func.body.blocks[0] if func.body.blocks else None
@@ -77,16 +82,23 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None) -> Graph:
                     x, ax, y, ay = y, ay, x, ax
                 _pair(x, ax, y, ay, same, add, trips)
     # pairs of entry-block instructions: the scoreboard
-    index = ConflictIndex([], regions)
+    index = ConflictIndex([], regions, reads_retire_reads=queue is not None)
     for y in g.nodes:
         if y in nested:
             continue
         for ay in y.accs:
-            for e in index.conflicts([ay]):
+            found = index.conflicts([ay])
+            if queue is not None:       # the latest entry per queue (entries are tagged)
+                latest: dict = {}
+                for e in found:
+                    if e.node > latest.get(e.tag, (-1,))[0]:
+                        latest[e.tag] = (e.node, e)
+                found = [e for _, e in latest.values()]
+            for e in found:
                 x = g.nodes[e.node]
                 reason = "data" if e.acc.base is ay.base else "alias"
                 add(x, y, _kind(e.acc, ay), ay.role, None, None, reason)
-        index.add(y.index, y.accs)
+        index.add(y.index, y.accs, None if queue is None else queue[y])
     g.edges.sort(key=lambda e: (e.dst.index, e.src.index, e.level if e.level is not None else -1))
     return g
 

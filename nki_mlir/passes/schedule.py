@@ -380,7 +380,7 @@ def schedule_function(func: FuncOp, mode: str = "list", fast: bool = True) -> li
         plain = straight_line_waits(nodes, queue, fence, extra, RegionCache())
         result = {n: (plain[n], []) for n in nodes}
     else:
-        graph = analyze(func, nodes)
+        graph = analyze(func, nodes, queue)
         edges = graph.edges
         into = graph.into()
         waits = {n: raw_waits(n, into.get(n, []), queue, extra[n], fence)[0] for n in nodes}

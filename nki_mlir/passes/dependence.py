@@ -41,15 +41,19 @@ exact integer-set test of :mod:`.exact_overlap` (isl) confirms, so a bijective i
 """
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, OpResult, SSAValue
 
+from ..diagnostics import loc_of
 from .affine import (Affine, affine_of, const_int, iv_bounds, loop_of_iv, may_equal_mod,
                      trip_count, value_range)
-from ..dialects.effects import accesses, base_buffer, enclosing_loops, int_attr
+from ..dialects.effects import accesses, base_buffer, enclosing_loops, int_attr, is_instruction
 
 #: how far the carried-distance scan looks before settling for a (safe) lower bound
 MAX_SCAN = 16
@@ -337,3 +341,101 @@ def copies_of(base: SSAValue) -> int:
     if isinstance(base, OpResult):
         return max(1, int_attr(base.op, "nkim.copies") or 1)
     return 1
+
+
+@dataclass
+class Graph:
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+
+    def into(self) -> dict[Node, list[Edge]]:
+        out: dict[Node, list[Edge]] = defaultdict(list)
+        for e in self.edges:
+            out[e.dst].append(e)
+        return out
+
+
+def collect_nodes(func: FuncOp, cache: dict | None = None) -> list[Node]:
+    """The instructions of ``func`` in pre-order (``cache``: see :func:`node_accesses`)."""
+    nodes = []
+    for op in func.walk():
+        if is_instruction(op):
+            nodes.append(Node(op, len(nodes), list(reversed(enclosing_loops(op))), node_accesses(op, cache)))
+    return nodes
+
+
+def occurs(common: list[Operation], level: int, distance: int, across_outer: bool,
+           trips: dict | None = None) -> bool:
+    """Whether two instances ``distance`` iterations apart at ``common[level]`` can both run:
+    the distance is below the loop's static trip count (``across_outer``: below the number of
+    iterations it runs over the whole function, i.e. the serial distance of rotating copies).
+    Unknown trip counts count as possible.  ``trips``: a memo ``loop -> trip count`` valid
+    while the IR does not change (one :func:`.dependence_graph.analyze` call)."""
+    total = 1
+    for loop in (common[:level + 1] if across_outer else common[level:level + 1]):
+        if trips is not None and loop in trips:
+            n = trips[loop]
+        else:
+            n = trip_count(loop) if loop.name == "scf.for" else None
+            if trips is not None:
+                trips[loop] = n
+        if n is None:
+            return True
+        total *= n
+    return distance < total
+
+
+def _pair(x: Node, ax: Acc, y: Node, ay: Acc, same: bool, add_edge, trips: dict | None = None) -> None:
+    """Edges between access ``ax`` of ``x`` and ``ay`` of ``y`` (``x`` not after ``y``).
+    A carried edge whose distance the loop never reaches is not an edge (:func:`occurs`;
+    ``trips``: its memo of trip counts)."""
+    common = _common(x, y)
+
+    def add(src, dst, kind, role, level, distance, reason):
+        if level is None or occurs(common, level, distance, reason == "copies", trips):
+            add_edge(src, dst, kind, role, level, distance, reason)
+
+    if not same:
+        if x is not y:
+            add(x, y, _kind(ax, ay), ay.role, None, None, "alias")
+        for lvl in range(len(common)):
+            add(y, x, _kind(ay, ax), ax.role, lvl, 1, "alias")
+        return
+    local = local_loop(ax.base)
+    local_level = common.index(local) if local is not None and local in common else None
+    if x is not y and same_iteration_overlap(ax.box, ay.box, common):
+        add(x, y, _kind(ax, ay), ay.role, None, None, "data")
+    for lvl in range(len(common)):
+        if local_level is not None and lvl <= local_level:
+            continue
+        d = carried_distance(ax.box, ay.box, common, lvl)
+        if d is not None:
+            add(x, y, _kind(ax, ay), ay.role, lvl, d, "data")
+        d = carried_distance(ay.box, ax.box, common, lvl)
+        if d is not None and not (x is y and ax is ay):
+            add(y, x, _kind(ay, ax), ax.role, lvl, d, "data")
+    if local_level is not None and any_iteration_overlap(ax.box, ay.box):
+        k = copies_of(ax.base)
+        add(x, y, _kind(ax, ay), ay.role, local_level, k, "copies")
+        if not (x is y and ax is ay):
+            add(y, x, _kind(ay, ax), ax.role, local_level, k, "copies")
+
+
+# ---------------------------------------------------------------------------- printing
+
+
+def where(op: Operation) -> str:
+    loc = loc_of(op)
+    return f"{Path(loc.file).name}:{loc.line}" if loc is not None else "?"
+
+
+def describe(edge: Edge) -> str:
+    """``%7 dma_copy (k.py:28) -> %9 matmul (k.py:30)  RAW lhs  [same iteration]``."""
+    s, d = edge.src, edge.dst
+    if edge.level is None:
+        when = "same iteration"
+    else:
+        when = f"carried at loop {where(edge.loop)} distance {edge.distance}"
+    extra = "" if edge.reason == "data" else f"  ({edge.reason})"
+    return (f"%{s.index} {s.name} ({where(s.op)}) -> %{d.index} {d.name} ({where(d.op)})  "
+            f"{edge.kind} {edge.role}  [{when}]{extra}")

@@ -1,48 +1,24 @@
-"""The dependence graph of a function's ``nisa`` instructions (docs/backend.md section C).
+"""The dependence graph of a function's instructions (docs/backend.md section C).
 
-:func:`analyze` turns the accesses of :mod:`.dependence` (boxes in their base buffers, the
-overlap tests, the edge kinds and reasons described there) into the edges ``nisa-schedule``
-orders instructions by: pairs with an instruction in a loop or ``scf.if`` are tested
-pairwise, the straight-line part of the entry block goes through the scoreboard of
-:mod:`.conflict_index`.
+:func:`analyze` builds the edges :mod:`.dependence` defines (regions, the overlap tests,
+:func:`.dependence._pair`); pairs of entry-block instructions come from the scoreboard of
+:mod:`.conflict_index`, which itself builds on :mod:`.dependence` (hence a module of its own).
+:func:`format_deps` prints the edges (``nki-opt --print-deps``).
 """
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 
-from ..dialects.effects import RegionCache, enclosing_loops, is_instruction
-from .affine import trip_count
+from ..dialects.effects import RegionCache
 from .conflict_index import ConflictIndex
-from .dependence import (Acc, Edge, Node, _common, _kind, any_iteration_overlap, carried_distance,
-                         copies_of, local_loop, node_accesses, same_iteration_overlap)
+from .dependence import Acc, Edge, Graph, Node, _kind, _pair, collect_nodes, describe
 
 
-@dataclass
-class Graph:
-    nodes: list[Node] = field(default_factory=list)
-    edges: list[Edge] = field(default_factory=list)
-
-    def into(self) -> dict[Node, list[Edge]]:
-        out: dict[Node, list[Edge]] = defaultdict(list)
-        for e in self.edges:
-            out[e.dst].append(e)
-        return out
-
-
-def collect_nodes(func: FuncOp, cache: dict | None = None) -> list[Node]:
-    """The instructions of ``func`` in pre-order (``cache``: see :func:`node_accesses`)."""
-    nodes = []
-    for op in func.walk():
-        if is_instruction(op):
-            nodes.append(Node(op, len(nodes), list(reversed(enclosing_loops(op))), node_accesses(op, cache)))
-    return nodes
-
-
-def analyze(func: FuncOp, nodes: list[Node] | None = None) -> Graph:
+def analyze(func: FuncOp, nodes: list[Node] | None = None,
+            queue: dict[Node, str] | None = None) -> Graph:
     """The dependence edges between the instructions of ``func`` (program = IR order);
     ``nodes``: :func:`collect_nodes` of ``func`` when already computed.
 
@@ -54,7 +30,11 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None) -> Graph:
     which are ordered after it through the write.  So the edges keep the transitive
     closure of the all-pairs graph at O(n log n + edges) for the straight-line part of a
     kernel instead of O(n^2) pairs (an unrolled kernel whose tiles share one placement
-    conflicts all-to-all)."""
+    conflicts all-to-all).  ``queue`` (instruction -> engine queue, from ``nisa-schedule``):
+    an entry-block instruction then gets, per queue, only its edge from the LATEST earlier
+    entry-block instruction it conflicts with -- the one wait :func:`.schedule.compute_waits`
+    keeps of them, every earlier one on that queue being implied by queue order (as in
+    :mod:`.straight_waits`) -- so reads that no whole write retires add no edges later."""
     g = Graph(nodes if nodes is not None else collect_nodes(func))
     regions = RegionCache()
     entry = func.body.blocks[0] if func.body.blocks else None
@@ -102,72 +82,27 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None) -> Graph:
                     x, ax, y, ay = y, ay, x, ax
                 _pair(x, ax, y, ay, same, add, trips)
     # pairs of entry-block instructions: the scoreboard
-    index = ConflictIndex([], regions)
+    index = ConflictIndex([], regions, reads_retire_reads=queue is not None)
     for y in g.nodes:
         if y in nested:
             continue
         for ay in y.accs:
-            for e in index.conflicts([ay]):
+            found = index.conflicts([ay])
+            if queue is not None:       # the latest entry per queue (entries are tagged)
+                latest: dict = {}
+                for e in found:
+                    if e.node > latest.get(e.tag, (-1,))[0]:
+                        latest[e.tag] = (e.node, e)
+                found = [e for _, e in latest.values()]
+            for e in found:
                 x = g.nodes[e.node]
                 reason = "data" if e.acc.base is ay.base else "alias"
                 add(x, y, _kind(e.acc, ay), ay.role, None, None, reason)
-        index.add(y.index, y.accs)
+        index.add(y.index, y.accs, None if queue is None else queue[y])
     g.edges.sort(key=lambda e: (e.dst.index, e.src.index, e.level if e.level is not None else -1))
     return g
 
 
-def occurs(common: list[Operation], level: int, distance: int, across_outer: bool,
-           trips: dict | None = None) -> bool:
-    """Whether two instances ``distance`` iterations apart at ``common[level]`` can both run:
-    the distance is below the loop's static trip count (``across_outer``: below the number of
-    iterations it runs over the whole function, i.e. the serial distance of rotating copies).
-    Unknown trip counts count as possible.  ``trips``: a memo ``loop -> trip count`` valid
-    while the IR does not change (one :func:`analyze` call)."""
-    total = 1
-    for loop in (common[:level + 1] if across_outer else common[level:level + 1]):
-        if trips is not None and loop in trips:
-            n = trips[loop]
-        else:
-            n = trip_count(loop) if loop.name == "scf.for" else None
-            if trips is not None:
-                trips[loop] = n
-        if n is None:
-            return True
-        total *= n
-    return distance < total
+def format_deps(func: FuncOp) -> list[str]:
+    return [describe(e) for e in analyze(func).edges]
 
-
-def _pair(x: Node, ax: Acc, y: Node, ay: Acc, same: bool, add_edge, trips: dict | None = None) -> None:
-    """Edges between access ``ax`` of ``x`` and ``ay`` of ``y`` (``x`` not after ``y``).
-    A carried edge whose distance the loop never reaches is not an edge (:func:`occurs`;
-    ``trips``: its memo of trip counts)."""
-    common = _common(x, y)
-
-    def add(src, dst, kind, role, level, distance, reason):
-        if level is None or occurs(common, level, distance, reason == "copies", trips):
-            add_edge(src, dst, kind, role, level, distance, reason)
-
-    if not same:
-        if x is not y:
-            add(x, y, _kind(ax, ay), ay.role, None, None, "alias")
-        for lvl in range(len(common)):
-            add(y, x, _kind(ay, ax), ax.role, lvl, 1, "alias")
-        return
-    local = local_loop(ax.base)
-    local_level = common.index(local) if local is not None and local in common else None
-    if x is not y and same_iteration_overlap(ax.box, ay.box, common):
-        add(x, y, _kind(ax, ay), ay.role, None, None, "data")
-    for lvl in range(len(common)):
-        if local_level is not None and lvl <= local_level:
-            continue
-        d = carried_distance(ax.box, ay.box, common, lvl)
-        if d is not None:
-            add(x, y, _kind(ax, ay), ay.role, lvl, d, "data")
-        d = carried_distance(ay.box, ax.box, common, lvl)
-        if d is not None and not (x is y and ax is ay):
-            add(y, x, _kind(ay, ax), ax.role, lvl, d, "data")
-    if local_level is not None and any_iteration_overlap(ax.box, ay.box):
-        k = copies_of(ax.base)
-        add(x, y, _kind(ax, ay), ay.role, local_level, k, "copies")
-        if not (x is y and ax is ay):
-            add(y, x, _kind(ay, ax), ax.role, local_level, k, "copies")

@@ -17,9 +17,8 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from ..diagnostics import error_at
 from ..errors import NKIVerifyError
-from .dependence import Acc, Node, _common, carried_distance, same_iteration_overlap
-from .dependence_graph import collect_nodes
-from .dependence_report import where
+from .dependence import (Acc, Node, _common, carried_distance, collect_nodes,
+                         same_iteration_overlap, where)
 from .exact_overlap import carried_overlap_either
 
 

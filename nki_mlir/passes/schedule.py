@@ -93,8 +93,8 @@ from ..dialects import nisa
 from ..errors import NKIError
 from ..dialects.common import HBM_SPACES, i64_attr, space_of, str_attr
 from ..dialects.isa_control import no_reorder_groups
-from .dependence import Edge, Node, node_accesses
-from .dependence_graph import analyze, collect_nodes
+from .dependence import Edge, Node, collect_nodes, node_accesses
+from .dependence_graph import analyze
 from .output_deps import check_output_dependencies
 from .affine import trip_count
 from ..dialects.effects import LOOP_OPS, RegionCache, is_instruction
@@ -380,7 +380,7 @@ def schedule_function(func: FuncOp, mode: str = "list", fast: bool = True) -> li
         plain = straight_line_waits(nodes, queue, fence, extra, RegionCache())
         result = {n: (plain[n], []) for n in nodes}
     else:
-        graph = analyze(func, nodes)
+        graph = analyze(func, nodes, queue)
         edges = graph.edges
         into = graph.into()
         waits = {n: raw_waits(n, into.get(n, []), queue, extra[n], fence)[0] for n in nodes}

@@ -255,10 +255,10 @@ def internal_error(err: Exception) -> str:
 
 
 def _print_deps(module: ModuleOp) -> None:
-    """``// deps @f:`` then one line per edge (:func:`~nki_mlir.passes.dependence_report.describe`)."""
+    """``// deps @f:`` then one line per edge (:func:`~nki_mlir.passes.dependence.describe`)."""
     from xdsl.dialects.func import FuncOp
 
-    from ..passes.dependence_report import format_deps
+    from ..passes.dependence_graph import format_deps
     for func in module.walk():
         if isinstance(func, FuncOp):
             print(f"// deps @{func.sym_name.data}:")

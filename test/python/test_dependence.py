@@ -13,8 +13,7 @@ from nki_mlir.dialects import make_context
 from nki_mlir.errors import NKIVerifyError
 from nki_mlir.passes.affine import Affine, affine_of
 from nki_mlir.passes.dependence import box_of
-from nki_mlir.passes.dependence_graph import analyze
-from nki_mlir.passes.dependence_report import format_deps
+from nki_mlir.passes.dependence_graph import analyze, format_deps
 from nki_mlir.passes.output_deps import check_output_dependencies
 
 HBM = "#nisa.mem<shared_hbm>"

@@ -14,6 +14,11 @@ running every iteration:
 - the body changed no Python object reachable from the function's variables (a list it
   appends to, an object's attribute), compared by a structural fingerprint.
 
+A loop of one iteration is always traced as its body, once (the index is the range's
+start): rolling it buys nothing, and it would keep a function with one-iteration loops from
+being straight-line code, which ``nisa-schedule`` handles in O(n log n) instead of comparing
+every pair of accesses (:mod:`nki_mlir.passes.straight_waits`).
+
 Otherwise :class:`~.context.Retrace` names the loop and the kernel is traced again with
 that loop unrolled: plain Python iteration, exactly Python's result.  What the check
 cannot see: mutations of module globals or of objects reachable only from them; Python
@@ -101,6 +106,8 @@ def _why_unrolled(ctx, key: str, can_roll: bool, targets, trips: int) -> str | N
         return "NKI_MLIR_LOOPS=unroll"
     if trips == 0:
         return "it runs no iteration"
+    if trips == 1:      # the body once, index = start: nothing a rolled loop would keep small,
+        return "it runs one iteration"  # and the code stays straight-line for nisa-schedule
     if not can_roll:
         return "its body has break, return or yield"
     if len(targets) != 1:

@@ -31,10 +31,13 @@ Rules implemented:
 Algorithm, per memory (SBUF and PSUM are independent): pinned tensors first (program
 order), then best-fit in program order: each tensor goes into the smallest free gap
 (among tensors live at the same time and sharing partitions) in which a legal offset
-exists.  SBUF is then placed again coldest-fit (:mod:`.coldest_fit`: the bytes freed
-longest ago first, so a new tensor does not wait for the readers of one that just died),
-with the copies best fit gave: freely when every tensor fits so, else each tensor avoiding
-the best-fit regions of the later tensors live with it, which always fits.
+exists.  Both memories are then placed again coldest-fit (:mod:`.coldest_fit`: the bytes
+freed longest ago first, so a new tensor does not wait for the readers of one that just
+died), with the copies best fit gave: SBUF below best fit's peak, PSUM over all its banks
+(a PSUM bank holds nothing else, and spreading the tiles of a step over the banks lets
+TensorE fill the next bank while VectorE / ScalarE still read the last one); freely when
+every tensor fits so, else each tensor avoiding the best-fit regions of the later tensors
+live with it, which always fits.
 
 When SBUF does not fit even with one copy each, two tighter packings are tried before
 the overflow is reported ("chosen by what fits" again, so kernels that fit are placed
@@ -394,8 +397,9 @@ def place_space(tensors: list[Tensor], arena: Arena, target: str, spread: bool =
                 coldest: bool = False) -> None:
     """Place the tensors of one memory, giving up copies until they fit; raises the
     overflow error only when no tensor has a copy left to give up.  ``coldest`` (not with
-    ``spread``): then place them coldest-fit with those copies, else coldest-fit within
-    what best fit leaves to the later tensors (:mod:`.coldest_fit`)."""
+    ``spread``): then place them coldest-fit with those copies (below best fit's peak,
+    PSUM anywhere), else coldest-fit within what best fit leaves to the later tensors
+    (:mod:`.coldest_fit`)."""
     while (failed := _try_place(tensors, arena, target, spread)) is not None:
         live = [o for o in tensors if failed.conflicts(o)]
         victim = _fewer_copies(failed, live, tensors)
@@ -405,7 +409,8 @@ def place_space(tensors: list[Tensor], arena: Arena, target: str, spread: bool =
         victim.set_copies(victim.copies - 1)
     if coldest and not spread and tensors:
         best = [t.region for t in tensors]
-        peak = replace(arena, capacity=max(r.offset + r.size for r in best))
+        peak = arena if arena.space == "psum" else \
+            replace(arena, capacity=max(r.offset + r.size for r in best))
         if _try_place(tensors, peak, target, coldest=True, reserve=False) is None:
             return
         for t, region in zip(tensors, best):
@@ -435,7 +440,7 @@ def place_function(func: FuncOp, target: str, max_copies: int = multibuffer.MAX_
         reuse_dying_inputs(func, "sbuf")
         tensors = _tensors(func, by_space, max_copies)
         place_space([t for t in tensors if t.space == "sbuf"], by_space["sbuf"], target, spread=True)
-    place_space([t for t in tensors if t.space == "psum"], by_space["psum"], target)
+    place_space([t for t in tensors if t.space == "psum"], by_space["psum"], target, coldest=True)
     slots: dict = {}
     for t in tensors:
         _annotate(t, slots)

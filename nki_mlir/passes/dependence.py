@@ -365,15 +365,30 @@ def collect_nodes(func: FuncOp, cache: dict | None = None) -> list[Node]:
 
 
 def analyze(func: FuncOp, nodes: list[Node] | None = None) -> Graph:
-    """Every dependence edge between the instructions of ``func`` (program = IR order);
-    ``nodes``: :func:`collect_nodes` of ``func`` when already computed."""
+    """The dependence edges between the instructions of ``func`` (program = IR order);
+    ``nodes``: :func:`collect_nodes` of ``func`` when already computed.
+
+    Every pair of accesses with at least one instruction *nested* (in a loop or an ``if``)
+    is tested (:func:`_pair`).  Between two instructions directly in the function's entry
+    block only loop-independent edges exist; those come from a scoreboard of live accesses
+    (:class:`.conflict_index.ConflictIndex`, as the straight-line waits do): an earlier
+    access covered by a later whole write gives no edge to the accesses after that write,
+    which are ordered after it through the write.  So the edges keep the transitive
+    closure of the all-pairs graph at O(n log n + edges) for the straight-line part of a
+    kernel instead of O(n^2) pairs (an unrolled kernel whose tiles share one placement
+    conflicts all-to-all)."""
+    from .conflict_index import ConflictIndex
     g = Graph(nodes if nodes is not None else collect_nodes(func))
     regions = RegionCache()
+    entry = func.body.blocks[0] if func.body.blocks else None
+    nested = {n for n in g.nodes if n.op.parent_block() is not entry}
     touches: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
+    inner: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
     for n in g.nodes:
         for a in n.accs:
             touches[a.base].append((n, a))
-    bases = list(touches)
+            if n in nested:
+                inner[a.base].append((n, a))
     seen: set[tuple] = set()
     trips: dict[Operation, int | None] = {}     # loop -> static trip count (IR fixed here)
 
@@ -383,20 +398,43 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None) -> Graph:
             seen.add(key)
             g.edges.append(Edge(src, dst, kind, role, level, distance, reason))
 
-    for i, b1 in enumerate(bases):
-        for b2 in bases[i:]:
-            same = b1 is b2
-            if not same and not regions.may_alias(b1, b2):
+    def order(n: Node, a: Acc) -> tuple[int, int]:
+        return n.index, id(a)
+
+    # pairs with a nested instruction: every base with a nested access against every base
+    # it may share bytes with
+    bases = list(touches)
+    done: set[tuple[int, int]] = set()
+    for b1 in list(inner):
+        for b2 in bases:
+            key = (id(b1), id(b2)) if id(b1) <= id(b2) else (id(b2), id(b1))
+            if key in done or not regions.may_alias(b1, b2):
                 continue
-            for x, ax in touches[b1]:
-                for y, ay in touches[b2]:
-                    if not (ax.is_write or ay.is_write):
-                        continue
-                    if same and (y.index < x.index or (x is y and id(ay) < id(ax))):
-                        continue            # each unordered pair once
-                    if not same and y.index < x.index:
-                        x, ax, y, ay = y, ay, x, ax
-                    _pair(x, ax, y, ay, same, add, trips)
+            done.add(key)
+            same = b1 is b2
+            pairs = [(x, ax, y, ay) for x, ax in inner[b1] for y, ay in touches[b2]]
+            if not same:
+                pairs += [(x, ax, y, ay) for x, ax in inner.get(b2, ()) for y, ay in touches[b1]
+                          if y not in nested]
+            for x, ax, y, ay in pairs:
+                if not (ax.is_write or ay.is_write):
+                    continue
+                if same and y in nested and order(y, ay) < order(x, ax):
+                    continue                # both nested: each unordered pair once
+                if order(y, ay) < order(x, ax) if same else y.index < x.index:
+                    x, ax, y, ay = y, ay, x, ax
+                _pair(x, ax, y, ay, same, add, trips)
+    # pairs of entry-block instructions: the scoreboard
+    index = ConflictIndex([], regions)
+    for y in g.nodes:
+        if y in nested:
+            continue
+        for ay in y.accs:
+            for e in index.conflicts([ay]):
+                x = g.nodes[e.node]
+                reason = "data" if e.acc.base is ay.base else "alias"
+                add(x, y, _kind(e.acc, ay), ay.role, None, None, reason)
+        index.add(y.index, y.accs)
     g.edges.sort(key=lambda e: (e.dst.index, e.src.index, e.level if e.level is not None else -1))
     return g
 

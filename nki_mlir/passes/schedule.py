@@ -73,7 +73,8 @@ keeps only closure-preserving edges found through a conflict scoreboard
 all-pairs graph.  Straight-line functions (every instruction in the entry block, e.g. a
 fully unrolled kernel) get their waits from per-queue scoreboards (:mod:`.straight_waits`)
 without building the dependence graph; other functions use :func:`.dependence.analyze`
-(all pairs of accesses of one base, or of overlapping placements) and
+(all pairs of accesses of one base, or of overlapping placements, with an instruction in a
+loop or an ``if``; a scoreboard for the pairs of entry-block instructions) and
 :func:`compute_waits` -- quadratic in the instructions of a loop nest, which the tracing
 frontend keeps rolled and small.
 """

@@ -194,18 +194,26 @@ def _per_track_loop(tl: Timeline) -> tuple[dict[str, float], dict[str, int], dic
 
 
 def _critical_path(tl: Timeline, latency: float) -> list[CriticalEntry]:
-    time: dict[int, float] = {}
-    hits: dict[int, int] = {}
+    """The static instructions of the binding-predecessor chain back from the record that
+    finishes last: time on it and instances per instruction, the :data:`CRITICAL_ROWS`
+    longest (ties in order of first appearance along the chain)."""
+    nsid = max(tl.statics, default=-1) + 1
+    time = [0.0] * nsid
+    hits = [0] * nsid
+    order: list[int] = []            # static instructions in order of first appearance
     sid, start, end, pred = tl.sid, tl.start, tl.end, tl.pred
     rec = tl.maxend_rec
     while rec >= 0:
         s = sid[rec]
-        time[s] = time.get(s, 0.0) + (end[rec] - start[rec])
-        hits[s] = hits.get(s, 0) + 1
+        if not hits[s]:
+            order.append(s)
+        time[s] += end[rec] - start[rec]
+        hits[s] += 1
         rec = pred[rec]
     rows = []
-    for s, t in sorted(time.items(), key=lambda kv: -kv[1])[:CRITICAL_ROWS]:
+    for s in sorted(order, key=lambda s: -time[s])[:CRITICAL_ROWS]:
         st = tl.statics[s]
+        t = time[s]
         rows.append(CriticalEntry(name=st.name, loc=st.loc, source=st.source, track=st.track,
                                   time_ns=t, instances=hits[s],
                                   pct=100.0 * t / latency if latency else 0.0))

@@ -138,3 +138,63 @@ def test_accumulation_and_sequential_loops_are_not_output_dependency_errors():
 def test_single_iteration_loop_has_no_carried_edges():
     got = edges(func_of(loop_program("affine", store_rows="%c0", trips=1)))
     assert not any(e[5] == "data" and e[3] is not None for e in got)
+
+
+def reused_tiles_program(tiles: int) -> str:
+    """``tiles`` SBUF tiles placed on the same bytes (the allocator reusing one region), each
+    loaded from ``in`` and stored to ``out`` in the entry block, after a small loop."""
+    body = []
+    for k in range(tiles):
+        attrs = "{nkim.partition = 0 : i64, nkim.offset = 0 : i64}"
+        body.append(f"""  %t{k} = nisa.alloc {attrs} : memref<128x64xf32, {SB}>
+  %i{k} = memref.subview %in[{128 * k}, 0] [128, 64] [1, 1] : memref<{128 * tiles}x64xf32, {HBM}> to memref<128x64xf32, strided<[64, 1], offset: {128 * 64 * k}>, {HBM}>
+  nisa.dma_copy(dst=memref<128x64xf32, {SB}> %t{k}, src=memref<128x64xf32, strided<[64, 1], offset: {128 * 64 * k}>, {HBM}> %i{k}) engine=dma loc("k.py":{10 + k}:5)
+  %o{k} = memref.subview %out[{128 * k}, 0] [128, 64] [1, 1] : memref<{128 * tiles}x64xf32, {HBM}> to memref<128x64xf32, strided<[64, 1], offset: {128 * 64 * k}>, {HBM}>
+  nisa.dma_copy(dst=memref<128x64xf32, strided<[64, 1], offset: {128 * 64 * k}>, {HBM}> %o{k}, src=memref<128x64xf32, {SB}> %t{k}) engine=dma loc("k.py":{10 + k}:9)""")
+    return f"""func.func @f(%in: memref<{128 * tiles}x64xf32, {HBM}>, %out: memref<{128 * tiles}x64xf32, {HBM}>, %x: memref<128x64xf32, {HBM}>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %l = nisa.alloc {{nkim.partition = 0 : i64, nkim.offset = 0 : i64}} : memref<128x64xf32, {SB}>
+  scf.for %i = %c0 to %c4 step %c1 {{
+    nisa.dma_copy(dst=memref<128x64xf32, {SB}> %l, src=memref<128x64xf32, {HBM}> %x) engine=dma loc("k.py":2:5)
+  }} {{nki.range = "sequential"}} loc("k.py":1:3)
+{chr(10).join(body)}
+  func.return
+}}"""
+
+
+def test_entry_block_edges_keep_the_all_pairs_closure_in_linear_size():
+    """Tiles reusing one placement conflict all-to-all; the entry-block edges come from a
+    scoreboard: O(n) edges whose transitive closure orders every conflicting pair."""
+    from nki_mlir.dialects.effects import RegionCache
+    from nki_mlir.passes.straight_waits import conflict
+    tiles = 24
+    f = func_of(reused_tiles_program(tiles))
+    g = analyze(f)
+    nodes = g.nodes
+    assert len(nodes) == 1 + 2 * tiles
+    loop_node = nodes[0]
+    assert {e.level for e in g.edges if e.src is loop_node and e.dst is loop_node} == {0}
+    top = nodes[1:]
+    regions = RegionCache()
+    conflicting = {(x.index, y.index) for i, x in enumerate(top) for y in top[i + 1:]
+                   if conflict(x, y, regions)}
+    assert len(conflicting) > tiles * tiles       # all-to-all through the shared bytes
+    succ: dict[int, set[int]] = {}
+    for e in g.edges:
+        if e.level is None:
+            assert e.src.index < e.dst.index
+            succ.setdefault(e.src.index, set()).add(e.dst.index)
+    top_edges = [e for e in g.edges if e.src is not loop_node and e.dst is not loop_node]
+    assert len(top_edges) <= 4 * len(top)
+    reach: dict[int, set[int]] = {}
+    for n in reversed(nodes):
+        r = set()
+        for s in succ.get(n.index, ()):
+            r |= {s} | reach[s]
+        reach[n.index] = r
+    assert all(y in reach[x] for x, y in conflicting)
+    # the loop's instruction is ordered against every entry-block access of its bytes
+    assert all((loop_node.index, n.index) in {(e.src.index, e.dst.index) for e in g.edges}
+               for n in top if n.name == "dma_copy" and conflict(loop_node, n, regions))

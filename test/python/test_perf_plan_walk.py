@@ -154,3 +154,31 @@ def test_per_track_loop_equals_numpy(name, monkeypatch):
     monkeypatch.setattr(summary, "SMALL_TIMELINE", -1)
     assert summary._per_track(tl) == loop
     assert loop[0] and (name != "tiled_matmul" or loop[2])   # some DMA waits are summed
+
+
+def _critical_reference(tl, latency):
+    """summary._critical_path as first written (dicts in chain order): the reference."""
+    from nki_mlir.perf.summary import CRITICAL_ROWS
+    time, hits = {}, {}
+    rec = tl.maxend_rec
+    while rec >= 0:
+        s = tl.sid[rec]
+        time[s] = time.get(s, 0.0) + (tl.end[rec] - tl.start[rec])
+        hits[s] = hits.get(s, 0) + 1
+        rec = tl.pred[rec]
+    return [(s, t, hits[s]) for s, t in sorted(time.items(), key=lambda kv: -kv[1])[:CRITICAL_ROWS]]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_critical_path_equals_reference(name):
+    from nki_mlir.perf import summary
+    from nki_mlir.perf.timeline import Timeline
+    from nki_mlir.perf.walk import plan_env
+    kernel, args = CASES[name]
+    ck = nki.compile(kernel, *args, use_cache=False)
+    tl = Timeline(target_model(ck.target), ck.program.schedule.queues)
+    plan_walk.walk_plan(ck.program, tl, plan_env(ck.program, None))
+    rows = summary._critical_path(tl, tl.maxend)
+    want = _critical_reference(tl, tl.maxend)
+    assert rows and [(r.time_ns, r.instances) for r in rows] == [(t, n) for _, t, n in want]
+    assert [r.loc for r in rows] == [tl.statics[s].loc for s, _, _ in want]

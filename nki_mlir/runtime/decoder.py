@@ -59,6 +59,9 @@ class Decoder:
         #: the timing plan of every decoded block (:mod:`.timing_plan`); None when a block
         #: holds an op the plan cannot walk
         self.plans: dict[Block, tuple | None] = {}
+        #: the block of every copy of every placed on-chip alloc, ``{(op, copy): (lo, hi)}``
+        #: (:mod:`.blocks`; filled by :func:`.handlers.decode_function`)
+        self.blocks: dict = {}
 
     # -------------------------------------------------------------- slots and values
 

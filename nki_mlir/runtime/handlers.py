@@ -25,6 +25,7 @@ from . import (
     isa_movement, isa_select, isa_vector, views,
 )
 from . import isa_collective, queues, spmd, timing_plan  # LNC2 cross-core ops; shared HBM of launches
+from . import blocks  # the contiguous storage of placed on-chip tensors
 from .decoder import Decoder
 from .env import Closure, is_float_type
 from .memory import flag_dtype
@@ -109,6 +110,7 @@ def decode_function(target: str, fop: func.FuncOp) -> Program:
         NKIRuntimeError: located at the first op or argument the interpreter cannot run.
     """
     dec = Decoder(target, dispatch, queues.Schedule())
+    dec.blocks = blocks.plan(fop)
     block = fop.body.block
     module = fop.parent_op()
     mode = module.attributes.get("nkim.schedule") if module is not None else None

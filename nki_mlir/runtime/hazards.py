@@ -125,8 +125,7 @@ class Checker:
         fp = footprint(a, root)
         if len(self.fps) < FOOTPRINTS_MAX:
             self.fps[id(a)] = (a, root, fp)
-        mem = self.state.mem
-        if root is mem.sbuf or root is mem.psum:   # (never a caller's or output array)
+        if self.state.mem.owns(root):   # SBUF, PSUM, a block (never a caller's or output array)
             if len(kept) >= 2 * VIEWS_MAX:     # as many as the memory keeps views
                 kept.clear()
             kept[id(a)] = (a, root, fp)
@@ -148,8 +147,8 @@ class Checker:
         w = self.written.get(rid)
         if w is None:
             mem = self.state.mem
-            if root is mem.sbuf or root is mem.psum:  # big: kept with the pooled state
-                key = "sbuf" if root is mem.sbuf else "psum"
+            if mem.owns(root):     # big, or many: kept with the pooled state
+                key = "sbuf" if root is mem.sbuf else "psum" if root is mem.psum else id(root)
                 cached = self.state.mirrors.get(key)
                 if cached is None:
                     cached = self.state.mirrors[key] = (

@@ -3,11 +3,12 @@ engine accumulator registers it shares with ``activate2`` (and, on VectorE, the 
 instructions of :mod:`.isa_vector`).
 
 ``scale`` and ``bias`` are scalars or ``[P, 1]`` tiles (a constant 1.0 / 0.0 is skipped);
-``f`` is one of :data:`.numerics.ACTIVATION`, evaluated exactly and rounded once to float32.
+``f`` is one of :data:`.numerics.ACTIVATION` (float32 results; see :mod:`.numerics` for
+which functions are computed in float32 and which exactly then rounded).
 With ``reduce_cmd`` (``reset``, ``reduce``, ``reset_reduce``; ``idle`` with a
 ``reduce_res`` means ``reset_reduce``) the per-partition sum of the results is kept in the
 run's ScalarE fp32 accumulators (:class:`~.program.State` ``act_acc``, one lane per
-partition), which carry across instructions; ``reduce_res`` (``[P, 1]``) receives them.
+partition, float32 arithmetic), which carry across instructions; ``reduce_res`` (``[P, 1]``) receives them.
 Only ``reduce_op=add`` is supported, and not ``load_reduce``.  Semantics: nki.isa API reference (nki/api/nki/isa) (``nki.isa.activation`` / ``activation_reduce``, ``nki.isa.reduce_cmd``).
 """
 from __future__ import annotations
@@ -32,11 +33,11 @@ ACC_IDENTITY = {"add": 0.0, "subtract": 0.0, "multiply": 1.0, "maximum": -np.inf
 
 
 def _fold(rop: str, acc: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``rop`` of the accumulator lanes ``acc[P]`` and every row of ``rows[P, n]`` (float64)."""
+    """``rop`` of the accumulator lanes ``acc[P]`` and every row of ``rows[P, n]`` (float32)."""
     if rop == "add":
-        return acc + rows.sum(axis=1)
+        return acc + np.add.reduce(rows, axis=1)
     if rop == "multiply":
-        return acc * rows.prod(axis=1)
+        return acc * np.multiply.reduce(rows, axis=1)
     if rop == "maximum":
         return np.maximum(acc, rows.max(axis=1))
     if rop == "minimum":
@@ -48,15 +49,17 @@ def _fold(rop: str, acc: np.ndarray, rows: np.ndarray) -> np.ndarray:
     raise ValueError(f"reduce_op={rop} has no accumulator rule")
 
 
-def accumulate(acc: np.ndarray, cmd: str, rop: str, values, init=None, rows64=None) -> None:
+def accumulate(acc: np.ndarray, cmd: str, rop: str, values, init=None) -> None:
     """Apply ``reduce_cmd`` ``cmd`` to the first ``P`` lanes of the fp32 accumulators ``acc``.
 
     ``values`` is ``[P, ...]`` (the instruction's fp32 results, reduced over the free dims);
-    ``init`` (``[P]``) is what ``load_reduce`` loads; ``rows64``, a float64 temporary of
-    ``values``' shape to use.  ``idle`` leaves ``acc`` alone,
+    ``init`` (``[P]``) is what ``load_reduce`` loads.  ``idle`` leaves ``acc`` alone,
     ``reset`` sets the lanes to the identity of ``rop``, ``reset_reduce`` resets then folds
     ``values`` in, ``reduce`` folds them into the current lanes, ``load_reduce`` loads
-    ``init`` then folds.  The fold is computed in float64 and rounded once to float32.
+    ``init`` then folds.  The fold is float32 arithmetic, as the engines' accumulators are
+    fp32 registers fed fp32 results (nki.isa API reference, ``nki.isa.activation``: the
+    reduction is computed on the fp32 results): each row is reduced in float32 (NumPy's
+    pairwise summation for ``add``), then combined with the lane.
     """
     if cmd == "idle":
         return
@@ -67,12 +70,8 @@ def accumulate(acc: np.ndarray, cmd: str, rop: str, values, init=None, rows64=No
         acc[:P] = init
     if cmd == "reset":
         return
-    if rows64 is not None:
-        np.copyto(rows64, values)
-        rows = rows64.reshape(P, -1)
-    else:
-        rows = np.asarray(values, np.float64).reshape(P, -1)
-    acc[:P] = _fold(rop, acc[:P].astype(np.float64), rows)
+    rows = np.asarray(values, nm.F32).reshape(P, -1)
+    acc[:P] = _fold(rop, acc[:P], rows)
 
 
 def activation(dec: Decoder, op: nisa.ActivationOp):
@@ -176,7 +175,7 @@ def _into_f32(op, fn, read, d, shape, P, gs, gb, check, cmd, rr_slot, rr_shape, 
                     dv[...] = y
         acc = env[STATE].act_acc
         if cmd != "idle":
-            accumulate(acc, cmd, "add", dv, rows64=scratch(env, shape, nm.F64))
+            accumulate(acc, cmd, "add", dv)
         if rr_slot is not None:
             rr_store(env[rr_slot], acc[:P].reshape(rr_shape))
     return run

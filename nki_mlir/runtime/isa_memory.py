@@ -2,7 +2,8 @@
 
 - ``nisa.alloc``: HBM -> a fresh array per execution; unplaced SBUF / PSUM -> a private
   array; placed (``nkim.partition`` / ``nkim.offset`` / ``nkim.bank``) -> a typed view of the
-  run's SBUF / PSUM bytes (:mod:`.memory`); with ``nkim.copies = k`` /
+  run's SBUF / PSUM bytes (:mod:`.memory`), stored in the block of the placed tensors that may
+  share its bytes (:mod:`.blocks`); with ``nkim.copies = k`` /
   ``nkim.copy_stride = s`` and ``copy(%slot)``, copy ``slot mod k`` at byte offset
   ``nkim.offset + (slot mod k) * s`` (copy 0 without the operand).  In program order every
   execution refills the region with sentinels and clears its PSUM flags, except where the
@@ -87,6 +88,8 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
                            f"nkim.copy_stride, got {stride}", NKIRuntimeError)
     cslot = dec.use(op, op.copy_index, "copy") if op.copy_index is not None else None
     token = next(_TOKENS)  # the typed views per copy, kept with the state's memory
+    # the contiguous block of bytes each copy is stored in (blocks.py), None: the whole memory
+    in_block = tuple(dec.blocks.get((op, c)) for c in range(copies))
     first = written_first(op)
     fill = None if first else sentinel_filler(dt)
     # the next instruction sets every flag of a tile it wholly writes, except a matmul,
@@ -98,7 +101,8 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
         c = 0 if cslot is None else int(env[cslot]) % copies
         v = st.mem.views.get((token, c))
         if v is None:
-            v = st.mem.view(token, c, space, p0, off + c * (stride or 0), shape, dt)
+            v = st.mem.view(token, c, space, p0, off + c * (stride or 0), shape, dt,
+                            in_block[c])
         data, flags = v
         env[s] = data
         if flags is not None:

@@ -28,6 +28,9 @@ from .. import dtypes
 from ..targets import PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS, PSUM_BYTES, SBUF_BYTES  # noqa: F401
 #: most typed views a :class:`Memory` remembers (:meth:`Memory.view`)
 VIEWS_MAX = 4096
+#: bytes of blocks (:mod:`.blocks`) a :class:`Memory` keeps; past it, they are dropped at
+#: the start of the next run (:meth:`Memory.trim`)
+BLOCK_BYTES_MAX = 96 << 20
 #: the fill value of fresh integer tensors (the NKI simulator's sentinel)
 INT_SENTINEL = 4
 
@@ -127,6 +130,12 @@ class Memory:
         #: ``(flags view, all set?)`` of the PSUM flags view written last, while no other
         #: flag byte has been written since (:meth:`set_flags`), else None
         self.known: tuple | None = None
+        #: contiguous storage of groups of placed tensors (:mod:`.blocks`) by
+        #: ``(space, lo, hi)``: ``(data, flags)`` byte arrays of ``[128, hi - lo]``
+        self.blocks: dict = {}
+        #: ids of the block arrays (data and flags), for :meth:`owns`
+        self.block_ids: dict[int, np.ndarray] = {}
+        self.block_bytes = 0
 
     def set_flags(self, fv: np.ndarray, on: bool) -> None:
         """Set (``on``: matmul-written) or clear every PSUM matmul-written flag of the view
@@ -150,10 +159,15 @@ class Memory:
         return k[1] if k is not None and k[0] is fv else None
 
     def view(self, token: int, copy: int, space: str, partition: int, offset: int,
-             shape: Sequence[int], dt: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
-        """:meth:`region`, remembered under ``(token, copy)`` (at most ``VIEWS_MAX`` views:
-        the cache starts over when full)."""
-        v = self.region(space, partition, offset, shape, dt)
+             shape: Sequence[int], dt: np.dtype,
+             block: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`region` (in the block of bytes ``block = (lo, hi)`` when given,
+        :meth:`block_region`), remembered under ``(token, copy)`` (at most ``VIEWS_MAX``
+        views: the cache starts over when full)."""
+        if block is None:
+            v = self.region(space, partition, offset, shape, dt)
+        else:
+            v = self.block_region(space, partition, offset, shape, dt, block)
         if len(self.views) >= VIEWS_MAX:
             self.views.clear()
         self.views[(token, copy)] = v
@@ -194,6 +208,59 @@ class Memory:
             flags = typed_view(self.psum_flags[partition:partition + parts, offset:offset + nbytes],
                                shape, flag_dtype(dt))
         return data, flags
+
+    def block_region(self, space: str, partition: int, offset: int, shape: Sequence[int],
+                     dt: np.dtype, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`region`, stored in the block covering bytes ``block = (lo, hi)`` of every
+        partition (:mod:`.blocks`) instead of the whole memory: the same checks and the same
+        aliasing among the tensors of one block, rows ``hi - lo`` bytes apart."""
+        self.region(space, partition, offset, shape, dt)      # the bounds checks
+        lo, hi = block
+        dt = np.dtype(dt)
+        key = (space, lo, hi)
+        b = self.blocks.get(key)
+        if b is None:
+            data = np.zeros((PARTITIONS, hi - lo), np.uint8)
+            flags = np.zeros((PARTITIONS, hi - lo), np.uint8) if space == "psum" else None
+            b = self.blocks[key] = (data, flags)
+            self.block_ids[id(data)] = data
+            if flags is not None:
+                self.block_ids[id(flags)] = flags
+            self.block_bytes += data.nbytes * (2 if flags is not None else 1)
+        nbytes = free_elems(shape) * dt.itemsize
+        rows = slice(partition, partition + int(shape[0]))
+        cols = slice(offset - lo, offset - lo + nbytes)
+        data = typed_view(b[0][rows, cols], shape, dt)
+        flags = typed_view(b[1][rows, cols], shape, flag_dtype(dt)) if b[1] is not None else None
+        return data, flags
+
+    def owns(self, root: np.ndarray) -> bool:
+        """Whether ``root`` is this memory's SBUF, PSUM or one of its blocks."""
+        return root is self.sbuf or root is self.psum or self.block_ids.get(id(root)) is root
+
+    def peek(self, space: str, partitions: slice, lo: int, hi: int) -> np.ndarray:
+        """The bytes ``[lo, hi)`` of ``partitions`` of ``space`` as the last run left them: in
+        the most recent block covering them, else in the whole memory (for tests and
+        debugging)."""
+        for (sp, blo, bhi), (data, _) in reversed(list(self.blocks.items())):
+            if sp == space and blo <= lo and hi <= bhi:
+                return data[partitions, lo - blo:hi - blo]
+        return (self.sbuf if space == "sbuf" else self.psum)[partitions, lo:hi]
+
+    def trim(self) -> bool:
+        """Between runs: drop every block (and every view of one) once they hold more than
+        :data:`BLOCK_BYTES_MAX` bytes.  Never during a run: the tensors of a block must keep
+        sharing one array while they live.  Returns whether it dropped them."""
+        if self.block_bytes <= BLOCK_BYTES_MAX:
+            return False
+        if True:
+            self.blocks.clear()
+            self.block_ids.clear()
+            self.block_bytes = 0
+            self.views.clear()
+            self.subviews.clear()
+            self.known = None
+        return True
 
     @staticmethod
     def private(space: str, shape: Sequence[int], dt: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:

@@ -107,6 +107,8 @@ class State:
 
     def reset(self) -> None:
         """Forget everything but the memories (which every ``nisa.alloc`` refills)."""
+        if self.mem.trim():         # the blocks' footprints and marks go with them
+            self.mirrors.clear()
         self.act_acc.fill(0)
         self.dve_acc.fill(0)
         self.rng.clear()

@@ -200,9 +200,9 @@ def test_copy_rotation_places_copies_at_offset_plus_slot_times_stride(tmp_path):
     prog = loop_kernel(carried=True).build(tmp_path)
     _POOL.clear()  # the run then leaves its state in the pool
     prog.run([XL.copy()], mode="program-order")
-    sbuf = _POOL[-1][0].mem.sbuf
-    copy0 = sbuf[:, 128:144].view(np.float32)
-    copy1 = sbuf[:, 192:208].view(np.float32)
+    mem = _POOL[-1][0].mem       # (placed tensors live in blocks of SBUF bytes: runtime/blocks.py)
+    copy0 = mem.peek("sbuf", slice(None), 128, 144).view(np.float32)
+    copy1 = mem.peek("sbuf", slice(None), 192, 208).view(np.float32)
     np.testing.assert_array_equal(copy0, 2 * XL[256:384])
     np.testing.assert_array_equal(copy1, 2 * XL[384:512])
 

@@ -113,6 +113,17 @@ def run(root: Path = DEFAULT_ROOT, extra: list[str] | None = None, timeout: floa
     return parse(proc.stdout), proc
 
 
+def parse_suite_args(ap: argparse.ArgumentParser, argv: list[str] | None):
+    """``ap``'s arguments plus the extra pytest arguments, or None (said on stderr) when
+    ``--root`` holds no nki-library test suite (shared by the nkilib benches)."""
+    ap.add_argument("extra", nargs="*", help="extra pytest arguments (after --)")
+    ns = ap.parse_args(argv)
+    if not (ns.root / "test" / "conftest.py").exists():
+        print(f"nki-library test suite not found under {ns.root}", file=sys.stderr)
+        return None
+    return ns
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="nki-library checkout")
@@ -123,10 +134,8 @@ def main(argv: list[str] | None = None) -> int:
                          "generate coverage_parametrize tests (~30 s instead of ~10 min)")
     ap.add_argument("--no-ignore", action="store_true",
                     help="also collect the test files with snapshot defects (see IGNORED)")
-    ap.add_argument("extra", nargs="*", help="extra pytest arguments (after --)")
-    ns = ap.parse_args(argv)
-    if not (ns.root / "test" / "conftest.py").exists():
-        print(f"nki-library test suite not found under {ns.root}", file=sys.stderr)
+    ns = parse_suite_args(ap, argv)
+    if ns is None:
         return 2
     t0 = time.perf_counter()
     res, proc = run(ns.root, ns.extra, ignore=not ns.no_ignore, fast=ns.fast)

@@ -199,10 +199,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="use nki-mlir's compile cache (default: a fresh one, every kernel compiled)")
     ap.add_argument("--slowest", type=int, default=20,
                     help="show the K tests with the most nki-mlir time (default 20)")
-    ap.add_argument("extra", nargs="*", help="extra pytest arguments (after --)")
-    ns = ap.parse_args(argv)
-    if not (ns.root / "test" / "conftest.py").exists():
-        print(f"nki-library test suite not found under {ns.root}", file=sys.stderr)
+    ns = nkilib_collect.parse_suite_args(ap, argv)
+    if ns is None:
         return 2
     t0 = time.perf_counter()
     ids = collect_ids(ns.root, ns.full, ns.ids_file)

@@ -123,10 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=25, help="simulator causes to show")
     ap.add_argument("--slowest", type=int, default=10, help="slowest tests to show")
     ap.add_argument("--report-json", type=Path, help="write per-test outcomes here")
-    ap.add_argument("extra", nargs="*", help="extra pytest arguments (after --)")
-    ns = ap.parse_args(argv)
-    if not (ns.root / "test" / "conftest.py").exists():
-        print(f"nki-library test suite not found under {ns.root}", file=sys.stderr)
+    ns = nkilib_collect.parse_suite_args(ap, argv)
+    if ns is None:
         return 2
     t0 = time.perf_counter()
     ids = nkilib_sample.collect_ids(ns.root, ns.full, ns.ids_file)

@@ -59,6 +59,12 @@ class _Gen:
         x = float(x)
         return repr(x) if math.isfinite(x) else self.const("f", x)
 
+    def use_history(self, hi: int, li: int) -> None:
+        """The generated code reads carried-wait history ``hi`` of loop ``li``: bind both."""
+        self.uses_history = True
+        self.loops.add(li)
+        self.hists.add(hi)
+
     def emit(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
 
@@ -117,9 +123,7 @@ class _Gen:
             e(f"    ready = LE{dep}")
             e(f"    pred = L{dep}")
         for hi, li, dist in carried:
-            self.uses_history = True
-            self.loops.add(li)
-            self.hists.add(hi)
+            self.use_history(hi, li)
             e(f"if HS{hi}:")
             e(f"    j = bisect_right(HS{hi}, S{li} - {dist})")
             e("    if j:")
@@ -203,9 +207,7 @@ class _Gen:
             e(f"L{nid} = rec")
             e(f"LE{nid} = end_v")
             for hi, li in track:
-                self.uses_history = True
-                self.loops.add(li)
-                self.hists.add(hi)
+                self.use_history(hi, li)
                 e(f"if HS{hi} and HS{hi}[-1] == S{li}:")
                 e(f"    HR{hi}[-1] = rec")
                 e("else:")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerAttr
 
+from .. import dtypes
 from ..dialects.common import MemSpaceAttr
 from .memory import MemoryFault, free_elems, resolve_psum_offset
 
@@ -50,7 +51,6 @@ def placement(op) -> tuple[str, int, int, int, int] | None:
     try:
         off = (resolve_psum_offset(vals["nkim.offset"], vals["nkim.bank"]) if space == "psum"
                else vals["nkim.offset"] or 0)
-        from .. import dtypes
         itemsize = dtypes.from_mlir(t.element_type).itemsize
     except (MemoryFault, KeyError):
         return None

@@ -163,3 +163,70 @@ class Estimate:
     def track(self, name: str) -> TrackStats | None:
         """The :class:`TrackStats` of queue ``name``, or None if nothing ran there."""
         return next((t for t in self.tracks if t.track == name), None)
+
+
+#: the :class:`Estimate` fields a :class:`LazyEstimate` computes on first access
+LAZY_FIELDS = ("tracks", "dma_bytes", "hbm_bytes", "dma_count", "avg_dma_bytes", "matmul_flops",
+               "mfu_pct", "mbu_pct", "bound_ns", "bound_kind", "bounds", "ratio",
+               "critical_path", "warnings", "slices")
+
+
+class _Deferred:
+    """A field of a :class:`LazyEstimate` not computed yet: reading it computes them all
+    (a non-data descriptor: once computed, the instance's own value is read)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+        obj._force()
+        return obj.__dict__[self.name]
+
+
+class LazyEstimate(Estimate):
+    """An :class:`Estimate` whose figures other than ``kernel``, ``target``, ``schedule``,
+    ``latency_ns``, ``instructions`` and ``notes`` (:data:`LAZY_FIELDS`) are computed from
+    the timeline on first access, all at once; it equals (``==``) the eager
+    :class:`Estimate` of the same run, and copies and pickles as one.
+
+    Constructed by :func:`~.summary.summarize` with ``_figures``, a function returning the
+    deferred fields by name; without it, exactly like :class:`Estimate`.  A field assigned
+    before the figures are computed keeps its assigned value."""
+
+    def __init__(self, *args, _figures=None, **kwargs):
+        if _figures is None:
+            Estimate.__init__(self, *args, **kwargs)
+            return
+        d = self.__dict__
+        d.update(kwargs)
+        d["_figures"] = _figures
+
+    def _force(self) -> None:
+        d = self.__dict__
+        fn = d.pop("_figures", None)
+        if fn is not None:
+            for name, value in fn().items():
+                d.setdefault(name, value)
+
+    def __eq__(self, other):
+        if not isinstance(other, Estimate):
+            return NotImplemented
+        return (tuple(getattr(self, f) for f in _FIELDS)
+                == tuple(getattr(other, f) for f in _FIELDS))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return Estimate.__repr__(self)
+
+    def __reduce__(self):
+        return (Estimate, tuple(getattr(self, f) for f in _FIELDS))
+
+
+for _name in LAZY_FIELDS:
+    setattr(LazyEstimate, _name, _Deferred(_name))
+_FIELDS = tuple(Estimate.__dataclass_fields__)

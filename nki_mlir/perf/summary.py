@@ -21,7 +21,7 @@ import numpy as np
 from typing import TYPE_CHECKING
 
 from .costs import FALLBACK_LABEL
-from .estimate import ENGINES, CriticalEntry, Estimate, PerfWarning, TrackStats
+from .estimate import ENGINES, CriticalEntry, Estimate, LazyEstimate, PerfWarning, TrackStats
 
 if TYPE_CHECKING:
     from .timeline import Timeline
@@ -44,8 +44,32 @@ def _track_order(name: str) -> tuple:
     return (2, 0, name)
 
 
-def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True) -> Estimate:
-    """The :class:`~.estimate.Estimate` of timeline ``tl`` (see the module docstring)."""
+def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True,
+              lazy: bool = False) -> Estimate:
+    """The :class:`~.estimate.Estimate` of timeline ``tl`` (see the module docstring).
+
+    ``lazy``: compute only the kernel, target, schedule, latency, instruction count and notes
+    now and every other figure on first access (:class:`~.estimate.LazyEstimate`; equal
+    to the eager result); ``tl`` must then not be changed afterwards."""
+    latency = tl.maxend
+    notes = []
+    fallback = sorted({f"{st.name} at {st.loc or '?'}" for st in tl.statics.values()
+                       if st.label == FALLBACK_LABEL})
+    if fallback:
+        notes.append("costed with a conservative fallback (operands not understood): "
+                     + ", ".join(fallback))
+    if lazy:
+        return LazyEstimate(kernel=kernel, target=tl.model.name, schedule=schedule,
+                            latency_ns=latency, instructions=len(tl.start), notes=notes,
+                            _figures=lambda: figures(tl, keep_slices))
+    return Estimate(kernel=kernel, target=tl.model.name, schedule=schedule, latency_ns=latency,
+                    instructions=len(tl.start), notes=notes, **figures(tl, keep_slices))
+
+
+def figures(tl: Timeline, keep_slices: bool) -> dict:
+    """The figures of timeline ``tl`` by :class:`~.estimate.Estimate` field name: every one
+    but ``kernel``, ``target``, ``schedule``, ``latency_ns``, ``instructions`` and ``notes``
+    (:data:`~.estimate.LAZY_FIELDS`)."""
     model = tl.model
     statics = tl.statics
     latency = tl.maxend
@@ -56,7 +80,6 @@ def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True
         per_sid = {s: counts[s] for s in statics}
     else:
         per_sid = Counter(tl.sid)
-    start = tl.start
 
     dma_bytes = hbm_bytes = dma_count = 0
     flops = mm_peak_ns = 0.0
@@ -95,24 +118,16 @@ def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True
     tracks = [TrackStats(track=t, busy_ns=busy[t], busy_pct=100.0 * busy[t] / latency if latency else 0.0,
                          instructions=count[t], wait_dma_ns=wait_dma.get(t, 0.0))
               for t in sorted(busy, key=_track_order)]
-    est = Estimate(
-        kernel=kernel, target=model.name, schedule=schedule, latency_ns=latency, tracks=tracks,
-        dma_bytes=dma_bytes, hbm_bytes=hbm_bytes, dma_count=dma_count,
+    return dict(
+        tracks=tracks, dma_bytes=dma_bytes, hbm_bytes=hbm_bytes, dma_count=dma_count,
         avg_dma_bytes=dma_bytes / dma_count if dma_count else 0.0, matmul_flops=flops,
         mfu_pct=100.0 * mm_peak_ns / latency if latency else 0.0,
         mbu_pct=100.0 * hbm_bytes / (latency * model.hbm_bytes_per_ns) if latency else 0.0,
         bound_ns=bound_ns, bound_kind=bound_kind, bounds=bounds,
         ratio=latency / bound_ns if bound_ns else 0.0,
-        critical_path=_critical_path(tl, latency), instructions=len(start))
-    est.warnings = _warnings(tl, est, small_dma, small_mov)
-    fallback = sorted({f"{st.name} at {st.loc or '?'}" for st in statics.values()
-                       if st.label == FALLBACK_LABEL})
-    if fallback:
-        est.notes.append("costed with a conservative fallback (operands not understood): "
-                         + ", ".join(fallback))
-    if keep_slices:
-        est.slices = tl.slices()
-    return est
+        critical_path=_critical_path(tl, latency),
+        warnings=_warnings(tl, latency, tracks, small_dma, small_mov),
+        slices=tl.slices() if keep_slices else [])
 
 
 #: records up to which :func:`_per_track` loops in Python (NumPy's fixed cost is larger)
@@ -220,7 +235,8 @@ def _critical_path(tl: Timeline, latency: float) -> list[CriticalEntry]:
     return rows
 
 
-def _warnings(tl: Timeline, est: Estimate, small_dma, small_mov) -> list[PerfWarning]:
+def _warnings(tl: Timeline, latency: float, tracks: list[TrackStats], small_dma,
+              small_mov) -> list[PerfWarning]:
     out: list[PerfWarning] = []
     findings = [("small_dma", small_dma, lambda st, n, b: (
                     f"{n} DMA(s) of {st.cost.dma.total_bytes} bytes move {b} bytes per partition "
@@ -233,10 +249,10 @@ def _warnings(tl: Timeline, est: Estimate, small_dma, small_mov) -> list[PerfWar
         for s, n, value in sorted(rows, key=lambda x: -x[1]):
             st = tl.statics[s]
             out.append(PerfWarning(kind, f"{say(st, n, value)}: `{st.source}`", st.loc))
-    for t in est.tracks:
-        if est.latency_ns and t.wait_dma_ns and 100.0 * t.wait_dma_ns / est.latency_ns > IDLE_ON_DMA_PCT:
+    for t in tracks:
+        if latency and t.wait_dma_ns and 100.0 * t.wait_dma_ns / latency > IDLE_ON_DMA_PCT:
             out.append(PerfWarning(
                 "idle_on_dma", f"{t.track} engine idle {t.wait_dma_ns / 1e3:.1f} us "
-                               f"({100.0 * t.wait_dma_ns / est.latency_ns:.0f}% of the latency) "
+                               f"({100.0 * t.wait_dma_ns / latency:.0f}% of the latency) "
                                f"waiting on DMAs"))
     return out

@@ -91,7 +91,7 @@ def _facts(program) -> tuple[bool, bool, str]:
 
 def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
               keep_slices: bool = True, throttle: bool = False, plan: bool = True,
-              generated: bool = True) -> Estimate:
+              generated: bool = True, lazy: bool = True) -> Estimate:
     """Run ``program`` once with a timeline attached and return its :class:`Estimate`.
 
     Args:
@@ -105,6 +105,8 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
             records, slower; for tests).
         generated: walk the plan with its generated function (:mod:`.plan_codegen`);
             False interprets it (the same records, slower; for tests).
+        lazy: compute the figures beyond the latency, instruction count and notes on
+            first access (a :class:`~.estimate.LazyEstimate`, equal to the eager result).
 
     Raises:
         NKITypeError / NKIRuntimeError: as :meth:`Program.run` for bad arguments or a
@@ -130,7 +132,7 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
             args = synthetic_inputs(program, real=execute)
         tl = Timeline(model, program.schedule.queues, throttle=throttle)
         program.run(list(args), mode="queues", hazards=False, timer=tl, execute=execute)
-    est = summarize(tl, program.func_name, schedule, keep_slices)
+    est = summarize(tl, program.func_name, schedule, keep_slices, lazy)
     if throttle:
         notes.append("TensorE power throttling modelled")
     est.notes.extend(notes)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import linecache
 import os
 from bisect import bisect_right
+from functools import cached_property
 
 from ..diagnostics import loc_of
 from .costs import InstrCost, dma_engine_shares, instruction_cost
@@ -187,8 +188,12 @@ class Timeline:
         self.sid: list[int] = []
         self.pred: list[int] = []
         self.waited: list[bool] = []
-        #: ``place(static, qi, fence, ready, pred) -> record`` (:meth:`_placer`)
-        self.place = self._placer()
+
+    @cached_property
+    def place(self):
+        """``place(static, qi, fence, ready, pred) -> record`` (:meth:`_placer`; made on first
+        use: the generated timing walk does not call it)."""
+        return self._placer()
 
     # ------------------------------------------------------------------ static costs
     def static(self, info) -> _Static:

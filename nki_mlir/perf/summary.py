@@ -34,6 +34,10 @@ SMALL_MOVING = 128
 IDLE_ON_DMA_PCT = 10.0
 #: rows of the critical path kept
 CRITICAL_ROWS = 10
+#: records up to which a lazy summary keeps the timeline until a figure is read (a cached
+#: estimate read only for its latency would otherwise hold every record of a long run;
+#: beyond this the walk, not the summary, is the cost)
+LAZY_RECORDS = 1 << 16
 
 
 def _track_order(name: str) -> tuple:
@@ -50,7 +54,8 @@ def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True
 
     ``lazy``: compute only the kernel, target, schedule, latency, instruction count and notes
     now and every other figure on first access (:class:`~.estimate.LazyEstimate`; equal
-    to the eager result); ``tl`` must then not be changed afterwards."""
+    to the eager result) when ``tl`` has at most :data:`LAZY_RECORDS` records; ``tl`` must
+    then not be changed afterwards."""
     latency = tl.maxend
     notes = []
     fallback = sorted({f"{st.name} at {st.loc or '?'}" for st in tl.statics.values()
@@ -58,7 +63,7 @@ def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True
     if fallback:
         notes.append("costed with a conservative fallback (operands not understood): "
                      + ", ".join(fallback))
-    if lazy:
+    if lazy and len(tl.start) <= LAZY_RECORDS:
         return LazyEstimate(kernel=kernel, target=tl.model.name, schedule=schedule,
                             latency_ns=latency, instructions=len(tl.start), notes=notes,
                             _figures=lambda: figures(tl, keep_slices))

@@ -75,3 +75,14 @@ def test_lazy_copy_pickle_assign():
     assert dataclasses.replace(timed_run(prog, model, keep_slices=False), kernel="k") \
         == dataclasses.replace(eager, kernel="k")
     assert repr(timed_run(prog, model, keep_slices=False)).endswith(repr(eager)[len("Estimate"):])
+
+
+def test_long_runs_summarized_eagerly(monkeypatch):
+    """Beyond ``summary.LAZY_RECORDS`` records the figures are computed at once (the
+    timeline is not kept alive by the estimate)."""
+    from nki_mlir.perf import summary
+    prog, model = _compiled("layernorm")
+    lazy = timed_run(prog, model, keep_slices=False)
+    monkeypatch.setattr(summary, "LAZY_RECORDS", lazy.instructions - 1)
+    eager = timed_run(prog, model, keep_slices=False)
+    assert type(lazy) is LazyEstimate and type(eager) is Estimate and eager == lazy

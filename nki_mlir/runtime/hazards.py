@@ -270,9 +270,11 @@ class Checker:
         if hist is None:
             return None
         rows = hist.near(fp)
+        boxes = len(fp.lo) > 2        # (near() compared the first and last dimensions)
+        entries = hist.entries
         for i in rows:
-            ofp, owrite, other, orole = hist.entries[i]
-            if other is inst or not (owrite or is_write) or not fp.overlaps(ofp):
+            ofp, owrite, other, orole = entries[i]
+            if other is inst or not (owrite or is_write) or (boxes and not fp.overlaps(ofp)):
                 continue
             if hb(other, inst) or not bytes_overlap(fp, ofp):
                 continue
@@ -322,6 +324,18 @@ _DEAD_ROW = (np.iinfo(np.int64).max,) * 4
 
 
 def _index_dim(root: np.ndarray) -> tuple[int, int]:
+    key = (root.shape, root.itemsize)
+    out = _INDEX_DIMS.get(key)
+    if out is None:
+        out = _INDEX_DIMS[key] = _index_dim_of(root)
+    return out
+
+
+#: :func:`_index_dim` by the root's shape and itemsize
+_INDEX_DIMS: dict[tuple, tuple[int, int]] = {}
+
+
+def _index_dim_of(root: np.ndarray) -> tuple[int, int]:
     """``(dimension, bucket width)`` a :class:`_History` of ``root`` indexes its rows by
     (in the root's byte geometry): the bytes of a partition for on-chip roots (at most 128
     rows: tiles sit side by side along a partition), :data:`_BUCKET_BYTES` per bucket; else

@@ -95,7 +95,11 @@ class Checker:
     """The hazard state of one queue-mode run (see the module docstring)."""
 
     def __init__(self, state, queues: QueueRun):
-        self.queues = queues
+        # the queues' static facts and clocks (``qclock`` is updated in place), not the
+        # QueueRun itself: it holds this checker, and the cycle would leave every run's
+        # hazard state to the garbage collector (a collection every run or two)
+        self.sched = queues.sched
+        self.qclock = queues.qclock
         self.state = state
         self.roots: dict[int, np.ndarray] = {}      # keeps roots alive: ids stay unique
         self.written: dict[int, Marks] = {}         # on-chip root -> uint8 per byte
@@ -243,7 +247,7 @@ class Checker:
                 if pw is not None and self._non_matmul_mark(pw, fp):
                     mv = pw.elems(fp)
                     neg = mv < 0
-                    other = self.queues.sched.infos[-int(mv[neg][0]) - 1].op
+                    other = self.sched.infos[-int(mv[neg][0]) - 1].op
                     raise error_at(op, f"{op.name}: accumulates (psum_accumulate_flags=auto) "
                                        f"onto PSUM elements whose last writer since allocation "
                                        f"is a non-matmul instruction, {describe(other)}: the "
@@ -279,7 +283,7 @@ class Checker:
             if hb(other, inst) or not bytes_overlap(fp, ofp):
                 continue
             op = inst.info.op
-            names = self.queues.sched.queues
+            names = self.sched.queues
             what = "writes" if is_write else "reads"
             owhat = "writes" if owrite else "reads"
             raise error_at(op, f"{op.name}: race: it {what} '{role}' (queue "
@@ -305,9 +309,9 @@ class Checker:
                 hist.remove(drop)
         hist.append((fp, is_write, inst, role))
         if hist.alive > HISTORY_MAX:
-            qr = self.queues
-            nq = len(qr.qclock)
-            frontier = [min(qr.qclock[q][j] for q in range(nq)) for j in range(nq)]
+            qclock = self.qclock
+            nq = len(qclock)
+            frontier = [min(qclock[q][j] for q in range(nq)) for j in range(nq)]
             hist.keep([r[2].clock[r[2].info.qi] > frontier[r[2].info.qi] for r in hist.live()])
             if hist.alive > HISTORY_MAX:
                 hist.keep([False] * (hist.alive - HISTORY_MAX * 3 // 4) +

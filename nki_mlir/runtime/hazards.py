@@ -200,6 +200,8 @@ class Checker:
         op = info.op
         seen = []
         fps = self.fps
+        written = self.written
+        nwrites, wrow = 0, None
         for slot, role, is_write, is_read, bslot in info.accesses:
             a = env[slot]
             if not isinstance(a, np.ndarray):
@@ -210,39 +212,43 @@ class Checker:
             else:
                 root, fp = self._footprint(a)
             if fp is not None:
-                seen.append((fp, is_write, is_read, id(root), role, bslot))
+                rid = id(root)
+                row = (fp, is_write, is_read, rid, role, bslot, written.get(rid))
+                seen.append(row)
+                if is_write:
+                    nwrites += 1
+                    wrow = row
         # an elementwise instruction writing one on-chip tensor carries never-written
         # elements through to its dst (poison) instead of failing at once
-        writes = [x for x in seen if x[1]]
-        dst = writes[0][0] if len(writes) == 1 and op.name in PROPAGATE and \
-            writes[0][3] in self.written else None
+        dst = wrow[0] if nwrites == 1 and wrow[6] is not None and op.name in PROPAGATE \
+            else None
         poison = None
         nears = []
-        written = self.written
-        for fp, is_write, is_read, rid, role, bslot in seen:
+        owner, history = self.owner, self.history
+        auto = info.matmul == "auto"
+        for fp, is_write, is_read, rid, role, bslot, w in seen:
             if bslot is not None:
-                buf = self.owner.get(bslot)
+                buf = owner.get(bslot)
                 if buf is not None and buf.evicted_by is not None:
                     raise error_at(op, f"{op.name}: overlap of live buffers: '{role}' is "
                                        f"{_buffer_name(buf.op)} (placed by {describe(buf.op)}), "
                                        f"but {describe(buf.evicted_by)} placed another buffer on "
                                        f"its bytes while it is still in use", NKIHazardError)
-            if is_read:
-                w = written.get(rid)
-                if w is not None and (w.uniform(fp) or 0) == 0 and not self._all_written(w, fp):
-                    mv = w.elems(fp)
-                    n = int(np.prod(fp.shape))
-                    if dst is not None and n == int(np.prod(dst.shape)):
-                        bad = (mv == 0).any(axis=-1).reshape(-1)
-                        poison = bad if poison is None else poison | bad
-                    else:
-                        buf = self.owner.get(bslot)
-                        raise error_at(op, f"{op.name}: '{role}' reads SBUF/PSUM bytes never "
-                                           f"written (or computed from never-written bytes) "
-                                           f"since their allocation by "
-                                           f"{describe(buf.op if buf else None)}",
-                                           NKIHazardError)
-            if info.matmul == "auto" and role == "dst":
+            if is_read and w is not None and (w.uniform(fp) or 0) == 0 and \
+                    not self._all_written(w, fp):
+                mv = w.elems(fp)
+                n = int(np.prod(fp.shape))
+                if dst is not None and n == int(np.prod(dst.shape)):
+                    bad = (mv == 0).any(axis=-1).reshape(-1)
+                    poison = bad if poison is None else poison | bad
+                else:
+                    buf = owner.get(bslot)
+                    raise error_at(op, f"{op.name}: '{role}' reads SBUF/PSUM bytes never "
+                                       f"written (or computed from never-written bytes) "
+                                       f"since their allocation by "
+                                       f"{describe(buf.op if buf else None)}",
+                                       NKIHazardError)
+            if auto and role == "dst":
                 pw = self.psum_writer.get(rid)
                 if pw is not None and self._non_matmul_mark(pw, fp):
                     mv = pw.elems(fp)
@@ -253,26 +259,26 @@ class Checker:
                                        f"is a non-matmul instruction, {describe(other)}: the "
                                        f"matmul overwrites that value instead of adding to it",
                                        NKIHazardError)
-            nears.append(self._race(inst, role, is_write, fp, rid))
-        for (fp, is_write, is_read, rid, role, bslot), near in zip(seen, nears):
+            hist = history.get(rid)
+            nears.append(None if hist is None else self._race(inst, role, is_write, fp, hist))
+        psum_writer = self.psum_writer
+        for (fp, is_write, is_read, rid, role, bslot, w), near in zip(seen, nears):
             if is_write:
-                w = self.written.get(rid)
                 if w is not None:
                     if poison is not None:
                         w.elems(fp)[...] = (~poison).reshape(fp.shape)[..., None]
                     else:
                         w.fill(fp, 1)
-                pw = self.psum_writer.get(rid)
-                if pw is not None:
-                    pw.fill(fp, -(info.sid + 1) if info.matmul is None else info.sid + 1)
+                if psum_writer:
+                    pw = psum_writer.get(rid)
+                    if pw is not None:
+                        pw.fill(fp, -(info.sid + 1) if info.matmul is None else info.sid + 1)
             self._remember(rid, fp, is_write, inst, role, near)
 
-    def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, rid: int):
-        """Raise on a race with a remembered access; returns the history rows it searched
-        (:meth:`_History.mark`, for :meth:`_remember`), or None."""
-        hist = self.history.get(rid)
-        if hist is None:
-            return None
+    def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, hist):
+        """Raise on a race with a remembered access of ``hist`` (the :class:`_History` of
+        ``fp``'s root); returns the rows it searched (:meth:`_History.mark`, for
+        :meth:`_remember`)."""
         rows = hist.near(fp)
         boxes = len(fp.lo) > 2        # (near() compared the first and last dimensions)
         entries = hist.entries
@@ -384,10 +390,20 @@ class _History:
 
     def append(self, entry) -> None:
         fp = entry[0]
-        self.rows.append((fp.lo[0], -fp.hi[0], fp.lo[-1], -fp.hi[-1]))
+        lo, hi = fp.lo, fp.hi
+        self.rows.append((lo[0], -hi[0], lo[-1], -hi[-1]))
         self.entries.append(entry)
-        self._index(self.n, fp)
-        self.n += 1
+        n, w, d = self.n, self.width, self.dim
+        b = lo[d] // w
+        if b == (hi[d] - 1) // w:       # (one bucket: :meth:`_index`, inline)
+            rows = self.buckets.get(b)
+            if rows is None:
+                self.buckets[b] = [n]
+            else:
+                rows.append(n)
+        else:
+            self._index(n, fp)
+        self.n = n + 1
         self.alive += 1
 
     def mark(self, rows: list[int]) -> tuple:

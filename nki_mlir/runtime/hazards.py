@@ -302,7 +302,7 @@ class Checker:
                   near=None) -> None:
         hist = self.history.get(rid)
         if hist is None:
-            hist = self.history[rid] = _History(*_index_dim(fp.root))
+            hist = self.history[rid] = _History()
             self.roots.setdefault(rid, fp.root)
         if fp.exact and hist.alive:
             entries = hist.entries
@@ -329,6 +329,8 @@ class Checker:
 _BUCKET_BYTES = 2048
 #: rows per bucket of an HBM tensor's access history (a partition-tile's worth)
 _BUCKET_ROWS = 128
+#: rows a :class:`_History` holds before it indexes them in buckets
+INDEX_MIN = 12
 #: the key row of a removed entry: it meets no footprint
 _DEAD_ROW = (np.iinfo(np.int64).max,) * 4
 
@@ -365,15 +367,17 @@ class _History:
     root's first and last dimensions as ``(lo0, -hi0, lo_last, -hi_last)`` (``_DEAD_ROW``
     when removed), so a row meets a footprint's box on those dimensions when it compares
     below ``(hi0, -lo0, hi_last, -lo_last)`` term by term.  ``buckets`` indexes the rows by
-    their range on one dimension of the root (:func:`_index_dim`): :meth:`near` tests only
-    the rows sharing a bucket with the footprint.  ``alive``: the rows not removed."""
+    their range on one dimension of the root (:func:`_index_dim`, unless given): :meth:`near`
+    tests only the rows sharing a bucket with the footprint, once there are
+    :data:`INDEX_MIN` rows (before, ``buckets`` is None and it tests every row).  ``alive``:
+    the rows not removed."""
 
     __slots__ = ("entries", "rows", "buckets", "dim", "width", "n", "alive", "gen")
 
-    def __init__(self, dim: int = -1, width: int = 64):
+    def __init__(self, dim: int | None = None, width: int | None = None):
         self.entries: list = []
         self.rows: list[tuple] = []
-        self.buckets: dict[int, list[int]] = {}
+        self.buckets: dict[int, list[int]] | None = None
         self.dim, self.width = dim, width
         self.n = 0
         self.alive = 0
@@ -393,18 +397,33 @@ class _History:
         lo, hi = fp.lo, fp.hi
         self.rows.append((lo[0], -hi[0], lo[-1], -hi[-1]))
         self.entries.append(entry)
-        n, w, d = self.n, self.width, self.dim
+        n = self.n
+        self.n = n + 1
+        self.alive += 1
+        buckets = self.buckets
+        if buckets is None:
+            if n + 1 >= INDEX_MIN:
+                self._reindex()
+            return
+        w, d = self.width, self.dim
         b = lo[d] // w
         if b == (hi[d] - 1) // w:       # (one bucket: :meth:`_index`, inline)
-            rows = self.buckets.get(b)
+            rows = buckets.get(b)
             if rows is None:
-                self.buckets[b] = [n]
+                buckets[b] = [n]
             else:
                 rows.append(n)
         else:
             self._index(n, fp)
-        self.n = n + 1
-        self.alive += 1
+
+    def _reindex(self) -> None:
+        """Index every live row in :attr:`buckets`."""
+        live = [(i, e[0]) for i, e in enumerate(self.entries) if e is not None]
+        if self.dim is None:
+            self.dim, self.width = _index_dim(live[0][1].root)
+        self.buckets = {}
+        for i, fp in live:
+            self._index(i, fp)
 
     def mark(self, rows: list[int]) -> tuple:
         """``rows`` found by :meth:`near` for a footprint, as of now (for a later ``near``
@@ -427,8 +446,9 @@ class _History:
                     out.append(i)
             return out
         w, d, buckets = self.width, self.dim, self.buckets
-        b0, b1 = fp.lo[d] // w, (fp.hi[d] - 1) // w
-        if b0 == b1:
+        if buckets is None:
+            cand = range(self.n)
+        elif (b0 := fp.lo[d] // w) == (b1 := (fp.hi[d] - 1) // w):
             cand = buckets.get(b0, ())
         else:
             seen: set[int] = set()
@@ -462,6 +482,6 @@ class _History:
         self.entries = kept
         self.n = self.alive = len(kept)
         self.rows = [(e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1]) for e in kept]
-        self.buckets = {}
-        for i, e in enumerate(kept):
-            self._index(i, e[0])
+        self.buckets = None
+        if self.n >= INDEX_MIN:
+            self._reindex()

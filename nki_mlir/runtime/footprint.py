@@ -92,14 +92,16 @@ _GEOMETRY: dict[tuple, tuple] = {}
 GEOMETRY_MAX = 1 << 14
 
 
-def footprint(a: np.ndarray, root: np.ndarray | None = None) -> Footprint | None:
-    """The :class:`Footprint` of ``a`` (None for an empty view or an unsupported root)."""
+def footprint(a: np.ndarray, root: np.ndarray | None = None,
+              base: int | None = None) -> Footprint | None:
+    """The :class:`Footprint` of ``a`` (None for an empty view or an unsupported root);
+    ``base``: the root's :func:`address`, when the caller knows it."""
     if a.size == 0:
         return None
     root = root_of(a) if root is None else root
     if not root.flags.c_contiguous:
         return None
-    off = address(a) - address(root)
+    off = address(a) - (address(root) if base is None else base)
     key = (root.shape, root.itemsize, off, a.shape, a.strides, a.itemsize)
     hit = _GEOMETRY.get(key)
     if hit is None:

@@ -47,7 +47,7 @@ from xdsl.ir import Operation
 
 from ..diagnostics import error_at, loc_of
 from ..errors import NKIHazardError
-from .footprint import Footprint, bytes_overlap, footprint, geometry, root_of
+from .footprint import Footprint, address, bytes_overlap, footprint, geometry, root_of
 from .hazard_marks import Marks
 from .memory import VIEWS_MAX
 from .queues import Instance, QueueRun, hb
@@ -108,7 +108,8 @@ class Checker:
         # root -> (lo0, hi0, lo_last, hi_last, buffer) of the placed buffers not yet evicted
         self.live: dict[int, list[tuple]] = {}
         self.history: dict[int, _History] = {}      # root -> [(fp, is_write, inst, role)]
-        self.fps: dict[int, tuple] = {}             # id(view) -> (view, root, footprint)
+        self.fps: dict[int, tuple] = {}
+        self.bases: dict[int, tuple] = {}             # id(view) -> (view, root, footprint)
         # the same for views of the state's SBUF / PSUM, kept with the state across runs
         self.kept: dict[int, tuple] = state.mirrors.setdefault("footprints", {})
 
@@ -126,7 +127,10 @@ class Checker:
             self.fps[id(a)] = hit
             return hit[1], hit[2]
         root = root_of(a)
-        fp = footprint(a, root)
+        base = self.bases.get(id(root))       # (root, its address): kept alive, id unique
+        if base is None or base[0] is not root:
+            base = self.bases[id(root)] = (root, address(root))
+        fp = footprint(a, root, base[1])
         if len(self.fps) < FOOTPRINTS_MAX:
             self.fps[id(a)] = (a, root, fp)
         if self.state.mem.owns(root):   # SBUF, PSUM, a block (never a caller's or output array)
@@ -185,7 +189,7 @@ class Checker:
             # (the boxes on the first and last dimensions first: most buffers are apart)
             if t[2] < hi1 and lo1 < t[3] and t[0] < hi0 and lo0 < t[1]:
                 other = t[4]
-                if other.fp.overlaps(fp) and bytes_overlap(other.fp, fp):
+                if bytes_overlap(other.fp, fp):
                     other.evicted_by = op
                     continue
             keep.append(t)

@@ -4,7 +4,7 @@ import numpy as np
 
 from nki_mlir.runtime.footprint import footprint
 from nki_mlir.runtime.hazard_marks import Marks
-from nki_mlir.runtime.hazards import _History
+from nki_mlir.runtime.hazard_history import History as _History
 
 
 def _fp(root, rows, cols):

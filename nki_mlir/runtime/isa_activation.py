@@ -108,9 +108,6 @@ def activation(dec: Decoder, op: nisa.ActivationOp):
     rr_shape = rr.shape if rr is not None else None
     rr_store = nm.make_store(rr.dtype) if rr is not None else None
     check = range_checker(dec, op, name)  # documented input range (act_range.py)
-    if writes_f32(dst):
-        return finish(op, _into_f32(op, fn, read, d, shape, P, gs, gb, check, cmd, rr_slot,
-                                    rr_shape, rr_store), dst, rr)
 
     def run(env):
         x = read(env)
@@ -126,18 +123,27 @@ def activation(dec: Decoder, op: nisa.ActivationOp):
         accumulate(acc, cmd, "add", y)
         if rr_slot is not None:
             rr_store(env[rr_slot], acc[:P].reshape(rr_shape))
+    if writes_f32(dst):
+        return finish(op, _into_f32(op, fn, read, d, shape, P, gs, gb, check, cmd, rr_slot,
+                                    rr_shape, rr_store, run), dst, rr)
     return finish(op, run, dst, rr)
 
 
-def _into_f32(op, fn, read, d, shape, P, gs, gb, check, cmd, rr_slot, rr_shape, rr_store):
+def _into_f32(op, fn, read, d, shape, P, gs, gb, check, cmd, rr_slot, rr_shape, rr_store,
+              general):
     """``activation`` into a float32 ``dst``: the same steps computed in place in ``dst``
     (and a reused float64 temporary for the functions evaluated in float64), so the results
-    are bit-identical and no tile-sized temporary is allocated."""
+    are bit-identical and no tile-sized temporary is allocated.  A ``dst`` access pattern
+    with a zero step (several elements stored to one address, e.g. ``dst.ap([[1, P], [0, F]])``
+    when only ``reduce_res`` is wanted) takes the ``general`` path: the accumulators sum the
+    computed values, not what is left in ``dst``."""
     f64 = nm.ACTIVATION_F64.get(op.op.data)
     into = nm.ACTIVATION_INTO.get(op.op.data)
 
     def run(env):
         dv = env[d]
+        if 0 in dv.strides and dv.size > 1:
+            return general(env)
         sv = gs(env) if gs is not None else None
         bv = gb(env) if gb is not None else None   # [P, 1] tiles may be views of dst
         if isinstance(bv, np.ndarray) and np.may_share_memory(bv, dv):

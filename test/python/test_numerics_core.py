@@ -444,6 +444,29 @@ def test_activation_reduce(shape, dt):
     np.testing.assert_allclose(red[:, 0], want.astype(np.float64).sum(axis=1), rtol=1e-5)
 
 
+@nki.jit
+def act_reduce_zero_step_dst_k(a):
+    """Only ``reduce_res`` is wanted: ``dst`` is one element per partition seen through a
+    zero-step access pattern (every result of a row stored to the same address)."""
+    p, f = a.shape
+    red = nl.ndarray((p, 1), nl.float32, buffer=nl.shared_hbm)
+    ta = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ta, src=a)
+    scratch = nl.ndarray((p, 1), nl.float32, buffer=nl.sbuf)
+    tr = nl.ndarray((p, 1), nl.float32, buffer=nl.sbuf)
+    nisa.activation_reduce(dst=scratch.ap(pattern=[[1, p], [0, f]]), op=nl.square, data=ta,
+                           reduce_op=nl.add, reduce_res=tr)
+    nisa.dma_copy(dst=red, src=tr)
+    return red
+
+
+def test_activation_reduce_into_a_zero_step_dst_sums_every_value():
+    a = rand((128, 512), F32, -2, 2)
+    red = act_reduce_zero_step_dst_k(a)
+    want = (f32(a).astype(np.float64) ** 2).sum(axis=1)
+    np.testing.assert_allclose(red[:, 0], want, rtol=1e-5)
+
+
 # =========================================================================== tensor_reduce
 
 

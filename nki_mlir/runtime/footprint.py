@@ -85,15 +85,35 @@ def geometry(root: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return shape, root.strides[:-1] + (1,)
 
 
-def footprint(a: np.ndarray, root: np.ndarray | None = None) -> Footprint | None:
-    """The :class:`Footprint` of ``a`` (None for an empty view or an unsupported root)."""
+#: footprints' geometry by ``(root shape, root itemsize, offset, shape, strides, itemsize)``
+#: (:func:`footprint`; it depends on nothing else, so views of new arrays hit it too)
+_GEOMETRY: dict[tuple, tuple] = {}
+#: entries :data:`_GEOMETRY` keeps before it is cleared
+GEOMETRY_MAX = 1 << 14
+
+
+def footprint(a: np.ndarray, root: np.ndarray | None = None,
+              base: int | None = None) -> Footprint | None:
+    """The :class:`Footprint` of ``a`` (None for an empty view or an unsupported root);
+    ``base``: the root's :func:`address`, when the caller knows it."""
     if a.size == 0:
         return None
     root = root_of(a) if root is None else root
     if not root.flags.c_contiguous:
         return None
+    off = address(a) - (address(root) if base is None else base)
+    key = (root.shape, root.itemsize, off, a.shape, a.strides, a.itemsize)
+    hit = _GEOMETRY.get(key)
+    if hit is None:
+        if len(_GEOMETRY) >= GEOMETRY_MAX:
+            _GEOMETRY.clear()
+        hit = _GEOMETRY[key] = _geometry_of(a, root, off)
+    return Footprint(root, *hit)
+
+
+def _geometry_of(a: np.ndarray, root: np.ndarray, off: int) -> tuple:
+    """``(lo, hi, exact, offset, shape, strides, itemsize)`` of :func:`footprint`."""
     rshape, rstrides = geometry(root)
-    off = address(a) - address(root)
     item = a.itemsize
     nd = len(rshape)
     coords, rest = [], off
@@ -120,7 +140,7 @@ def footprint(a: np.ndarray, root: np.ndarray | None = None) -> Footprint | None
         vol = 1
         for l0, h0 in zip(lo, hi):
             vol *= h0 - l0
-        return Footprint(root, lo, hi, vol == distinct, off, a.shape, a.strides, item)
+        return lo, hi, vol == distinct, off, a.shape, a.strides, item
     # not a box of the root's dimensions: the rows (first dimension) it touches, whole rows
     low, high = _byte_bounds(a)
     base = address(root)
@@ -128,7 +148,7 @@ def footprint(a: np.ndarray, root: np.ndarray | None = None) -> Footprint | None
     r1 = min((high - base - 1) // rstrides[0] + 1, rshape[0])
     lo = (r0,) + (0,) * (nd - 1)
     hi = (r1,) + tuple(rshape[1:])
-    return Footprint(root, lo, hi, False, off, a.shape, a.strides, item)
+    return lo, hi, False, off, a.shape, a.strides, item
 
 
 def bytes_overlap(a: Footprint, b: Footprint) -> bool:

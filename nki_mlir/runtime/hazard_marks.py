@@ -103,7 +103,25 @@ class Marks:
             e, v = log[keys[0]]
             if e.contains(fp):
                 return v
-        return None
+            return None
+        if not keys or not fp.exact:
+            return None
+        # several entries (e.g. the matmuls filling one PSUM tile piece by piece): being
+        # pairwise disjoint, they cover fp's box when their parts in it add up to all of it
+        value = log[keys[0]][1]
+        covered = 0
+        for k in keys:
+            e, v = log[k]
+            if v != value:
+                return None
+            part = 1
+            for a0, a1, b0, b1 in zip(e.lo, e.hi, fp.lo, fp.hi):
+                part *= min(a1, b1) - max(a0, b0)
+            covered += part
+        whole = 1
+        for b0, b1 in zip(fp.lo, fp.hi):
+            whole *= b1 - b0
+        return value if covered == whole else None
 
     def view(self, fp: Footprint) -> np.ndarray:
         """The marks under ``fp``'s bytes, exact, in any shape (for whole-region tests and

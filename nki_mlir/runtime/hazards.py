@@ -47,7 +47,8 @@ from xdsl.ir import Operation
 
 from ..diagnostics import error_at, loc_of
 from ..errors import NKIHazardError
-from .footprint import Footprint, bytes_overlap, footprint, geometry, root_of
+from .footprint import Footprint, address, bytes_overlap, footprint, root_of
+from .hazard_history import History
 from .hazard_marks import Marks
 from .memory import VIEWS_MAX
 from .queues import Instance, QueueRun, hb
@@ -95,7 +96,11 @@ class Checker:
     """The hazard state of one queue-mode run (see the module docstring)."""
 
     def __init__(self, state, queues: QueueRun):
-        self.queues = queues
+        # the queues' static facts and clocks (``qclock`` is updated in place), not the
+        # QueueRun itself: it holds this checker, and the cycle would leave every run's
+        # hazard state to the garbage collector (a collection every run or two)
+        self.sched = queues.sched
+        self.qclock = queues.qclock
         self.state = state
         self.roots: dict[int, np.ndarray] = {}      # keeps roots alive: ids stay unique
         self.written: dict[int, Marks] = {}         # on-chip root -> uint8 per byte
@@ -103,8 +108,9 @@ class Checker:
         self.owner: dict[int, _Buffer] = {}         # alloc slot -> its current buffer
         # root -> (lo0, hi0, lo_last, hi_last, buffer) of the placed buffers not yet evicted
         self.live: dict[int, list[tuple]] = {}
-        self.history: dict[int, _History] = {}      # root -> [(fp, is_write, inst, role)]
-        self.fps: dict[int, tuple] = {}             # id(view) -> (view, root, footprint)
+        self.history: dict[int, History] = {}      # root -> [(fp, is_write, inst, role)]
+        self.fps: dict[int, tuple] = {}
+        self.bases: dict[int, tuple] = {}             # id(view) -> (view, root, footprint)
         # the same for views of the state's SBUF / PSUM, kept with the state across runs
         self.kept: dict[int, tuple] = state.mirrors.setdefault("footprints", {})
 
@@ -122,7 +128,10 @@ class Checker:
             self.fps[id(a)] = hit
             return hit[1], hit[2]
         root = root_of(a)
-        fp = footprint(a, root)
+        base = self.bases.get(id(root))       # (root, its address): kept alive, id unique
+        if base is None or base[0] is not root:
+            base = self.bases[id(root)] = (root, address(root))
+        fp = footprint(a, root, base[1])
         if len(self.fps) < FOOTPRINTS_MAX:
             self.fps[id(a)] = (a, root, fp)
         if self.state.mem.owns(root):   # SBUF, PSUM, a block (never a caller's or output array)
@@ -181,7 +190,7 @@ class Checker:
             # (the boxes on the first and last dimensions first: most buffers are apart)
             if t[2] < hi1 and lo1 < t[3] and t[0] < hi0 and lo0 < t[1]:
                 other = t[4]
-                if other.fp.overlaps(fp) and bytes_overlap(other.fp, fp):
+                if bytes_overlap(other.fp, fp):
                     other.evicted_by = op
                     continue
             keep.append(t)
@@ -196,6 +205,8 @@ class Checker:
         op = info.op
         seen = []
         fps = self.fps
+        written = self.written
+        nwrites, wrow = 0, None
         for slot, role, is_write, is_read, bslot in info.accesses:
             a = env[slot]
             if not isinstance(a, np.ndarray):
@@ -206,228 +217,129 @@ class Checker:
             else:
                 root, fp = self._footprint(a)
             if fp is not None:
-                seen.append((fp, is_write, is_read, id(root), role, bslot))
+                rid = id(root)
+                row = (fp, is_write, is_read, rid, role, bslot, written.get(rid))
+                seen.append(row)
+                if is_write:
+                    nwrites += 1
+                    wrow = row
         # an elementwise instruction writing one on-chip tensor carries never-written
         # elements through to its dst (poison) instead of failing at once
-        writes = [x for x in seen if x[1]]
-        dst = writes[0][0] if len(writes) == 1 and op.name in PROPAGATE and \
-            writes[0][3] in self.written else None
+        dst = wrow[0] if nwrites == 1 and wrow[6] is not None and op.name in PROPAGATE \
+            else None
         poison = None
         nears = []
-        written = self.written
-        for fp, is_write, is_read, rid, role, bslot in seen:
+        owner, history = self.owner, self.history
+        auto = info.matmul == "auto"
+        for fp, is_write, is_read, rid, role, bslot, w in seen:
             if bslot is not None:
-                buf = self.owner.get(bslot)
+                buf = owner.get(bslot)
                 if buf is not None and buf.evicted_by is not None:
                     raise error_at(op, f"{op.name}: overlap of live buffers: '{role}' is "
                                        f"{_buffer_name(buf.op)} (placed by {describe(buf.op)}), "
                                        f"but {describe(buf.evicted_by)} placed another buffer on "
                                        f"its bytes while it is still in use", NKIHazardError)
-            if is_read:
-                w = written.get(rid)
-                if w is not None and (w.uniform(fp) or 0) == 0 and not self._all_written(w, fp):
-                    mv = w.elems(fp)
-                    n = int(np.prod(fp.shape))
-                    if dst is not None and n == int(np.prod(dst.shape)):
-                        bad = (mv == 0).any(axis=-1).reshape(-1)
-                        poison = bad if poison is None else poison | bad
-                    else:
-                        buf = self.owner.get(bslot)
-                        raise error_at(op, f"{op.name}: '{role}' reads SBUF/PSUM bytes never "
-                                           f"written (or computed from never-written bytes) "
-                                           f"since their allocation by "
-                                           f"{describe(buf.op if buf else None)}",
-                                           NKIHazardError)
-            if info.matmul == "auto" and role == "dst":
+            if is_read and w is not None and (w.uniform(fp) or 0) == 0 and \
+                    not self._all_written(w, fp):
+                mv = w.elems(fp)
+                n = int(np.prod(fp.shape))
+                if dst is not None and n == int(np.prod(dst.shape)):
+                    bad = (mv == 0).any(axis=-1).reshape(-1)
+                    poison = bad if poison is None else poison | bad
+                else:
+                    buf = owner.get(bslot)
+                    raise error_at(op, f"{op.name}: '{role}' reads SBUF/PSUM bytes never "
+                                       f"written (or computed from never-written bytes) "
+                                       f"since their allocation by "
+                                       f"{describe(buf.op if buf else None)}",
+                                       NKIHazardError)
+            if auto and role == "dst":
                 pw = self.psum_writer.get(rid)
                 if pw is not None and self._non_matmul_mark(pw, fp):
                     mv = pw.elems(fp)
                     neg = mv < 0
-                    other = self.queues.sched.infos[-int(mv[neg][0]) - 1].op
+                    other = self.sched.infos[-int(mv[neg][0]) - 1].op
                     raise error_at(op, f"{op.name}: accumulates (psum_accumulate_flags=auto) "
                                        f"onto PSUM elements whose last writer since allocation "
                                        f"is a non-matmul instruction, {describe(other)}: the "
                                        f"matmul overwrites that value instead of adding to it",
                                        NKIHazardError)
-            nears.append(self._race(inst, role, is_write, fp, rid))
-        for (fp, is_write, is_read, rid, role, bslot), near in zip(seen, nears):
+            hist = history.get(rid)
+            nears.append(None if hist is None else self._race(inst, role, is_write, fp, hist))
+        psum_writer = self.psum_writer
+        for (fp, is_write, is_read, rid, role, bslot, w), near in zip(seen, nears):
             if is_write:
-                w = self.written.get(rid)
                 if w is not None:
                     if poison is not None:
                         w.elems(fp)[...] = (~poison).reshape(fp.shape)[..., None]
                     else:
                         w.fill(fp, 1)
-                pw = self.psum_writer.get(rid)
-                if pw is not None:
-                    pw.fill(fp, -(info.sid + 1) if info.matmul is None else info.sid + 1)
+                if psum_writer:
+                    pw = psum_writer.get(rid)
+                    if pw is not None:
+                        pw.fill(fp, -(info.sid + 1) if info.matmul is None else info.sid + 1)
             self._remember(rid, fp, is_write, inst, role, near)
 
-    def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, rid: int):
-        """Raise on a race with a remembered access; returns the history rows it searched
-        (:meth:`_History.mark`, for :meth:`_remember`), or None."""
-        hist = self.history.get(rid)
-        if hist is None:
-            return None
+    def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, hist):
+        """Raise on a race with a remembered access of ``hist`` (the :class:`History` of
+        ``fp``'s root); returns the rows it searched (:meth:`History.mark`, for
+        :meth:`_remember`)."""
         rows = hist.near(fp)
+        boxes = len(fp.lo) > 2        # (near() compared the first and last dimensions)
+        entries = hist.entries
         for i in rows:
-            ofp, owrite, other, orole = hist.entries[i]
-            if other is inst or not (owrite or is_write) or not fp.overlaps(ofp):
+            ofp, owrite, other, orole = entries[i]
+            if other is inst or not (owrite or is_write) or (boxes and not fp.overlaps(ofp)):
                 continue
             if hb(other, inst) or not bytes_overlap(fp, ofp):
                 continue
             op = inst.info.op
-            names = self.queues.sched.queues
+            names = self.sched.queues
             what = "writes" if is_write else "reads"
             owhat = "writes" if owrite else "reads"
             raise error_at(op, f"{op.name}: race: it {what} '{role}' (queue "
                                f"'{names[inst.info.qi]}') bytes that {describe(other.info.op)} "
                                f"{owhat} as '{orole}' (queue '{names[other.info.qi]}'), with no "
                                f"ordering edge between the two instructions", NKIHazardError)
-        return rows, hist.n, hist.gen      # (:meth:`_History.mark`)
+        return rows, hist.n, hist.gen      # (:meth:`History.mark`)
 
     def _remember(self, rid: int, fp: Footprint, is_write: bool, inst: Instance, role: str,
                   near=None) -> None:
         hist = self.history.get(rid)
         if hist is None:
-            hist = self.history[rid] = _History(*_index_dim(fp.root))
+            hist = self.history[rid] = History()
             self.roots.setdefault(rid, fp.root)
         if fp.exact and hist.alive:
             entries = hist.entries
             rows = near[0] if near is not None and near[1] == hist.n and near[2] == hist.gen \
                 else hist.near(fp, near)       # (nothing appended since the race search)
-            drop = [i for i in rows
-                    if entries[i] is not None and (is_write or not entries[i][1]) and
-                    fp.contains(entries[i][0]) and hb(entries[i][2], inst)]
+            drop = []
+            if rows:
+                # rows fp covers (on <= 2-D roots: their boxes on the first and last
+                # dimensions, :attr:`History.rows`, inside fp's) that happen before inst
+                lo, hi = fp.lo, fp.hi
+                boxes = len(lo) > 2
+                lo0, hi0, lo1, hi1 = lo[0], hi[0], lo[-1], hi[-1]
+                krows, clock = hist.rows, inst.clock
+                for i in rows:
+                    e = entries[i]
+                    if e is None or not (is_write or not e[1]):
+                        continue
+                    r = krows[i]
+                    if r[0] < lo0 or -r[1] > hi0 or r[2] < lo1 or -r[3] > hi1 or \
+                            (boxes and not fp.contains(e[0])):
+                        continue
+                    q = e[2].info.qi
+                    if e[2].clock[q] <= clock[q]:       # (:func:`~.queues.hb`, inline)
+                        drop.append(i)
             if drop:
                 hist.remove(drop)
         hist.append((fp, is_write, inst, role))
         if hist.alive > HISTORY_MAX:
-            qr = self.queues
-            nq = len(qr.qclock)
-            frontier = [min(qr.qclock[q][j] for q in range(nq)) for j in range(nq)]
+            qclock = self.qclock
+            nq = len(qclock)
+            frontier = [min(qclock[q][j] for q in range(nq)) for j in range(nq)]
             hist.keep([r[2].clock[r[2].info.qi] > frontier[r[2].info.qi] for r in hist.live()])
             if hist.alive > HISTORY_MAX:
                 hist.keep([False] * (hist.alive - HISTORY_MAX * 3 // 4) +
                           [True] * (HISTORY_MAX * 3 // 4))
-
-
-#: bytes of a partition per bucket of an on-chip root's access history (a PSUM bank, a
-#: row of 512 fp32)
-_BUCKET_BYTES = 2048
-#: rows per bucket of an HBM tensor's access history (a partition-tile's worth)
-_BUCKET_ROWS = 128
-#: the key row of a removed entry: it meets no footprint
-_DEAD_ROW = (np.iinfo(np.int64).max,) * 4
-
-
-def _index_dim(root: np.ndarray) -> tuple[int, int]:
-    """``(dimension, bucket width)`` a :class:`_History` of ``root`` indexes its rows by
-    (in the root's byte geometry): the bytes of a partition for on-chip roots (at most 128
-    rows: tiles sit side by side along a partition), :data:`_BUCKET_BYTES` per bucket; else
-    the rows (HBM tensors are mostly accessed in blocks of 128 rows), :data:`_BUCKET_ROWS`
-    per bucket."""
-    shape, _ = geometry(root)
-    if len(shape) == 1 or shape[0] <= 128:
-        return len(shape) - 1, _BUCKET_BYTES
-    return 0, _BUCKET_ROWS
-
-
-class _History:
-    """The remembered accesses ``(fp, is_write, inst, role)`` of one memory, oldest first.
-
-    ``entries[i]`` is row ``i`` (None once removed: removal marks rows dead; the rows are
-    compacted, in order, when most are dead).  ``rows[i]`` holds the row's box on the
-    root's first and last dimensions as ``(lo0, -hi0, lo_last, -hi_last)`` (``_DEAD_ROW``
-    when removed), so a row meets a footprint's box on those dimensions when it compares
-    below ``(hi0, -lo0, hi_last, -lo_last)`` term by term.  ``buckets`` indexes the rows by
-    their range on one dimension of the root (:func:`_index_dim`): :meth:`near` tests only
-    the rows sharing a bucket with the footprint.  ``alive``: the rows not removed."""
-
-    __slots__ = ("entries", "rows", "buckets", "dim", "width", "n", "alive", "gen")
-
-    def __init__(self, dim: int = -1, width: int = 64):
-        self.entries: list = []
-        self.rows: list[tuple] = []
-        self.buckets: dict[int, list[int]] = {}
-        self.dim, self.width = dim, width
-        self.n = 0
-        self.alive = 0
-        self.gen = 0        # compactions so far (row numbers change at each)
-
-    def _index(self, i: int, fp: Footprint) -> None:
-        w, d, buckets = self.width, self.dim, self.buckets
-        for b in range(fp.lo[d] // w, (fp.hi[d] - 1) // w + 1):
-            rows = buckets.get(b)
-            if rows is None:
-                buckets[b] = [i]
-            else:
-                rows.append(i)
-
-    def append(self, entry) -> None:
-        fp = entry[0]
-        self.rows.append((fp.lo[0], -fp.hi[0], fp.lo[-1], -fp.hi[-1]))
-        self.entries.append(entry)
-        self._index(self.n, fp)
-        self.n += 1
-        self.alive += 1
-
-    def mark(self, rows: list[int]) -> tuple:
-        """``rows`` found by :meth:`near` for a footprint, as of now (for a later ``near``
-        of the same footprint)."""
-        return rows, self.n, self.gen
-
-    def near(self, fp: Footprint, since: tuple | None = None) -> list[int]:
-        """Rows (oldest first) whose boxes meet ``fp``'s on the first and last dimensions
-        (a necessary condition of ``fp.overlaps``).  ``since``: an earlier answer for
-        ``fp`` (:meth:`mark`); then only the rows appended after it are tested."""
-        lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
-        nlo0, nlo1 = -lo0, -lo1
-        rows = self.rows
-        if since is not None and since[2] == self.gen:
-            entries = self.entries
-            out = [i for i in since[0] if entries[i] is not None]
-            for i in range(since[1], self.n):
-                r = rows[i]
-                if r[0] < hi0 and r[1] < nlo0 and r[2] < hi1 and r[3] < nlo1:
-                    out.append(i)
-            return out
-        w, d, buckets = self.width, self.dim, self.buckets
-        b0, b1 = fp.lo[d] // w, (fp.hi[d] - 1) // w
-        if b0 == b1:
-            cand = buckets.get(b0, ())
-        else:
-            seen: set[int] = set()
-            for b in range(b0, b1 + 1):
-                seen.update(buckets.get(b, ()))
-            cand = sorted(seen)
-        out = []
-        for i in cand:
-            r = rows[i]
-            if r[0] < hi0 and r[1] < nlo0 and r[2] < hi1 and r[3] < nlo1:
-                out.append(i)
-        return out
-
-    def live(self) -> list:
-        """The entries not removed, oldest first."""
-        return [e for e in self.entries if e is not None]
-
-    def remove(self, rows: list[int]) -> None:
-        entries, krows = self.entries, self.rows
-        for i in rows:
-            entries[i] = None
-            krows[i] = _DEAD_ROW
-        self.alive -= len(rows)
-        if self.n > 64 and 2 * self.alive < self.n:
-            self.keep([True] * self.alive)
-
-    def keep(self, mask) -> None:
-        """Keep the live entries (oldest first) whose ``mask`` entry is true; compacts."""
-        kept = [e for e, k in zip(self.live(), mask) if k]
-        self.gen += 1
-        self.entries = kept
-        self.n = self.alive = len(kept)
-        self.rows = [(e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1]) for e in kept]
-        self.buckets = {}
-        for i, e in enumerate(kept):
-            self._index(i, e[0])

@@ -4,7 +4,7 @@ import numpy as np
 
 from nki_mlir.runtime.footprint import footprint
 from nki_mlir.runtime.hazard_marks import Marks
-from nki_mlir.runtime.hazards import _History
+from nki_mlir.runtime.hazard_history import History as _History
 
 
 def _fp(root, rows, cols):
@@ -79,3 +79,21 @@ def test_history_candidates_include_every_overlapping_entry():
     for q in fps[::5]:
         near = h.near(q)
         assert {i for i, e in enumerate(h.entries) if e[0].overlaps(q)} <= set(near)
+
+
+def test_marks_uniform_over_several_log_entries():
+    """A tile filled piece by piece (several matmuls into one PSUM tile) reads as uniform
+    when the pieces, all of one value, cover it; not when one piece is missing or differs."""
+    psum = np.zeros((128, 2048), np.uint8)
+    marks = Marks(np.zeros(psum.size, np.uint8), psum)
+    tile = _fp(psum, slice(0, 128), slice(0, 2048))
+    for c in range(0, 1536, 512):
+        marks.fill(_fp(psum, slice(0, 128), slice(c, c + 512)), 3)
+    assert marks.uniform(tile) is None                     # the last quarter is not filled
+    assert marks.uniform(_fp(psum, slice(8, 100), slice(100, 1200))) == 3
+    marks.fill(_fp(psum, slice(0, 128), slice(1536, 2048)), 3)
+    assert marks.uniform(tile) == 3 and len(marks.log) == 4
+    marks.fill(_fp(psum, slice(0, 64), slice(1536, 2048)), 2)
+    assert marks.uniform(tile) is None                     # one piece holds another value
+    view = marks.view(tile)
+    assert view[:64, 1536:].min() == view[:64, 1536:].max() == 2 and view[64:].min() == 3

@@ -1,0 +1,177 @@
+"""The access history of one memory for the hazard checks' race search (:mod:`.hazards`).
+
+A :class:`History` keeps the remembered accesses of one root array (SBUF, PSUM, an HBM
+tensor, a private on-chip array) in program order, with each access's box on the root's
+first and last dimensions (:mod:`.footprint`) and, once it holds :data:`INDEX_MIN` rows, an
+index of the rows by their range on one dimension of the root, so a race search tests only
+the rows near a footprint.
+
+Units: bytes of the root's byte geometry (:func:`~.footprint.geometry`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .footprint import Footprint, geometry
+
+#: bytes of a partition per bucket of an on-chip root's access history (a PSUM bank, a
+#: row of 512 fp32)
+_BUCKET_BYTES = 2048
+#: rows per bucket of an HBM tensor's access history (a partition-tile's worth)
+_BUCKET_ROWS = 128
+#: rows a :class:`History` holds before it indexes them in buckets
+INDEX_MIN = 12
+#: the key row of a removed entry: it meets no footprint
+_DEAD_ROW = (np.iinfo(np.int64).max,) * 4
+
+
+def _index_dim(root: np.ndarray) -> tuple[int, int]:
+    key = (root.shape, root.itemsize)
+    out = _INDEX_DIMS.get(key)
+    if out is None:
+        out = _INDEX_DIMS[key] = _index_dim_of(root)
+    return out
+
+
+#: :func:`_index_dim` by the root's shape and itemsize
+_INDEX_DIMS: dict[tuple, tuple[int, int]] = {}
+
+
+def _index_dim_of(root: np.ndarray) -> tuple[int, int]:
+    """``(dimension, bucket width)`` a :class:`History` of ``root`` indexes its rows by
+    (in the root's byte geometry): the bytes of a partition for on-chip roots (at most 128
+    rows: tiles sit side by side along a partition), :data:`_BUCKET_BYTES` per bucket; else
+    the rows (HBM tensors are mostly accessed in blocks of 128 rows), :data:`_BUCKET_ROWS`
+    per bucket."""
+    shape, _ = geometry(root)
+    if len(shape) == 1 or shape[0] <= 128:
+        return len(shape) - 1, _BUCKET_BYTES
+    return 0, _BUCKET_ROWS
+
+
+class History:
+    """The remembered accesses ``(fp, is_write, inst, role)`` of one memory, oldest first.
+
+    ``entries[i]`` is row ``i`` (None once removed: removal marks rows dead; the rows are
+    compacted, in order, when most are dead).  ``rows[i]`` holds the row's box on the
+    root's first and last dimensions as ``(lo0, -hi0, lo_last, -hi_last)`` (``_DEAD_ROW``
+    when removed), so a row meets a footprint's box on those dimensions when it compares
+    below ``(hi0, -lo0, hi_last, -lo_last)`` term by term.  ``buckets`` indexes the rows by
+    their range on one dimension of the root (:func:`_index_dim`, unless given): :meth:`near`
+    tests only the rows sharing a bucket with the footprint, once there are
+    :data:`INDEX_MIN` rows (before, ``buckets`` is None and it tests every row).  ``alive``:
+    the rows not removed."""
+
+    __slots__ = ("entries", "rows", "buckets", "dim", "width", "n", "alive", "gen")
+
+    def __init__(self, dim: int | None = None, width: int | None = None):
+        self.entries: list = []
+        self.rows: list[tuple] = []
+        self.buckets: dict[int, list[int]] | None = None
+        self.dim, self.width = dim, width
+        self.n = 0
+        self.alive = 0
+        self.gen = 0        # compactions so far (row numbers change at each)
+
+    def _index(self, i: int, fp: Footprint) -> None:
+        w, d, buckets = self.width, self.dim, self.buckets
+        for b in range(fp.lo[d] // w, (fp.hi[d] - 1) // w + 1):
+            rows = buckets.get(b)
+            if rows is None:
+                buckets[b] = [i]
+            else:
+                rows.append(i)
+
+    def append(self, entry) -> None:
+        fp = entry[0]
+        lo, hi = fp.lo, fp.hi
+        self.rows.append((lo[0], -hi[0], lo[-1], -hi[-1]))
+        self.entries.append(entry)
+        n = self.n
+        self.n = n + 1
+        self.alive += 1
+        buckets = self.buckets
+        if buckets is None:
+            if n + 1 >= INDEX_MIN:
+                self._reindex()
+            return
+        w, d = self.width, self.dim
+        b = lo[d] // w
+        if b == (hi[d] - 1) // w:       # (one bucket: :meth:`_index`, inline)
+            rows = buckets.get(b)
+            if rows is None:
+                buckets[b] = [n]
+            else:
+                rows.append(n)
+        else:
+            self._index(n, fp)
+
+    def _reindex(self) -> None:
+        """Index every live row in :attr:`buckets`."""
+        live = [(i, e[0]) for i, e in enumerate(self.entries) if e is not None]
+        if self.dim is None:
+            self.dim, self.width = _index_dim(live[0][1].root)
+        self.buckets = {}
+        for i, fp in live:
+            self._index(i, fp)
+
+    def mark(self, rows: list[int]) -> tuple:
+        """``rows`` found by :meth:`near` for a footprint, as of now (for a later ``near``
+        of the same footprint)."""
+        return rows, self.n, self.gen
+
+    def near(self, fp: Footprint, since: tuple | None = None) -> list[int]:
+        """Rows (oldest first) whose boxes meet ``fp``'s on the first and last dimensions
+        (a necessary condition of ``fp.overlaps``).  ``since``: an earlier answer for
+        ``fp`` (:meth:`mark`); then only the rows appended after it are tested."""
+        lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
+        nlo0, nlo1 = -lo0, -lo1
+        rows = self.rows
+        if since is not None and since[2] == self.gen:
+            entries = self.entries
+            out = [i for i in since[0] if entries[i] is not None]
+            for i in range(since[1], self.n):
+                r = rows[i]
+                if r[0] < hi0 and r[1] < nlo0 and r[2] < hi1 and r[3] < nlo1:
+                    out.append(i)
+            return out
+        w, d, buckets = self.width, self.dim, self.buckets
+        if buckets is None:
+            cand = range(self.n)
+        elif (b0 := fp.lo[d] // w) == (b1 := (fp.hi[d] - 1) // w):
+            cand = buckets.get(b0, ())
+        else:
+            seen: set[int] = set()
+            for b in range(b0, b1 + 1):
+                seen.update(buckets.get(b, ()))
+            cand = sorted(seen)
+        out = []
+        for i in cand:
+            r = rows[i]
+            if r[0] < hi0 and r[1] < nlo0 and r[2] < hi1 and r[3] < nlo1:
+                out.append(i)
+        return out
+
+    def live(self) -> list:
+        """The entries not removed, oldest first."""
+        return [e for e in self.entries if e is not None]
+
+    def remove(self, rows: list[int]) -> None:
+        entries, krows = self.entries, self.rows
+        for i in rows:
+            entries[i] = None
+            krows[i] = _DEAD_ROW
+        self.alive -= len(rows)
+        if self.n > 64 and 2 * self.alive < self.n:
+            self.keep([True] * self.alive)
+
+    def keep(self, mask) -> None:
+        """Keep the live entries (oldest first) whose ``mask`` entry is true; compacts."""
+        kept = [e for e, k in zip(self.live(), mask) if k]
+        self.gen += 1
+        self.entries = kept
+        self.n = self.alive = len(kept)
+        self.rows = [(e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1]) for e in kept]
+        self.buckets = None
+        if self.n >= INDEX_MIN:
+            self._reindex()

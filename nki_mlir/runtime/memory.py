@@ -253,13 +253,12 @@ class Memory:
         sharing one array while they live.  Returns whether it dropped them."""
         if self.block_bytes <= BLOCK_BYTES_MAX:
             return False
-        if True:
-            self.blocks.clear()
-            self.block_ids.clear()
-            self.block_bytes = 0
-            self.views.clear()
-            self.subviews.clear()
-            self.known = None
+        self.blocks.clear()
+        self.block_ids.clear()
+        self.block_bytes = 0
+        self.views.clear()
+        self.subviews.clear()
+        self.known = None
         return True
 
     @staticmethod

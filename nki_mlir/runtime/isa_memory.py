@@ -1,6 +1,7 @@
 """Closure builders for the ``nisa`` ops that place, move and fill data.
 
-- ``nisa.alloc``: HBM -> a fresh array per execution; unplaced SBUF / PSUM -> a private
+- ``nisa.alloc``: HBM -> a fresh sentinel-filled array per execution (a write-only one is
+  filled after the run where no DMA wrote it, :mod:`.hbm_fill`); unplaced SBUF / PSUM -> a private
   array; placed (``nkim.partition`` / ``nkim.offset`` / ``nkim.bank``) -> a typed view of the
   run's SBUF / PSUM bytes (:mod:`.memory`), stored in the block of the placed tensors that may
   share its bytes (:mod:`.blocks`); with ``nkim.copies = k`` /
@@ -40,6 +41,7 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..dialects.common import HBM_SPACES
 from ..errors import NKIRuntimeError
+from . import hbm_fill
 from . import numerics as nm
 from .env import STATE, Buf, Closure, Fault, check_elems, engine, finish, guard, reader
 from .memory import Memory, MemoryFault, fill_sentinel, resolve_psum_offset, sentinel_filler
@@ -53,6 +55,13 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
     b = dec.bufs[op.result]
     shape, dt, space, fslot = b.shape, b.dtype, b.space, b.flags
     if space in HBM_SPACES:
+        ts = hbm_fill.track(dec, op.result)
+        if ts is not None:    # write-only: sentinels where no DMA wrote, after the run
+            def run_tracked(env):
+                env[s] = np.empty(shape, dt)
+                env[ts] = []
+            return guard(op, run_tracked)
+
         def run(env):
             env[s] = Memory.hbm(shape, dt)
         return guard(op, run)
@@ -199,7 +208,11 @@ def dma_copy(dec: Decoder, op: nisa.DmaCopyOp):
     if int(np.prod(dst.shape)) != int(np.prod(src.shape)):
         raise error_at(op, f"nisa.dma_copy: dst has {int(np.prod(dst.shape))} elements but src "
                            f"has {int(np.prod(src.shape))}", NKIRuntimeError)
-    return finish(op, _copy(dst, src, exact=dst.dtype == src.dtype), dst)
+    impl = _copy(dst, src, exact=dst.dtype == src.dtype)
+    ts = dec.hbm_tracked.get(op)
+    if ts is not None:
+        impl = hbm_fill.recording(impl, dst.slot, ts)
+    return finish(op, impl, dst)
 
 
 def dma_copy_indirect(dec: Decoder, op):

@@ -20,12 +20,14 @@ instead of a pass over the tensor at the alloc (16 MiB for a 4096x1024 fp32 outp
 """
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.ir import SSAValue
 
 from .env import STATE, Closure
+from .memory import fill_sentinel
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -130,13 +132,12 @@ def covered(a: np.ndarray, views: list) -> bool:
         if any(s % n for s, n in zip(b[0], shape)):
             return False
         starts.add(b[0])
-    return shape is not None and len(starts) * int(np.prod(shape)) == a.size
+    return shape is not None and len(starts) * math.prod(shape) == a.size
 
 
 def fill_unwritten(a: np.ndarray, views: list, dt: np.dtype) -> None:
     """Fill the elements of ``a`` (C-contiguous) that none of ``views`` (basic-slice views
     of ``a``) covers with the sentinel of :func:`~.memory.fill_sentinel`."""
-    from .memory import fill_sentinel
     if covered(a, views):
         return
     if not views:

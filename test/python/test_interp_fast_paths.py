@@ -2,10 +2,12 @@
 skipped only where nothing can read them, float32 results written straight into dst, PSUM
 accumulated in place."""
 import numpy as np
+import pytest
 
 import nki_mlir as nki
 import nki_mlir.isa as nisa
 import nki_mlir.language as nl
+from nki_mlir.runtime import numerics as nm
 from nki_mlir.runtime.isa_memory import written_first
 
 
@@ -106,6 +108,37 @@ def test_exp_in_place_is_float32_exp_and_float32_row_sum():
     exact = np.exp((x * np.float32(0.5)).astype(np.float64)).astype(np.float32)
     ulps = np.abs(e.view(np.int32).astype(np.int64) - exact.view(np.int32).astype(np.int64))
     assert ulps.max() <= 2
+
+
+@pytest.mark.parametrize("fn", sorted(nm.ACTIVATION_F64))
+@pytest.mark.parametrize("bias", [False, True])
+def test_float64_activations_in_place_are_the_plain_functions_bit_for_bit(fn, bias):
+    """The float64 in-place path of a float32 dst (range check or not) gives the bits of
+    ``nm.ACTIVATION[fn]`` on the float32 ``x * scale (+ bias)``."""
+    P, F = 128, 64
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0.1, 1.0, (P, F)).astype(np.float32)      # in every documented range
+    sc = rng.uniform(0.5, 1.0, (P, 1)).astype(np.float32)
+    b = rng.uniform(0.0, 0.5, (P, 1)).astype(np.float32)
+
+    @nki.jit
+    def act(x, sc, b):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        s = nl.ndarray((P, 1), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=s, src=sc)
+        c = nl.ndarray((P, 1), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=c, src=b)
+        y = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.activation(dst=y, op=getattr(nl, fn), data=t, scale=s, bias=c if bias else None)
+        nisa.dma_copy(dst=out, src=y)
+        return out
+
+    (y,) = nki.compile(act, x, sc, b, use_cache=False).run((x, sc, b), {}, mode="program-order",
+                                                        hazards=False)
+    z = x * sc + b if bias else x * sc
+    np.testing.assert_array_equal(y.view(np.uint32), nm.ACTIVATION[fn](z).view(np.uint32))
 
 
 @nki.jit

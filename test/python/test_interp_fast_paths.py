@@ -214,3 +214,38 @@ def test_psum_tiles_reused_across_iterations_start_clean():
         for i in range(2):
             np.testing.assert_allclose(out[i], want, rtol=1e-5, atol=1e-5)
             np.testing.assert_array_equal(tr[i], x.T)
+
+
+def _two_tiles(at_a, at_c):
+    """c = x (DMA), then tile a placed at ``at_a`` is allocated, c is DMA'd out, then a is
+    written whole and DMA'd out: with c over a's bytes the read of c sees a's sentinels."""
+    from nki_mlir.runtime.interpreter import decode
+    from test_interpreter import Kernel
+    k = Kernel()
+    x = k.arg("x", (4, 16))
+    oc, oa = k.out("oc", (4, 16)), k.out("oa", (4, 16))
+    c = k.alloc("c", (4, 16), at=at_c)
+    k.dma(c, x)
+    a = k.alloc("a", (4, 16), at=at_a)
+    k.dma(oc, c)
+    k.dma(a, x)
+    k.dma(oa, a)
+    m = k.module()
+    return m, decode(m)
+
+
+def test_sentinel_fill_skipped_across_instructions_on_other_blocks_only():
+    from nki_mlir.runtime import blocks
+    x = np.arange(64, dtype=np.float32).reshape(4, 16)
+    for at_c, apart in (((0, 4096), True), ((0, 32), False)):
+        m, prog = _two_tiles((0, 0), at_c)
+        fop = next(op for op in m.walk() if op.name == "func.func")
+        a = next(op for op in m.walk() if op.name == "nisa.alloc" and op.result.name_hint == "a")
+        assert written_first(a) is None        # without the blocks: an instruction between
+        assert (written_first(a, blocks.plan(fop)) == "nisa.dma_copy") is apart
+        oc, oa = prog.run([x], mode="program-order", hazards=False)
+        np.testing.assert_array_equal(oa, x)
+        if apart:
+            np.testing.assert_array_equal(oc, x)
+        else:       # c's first 32 bytes per row (8 floats) are a's last ones: a's sentinels
+            assert np.isnan(oc[:, :8]).all() and (oc[:, 8:] == x[:, 8:]).all()

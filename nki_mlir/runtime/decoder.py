@@ -66,6 +66,8 @@ class Decoder:
         #: slot, dtype)`` each, and the tracking slot of every ``nisa.dma_copy`` writing one
         self.hbm_fills: list[tuple] = []
         self.hbm_tracked: dict[Operation, int] = {}
+        #: analyses computed once per decode and shared by the builders (:mod:`.forward`)
+        self.memo: dict = {}
 
     # -------------------------------------------------------------- slots and values
 

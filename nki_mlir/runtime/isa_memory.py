@@ -42,7 +42,7 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..dialects.common import HBM_SPACES, MemSpaceAttr
 from ..errors import NKIRuntimeError
-from . import hbm_fill
+from . import forward, hbm_fill
 from .blocks import PLACEMENT, placement
 from . import numerics as nm
 from .env import STATE, Buf, Closure, Fault, check_elems, engine, finish, guard, reader
@@ -261,6 +261,8 @@ def dma_copy(dec: Decoder, op: nisa.DmaCopyOp):
         raise error_at(op, f"nisa.dma_copy: dst has {int(np.prod(dst.shape))} elements but src "
                            f"has {int(np.prod(src.shape))}", NKIRuntimeError)
     impl = _copy(dst, src, exact=dst.dtype == src.dtype)
+    if forward.forwardable(dec, op):      # program order: read the input in place
+        impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, np.dtype(dst.dtype).itemsize)
     ts = dec.hbm_tracked.get(op)
     if ts is not None:
         impl = hbm_fill.recording(impl, dst.slot, ts)

@@ -263,10 +263,9 @@ class QueueRun:
         self.serial = [-1] * len(sched.loops)
         self.last: Instance | None = None
         self.hazards = hazards
-        # vector clocks (hazard checks only)
-        self.tick = [0] * nq
+        # vector clocks (hazard checks only): per queue, the clock of its last instance
+        # (after a fence: the fence's); never updated in place
         self.qclock: list[list[int]] = [[0] * nq for _ in range(nq)]
-        self.floor = [0] * nq
 
     # ----------------------------------------------------------------- enqueue
     def _carried(self, pid: int, li: int, dist: int) -> Instance | None:
@@ -297,18 +296,33 @@ class QueueRun:
         return waits
 
     def _clock(self, inst: Instance, waits: list[Instance]) -> None:
-        qi = inst.info.qi
-        srcs = [self.qclock[qi], self.floor]
-        srcs += [w.clock for w in waits]
-        if inst.info.fence:
-            srcs += self.qclock
-        c = list(map(max, *srcs))     # the join: the entrywise maximum
-        self.tick[qi] += 1
-        c[qi] = self.tick[qi]
+        """The vector clock of ``inst``: the join (entrywise maximum) of its queue's last
+        clock and its waits' clocks, plus its own tick.  A wait already known to the queue
+        (``w`` happens before the queue's last instance: ``w.clock[q] <= c[q]`` for ``w``'s
+        queue ``q``, which for vector clocks means ``w.clock <= c`` entrywise) is skipped.
+        A fence joins every queue's clock and is then folded into each of them (everything
+        after it on any queue happens after it)."""
+        info = inst.info
+        qi = info.qi
+        qclock = self.qclock
+        c = qclock[qi]
+        if info.fence:
+            c = list(map(max, c, *(w.clock for w in waits), *qclock))
+        else:
+            for w in waits:
+                wc = w.clock
+                q = w.info.qi
+                if wc[q] > c[q]:
+                    c = [x if x > y else y for x, y in zip(c, wc)]
+            if c is qclock[qi]:
+                c = c[:]
+        c[qi] += 1
         inst.clock = c
-        self.qclock[qi] = c
-        if inst.info.fence:
-            self.floor = c
+        if info.fence:
+            for q in range(len(qclock)):
+                qclock[q] = c
+        else:
+            qclock[qi] = c
 
     def _record(self, info: Info, inst: Instance) -> None:
         if info.nid is not None:

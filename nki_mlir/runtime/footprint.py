@@ -46,11 +46,16 @@ def address(a: np.ndarray) -> int:
 class Footprint:
     """The bytes of ``root`` a view covers (see the module docstring)."""
 
-    __slots__ = ("root", "lo", "hi", "exact", "offset", "shape", "strides", "itemsize")
+    __slots__ = ("root", "lo", "hi", "exact", "offset", "shape", "strides", "itemsize", "key",
+                 "box")
 
     def __init__(self, root, lo, hi, exact, offset, shape, strides, itemsize):
         self.root, self.lo, self.hi, self.exact = root, lo, hi, exact
         self.offset, self.shape, self.strides, self.itemsize = offset, shape, strides, itemsize
+        #: ``(lo, hi)``: the bounding box as one hashable key
+        self.key = (lo, hi)
+        #: ``(lo0, hi0, lo_last, hi_last)``: the box on the first and last dimensions
+        self.box = (lo[0], hi[0], lo[-1], hi[-1])
 
     def overlaps(self, other: Footprint) -> bool:
         """Whether the bounding boxes intersect (same root assumed)."""

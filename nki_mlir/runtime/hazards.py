@@ -109,7 +109,7 @@ class _Root:
         self.w: Marks | None = None           # uint8 per byte: written since allocation
         self.pw: Marks | None = None          # int32 per byte: last PSUM writer (+-(sid+1))
         self.hist: History | None = None      # [(fp, is_write, inst, role)]
-        self.live: list[tuple] = []           # (lo0, hi0, lo_last, hi_last, _Buffer)
+        self.live: list[tuple] = []           # (Footprint.box, _Buffer)
 
 
 class Checker:
@@ -210,16 +210,17 @@ class Checker:
             pw.fill(fp, 0)
         buf = _Buffer(op, fp)
         keep = []
-        lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
+        lo0, hi0, lo1, hi1 = box = fp.box
         for t in rs.live:
             # (the boxes on the first and last dimensions first: most buffers are apart)
-            if t[2] < hi1 and lo1 < t[3] and t[0] < hi0 and lo0 < t[1]:
-                other = t[4]
+            b = t[0]
+            if b[2] < hi1 and lo1 < b[3] and b[0] < hi0 and lo0 < b[1]:
+                other = t[1]
                 if bytes_overlap(other.fp, fp):
                     other.evicted_by = op
                     continue
             keep.append(t)
-        keep.append((lo0, hi0, lo1, hi1, buf))
+        keep.append((box, buf))
         rs.live = keep
         self.owner[slot] = buf
 
@@ -307,26 +308,24 @@ class Checker:
         """Raise on a race with a remembered access of ``hist`` (the :class:`History` of
         ``fp``'s root).  Returns ``(rows, n, gen)``: the rows this access will make
         redundant (:meth:`_remember`) as of the history's ``n`` rows and ``gen``."""
-        rows = hist.near(fp)
         drop = []
-        if not rows:
-            return drop, hist.n, hist.gen
-        boxes = len(fp.lo) > 2        # (near() compared the first and last dimensions)
+        boxes = len(fp.lo) > 2        # (the rows hold the first and last dimensions only)
         entries, krows = hist.entries, hist.rows
         clock = inst.clock
         cover = fp.exact
-        lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
-        for i in rows:
+        lo0, hi0, lo1, hi1 = fp.box
+        for i in hist.candidates(fp):
+            r = krows[i]
+            if r[0] >= hi0 or lo0 >= r[1] or r[2] >= hi1 or lo1 >= r[3]:
+                continue            # (boxes apart: :meth:`History.near`, inline)
             ofp, owrite, other, orole = entries[i]
             q = other.info.qi
             if other.clock[q] <= clock[q]:       # happens before (:func:`~.queues.hb`, inline)
-                # a row fp covers (on <= 2-D roots: its box on the first and last dimensions,
-                # :attr:`History.rows`, inside fp's) that happens before inst is redundant
-                if cover and (is_write or not owrite):
-                    r = krows[i]
-                    if r[0] >= lo0 and -r[1] <= hi0 and r[2] >= lo1 and -r[3] <= hi1 and \
-                            (not boxes or fp.contains(ofp)):
-                        drop.append(i)
+                # a row fp covers (on <= 2-D roots: its box on the first and last dimensions
+                # inside fp's) that happens before inst is redundant
+                if cover and (is_write or not owrite) and r[0] >= lo0 and r[1] <= hi0 and \
+                        r[2] >= lo1 and r[3] <= hi1 and (not boxes or fp.contains(ofp)):
+                    drop.append(i)
                 continue
             if other is inst or not (owrite or is_write) or (boxes and not fp.overlaps(ofp)) \
                     or not bytes_overlap(fp, ofp):
@@ -345,9 +344,8 @@ class Checker:
     def _covered(hist: History, fp: Footprint, is_write: bool, inst: Instance, rows) -> list:
         """The live rows among ``rows`` of ``hist`` that ``fp`` (exact) covers and that
         happen before ``inst``, unless ``inst`` only reads and they write."""
-        lo, hi = fp.lo, fp.hi
-        boxes = len(lo) > 2
-        lo0, hi0, lo1, hi1 = lo[0], hi[0], lo[-1], hi[-1]
+        boxes = len(fp.lo) > 2
+        lo0, hi0, lo1, hi1 = fp.box
         entries, krows, clock = hist.entries, hist.rows, inst.clock
         out = []
         for i in rows:
@@ -355,7 +353,7 @@ class Checker:
             if e is None or not (is_write or not e[1]):
                 continue
             r = krows[i]
-            if r[0] < lo0 or -r[1] > hi0 or r[2] < lo1 or -r[3] > hi1 or \
+            if r[0] < lo0 or r[1] > hi0 or r[2] < lo1 or r[3] > hi1 or \
                     (boxes and not fp.contains(e[0])):
                 continue
             q = e[2].info.qi

@@ -232,7 +232,10 @@ class Checker:
         seen = []
         fps = self.fps
         nwrites, wrow = 0, None
-        for slot, role, is_write, is_read, bslot in info.accesses:
+        accs = info.accesses
+        if accs is None:
+            accs = info.resolve_accesses()
+        for slot, role, is_write, is_read, bslot in accs:
             a = env[slot]
             hit = fps.get(id(a))      # (the common case of :meth:`_footprint`, inline; the
             if hit is None or hit[0] is not a:      # entry keeps its view alive: ids unique)

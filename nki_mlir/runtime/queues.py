@@ -77,19 +77,29 @@ class Info:
         eager: defines SSA values; runs at once (after a drain when it reads memory).
         drain: ``eager`` and reads memory: drain before running.
         accesses: ``(slot, role, is_write, is_read, base alloc slot or None)`` per memref
-            operand.
+            operand; None until :meth:`resolve_accesses` (only the hazard checks need them,
+            so a decode leaves them to the first hazard-checked run).
         matmul: ``None``, or the ``psum_accumulate_flags`` of a ``nisa.matmul``.
         track: loop indices whose serial this instruction's instances must record.
     """
 
     __slots__ = ("sid", "op", "qi", "nid", "deps", "carried", "fence", "eager", "drain",
-                 "accesses", "matmul", "track")
+                 "accesses", "matmul", "track", "_slot_of")
 
     def __init__(self, sid, op, qi, nid=None, deps=(), carried=(), fence=False, eager=False,
                  drain=False, accesses=(), matmul=None):
         self.sid, self.op, self.qi, self.nid, self.deps, self.carried = sid, op, qi, nid, deps, carried
         self.fence, self.eager, self.drain, self.accesses, self.matmul = fence, eager, drain, accesses, matmul
         self.track: tuple[int, ...] = ()
+        self._slot_of: dict | None = None
+
+    def resolve_accesses(self) -> tuple:
+        """:attr:`accesses`, computed on first use from the decoder's slots (every SSA value
+        has one slot, assigned once, so they are the same as at decode time)."""
+        if self.accesses is None:
+            self.accesses = _accesses(self._slot_of, self.op)
+            self._slot_of = None
+        return self.accesses
 
 
 class Schedule:
@@ -155,19 +165,19 @@ def _enclosing_loops(op: Operation) -> list[Operation]:
     return enclosing_loops(op)[::-1]  # outermost first (docs/backend.md section A)
 
 
-def _accesses(dec: Decoder, op: Operation) -> tuple:
+def _accesses(slot_of: dict, op: Operation) -> tuple:
     from ..dialects.effects import accesses
     out = []
     if not isinstance(op, IRDLOperation):   # an op without an IRDL definition: no accesses known
         return ()
     for a in accesses(op):
-        slot = dec.slot_of.get(a.value)
+        slot = slot_of.get(a.value)
         if slot is None:
             continue
         base = a.base
         bslot = None
         if isinstance(base, OpResult) and isinstance(base.op, AllocOp):
-            bslot = dec.slot_of.get(base)
+            bslot = slot_of.get(base)
         is_read = not a.is_write
         if op.name == "nisa.matmul" and a.role == "dst":
             mode = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
@@ -197,7 +207,7 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
         carried.append((pid, li, max(int(dist), 1)))
         sched.carried_track.setdefault(pid, set()).add(li)
     eager = bool(op.results)
-    accs = _accesses(dec, op)
+    accs = _accesses(dec.slot_of, op) if eager else None
     matmul = None
     if op.name == "nisa.matmul":
         matmul = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
@@ -207,6 +217,8 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
                 fence=isinstance(op.attributes.get("nkim.fence"), UnitAttr) or op.name in FENCE_OPS,
                 eager=eager, drain=eager and bool(accs),
                 accesses=accs, matmul=matmul)
+    if accs is None:
+        info._slot_of = dec.slot_of
     sched.infos.append(info)
 
     def run(env):

@@ -41,13 +41,14 @@ whose message names the other one (the earlier access, the evicting or placing
 from __future__ import annotations
 
 import linecache
+import weakref
 
 import numpy as np
 from xdsl.ir import Operation
 
 from ..diagnostics import error_at, loc_of
 from ..errors import NKIHazardError
-from .footprint import Footprint, address, bytes_overlap, footprint, root_of
+from .footprint import Footprint, address, bytes_overlap, footprint, root_of, view_geometry
 from .hazard_history import History
 from .hazard_marks import Marks
 from .memory import VIEWS_MAX
@@ -101,9 +102,9 @@ class _Root:
 
     __slots__ = ("root", "base", "owned", "stamp", "marks", "w", "pw", "hist", "live")
 
-    def __init__(self, root: np.ndarray, owned: bool):
+    def __init__(self, root: np.ndarray, owned: bool, base: int | None = None):
         self.root, self.owned = root, owned
-        self.base = address(root)
+        self.base = address(root) if base is None else base
         self.stamp = None
         self.marks: tuple | None = None     # (written, PSUM writers or None), kept
         self.w: Marks | None = None           # uint8 per byte: written since allocation
@@ -126,10 +127,14 @@ class Checker:
         self.local: dict[int, _Root] = {}           # roots used in this run (kept alive)
         self.owner: dict[int, _Buffer] = {}         # alloc slot -> its current buffer
         self.fps: dict[int, tuple] = {}             # id(view) -> (view, _Root, footprint)
-        # the same for views of the state's SBUF / PSUM / blocks, and their roots' states,
-        # kept with the state across runs
+        # the same for views of the state's SBUF / PSUM / blocks (first), and their roots'
+        # states, kept with the state across runs
         self.kept: dict[int, tuple] = state.mirrors.setdefault("footprints", {})
         self.kept_roots: dict[int, _Root] = state.mirrors.setdefault("roots", {})
+        # id(array) -> (weak reference, fact) for arrays not the state's (:meth:`_weak`):
+        # the address of a root, the geometry of a view
+        self.weak_roots: dict[int, tuple] = state.mirrors.setdefault("weak roots", {})
+        self.weak_views: dict[int, tuple] = state.mirrors.setdefault("weak views", {})
 
     def _enter(self, rs: _Root) -> None:
         """The first use of root ``rs`` in this run: its history and buffers start over,
@@ -147,34 +152,56 @@ class Checker:
             rs = self.kept_roots.get(id(root))
             if rs is None or rs.root is not root:
                 rs = self.kept_roots[id(root)] = _Root(root, True)
-        else:
-            rs = _Root(root, False)
+        else:       # a caller's array (often passed again) or a fresh one
+            w = self.weak_roots.get(id(root))
+            if w is not None and w[0]() is root:
+                rs = _Root(root, False, w[1])
+            else:
+                rs = _Root(root, False)
+                self._weak(self.weak_roots, root, rs.base)
         self._enter(rs)
         return rs
+
+    @staticmethod
+    def _weak(weak: dict, a: np.ndarray, facts) -> None:
+        """Remember ``facts`` about the array ``a`` in ``weak`` while ``a`` lives."""
+        if len(weak) >= 2 * VIEWS_MAX:
+            weak.clear()
+        weak[id(a)] = (weakref.ref(a), facts)
 
     def _footprint(self, a: np.ndarray) -> tuple:
         """``(a, root state, footprint)`` of the view ``a``, computed once per view object
         per run (the entry keeps ``a`` alive, so its id is not reused meanwhile).  Views of
         the state's SBUF / PSUM are kept across runs (``Memory.view``,
-        ``Memory.subviews``), so are their footprints."""
-        hit = self.fps.get(id(a))
-        if hit is not None and hit[0] is a:
-            return hit
+        ``Memory.subviews``), so are their footprints; of other views (of the caller's
+        arrays, kept by ``Memory.subviews`` while the same array is passed again), the
+        geometry is remembered while the view lives."""
         kept = self.kept
         hit = kept.get(id(a))
         if hit is not None and hit[0] is a:
             if hit[1].stamp is not self.stamp:
                 self._enter(hit[1])
-            self.fps[id(a)] = hit
             return hit
-        rs = self._root(root_of(a))
-        hit = (a, rs, footprint(a, rs.root, rs.base))
-        if len(self.fps) < FOOTPRINTS_MAX:
-            self.fps[id(a)] = hit
+        hit = self.fps.get(id(a))
+        if hit is not None and hit[0] is a:
+            return hit
+        root = root_of(a)
+        rs = self._root(root)
         if rs.owned:
+            hit = (a, rs, footprint(a, root, rs.base))
             if len(kept) >= 2 * VIEWS_MAX:     # as many as the memory keeps views
                 kept.clear()
             kept[id(a)] = hit
+            return hit
+        w = self.weak_views.get(id(a))
+        if w is not None and w[0]() is a:
+            geom = w[1]
+        else:
+            geom = view_geometry(a, root, rs.base)
+            self._weak(self.weak_views, a, geom)
+        hit = (a, rs, None if geom is None else Footprint(root, *geom))
+        if len(self.fps) < FOOTPRINTS_MAX:
+            self.fps[id(a)] = hit
         return hit
 
     @staticmethod
@@ -235,13 +262,19 @@ class Checker:
         accs = info.accesses
         if accs is None:
             accs = info.resolve_accesses()
+        kept, stamp = self.kept, self.stamp
         for slot, role, is_write, is_read, bslot in accs:
             a = env[slot]
-            hit = fps.get(id(a))      # (the common case of :meth:`_footprint`, inline; the
-            if hit is None or hit[0] is not a:      # entry keeps its view alive: ids unique)
-                if not isinstance(a, np.ndarray):
-                    continue
-                hit = self._footprint(a)
+            hit = kept.get(id(a))     # (the common cases of :meth:`_footprint`, inline; the
+            if hit is not None and hit[0] is a:     # entries keep their views alive: ids
+                if hit[1].stamp is not stamp:       # are unique)
+                    self._enter(hit[1])
+            else:
+                hit = fps.get(id(a))
+                if hit is None or hit[0] is not a:
+                    if not isinstance(a, np.ndarray):
+                        continue
+                    hit = self._footprint(a)
             fp = hit[2]
             if fp is not None:
                 row = (fp, is_write, is_read, hit[1], role, bslot)

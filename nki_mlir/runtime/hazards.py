@@ -405,6 +405,12 @@ class Checker:
         hist = rs.hist
         if hist is None:
             hist = rs.hist = History()
+        elif plan is not None and plan[1] == hist.n and plan[2] == hist.gen:
+            if plan[0]:             # (nothing appended since the race search: its rows)
+                entries = hist.entries
+                drop = [i for i in plan[0] if entries[i] is not None]
+                if drop:
+                    hist.remove(drop)
         elif fp.exact and hist.alive:
             if plan is not None and plan[2] == hist.gen:
                 entries = hist.entries

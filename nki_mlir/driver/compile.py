@@ -86,8 +86,7 @@ class CompiledKernel:
         """The decoded interpreter program (decoded once per process)."""
         if self._program is None:
             from ..runtime.interpreter import decode
-            with _no_cyclic_gc():   # thousands of long-lived IR objects and closures
-                self._program = decode(self._nisa_module(), self.spec.name)
+            self._program = decode(self._nisa_module(), self.spec.name)
             self._module = None
         return self._program
 

@@ -126,8 +126,10 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
                 st.mem.set_flags(flags, False)
             return
         # queue mode: no sentinels (pending instances of the previous occupant may still use
-        # these bytes); the flags reset is ordered with the matmuls on the tensor queue
-        if flags is not None:
+        # these bytes); the flags reset is ordered with the matmuls on the tensor queue (and
+        # not needed when the next instruction clears them writing the tile whole, as above:
+        # a matmul on the tile is ordered after that write, or the hazard checks report it)
+        if clear:
             qr.pseudo("tensor", lambda _env, f=flags, m=st.mem: m.set_flags(f, False), None)
         if qr.hazards is not None:
             qr.hazards.on_alloc(op, s, data, space)

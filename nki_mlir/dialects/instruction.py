@@ -129,11 +129,15 @@ class DirectLowering:
             constants), which get no ``engine``.
         properties: optional ``f(op) -> {name: attr}`` giving the ``nisa`` op's properties
             (default: the ``nki`` op's properties, copied).
+        build: optional ``f(op) -> [ops...]``: the new ops, the ``nisa`` instruction last
+            (its engine chosen), for a lowering that is not 1:1 (other roles, spellings or
+            constants; ``ods_forms.lowering``); ``engine`` and ``properties`` are then unused.
     """
 
     target: type[Operation]
     engine: str | Callable[[Operation], str] | None
     properties: Callable[[Operation], dict[str, Attribute]] | None = None
+    build: Callable[[Operation], list[Operation]] | None = None
 
 
 #: ``nki`` op name -> its direct lowering
@@ -142,9 +146,10 @@ DIRECT_LOWERINGS: dict[str, DirectLowering] = {}
 
 def direct_lowering(nki_op: type[Operation], nisa_op: type[Operation],
                     engine: str | Callable[[Operation], str] | None,
-                    properties: Callable[[Operation], dict[str, Attribute]] | None = None) -> None:
-    """Register ``nki_op`` -> ``nisa_op`` as a 1:1 lowering (see module docstring)."""
-    DIRECT_LOWERINGS[nki_op.name] = DirectLowering(nisa_op, engine, properties)
+                    properties: Callable[[Operation], dict[str, Attribute]] | None = None,
+                    build: Callable[[Operation], list[Operation]] | None = None) -> None:
+    """Register ``nki_op`` -> ``nisa_op`` as a lowering (1:1 unless ``build``; module docstring)."""
+    DIRECT_LOWERINGS[nki_op.name] = DirectLowering(nisa_op, engine, properties, build)
 
 
 def register_twins(pairs) -> tuple[list, list]:

@@ -36,22 +36,7 @@ from . import matmul_rules, rules
 from .common import ON_CHIP, MemSpaceAttr, TargetAttr, space_of
 from .instruction import NisaInstruction, dialect_ops
 
-#: NKI ALU token (``nl.maximum``) -> AWS ``ArithOp`` spelling (``max``).
-ARITH_OPS = {
-    "add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide",
-    "maximum": "max", "minimum": "min", "equal": "is_eq", "not_equal": "is_ne",
-    "less": "is_lt", "less_equal": "is_le", "greater": "is_gt", "greater_equal": "is_ge",
-    "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
-    "power": "pow", "abs_max": "abs_max", "abs_min": "abs_min", "bitwise_and": "bitwise_and",
-    "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor", "left_shift": "left_shift",
-    "right_shift": "right_shift", "bypass": "bypass", "abs": "abs", "rsqrt": "rsqrt",
-    "reciprocal": "reciprocal", "mod": "mod", "fmod": "fmod",
-}
-ARITH_NAMES = tuple(ARITH_OPS.values())
-ACTIVATIONS = ("copy", "identity", "exp", "relu", "gelu", "gelu_apprx_tanh", "sigmoid", "tanh",
-               "square", "sqrt", "rsqrt", "reciprocal", "log", "silu", "abs", "sign", "softplus",
-               "erf", "sin", "arctan", "mish", "silu_dx", "gelu_dx", "gelu_apprx_sigmoid",
-               "gelu_apprx_sigmoid_dx", "erf_dx")
+from .vector_rules import ACTIVATIONS, ARITH_NAMES, ARITH_OPS  # noqa: E402,F401
 REVERSE = ("none_", "first", "second", "both")
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
 ACCUMULATE = ("auto", "accumulate", "overwrite")

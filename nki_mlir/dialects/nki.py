@@ -11,7 +11,7 @@ math is ``arith``.
 Sugar ops (``nki.load``, ``nki.store``, ``nki.add``, ``nki.multiply``, ``nki.exp``,
 ``nki.matmul``, ``nki.zeros``: :mod:`.nki_wrappers`; the generic ones: :mod:`.nki_sugar`)
 mirror the NKI 0.3 value-returning wrappers and exist only until the ``nki-legalize`` pass.
-The instruction families (:mod:`.isa_vector`, :mod:`.isa_select`, ...) add their ops to
+The instruction families (:mod:`.isa_select`, ...) add their ops to
 both dialects.  Semantics: nki.isa API reference (nki/api/nki/isa) (the NKI ``nki.isa``
 and ``nki.language`` API pages).
 """
@@ -35,17 +35,7 @@ from .common import ON_CHIP, shape_of, space_of
 from .instruction import NkiInstruction, dialect_ops
 from .syntax import KeywordOp
 
-ALU_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "not_equal",
-           "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
-           "logical_xor", "power", "abs_max", "abs_min", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "left_shift", "right_shift", "bypass", "abs", "rsqrt", "reciprocal",
-           "mod", "fmod")
-REDUCE_OPS = ("add", "subtract", "multiply", "maximum", "minimum", "logical_and", "logical_or",
-              "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor")
-ACTIVATIONS = ("copy", "identity", "exp", "relu", "gelu", "gelu_apprx_tanh", "sigmoid", "tanh",
-               "square", "sqrt", "rsqrt", "reciprocal", "log", "silu", "abs", "sign", "softplus",
-               "erf", "sin", "arctan", "mish", "silu_dx", "gelu_dx", "gelu_apprx_sigmoid",
-               "gelu_apprx_sigmoid_dx", "erf_dx")
+from .vector_rules import ACTIVATIONS, ALU_OPS, REDUCE_OPS  # noqa: E402,F401
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
 COMPUTE_ENGINES = ("vector", "scalar", "gpsimd")
 
@@ -408,7 +398,7 @@ class NcTransposeOp(NkiInstruction):
 
 # the instruction-family modules that add ops to both dialects, and the sugar ops
 from . import (  # noqa: E402
-    isa_collective, isa_control, isa_movement, isa_select, isa_vector,
+    isa_collective, isa_control, isa_movement, isa_select,
     lang_ops, nki_sugar, views,
 )
 from .nki_wrappers import (  # noqa: E402
@@ -419,7 +409,7 @@ from .nki_wrappers import (  # noqa: E402
 SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp, *nki_sugar.SUGAR)
 
 #: the instruction-family modules that add ops to both dialects
-FAMILIES = (isa_vector, isa_select, isa_movement, isa_control,
+FAMILIES = (isa_select, isa_movement, isa_control,
             isa_collective, nki_sugar, lang_ops, views)
 
 

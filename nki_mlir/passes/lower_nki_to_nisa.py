@@ -239,6 +239,10 @@ class LowerDirect(RewritePattern):
         rule = DIRECT_LOWERINGS.get(op.name)
         if rule is None:
             return
+        if rule.build is not None:  # not 1:1 (an instruction definition's isa form)
+            new_ops = rule.build(op)
+            _replace(rewriter, op, new_ops, list(new_ops[-1].results))
+            return
         props = dict(rule.properties(op)) if rule.properties else dict(op.properties)
         if rule.engine is not None:  # None: not an instruction (a view, a constant)
             default = rule.engine(op) if callable(rule.engine) else rule.engine

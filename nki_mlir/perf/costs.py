@@ -99,7 +99,7 @@ DMA_OPS = frozenset({"nisa.dma_copy", "nisa.dma_transpose", "nisa.dma_copy_indir
 #: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
 DEFAULT_ENGINE = {
     "nisa.matmul": "tensor", "nisa.nc_transpose": "tensor",
-    "nisa.activation": "scalar", "nisa.activate2": "scalar",
+    "nisa.activation": "scalar",
     "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd",
     "nisa.core_barrier": "gpsimd",
 }
@@ -232,12 +232,10 @@ _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
     "nisa.tensor_copy": (("src",), 1.0, "copy", None),
     "nisa.tensor_scalar_arith": (("src",), 1.0, "copy", None),
     "nisa.memset": (("dst",), 1.0, "copy", None),
-    "nisa.tensor_scalar_reduce": (("data",), 1.0, "other", None),
     "nisa.range_select": (("on_true_tile",), 1.0, None, None),
     "nisa.iota": (("dst",), 1.0, None, None),
     "nisa.affine_select": (("on_true_tile",), 1.0, None, None),
     "nisa.activation": (("src",), 1.0, None, None),
-    "nisa.activate2": (("data",), 1.0, None, None),
 }
 
 
@@ -272,15 +270,6 @@ def _compute_cycles(op: Operation, engine: str, tiles: list[Tile],
         n = pen * (src.free if src else 1)
         k = 8.0 if engine == "vector" else 1.0  # ScalarE does it in N (ISA_OLD, SHARED)
         return _cycles(engine, model, n, k=k, sbf=_sbf(model, src), gp=4.0), 0.0, 0.0, None
-    if name == "nisa.exponential":
-        src = role_of(tiles, "src")
-        n = pen * (src.free if src else 1)
-        # ARCH4: VectorE exp has 4x the throughput of ScalarE exp (sbf elem/lane/cycle at f_S)
-        rate = 4.0 * _sbf(model, src) * model.scalar_ghz / model.clock_ghz(engine) \
-            if engine in CLOCKED_ENGINES else 1.0
-        if engine == "vector":
-            return max(model.min_ii_cycles, n / rate) + extra, 0.0, 0.0, None
-        return _cycles(engine, model, n, sbf=_sbf(model, src), extra=extra), 0.0, 0.0, None
     if name == "nisa.core_barrier":
         return _cycles(engine, model, 0.0), 0.0, 0.0, None
     spec = _SIMPLE.get(name) or _defined_row(op)
@@ -383,9 +372,24 @@ def _two_input_formula(op: Operation, engine: str, tiles: list[Tile], model: Tar
                        _reduce_extra(model, tiles)), 0.0, 0.0, None)
 
 
+def _exponential(op: Operation, engine: str, tiles: list[Tile], model: TargetModel,
+                 pen: float) -> tuple[float, float, float, int | None]:
+    """exponential: VectorE exp has 4x the throughput of ScalarE exp, ``sbf`` elements per
+    lane per cycle at the ScalarE clock (ARCH4); ``+MIN_II`` reading out ``reduce_res``."""
+    src = role_of(tiles, *op.DEFINITION.cost.roles)
+    n = pen * (src.free if src else 1)
+    extra = _reduce_extra(model, tiles)
+    rate = 4.0 * _sbf(model, src) * model.scalar_ghz / model.clock_ghz(engine) \
+        if engine in CLOCKED_ENGINES else 1.0
+    if engine == "vector":
+        return max(model.min_ii_cycles, n / rate) + extra, 0.0, 0.0, None
+    return _cycles(engine, model, n, sbf=_sbf(model, src), extra=extra), 0.0, 0.0, None
+
+
 #: the formulas a definition's ``Formula`` cost may name: ``f(op, engine, tiles, model,
 #: strided penalty) -> (cycles, flops, peak_flops_per_ns, moving_free)``
-_FORMULAS = {"matmul_mx": _matmul_mx, "two_input": _two_input_formula}
+_FORMULAS = {"matmul_mx": _matmul_mx, "two_input": _two_input_formula,
+             "exponential": _exponential}
 
 
 # ---------------------------------------------------------------------- dynamic offsets

@@ -13,7 +13,7 @@ INSTRUCTIONS = [
     # scalar engine
     "activation", "activation_reduce",
     # vector / gpsimd
-    "tensor_tensor", "tensor_scalar", "tensor_reduce", "reciprocal", "select_reduce",
+    "select_reduce",
     "range_select", "memset", "iota", "affine_select",
     # cross-core (LNC2)
     "core_barrier", "sendrecv",

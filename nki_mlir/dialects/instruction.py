@@ -48,6 +48,15 @@ WRITE_ROLES = ("dst", "reduce_res")
 DEFINED_OPS: dict[str, list[type[Operation]]] = {"nki": [], "nisa": []}
 
 
+#: ``nisa`` op names of the elementwise instructions (element i of ``dst`` computed from
+#: element i of each same-sized source): the definitions with ``elementwise`` and the
+#: hand-written ones their modules add; a live set read by ``nki-inplace`` and the hazard checker
+ELEMENTWISE_OPS: set[str] = set()
+#: ``nisa`` op name -> the operand roles it writes wholly without reading them (definitions'
+#: ``full_writes`` and the hand-written ones); a live dict read by the interpreter
+FULL_WRITES: dict[str, tuple[str, ...]] = {}
+
+
 def dialect_ops(dialect: str, ops: list[type[Operation]]) -> list[type[Operation]]:
     """The live op list of ``dialect``: ``ops`` followed by the defined ones (present and to come)."""
     live = DEFINED_OPS[dialect]

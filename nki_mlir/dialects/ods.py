@@ -323,6 +323,9 @@ class InstructionDef:
             omits an optional operand).
         isa: the ``nisa`` form when it differs from the ``nki`` op (AWS's op name, roles and
             spellings; an :class:`~.ods_forms.IsaForm`), None: the 1:1 twin ``nisa.<name>``.
+        elementwise: element i of ``dst`` is computed from element i of each same-sized tile
+            operand (the in-place rewrite and the interpreter's poison tracking rely on it).
+        full_writes: the written roles the instruction writes wholly, without reading them.
         order: the IR order of the ``nki`` op's operands and properties when it differs from
             the signature's (the keyword syntax prints them in this order).
         module: the Python module holding the definition.
@@ -342,6 +345,8 @@ class InstructionDef:
     beta1_result: bool = True
     call: Callable | None = None
     isa: Any = None
+    elementwise: bool = False
+    full_writes: tuple[str, ...] = ()
     order: tuple[str, ...] = ()
     module: str = ""
 
@@ -389,7 +394,7 @@ class InstructionDef:
 
 #: class attributes of a definition that are not parameters
 _FIELDS = {"since", "feature", "start_partitions", "state", "verify", "interpret", "cost", "beta1_result",
-           "call", "isa", "order"}
+           "call", "isa", "elementwise", "full_writes", "order"}
 
 
 def record_of(cls: type) -> InstructionDef:

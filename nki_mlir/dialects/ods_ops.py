@@ -31,7 +31,7 @@ from .. import dtypes
 from ..targets import GENERATION, TARGETS
 from . import rules
 from .common import dtype_of, shape_of
-from .instruction import (DEFINED_OPS, NisaInstruction, NkiInstruction, OperandEffects,
+from .instruction import (DEFINED_OPS, ELEMENTWISE_OPS, FULL_WRITES, NisaInstruction, NkiInstruction, OperandEffects,
                           direct_lowering)
 from .ods_forms import form_record, lowering
 from .ods import (REQUIRED, Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
@@ -119,6 +119,11 @@ def define_ops(rec: InstructionDef) -> tuple[type[Operation], type[Operation]]:
         DEFINED_OPS[prefix].append(op)
         ops.append(op)
     nki_op = ops[0]
+    if len(ops) > 1:  # the nisa op is this definition's
+        if rec.elementwise:
+            ELEMENTWISE_OPS.add(ops[1].name)
+        if rec.full_writes:
+            FULL_WRITES[ops[1].name] = rec.full_writes
     if form is None:
         nisa_op = ops[1]
         direct_lowering(nki_op, nisa_op, rec.engine.default)

@@ -47,6 +47,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from ..diagnostics import error_at, loc_of
+from ..dialects.instruction import ELEMENTWISE_OPS
 from ..errors import NKIHazardError
 from .footprint import Footprint, address, bytes_overlap, footprint, root_of, view_geometry
 from .hazard_history import History
@@ -62,9 +63,9 @@ FOOTPRINTS_MAX = 1 << 16
 
 #: elementwise instructions: element i of each same-sized source feeds element i of ``dst``,
 #: so they carry never-written elements into ``dst`` (see check 3)
+#: (and the instruction definitions' ``elementwise`` ops, ``ELEMENTWISE_OPS``)
 PROPAGATE = frozenset({
-    "nisa.dma_copy", "nisa.tensor_copy", "nisa.tensor_tensor_arith", "nisa.tensor_scalar_arith",
-    "nisa.activation", "nisa.reciprocal", "nisa.affine_select",
+    "nisa.dma_copy", "nisa.tensor_copy", "nisa.activation", "nisa.affine_select",
 })
 
 
@@ -284,8 +285,8 @@ class Checker:
                     wrow = row
         # an elementwise instruction writing one on-chip tensor carries never-written
         # elements through to its dst (poison) instead of failing at once
-        dst = wrow[0] if nwrites == 1 and wrow[3].w is not None and op.name in PROPAGATE \
-            else None
+        dst = wrow[0] if nwrites == 1 and wrow[3].w is not None and (
+            op.name in PROPAGATE or op.name in ELEMENTWISE_OPS) else None
         poison = None
         plans = []
         owner = self.owner

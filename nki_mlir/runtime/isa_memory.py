@@ -41,6 +41,7 @@ from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import nisa
 from ..dialects.common import HBM_SPACES, MemSpaceAttr
+from ..dialects.instruction import FULL_WRITES as _FULL_WRITES
 from ..errors import NKIRuntimeError
 from . import forward, hbm_fill
 from .blocks import PLACEMENT, placement
@@ -141,11 +142,11 @@ _TOKENS = itertools.count()
 #: instructions that write every element of their ``dst`` (and of an activation's
 #: ``reduce_res``) without reading it first (a ``nisa.matmul`` only with
 #: :func:`_matmul_overwrites`)
-FULL_WRITES = {"nisa.dma_copy": ("dst",), "nisa.tensor_copy": ("dst",),
-               "nisa.tensor_tensor_arith": ("dst",), "nisa.tensor_scalar_arith": ("dst",),
-               "nisa.activation": ("dst", "reduce_res"), "nisa.reciprocal": ("dst",),
-               "nisa.tensor_reduce_arith": ("dst",), "nisa.memset": ("dst",),
-               "nisa.iota": ("dst",), "nisa.nc_transpose": ("dst",), "nisa.matmul": ("dst",)}
+#: (the instruction definitions' ``full_writes`` and these hand-written ones: a live dict)
+FULL_WRITES = _FULL_WRITES
+FULL_WRITES.update({"nisa.dma_copy": ("dst",), "nisa.tensor_copy": ("dst",),
+                    "nisa.activation": ("dst", "reduce_res"), "nisa.memset": ("dst",),
+                    "nisa.iota": ("dst",), "nisa.nc_transpose": ("dst",), "nisa.matmul": ("dst",)})
 #: ops that neither read nor write SBUF / PSUM bytes
 _NO_MEMORY = ("arith.", "memref.subview", "memref.reinterpret_cast", "memref.cast",
               "nisa.view_dtype", "nisa.alloc", "nisa.release")

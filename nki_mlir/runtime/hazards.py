@@ -47,6 +47,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from ..diagnostics import error_at, loc_of
+from ..dialects.instruction import ELEMENTWISE_OPS
 from ..errors import NKIHazardError
 from .footprint import Footprint, address, bytes_overlap, footprint, root_of, view_geometry
 from .hazard_history import History
@@ -62,9 +63,9 @@ FOOTPRINTS_MAX = 1 << 16
 
 #: elementwise instructions: element i of each same-sized source feeds element i of ``dst``,
 #: so they carry never-written elements into ``dst`` (see check 3)
+#: (and the instruction definitions' ``elementwise`` ops, ``ELEMENTWISE_OPS``)
 PROPAGATE = frozenset({
-    "nisa.dma_copy", "nisa.tensor_copy", "nisa.tensor_tensor_arith", "nisa.tensor_scalar_arith",
-    "nisa.activation", "nisa.reciprocal", "nisa.affine_select",
+    "nisa.dma_copy", "nisa.tensor_copy", "nisa.activation", "nisa.affine_select",
 })
 
 
@@ -263,9 +264,11 @@ class Checker:
         return self._footprint(a) if isinstance(a, np.ndarray) else None
 
     def _dst(self, info, env: list):
-        """The footprint of the one on-chip tensor an elementwise instruction (:data:`PROPAGATE`)
-        writes, which carries never-written elements through (poison), or None."""
-        if info.op.name not in PROPAGATE:
+        """The footprint of the one on-chip tensor an elementwise instruction (:data:`PROPAGATE`,
+        ``ELEMENTWISE_OPS``) writes, which carries never-written elements through (poison), or
+        None."""
+        name = info.op.name
+        if name not in PROPAGATE and name not in ELEMENTWISE_OPS:
             return None
         writes = []
         for slot, _, is_write, _, _ in info.accesses:

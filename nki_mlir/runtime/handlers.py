@@ -26,6 +26,7 @@ from . import (
 )
 from . import isa_collective, queues, spmd, timing_plan  # LNC2 cross-core ops; shared HBM of launches
 from . import blocks  # the contiguous storage of placed on-chip tensors
+from . import hbm_fill  # sentinels of write-only HBM outputs, filled after the run
 from .decoder import Decoder
 from .env import Closure, is_float_type
 from .memory import flag_dtype
@@ -138,6 +139,8 @@ def decode_function(target: str, fop: func.FuncOp) -> Program:
             for fslot, shape, dt in items:
                 env[fslot] = np.zeros(shape, flag_dtype(dt))
         body.insert(0, init_flags)
+    if dec.hbm_fills:     # write-only HBM tensors: sentinels where nothing wrote them
+        body.append(hbm_fill.finisher(dec.hbm_fills))
     ret_slots, ret_specs = [], []
     for v in ret.operands:
         ret_slots.append(dec.use(ret, v, "result"))

@@ -145,7 +145,7 @@ _TOKENS = itertools.count()
 #: (the instruction definitions' ``full_writes`` and these hand-written ones: a live dict)
 FULL_WRITES = _FULL_WRITES
 FULL_WRITES.update({"nisa.dma_copy": ("dst",), "nisa.tensor_copy": ("dst",),
-                    "nisa.activation": ("dst", "reduce_res"), "nisa.memset": ("dst",),
+                    "nisa.memset": ("dst",),
                     "nisa.iota": ("dst",), "nisa.nc_transpose": ("dst",), "nisa.matmul": ("dst",)})
 #: ops that neither read nor write SBUF / PSUM bytes
 _NO_MEMORY = ("arith.", "memref.subview", "memref.reinterpret_cast", "memref.cast",

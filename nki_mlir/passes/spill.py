@@ -131,9 +131,19 @@ def _chain(value: SSAValue, base: SSAValue) -> list[Operation]:
     return ops[::-1]
 
 
+def _value_key(v: SSAValue, depth: int = 8):
+    """``v`` itself, or for an ``arith`` result (index arithmetic, constants) the same
+    computation: two views ``acc[:, nl.ds(i * W, W)]`` written twice compare equal."""
+    op = v.owner if isinstance(v.owner, Operation) else None
+    if op is None or depth == 0 or not op.name.startswith("arith.") or op.regions:
+        return v
+    return (op.name, tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())),
+            tuple(_value_key(o, depth - 1) for o in op.operands))
+
+
 def _chain_key(chain: list[Operation]) -> tuple:
-    return tuple((op.name, tuple(op.operands[1:]), tuple(sorted(op.properties.items())),
-                  op.results[0].type) for op in chain)
+    return tuple((op.name, tuple(_value_key(o) for o in op.operands[1:]),
+                  tuple(sorted(op.properties.items())), op.results[0].type) for op in chain)
 
 
 def _sliceable(chain: list[Operation]) -> bool:
@@ -394,9 +404,11 @@ def _rewrite_segment(p: Plan, seg: Segment, scratch, name: str) -> None:
     block = first.parent_block()
     block.insert_op_before(tile, first)
     is_writer = p.remat is not None and any(u.op is p.remat for u in seg.uses)
+    view = None                 # the segment's view of the HBM tensor, made once
+    if scratch is not None and (seg.needs_load() or any(u.writes for u in seg.uses)):
+        view = _clone_chain(seg.chain, scratch.result, first, True)
     if seg.needs_load() and not is_writer:
-        src = p.remat.src if p.remat is not None else \
-            _clone_chain(seg.chain, scratch.result, first, True)
+        src = p.remat.src if p.remat is not None else view
         block.insert_op_before(_dma(tile.result, src, loc), first)
     last_writer = None
     for u in seg.uses:
@@ -407,8 +419,7 @@ def _rewrite_segment(p: Plan, seg: Segment, scratch, name: str) -> None:
         if u.writes:
             last_writer = u.op
     if last_writer is not None and p.remat is None:
-        dst = _clone_chain(seg.chain, scratch.result, first, True)
-        store = _dma(dst, tile.result, last_writer.location)
+        store = _dma(view, tile.result, last_writer.location)
         last_writer.parent_block().insert_op_after(store, last_writer)
 
 

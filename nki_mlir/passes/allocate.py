@@ -96,6 +96,7 @@ from ..dialects.effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, b
 from .interval_index import IntervalIndex
 from .liveness import LiveRange, live_ranges
 from . import spill as spilling
+from .spill_choice import choose as choose_spill
 from .target_option import module_target
 from .direct_address import ATTR_ADDRESS, legal_starts as _legal_starts, pinned_address as _pinned_address  # noqa: F401
 
@@ -420,7 +421,7 @@ def place_function(func: FuncOp, target: str, max_copies: int = multibuffer.MAX_
             return _place_once(func, target, max_copies)
         except NKIAllocationError as exc:
             over = getattr(exc, "overflow", None)
-            victim = spilling.choose(*over, func) if spill and over else None
+            victim = choose_spill(*over, func) if spill and over else None
             if victim is None:
                 raise
             spilling.spill(victim, func)

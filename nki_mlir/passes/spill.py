@@ -21,11 +21,13 @@ as well (every segment that writes stores, every segment that reads loads).  Two
 forms are used when they apply:
 
 - *rematerialisation*: a tensor written once, wholly, by a DMA from a kernel input that no
-  instruction writes is reloaded from that input, and no HBM tensor is made;
+  instruction writes is reloaded from that input, and no HBM tensor is made; likewise a
+  tensor filled tile by tile by one DMA loop nest from such an input, read through views of
+  one tile each, reloads each tile from the input view it came from (:mod:`.spill_source`);
 - *DMA forwarding*: a segment whose only instruction is a DMA between HBM and the tile
   becomes one HBM-to-HBM DMA into / out of the HBM tensor.
 
-How chosen (:func:`choose`): at the overflow the allocator reports (the tensor that found no
+How chosen (:func:`.spill_choice.choose`): at the overflow the allocator reports (the tensor that found no
 room and the tensors live with it), each spillable candidate's segments are planned; the
 bytes it would still hold while the failing tensor is live (its largest segment tile live
 then) must be fewer than it holds now.  Among those, the one whose next use after the
@@ -51,6 +53,7 @@ from ..dialects.effects import accesses, base_buffer, bytes_per_partition, is_vi
 from ..dialects.nisa import AllocOp, DmaCopyOp, NisaInstruction, ReleaseOp
 from .alloc_sinking import ancestor_in
 from .liveness import ProgramOrder
+from .spill_source import TiledSource, tiled_source
 
 #: attribute on every alloc spilling creates: the name of the tensor it stands for
 ATTR_SPILL_OF = "nkim.spill_of"
@@ -120,6 +123,7 @@ class Plan:
     alloc: AllocOp
     segments: list[Segment]
     remat: DmaCopyOp | None = None      # the DMA whose source reloads replace the HBM tensor
+    source: TiledSource | None = None   # tile reloads from the input a DMA nest loaded
     releases: list[Operation] = field(default_factory=list)
 
 
@@ -238,18 +242,19 @@ def plan(alloc: AllocOp, func: FuncOp, order: ProgramOrder) -> Plan | None:
         segments.append(Segment([u], sliced, ty))
     p = Plan(alloc, segments, releases=releases)
     p.remat = _remat_source(p, func)
+    if p.remat is None:
+        p.source = _tiled_source(p, func)
     return p
 
 
-def _remat_source(p: Plan, func: FuncOp) -> DmaCopyOp | None:
-    """The DMA to reload from (module docstring), or None."""
+def _single_input_writer(p: Plan, func: FuncOp) -> Use | None:
+    """The one instruction writing the tensor if it is a DMA from a kernel input that no
+    instruction writes, all other uses coming after it (inside the alloc's block); else None."""
     writers = [u for s in p.segments for u in s.uses if u.writes]
-    if len(writers) != 1 or any(s.sliced for s in p.segments):
+    if len(writers) != 1:
         return None
     w = writers[0]
-    t = p.alloc.result
-    if not isinstance(w.op, DmaCopyOp) or w.op.dst is not t or w.reads or \
-            w.op.parent_block() is not p.alloc.parent_block():
+    if not isinstance(w.op, DmaCopyOp) or w.reads or len(w.operands) != 1:
         return None
     src = base_buffer(w.op.src)
     if not isinstance(src, BlockArgument) or space_of(src) not in ("hbm", "private_hbm", "shared_hbm"):
@@ -257,49 +262,42 @@ def _remat_source(p: Plan, func: FuncOp) -> DmaCopyOp | None:
     for op in func.walk():
         if isinstance(op, NisaInstruction) and any(a.is_write and a.base is src for a in accesses(op)):
             return None
-    block = w.op.parent_block()
+    block = p.alloc.parent_block()
     pos = {op: i for i, op in enumerate(block.ops)}
+    first = ancestor_in(w.op, block)
     for s in p.segments:
         for u in s.uses:
-            if u is w:
-                continue
             anc = ancestor_in(u.op, block)
-            if anc is None or pos[anc] <= pos[w.op]:
+            if u is not w and (anc is None or first is None or pos[anc] <= pos[first]):
                 return None
+    return w
+
+
+def _remat_source(p: Plan, func: FuncOp) -> DmaCopyOp | None:
+    """The DMA to reload from (module docstring), or None."""
+    if any(s.sliced for s in p.segments):
+        return None
+    w = _single_input_writer(p, func)
+    if w is None or w.op.dst is not p.alloc.result or w.op.parent_block() is not p.alloc.parent_block():
+        return None
     return w.op
 
 
-def savings(p: Plan, size: int, start: int, end: int) -> tuple[int, int]:
-    """``(distance, bytes)`` of spilling ``p``'s tensor (``size`` bytes per partition now)
-    while a tensor live over program points ``[start, end]`` fails: the distance from
-    ``start`` to the tensor's next use (a large number if none comes later in program order;
-    0 if a segment is live then) and the bytes per partition freed over that range."""
-    during = [s.size for s in p.segments if s.first <= end and start <= s.last
-              and not (p.remat is not None and s.uses[0].op is p.remat and len(s.uses) == 1)]
-    later = [s.first for s in p.segments if s.first > start]
-    distance = 0 if during else (min(later) - start if later else 1 << 40)
-    return distance, size - max(during, default=0)
-
-
-def choose(failed, live, func: FuncOp) -> AllocOp | None:
-    """The tensor to spill at an overflow (module docstring): ``failed`` found no room while
-    the tensors ``live`` (allocator ``Tensor`` s) were live with it."""
-    order = ProgramOrder.of(func)
-    best, best_key = None, None
-    start, end = failed.base.start, failed.base.end
-    for t in [failed, *live]:
-        if t.space != "sbuf" or t.pinned:
-            continue
-        p = plan(t.op, func, order)
-        if p is None:
-            continue
-        distance, saved = savings(p, t.size, start, end)
-        if saved <= 0:
-            continue
-        key = (-distance, -saved, t.base.start)
-        if best_key is None or key < best_key:
-            best, best_key = t.op, key
-    return best
+def _tiled_source(p: Plan, func: FuncOp) -> TiledSource | None:
+    """Reloads of tiles from the input a DMA loop nest filled them from (:mod:`.spill_source`)."""
+    w = _single_input_writer(p, func)
+    if w is None or w.chain is None or len(w.chain) != 1:
+        return None
+    source = tiled_source(p.alloc.result, w.op)
+    if source is None:
+        return None
+    for s in p.segments:
+        if s.uses[0] is w:
+            if len(s.uses) != 1:
+                return None
+        elif not (s.sliced and len(s.chain) == 1 and source.covers(s.chain[0])):
+            return None
+    return source
 
 
 # ---------------------------------------------------------------------------- rewriting
@@ -342,7 +340,7 @@ def apply(p: Plan) -> None:
     alloc, t = p.alloc, p.alloc.result
     name = _name(alloc)
     scratch = None
-    if p.remat is None:
+    if p.remat is None and p.source is None:
         scratch = AllocOp.build(operands=[[]], result_types=[_scratch_type(t.type)],
                                 attributes={"nkim.name": StringAttr(f"{name}.spill"),
                                             ATTR_SPILL_OF: StringAttr(name)})
@@ -351,6 +349,8 @@ def apply(p: Plan) -> None:
     dead: list[Operation] = [op for s in p.segments for u in s.uses for op in (u.chain or [])]
     for seg in p.segments:
         _rewrite_segment(p, seg, scratch, name)
+    if p.source is not None:
+        _erase_with_inputs(p.source.writer)
     for op in p.releases:
         op.detach()
         op.erase()
@@ -395,6 +395,8 @@ def _rewrite_segment(p: Plan, seg: Segment, scratch, name: str) -> None:
         p.remat.detach()            # reloads read the DMA's source: this copy is not needed
         p.remat.erase()
         return
+    if p.source is not None and seg.uses[0].op is p.source.writer:
+        return                      # erased by apply once the reloads have copied its source
     if scratch is not None and _forward(seg, scratch, t):
         return
     tile = AllocOp.build(operands=[[]], result_types=[seg.tile_type],
@@ -409,6 +411,8 @@ def _rewrite_segment(p: Plan, seg: Segment, scratch, name: str) -> None:
         view = _clone_chain(seg.chain, scratch.result, first, True)
     if seg.needs_load() and not is_writer:
         src = p.remat.src if p.remat is not None else view
+        if p.source is not None:
+            src = p.source.reload(seg.chain[0], first)
         block.insert_op_before(_dma(tile.result, src, loc), first)
     last_writer = None
     for u in seg.uses:
@@ -418,9 +422,22 @@ def _rewrite_segment(p: Plan, seg: Segment, scratch, name: str) -> None:
                 _clone_chain(_chain(value, t), tile.result, u.op, False)
         if u.writes:
             last_writer = u.op
-    if last_writer is not None and p.remat is None:
+    if last_writer is not None and scratch is not None:
         store = _dma(view, tile.result, last_writer.location)
         last_writer.parent_block().insert_op_after(store, last_writer)
+
+
+def _erase_with_inputs(op: Operation) -> None:
+    """Erase ``op`` and the pure ops (views, index arithmetic) only it used."""
+    work = [op]
+    while work:
+        o = work.pop()
+        if o.parent is None or any(r.uses for r in o.results):
+            continue
+        inputs = [v.owner for v in o.operands if isinstance(v.owner, Operation)]
+        o.detach()
+        o.erase()
+        work.extend(i for i in inputs if is_view(i) or i.name.startswith("arith."))
 
 
 def _forward(seg: Segment, scratch, t: SSAValue) -> bool:

@@ -86,12 +86,17 @@ def test_mamba_v2_long_sequence_spills_and_matches_the_reference():
 
 def test_tensor_larger_than_sbuf_is_spilled_by_tiles():
     # matmul_block_free's rhs block [128, 2, 64, 512] fp32 is 262144 bytes per partition:
-    # more than SBUF on trn2 by itself; each [128, 512] tile the matmuls read is reloaded
+    # more than SBUF on trn2 by itself.  It is filled tile by tile from rhs by one DMA loop
+    # nest, so each [128, 512] tile a matmul reads is reloaded from rhs itself (no HBM
+    # tensor, the block's loads are gone)
     rng = np.random.default_rng(3)
     a = rng.standard_normal((8192, 256)).astype(np.float32)
     b = rng.standard_normal((8192, 1024)).astype(np.float32)
     ck = MM.matmul_block_free.compile_with((a, b), {}, target="trn2")
-    assert 'nkim.name = "mov.spill"' in ck.ir()
+    ir = ck.ir()
+    assert 'nkim.spill_of = "mov"' in ir and "private_hbm" not in ir
+    # traffic: lhsT once, each rhs tile once per matmul (2 M stripes read it), the output
+    assert ck.estimate().hbm_bytes == a.nbytes + 2 * b.nbytes + 256 * 1024 * 4
     got = _run(ck, (a, b)).astype(np.float64)
     ref = a.astype(np.float64).T @ b.astype(np.float64)
     assert np.max(np.abs(got - ref)) / np.max(np.abs(ref)) < 1e-5

@@ -114,3 +114,48 @@ module attributes {nisa.target = #nisa.target<trn2>} {
     func.return
   }
 }
+
+// -----
+
+// Tiled rematerialisation: blk [128, 2, 512] (4096 bytes) is filled tile by tile from %in by
+// one DMA loop nest (%j over its dim 1), and read one tile at a time later, while u
+// (210000 bytes) is live.  Each read reloads its tile from the %in view the nest loaded it
+// from, with %j replaced by the read's offset: no HBM tensor, and the fill is gone.
+// CHECK-LABEL: func.func @tiled_remat
+// CHECK-NOT:     private_hbm
+// CHECK-NOT:     nisa.dma_copy(dst={{.*}}%blk
+// CHECK:         nisa.memset(dst={{.*}} %u,
+// CHECK:         scf.for %[[R:.*]] = %c0 to %c2 step %c1 {
+// CHECK:           %[[T:.*]] = nisa.alloc {{.*}}{nkim.name = "blk", nkim.spill_of = "blk", {{.*}}} : memref<128x512xf32, #nisa.mem<sbuf>>
+// CHECK-NEXT:      %[[O:.*]] = arith.muli %[[R]], %c512 : index
+// CHECK-NEXT:      %[[V:.*]] = memref.subview %in[0, %[[O]]] [128, 512] [1, 1]
+// CHECK-NEXT:      nisa.dma_copy(dst=memref<128x512xf32, #nisa.mem<sbuf>> %[[T]], src={{.*}} %[[V]], oob_is_err=true) engine=dma
+// CHECK:           nisa.tensor_copy(dst={{.*}} %w, src=memref<128x512xf32, #nisa.mem<sbuf>> %[[T]])
+// CHECK-NOT:     private_hbm
+// OFF: k.py:34:4: out of memory: cannot place tensor 'u' in SBUF
+module attributes {nisa.target = #nisa.target<trn2>} {
+  func.func @tiled_remat(%in: memref<128x1024xf32, #nisa.mem<shared_hbm>>, %o1: memref<128x52500xf32, #nisa.mem<shared_hbm>>, %o2: memref<128x512xf32, #nisa.mem<shared_hbm>>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c512 = arith.constant 512 : index
+    %zero = arith.constant 0.0 : f32
+    %blk = nisa.alloc {nkim.name = "blk"} : memref<128x2x512xf32, #nisa.mem<sbuf>> loc("k.py":30:4)
+    scf.for %j = %c0 to %c2 step %c1 {
+      %d = memref.subview %blk[0, %j, 0] [128, 1, 512] [1, 1, 1] : memref<128x2x512xf32, #nisa.mem<sbuf>> to memref<128x512xf32, strided<[1024, 1], offset: ?>, #nisa.mem<sbuf>> loc("k.py":32:8)
+      %col = arith.muli %j, %c512 : index
+      %s = memref.subview %in[0, %col] [128, 512] [1, 1] : memref<128x1024xf32, #nisa.mem<shared_hbm>> to memref<128x512xf32, strided<[1024, 1], offset: ?>, #nisa.mem<shared_hbm>> loc("k.py":32:8)
+      nisa.dma_copy(dst=memref<128x512xf32, strided<[1024, 1], offset: ?>, #nisa.mem<sbuf>> %d, src=memref<128x512xf32, strided<[1024, 1], offset: ?>, #nisa.mem<shared_hbm>> %s, oob_is_err=true) engine=dma loc("k.py":32:8)
+    } {nki.range = "affine"}
+    %u = nisa.alloc {nkim.name = "u"} : memref<128x52500xf32, #nisa.mem<sbuf>> loc("k.py":34:4)
+    nisa.memset(dst=memref<128x52500xf32, #nisa.mem<sbuf>> %u, value=f32 %zero) engine=vector loc("k.py":35:4)
+    nisa.dma_copy(dst=memref<128x52500xf32, #nisa.mem<shared_hbm>> %o1, src=memref<128x52500xf32, #nisa.mem<sbuf>> %u, oob_is_err=true) engine=dma loc("k.py":36:4)
+    scf.for %r = %c0 to %c2 step %c1 {
+      %w = nisa.alloc {nkim.name = "w"} : memref<128x512xf32, #nisa.mem<sbuf>> loc("k.py":38:8)
+      %v = memref.subview %blk[0, %r, 0] [128, 1, 512] [1, 1, 1] : memref<128x2x512xf32, #nisa.mem<sbuf>> to memref<128x512xf32, strided<[1024, 1], offset: ?>, #nisa.mem<sbuf>> loc("k.py":39:8)
+      nisa.tensor_copy(dst=memref<128x512xf32, #nisa.mem<sbuf>> %w, src=memref<128x512xf32, strided<[1024, 1], offset: ?>, #nisa.mem<sbuf>> %v) engine=vector loc("k.py":39:8)
+      nisa.dma_copy(dst=memref<128x512xf32, #nisa.mem<shared_hbm>> %o2, src=memref<128x512xf32, #nisa.mem<sbuf>> %w, oob_is_err=true) engine=dma loc("k.py":40:8)
+    } {nki.range = "affine"}
+    func.return
+  }
+}

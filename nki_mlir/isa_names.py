@@ -11,10 +11,9 @@ INSTRUCTIONS = [
     # tensor engine
     "nc_matmul", "nc_transpose",
     # scalar engine
-    "activation", "activation_reduce", "activate2",
+    "activation", "activation_reduce",
     # vector / gpsimd
-    "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_scalar_reduce", "reciprocal",
-    "exponential", "select_reduce",
+    "select_reduce",
     "range_select", "memset", "iota", "affine_select",
     # cross-core (LNC2)
     "core_barrier", "sendrecv",

@@ -62,6 +62,9 @@ class Decoder:
         #: the block of every copy of every placed on-chip alloc, ``{(op, copy): (lo, hi)}``
         #: (:mod:`.blocks`; filled by :func:`.handlers.decode_function`)
         self.blocks: dict = {}
+        #: the first memory-touching op after each alloc-like op, by ``id`` (memo of
+        #: :func:`.isa_memory.written_first`)
+        self.next_memory_op: dict[int, Operation | None] = {}
 
     # -------------------------------------------------------------- slots and values
 

@@ -236,8 +236,12 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     parts = _key_parts(fn, specs, tgt, opts)
     try:
         key = cache.cache_key(parts)
+        # the program instances of one launch differ only in their ids: they share loop hints
+        siblings = None if spmd is None else cache.cache_key(
+            {**parts, "options": {**opts, "spmd": list(spmd.launch_key())}})
     except cache.UnstableKey:
         key, use_cache = os.urandom(32).hex(), False   # no content key: compile uncached
+        siblings = None
     if use_cache and (hit := cache.memory_get(key)) is not None:
         warm.remember(skey, fn, key)
         return hit
@@ -250,7 +254,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
             return ck
     t0 = time.perf_counter()
     with _no_cyclic_gc():
-        module, spec = build_module(fn, specs, tgt, spmd=spmd)
+        module, spec = build_module(fn, specs, tgt, spmd=spmd, unroll_key=siblings)
         if spmd is None:      # one instance of a launch grid writes part of its outputs
             output_coverage.check_outputs(module, check)
         ir_nki = print_module(module)

@@ -31,6 +31,7 @@ from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
+from . import bind
 from . import numerics as nm
 from .env import STATE, Buf, Fault, finish, guard, scratch
 
@@ -229,4 +230,7 @@ def nc_transpose(dec: Decoder, op: nisa.NcTransposeOp):
     def run(env):
         # a contiguous copy first: transposing strided tile rows directly is ~4x slower
         env[d][...] = np.ascontiguousarray(env[s]).reshape(P, F).T.reshape(shape)
-    return finish(op, run, dst)
+    write = finish(op, run, dst)
+    if bind.bindable(dec, op):   # program order: dst is data's transposed view (its bytes
+        return guard(op, bind.binding(write, d, s))    # and flags: nothing else reads them)
+    return write

@@ -43,7 +43,7 @@ from ..dialects import nisa
 from ..dialects.common import HBM_SPACES, MemSpaceAttr
 from ..dialects.instruction import FULL_WRITES as _FULL_WRITES
 from ..errors import NKIRuntimeError
-from . import forward, hbm_fill
+from . import bind, forward, hbm_fill
 from .blocks import PLACEMENT, placement
 from . import numerics as nm
 from .env import STATE, Buf, Closure, Fault, check_elems, engine, finish, guard, reader
@@ -270,14 +270,18 @@ def release(dec: Decoder, op: nisa.ReleaseOp):
     return None
 
 
-def _copy(dst: Buf, src: Buf, exact: bool) -> Closure:
+def _copy(dst: Buf, src: Buf, exact: bool, transposed: bool = False) -> Closure:
     """A closure copying ``src`` into ``dst`` (same element count, any shapes).
 
     Bit-exact if ``exact`` (equal dtypes), else read as float32 and cast to ``dst``'s dtype.
+    ``transposed``: ``src`` may be bound to a transposed view (:mod:`.bind`).
     """
     d, s, shape = dst.slot, src.slot, dst.shape
     if exact:
-        if dst.shape == src.shape:
+        if dst.shape == src.shape and transposed:
+            def run(env):
+                bind.copy_into(env, env[d], env[s])
+        elif dst.shape == src.shape:
             def run(env):
                 env[d][...] = env[s]
         else:
@@ -296,7 +300,8 @@ def dma_copy(dec: Decoder, op: nisa.DmaCopyOp):
     if int(np.prod(dst.shape)) != int(np.prod(src.shape)):
         raise error_at(op, f"nisa.dma_copy: dst has {int(np.prod(dst.shape))} elements but src "
                            f"has {int(np.prod(src.shape))}", NKIRuntimeError)
-    impl = _copy(dst, src, exact=dst.dtype == src.dtype)
+    impl = _copy(dst, src, exact=dst.dtype == src.dtype,
+                 transposed=bind.bound_source(dec, op.src))
     if forward.forwardable(dec, op):      # program order: read the input in place
         impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, np.dtype(dst.dtype).itemsize)
     ts = dec.hbm_tracked.get(op)
@@ -353,7 +358,7 @@ def tensor_copy(dec: Decoder, op: nisa.TensorCopyOp):
     dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
     check_elems(op, dst, ("src", src))
     exact = engine(op) != "scalar" and dst.dtype == src.dtype
-    return finish(op, _copy(dst, src, exact), dst)
+    return finish(op, _copy(dst, src, exact, bind.bound_source(dec, op.src)), dst)
 
 
 def memset(dec: Decoder, op: nisa.MemsetOp):

@@ -18,9 +18,9 @@ to the transposed view ``data.T`` instead of writing the tile, when no reader co
   each reader runs.
 
 The tile's bytes and PSUM matmul-written flags keep what they held (only matmuls read the
-flags, and none writes this tile).  The transposed copy then happens once, in the reader (:func:`copy_into`), instead of twice
-(PSUM write, then the copy out of PSUM).  In queue mode (hazard checks, the cost model) the
-transpose writes its tile as always.
+flags, and none writes this tile).  The transposed copy then happens once, in the reader
+(:func:`copy_into`), instead of twice (PSUM write, then the copy out of PSUM).  In queue mode
+(hazard checks, the cost model) the transpose writes its tile as always.
 """
 from __future__ import annotations
 

@@ -66,7 +66,8 @@ class Decoder:
         #: slot, dtype)`` each, and the tracking slot of every ``nisa.dma_copy`` writing one
         self.hbm_fills: list[tuple] = []
         self.hbm_tracked: dict[Operation, int] = {}
-        #: analyses computed once per decode and shared by the builders (:mod:`.forward`, :mod:`.bind`)
+        #: analyses computed once per decode and shared by the builders (:mod:`.forward`,
+        #: :mod:`.bind`)
         self.memo: dict = {}
         #: the first memory-touching op after each alloc-like op, by ``id`` (memo of
         #: :func:`.isa_memory.written_first`)

@@ -10,8 +10,6 @@ INSTRUCTIONS = [
     "dma_copy", "dma_transpose", "dma_compute", "tensor_copy",
     # tensor engine
     "nc_matmul", "nc_transpose",
-    # scalar engine
-    "activation", "activation_reduce",
     # vector / gpsimd
     "select_reduce",
     "range_select", "memset", "iota", "affine_select",

@@ -153,35 +153,6 @@ class MemsetOp(NisaInstruction):
 
 
 @irdl_op_definition
-class ActivationOp(NisaInstruction):
-    """ScalarE ``dst = op(src * scale + bias)`` with an optional free-axis sum into ``reduce_res``."""
-
-    name = "nisa.activation"
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    dst = operand_def(MemRefType)
-    reduce_res = opt_operand_def(MemRefType)
-    src = operand_def(MemRefType)
-    bias = operand_def()
-    scale = operand_def()
-    op = prop_def(StringAttr)
-    reduce_op = opt_prop_def(StringAttr)
-    reduce_cmd = opt_prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        from .common import shape_of
-        rules.elementwise(self, ("dst", "src"))
-        parts = shape_of(self.src)[0]
-        for role in ("bias", "scale", "reduce_res"):
-            rules.per_partition_vector(self, role, getattr(self, role), parts)
-        rules.enum(self, "op", ACTIVATIONS)
-        rules.enum(self, "reduce_op", ("add",))
-        rules.enum(self, "reduce_cmd", REDUCE_CMDS)
-        rules.engine(self, ("scalar",))
-        rules.core(self, ("dst", "reduce_res", "src", "bias", "scale"), "scalar")
-        rules.activation_operands(self, self.scale, self.bias)
-
-
-@irdl_op_definition
 class MatmulOp(NisaInstruction):
     """TensorE ``dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]``, accumulating in fp32 (rules:
     ``matmul_rules.matmul``).
@@ -292,7 +263,7 @@ class AffineSelectOp(NisaInstruction):
         rules.engine(self, ("gpsimd",))
 
 
-INSTRUCTIONS = (DmaCopyOp, TensorCopyOp, MemsetOp, ActivationOp, MatmulOp, NcTransposeOp, IotaOp,
+INSTRUCTIONS = (DmaCopyOp, TensorCopyOp, MemsetOp, MatmulOp, NcTransposeOp, IotaOp,
                 AffineSelectOp)
 
 def _family_ops() -> list:

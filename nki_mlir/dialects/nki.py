@@ -20,7 +20,6 @@ from __future__ import annotations
 from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Dialect
 from xdsl.irdl import (
-    AttrSizedOperandSegments,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -31,10 +30,11 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from . import matmul_rules, rules
-from .common import ON_CHIP, shape_of, space_of
+from .common import ON_CHIP, space_of
 from .instruction import NkiInstruction, dialect_ops
 from .syntax import KeywordOp
 
+# the ALU vocabularies, read here by the modules that have not moved to vector_rules yet
 from .vector_rules import ACTIVATIONS, ALU_OPS, REDUCE_OPS  # noqa: E402,F401
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
 COMPUTE_ENGINES = ("vector", "scalar", "gpsimd")
@@ -94,64 +94,6 @@ class TensorCopyOp(NkiInstruction):
 
 
 # ------------------------------------------------------------------- vector / scalar
-
-
-@irdl_op_definition
-class ActivationOp(NkiInstruction):
-    """``nisa.activation(dst, op, data, bias, scale, reduce_op, reduce_res, reduce_cmd)``.
-
-    ``dst = op(data * scale + bias)``; ``scale`` is an f32 scalar or ``[P,1]`` tile,
-    ``bias`` a ``[P,1]`` tile or scalar.  With ``reduce_res`` the free-axis sum of the
-    output is written to ``reduce_res[P, 1]``.
-    """
-
-    name = "nki.activation"
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-    bias = opt_operand_def()
-    scale = operand_def()
-    reduce_res = opt_operand_def(MemRefType)
-    op = prop_def(StringAttr)
-    reduce_op = opt_prop_def(StringAttr)
-    reduce_cmd = opt_prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        _verify_activation(self)
-
-
-def _verify_activation(op) -> None:
-    rules.elementwise(op, ("dst", "data"))
-    parts = shape_of(op.data)[0]
-    rules.per_partition_vector(op, "bias", op.bias, parts)
-    rules.per_partition_vector(op, "scale", op.scale, parts)
-    rules.per_partition_vector(op, "reduce_res", op.reduce_res, parts)
-    rules.enum(op, "op", ACTIVATIONS)
-    rules.enum(op, "reduce_op", ("add",))
-    rules.enum(op, "reduce_cmd", REDUCE_CMDS)
-    if op.reduce_res is not None and op.properties.get("reduce_op") is None:
-        raise VerifyException(f"{op.name}: reduce_res needs reduce_op=add")
-    rules.core(op, ("dst", "data", "bias", "scale", "reduce_res"), "scalar")
-    rules.activation_operands(op, op.scale, op.bias)
-    rules.reduce_cmd_needs_op(op)
-
-
-@irdl_op_definition
-class ActivationReduceOp(NkiInstruction):
-    """``nisa.activation_reduce(dst, op, data, reduce_op, reduce_res, bias, scale)``."""
-
-    name = "nki.activation_reduce"
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-    bias = opt_operand_def()
-    scale = operand_def()
-    reduce_res = operand_def(MemRefType)
-    op = prop_def(StringAttr)
-    reduce_op = prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        _verify_activation(self)
 
 
 @irdl_op_definition
@@ -317,8 +259,7 @@ def family_ops(attr: str) -> list:
 
 NKI = Dialect(  # with the ops of the instruction definitions (dialect_ops: a live list)
     "nki",
-    dialect_ops("nki", [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp,
-     ActivationOp, ActivationReduceOp, MemsetOp, IotaOp, AffineSelectOp,
+    dialect_ops("nki", [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, MemsetOp, IotaOp, AffineSelectOp,
      NcMatmulOp, NcTransposeOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
      *family_ops("NKI_OPS")]),
     [],

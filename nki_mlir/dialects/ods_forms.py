@@ -87,10 +87,10 @@ class IsaForm:
 
     def __init__(self, name: str, *, sources=None, defaults=None, spellings=None, props=None,
                  engine=None, verify=None, of=None, **params: Param):
-        ps = tuple(replace(p, role=r) for r, p in params.items())
         for r, p in params.items():
             if not isinstance(p, (Tile, Scalar, Property)):
                 raise TypeError(f"internal error: nisa.{name}: {r} is not an operand or a property")
+        ps = tuple(replace(p, role=r) for r, p in params.items())
         for k, v in dict(name=name, params=ps, sources=dict(sources or {}),
                          defaults=dict(defaults or {}), spellings=dict(spellings or {}),
                          props=props, engine=engine, verify=verify, of=of).items():

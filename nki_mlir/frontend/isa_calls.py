@@ -10,7 +10,6 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from ..dialects import nki
-from ..dialects.nki import ACTIVATIONS, ALU_OPS, REDUCE_OPS
 from ..errors import NKITypeError
 from . import args as A
 from .builtins import handles
@@ -59,40 +58,6 @@ def tensor_copy(cg, dst, src, engine=None, name=None, dtype=None):
         from .lang_calls import _dtype
         _dtype(cg, api, dtype)
     _dst_data(cg, api, nki.TensorCopyOp, dst, src, engine, src_role="src")
-
-
-def _activation_common(cg, api, dst, op, data, bias, scale, reduce_res):
-    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "data", data)
-    return {"dst": d.value, "data": x.value,
-            "bias": A.tile_or_scalar(cg, api, "bias", bias, optional=True),
-            "scale": A.tile_or_scalar(cg, api, "scale", 1.0 if scale is None else scale),
-            "reduce_res": None if reduce_res is None else A.tensor(cg, api, "reduce_res", reduce_res).value}, \
-        A.op_token(cg, api, "op", op, ACTIVATIONS)
-
-
-@handles("nisa.activation")
-def activation(cg, dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
-               reduce_cmd=None, name=None):
-    """``dst = op(data*scale + bias)``; with ``reduce_res`` the free-axis sum of the result is
-    written to ``reduce_res`` (``reduce_cmd`` idle/absent with a ``reduce_res`` means
-    reset_reduce, the NKI 0.2 behaviour)."""
-    api = "nisa.activation"
-    operands, tok = _activation_common(cg, api, dst, op, data, bias, scale, reduce_res)
-    cmd = A.enum_name(cg, api, "reduce_cmd", reduce_cmd, "reduce_cmd", "idle")
-    if reduce_res is not None and cmd == "idle":
-        cmd = "reset_reduce"
-    A.emit(cg, nki.ActivationOp, operands,
-           {"op": tok,
-            "reduce_op": None if reduce_op is None else A.op_token(cg, api, "reduce_op", reduce_op, ("add",)),
-            "reduce_cmd": None if cmd == "idle" else cmd})
-
-
-@handles("nisa.activation_reduce")
-def activation_reduce(cg, dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None):
-    api = "nisa.activation_reduce"
-    operands, tok = _activation_common(cg, api, dst, op, data, bias, scale, reduce_res)
-    A.emit(cg, nki.ActivationReduceOp, operands,
-           {"op": tok, "reduce_op": A.op_token(cg, api, "reduce_op", reduce_op, ("add",))})
 
 
 def _check_memset_value(cg, api: str, d: Tensor, value) -> None:

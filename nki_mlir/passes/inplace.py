@@ -33,7 +33,7 @@ from .liveness import users_through_views
 
 #: instructions where element i of dst is computed from element i of each same-typed source
 #: (and the instruction definitions' ``elementwise`` ops, ``ELEMENTWISE_OPS``)
-ELEMENTWISE = frozenset({"nisa.tensor_copy", "nisa.activation"})
+ELEMENTWISE = frozenset({"nisa.tensor_copy"})
 
 
 def _elementwise(name: str) -> bool:

@@ -123,7 +123,7 @@ class LegalizeExp(RewritePattern):
     def match_and_rewrite(self, op: nki.ExpOp, rewriter: PatternRewriter) -> None:
         alloc = nki.NdarrayOp.build(result_types=[op.result.type])
         one = _f32(1.0)
-        act = nki.ActivationOp.build(operands=[alloc.result, op.x, None, one.result, None],
+        act = op_class("nki.activation").build(operands=[alloc.result, op.x, None, one.result, None],
                                      properties={"op": StringAttr("exp")})
         rewriter.replace(op, _with_loc(op, [alloc, one, act]), [alloc.result])
 

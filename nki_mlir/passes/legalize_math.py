@@ -166,7 +166,7 @@ class Emitter(BroadcastEmitter):
         props = {"op": StringAttr(fn)}
         if reduce_res is not None:
             props["reduce_op"] = StringAttr("add")
-        self.add(nki.ActivationOp.build(operands=[dst, data, bias, self.f32(1.0), reduce_res],
+        self.add(op_class("nki.activation").build(operands=[dst, data, bias, self.f32(1.0), reduce_res],
                                         properties=props))
 
     def reduce(self, dst, data, token: str, axes: ArrayAttr) -> None:

@@ -8,6 +8,10 @@ op tokens become AWS enum spellings (``maximum`` -> ``max``), ``nki.ndarray`` be
 (nki.isa API reference (nki/api/nki/isa)): DMA for dma_copy, TensorE for matmul/transpose, ScalarE for
 activation, GpSimd for iota/affine_select and for int32 / ``power`` tensor_tensor,
 VectorE otherwise.  Views (``memref.subview``), loops and index math are kept.
+
+The instructions defined in ``nki_mlir/instructions`` lower by the rule their definition
+registered (:class:`LowerDirect`: 1:1, or their ``isa`` form's names, roles, spellings and
+engine rule, ``dialects/ods_forms.py``); the patterns here are the hand-written rest.
 """
 from __future__ import annotations
 
@@ -15,8 +19,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import (ArrayAttr, BoolAttr, FloatAttr, IndexType, IntegerAttr, ModuleOp,
-                                     StringAttr, f32, i64)
+from xdsl.dialects.builtin import (ArrayAttr, BoolAttr, IndexType, IntegerAttr, ModuleOp,
+                                     StringAttr)
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -28,9 +32,8 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from .. import dtypes
 from ..dialects import nisa, nki
-from ..dialects.common import bool_attr, dtype_of, i64_attr, prop_flag, space_of, str_attr
+from ..dialects.common import bool_attr, i64_attr, str_attr
 from ..dialects.instruction import DIRECT_LOWERINGS
 from ..dialects.nisa import ARITH_OPS
 
@@ -85,30 +88,6 @@ class LowerTensorCopy(RewritePattern):
     def match_and_rewrite(self, op: nki.TensorCopyOp, rewriter: PatternRewriter) -> None:
         _replace(rewriter, op, [nisa.TensorCopyOp.build(
             operands=[op.dst, op.src], properties={"engine": _engine(op, "vector")})])
-
-
-class LowerActivation(RewritePattern):
-    """``nki.activation`` / ``nki.activation_reduce`` -> ``nisa.activation`` (bias defaults to 0.0)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.ActivationOp | nki.ActivationReduceOp, rewriter: PatternRewriter) -> None:
-        new: list[Operation] = []
-        bias: SSAValue | None = op.bias
-        if bias is None:
-            zero = arith.ConstantOp(FloatAttr(0.0, f32), f32)
-            new.append(zero)
-            bias = zero.result
-        props = {"op": op.op, "engine": str_attr("scalar")}
-        if op.reduce_res is not None:
-            props["reduce_op"] = op.properties.get("reduce_op") or StringAttr("add")
-        cmd = op.properties.get("reduce_cmd")
-        if isinstance(op, nki.ActivationReduceOp):
-            cmd = StringAttr("reset_reduce")
-        if cmd is not None:
-            props["reduce_cmd"] = cmd
-        new.append(nisa.ActivationOp.build(operands=[op.dst, op.reduce_res, op.data, bias, op.scale],
-                                           properties=props))
-        _replace(rewriter, op, new)
 
 
 class LowerMemset(RewritePattern):
@@ -205,7 +184,7 @@ class LowerDirect(RewritePattern):
 
 
 PATTERNS = (LowerDirect, LowerNdarray, LowerDmaCopy, LowerTensorCopy,
-            LowerActivation, LowerMemset, LowerIota,
+            LowerMemset, LowerIota,
             LowerAffineSelect, LowerNcMatmul, LowerNcTranspose)
 
 

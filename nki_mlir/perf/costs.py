@@ -99,7 +99,6 @@ DMA_OPS = frozenset({"nisa.dma_copy", "nisa.dma_transpose", "nisa.dma_copy_indir
 #: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
 DEFAULT_ENGINE = {
     "nisa.matmul": "tensor", "nisa.nc_transpose": "tensor",
-    "nisa.activation": "scalar",
     "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd",
     "nisa.core_barrier": "gpsimd",
 }
@@ -234,7 +233,6 @@ _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
     "nisa.range_select": (("on_true_tile",), 1.0, None, None),
     "nisa.iota": (("dst",), 1.0, None, None),
     "nisa.affine_select": (("on_true_tile",), 1.0, None, None),
-    "nisa.activation": (("src",), 1.0, None, None),
 }
 
 

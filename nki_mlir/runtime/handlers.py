@@ -21,7 +21,7 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import (
-    control, isa_activation, isa_control, isa_iota, isa_matmul, isa_memory, lang_ops,
+    control, isa_control, isa_iota, isa_matmul, isa_memory, lang_ops,
     isa_movement, isa_select, views,
 )
 from . import isa_collective, queues, spmd, timing_plan  # LNC2 cross-core ops; shared HBM of launches
@@ -52,7 +52,6 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "nisa.dma_copy": isa_memory.dma_copy,
     "nisa.tensor_copy": isa_memory.tensor_copy,
     "nisa.memset": isa_memory.memset,
-    "nisa.activation": isa_activation.activation,
     "nisa.matmul": isa_matmul.matmul,
     "nisa.nc_transpose": isa_matmul.nc_transpose,
     "nisa.iota": isa_iota.iota,

@@ -10,11 +10,8 @@ INSTRUCTIONS = [
     "dma_copy", "dma_transpose", "dma_compute", "tensor_copy",
     # tensor engine
     "nc_matmul", "nc_transpose",
-    # scalar engine
-    "activation", "activation_reduce", "activate2",
     # vector / gpsimd
-    "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_scalar_reduce", "reciprocal",
-    "exponential", "select_reduce",
+    "select_reduce",
     "range_select", "memset", "iota", "affine_select",
     # cross-core (LNC2)
     "core_barrier", "sendrecv",

@@ -20,9 +20,10 @@ arguments to it and converts each by its kind, as the hand-written handlers do:
 - :class:`~nki_mlir.dialects.ods.OpToken`: an ``nl`` operator (``nl.max`` / ``nl.min`` stand
   for ``maximum`` / ``minimum``), a bitvec one refused with its own message when ``arith``;
 - :class:`~nki_mlir.dialects.ods.EnumProp`: a ``nisa.<enum>`` member (None: the default,
-  which is not stored).
+  which is not stored; ``implied``: the member a given operand makes the default stand for);
+- :class:`~nki_mlir.dialects.ods_forms.ApiArg`: kept by no op (the ``call`` hook reads it);
 
-then emits the ``nki`` op, which verifies itself at the call's line.  Shapes, dtypes, engines
+after the definition's ``call`` hook (its own argument errors and replacements), then emits the ``nki`` op, which verifies itself at the call's line.  Shapes, dtypes, engines
 and targets are the verifier's job, as for every instruction.
 """
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 
 from ..dialects.ods import (Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
                             Scalar, Tile)
+from ..dialects.ods_forms import ApiArg
 from ..dialects.vector_rules import BITVEC
 from ..errors import NKITypeError
 from . import args as A
@@ -93,13 +95,18 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
     sig = rec.signature()
     cg_param = inspect.Parameter("cg", inspect.Parameter.POSITIONAL_OR_KEYWORD)
     call_sig = sig.replace(parameters=[cg_param, *sig.parameters.values()])
+    implied = [p for p in rec.params if isinstance(p, EnumProp) and p.implied is not None]
 
     def handler(cg, *args, **kwargs):
         bound = call_sig.bind(cg, *args, **kwargs)   # TypeError: the tracer reports the call
         bound.apply_defaults()
         a = bound.arguments
+        if rec.call is not None:
+            rec.call(cg, api, a)
         operands, props = {}, {}
         for p in rec.params:
+            if isinstance(p, ApiArg):
+                continue
             if isinstance(p, Tile):
                 operands[p.role] = _tile(cg, api, p, a[p.role])
             elif isinstance(p, Scalar):
@@ -109,6 +116,10 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
                     props["engine"] = A.engine(cg, api, a["engine"])
             else:
                 props[p.role] = _property(cg, api, p, a[p.role])
+        for p in implied:  # reduce_res given, reduce_cmd idle: reset_reduce
+            role, member = p.implied
+            if props[p.role] is None and operands[role] is not None:
+                props[p.role] = member
         A.emit(cg, nki_op, operands, props)
 
     handler.__signature__ = call_sig

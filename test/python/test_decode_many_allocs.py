@@ -47,7 +47,7 @@ def test_written_first_memo_gives_the_plain_answers_and_walks_each_op_once():
     assert len(allocs) >= N
     plain = [written_first(a) for a in allocs]
     skips = _CountingDict()
-    memo = [written_first(a, skips) for a in allocs]
+    memo = [written_first(a, skips=skips) for a in allocs]
     assert memo == plain
     assert plain.count("nisa.dma_copy") == 1
     # every op walked over is memoised once: O(ops), not O(allocs * ops)

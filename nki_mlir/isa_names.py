@@ -9,7 +9,7 @@ INSTRUCTIONS = [
     # data movement
     "dma_copy", "dma_transpose", "dma_compute", "tensor_copy",
     # tensor engine
-    "nc_matmul", "nc_transpose",
+    "nc_matmul",
     # scalar engine
     "activation", "activation_reduce", "activate2",
     # vector / gpsimd

@@ -347,19 +347,6 @@ def _const_int(v) -> int | None:
 
 
 @irdl_op_definition
-class NcTransposeOp(NisaInstruction):
-    """``dst[f, p] = data[p, f]`` on TensorE (<= 128x128, SBUF->PSUM) or VectorE (<= 32x32)."""
-
-    name = "nisa.nc_transpose"
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-
-    def verify_(self) -> None:
-        rules.engine(self, ("tensor", "vector"))
-        matmul_rules.transpose(self, self.dst, self.data, self.engine.data)
-
-
-@irdl_op_definition
 class IotaOp(NisaInstruction):
     """GpSimd ``dst[p, i...] = offset + p*channel_multiplier + sum_k step_k*i_k`` (int32, cast);
     the optional ``offset_index`` (loop-index arithmetic) is added to ``offset`` at run time."""
@@ -408,7 +395,7 @@ class AffineSelectOp(NisaInstruction):
 
 
 INSTRUCTIONS = (DmaCopyOp, TensorCopyOp, MemsetOp, TensorTensorArithOp, TensorScalarArithOp,
-                ActivationOp, ReciprocalOp, TensorReduceArithOp, MatmulOp, NcTransposeOp, IotaOp,
+                ActivationOp, ReciprocalOp, TensorReduceArithOp, MatmulOp, IotaOp,
                 AffineSelectOp)
 
 def _family_ops() -> list:

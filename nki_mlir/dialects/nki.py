@@ -391,21 +391,6 @@ def _int_pair(a: ArrayAttr | None) -> tuple[int, ...]:
     return tuple(out)
 
 
-@irdl_op_definition
-class NcTransposeOp(NkiInstruction):
-    """``nisa.nc_transpose(dst, data, engine)``: dst[f, p] = data[p, f]."""
-
-    name = "nki.nc_transpose"
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-
-    def verify_(self) -> None:
-        e = self.properties.get("engine")
-        eng = "vector" if isinstance(e, StringAttr) and e.data == "vector" else "tensor"
-        rules.engine(self, ("tensor", "vector"))
-        matmul_rules.transpose(self, self.dst, self.data, eng)
-
-
 # the instruction-family modules that add ops to both dialects, and the sugar ops
 from . import (  # noqa: E402
     isa_collective, isa_control, isa_movement, isa_select, isa_vector,
@@ -432,7 +417,7 @@ NKI = Dialect(  # with the ops of the instruction definitions (dialect_ops: a li
     "nki",
     dialect_ops("nki", [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, TensorTensorOp, TensorScalarOp,
      ActivationOp, ActivationReduceOp, TensorReduceOp, ReciprocalOp, MemsetOp, IotaOp, AffineSelectOp,
-     NcMatmulOp, NcTransposeOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
+     NcMatmulOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
      *family_ops("NKI_OPS")]),
     [],
 )

@@ -55,7 +55,8 @@ class Tile(Param):
     Attributes:
         writes: the instruction writes this operand (else it reads it): its memory effect.
         optional: the operand may be omitted (``None``).
-        spaces: the memories it may live in (default SBUF or PSUM).
+        spaces: the memories it may live in (default SBUF or PSUM; None: any, the
+            definition's ``verify`` checks them).
         dtypes: the dtypes it may have (None: any).
         like: a role (or roles) whose partition count and elements per partition this one
             must equal.
@@ -63,16 +64,19 @@ class Tile(Param):
         same_dtype_as: a role whose dtype this one must have.
         allowed: how the dtype error names ``dtypes`` (``"bfloat16 or float16"``; None: the
             list, as ``allowed: ...``).
+        whole: the instruction writes every element of this operand without reading it
+            (the interpreter then skips the sentinel fill of a fresh tile it writes first).
     """
 
     writes: bool = False
     optional: bool = False
-    spaces: tuple[str, ...] = ON_CHIP
+    spaces: tuple[str, ...] | None = ON_CHIP
     dtypes: tuple | None = None
     like: str | tuple[str, ...] | None = None
     partitions_of: str | tuple[str, ...] | None = None
     same_dtype_as: str | None = None
     allowed: str | None = None
+    whole: bool = False
 
     @property
     def likes(self) -> tuple[str, ...]:
@@ -123,7 +127,10 @@ class Scalar(Param):
 
 @dataclass(frozen=True)
 class Property(Param):
-    """A compile-time API parameter kept as a property of the ops (optional: None omits it)."""
+    """A compile-time API parameter kept as a property of the ops (optional: None omits it).
+    ``only``: ``"nki"`` / ``"nisa"``, a property of that twin only (``ods_forms.ONLY``)."""
+
+    only: str | None = None
 
     @property
     def api_default(self) -> Any:
@@ -307,6 +314,8 @@ class InstructionDef:
             ``VerifyException``), run by both twins after the generated checks.
         interpret: ``interpret(decoder, op) -> closure``, the interpreter's closure builder.
         cost: the cost model's row for the instruction (a :class:`Stream` or a :class:`Formula`).
+        lowering: an :class:`~.ods_forms.Lowering` (engine chooser, properties map), or None.
+        frontend: ``frontend(cg, api, args, emit)``, the call's hook (:mod:`.ods_forms`), or None.
         beta1_result: the Beta 1 form (``nki.isa`` of NKI Beta 1, no ``dst``) returns a new
             tile shaped like the first tile argument; False: the call has no result and is
             passed on unchanged.
@@ -324,6 +333,8 @@ class InstructionDef:
     verify: Callable | None = None
     interpret: Callable | None = None
     cost: Stream | Formula | None = None
+    lowering: Any = None
+    frontend: Callable | None = None
     beta1_result: bool = True
     module: str = ""
 
@@ -334,7 +345,8 @@ class InstructionDef:
     @property
     def api_params(self) -> tuple[Param, ...]:
         """The parameters of the public signature, in order (without ``name``)."""
-        return tuple(p for p in self.params if not (isinstance(p, Engine) and not p.param))
+        return tuple(p for p in self.params if not (isinstance(p, Engine) and not p.param)
+                     and getattr(p, "only", None) != "nisa")
 
     @property
     def operands(self) -> tuple[Param, ...]:
@@ -363,7 +375,8 @@ class InstructionDef:
 
 
 #: class attributes of a definition that are not parameters
-_FIELDS = {"since", "feature", "start_partitions", "state", "verify", "interpret", "cost", "beta1_result"}
+_FIELDS = {"since", "feature", "start_partitions", "state", "verify", "interpret", "cost", "beta1_result",
+           "lowering", "frontend"}
 
 
 def record_of(cls: type) -> InstructionDef:

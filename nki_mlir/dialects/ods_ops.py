@@ -10,8 +10,9 @@
   operands the instruction writes and which engine state it touches;
 - their verifier (:func:`verify_definition`), read from the record's fields and then its
   ``verify`` function;
-- the 1:1 lowering ``nki.<name>`` -> ``nisa.<name>`` with the record's default engine
-  (:func:`~.instruction.direct_lowering`);
+- the 1:1 lowering ``nki.<name>`` -> ``nisa.<name>`` with the record's default engine, or
+  its :class:`~.ods_forms.Lowering`'s engine chooser and properties map
+  (:func:`~.instruction.direct_lowering`); a property with ``only`` is on that twin only;
 - their place in the dialects (:data:`~.instruction.DEFINED_OPS`, which ``NKI`` and ``NISA``
   are built around) and in :data:`OPS_BY_NAME`, where passes that emit an instruction find its
   class (``op_class("nki.rng")``) without importing the definitions.
@@ -67,8 +68,8 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
-def _body(rec: InstructionDef) -> dict:
-    """The IRDL fields shared by both twins."""
+def _body(rec: InstructionDef, prefix: str) -> dict:
+    """The IRDL fields of the ``prefix`` (``nki`` / ``nisa``) twin."""
     body: dict = {"__doc__": rec.doc.split("\n\n")[0], "__module__": rec.module,
                   "DEFINITION": rec, "__annotations__": {"DEFINITION": ClassVar[InstructionDef]}}
     for p in rec.operands:
@@ -76,6 +77,8 @@ def _body(rec: InstructionDef) -> dict:
         args = () if constr is None else (constr,)
         body[p.role] = opt_operand_def(*args) if p.optional else operand_def(*args)
     for p in rec.properties:
+        if p.only not in (None, prefix):
+            continue
         required = (isinstance(p, OpToken) and not p.optional) or \
             (isinstance(p, Int) and p.default is REQUIRED) or isinstance(p, IntList)
         body[p.role] = (prop_def if required else opt_prop_def)(_PROPERTY_TYPES[type(p)])
@@ -101,14 +104,16 @@ def define_ops(rec: InstructionDef) -> tuple[type[Operation], type[Operation]]:
         name = f"{prefix}.{rec.name}"
         if name in OPS_BY_NAME:
             raise ValueError(f"internal error: {name} is defined twice")
-        body = _body(rec)
+        body = _body(rec, prefix)
         body.update(name=name, __qualname__=cls_name)
         op = irdl_op_definition(type(cls_name, (base,), body))
         OPS_BY_NAME[name] = op
         DEFINED_OPS[prefix].append(op)
         ops.append(op)
     nki_op, nisa_op = ops
-    direct_lowering(nki_op, nisa_op, rec.engine.default)
+    low = rec.lowering
+    direct_lowering(nki_op, nisa_op, (low and low.engine) or rec.engine.default,
+                    low.properties if low is not None else None)
     return nki_op, nisa_op
 
 
@@ -119,7 +124,7 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     """The checks the fields of ``rec`` say, in this order, then ``rec.verify(op)``:
 
     1. the target: ``since`` (the error names ``feature``);
-    2. each tile operand: its memory, rank >= 2 and at most 128 partitions; with its
+    2. each tile operand: its memory (unless ``spaces`` is None), rank >= 2 and at most 128 partitions; with its
        ``like`` roles: equal partition counts, then elements per partition; with
        ``partitions_of``: equal partition counts;
     3. the engine: one of ``engine.names``, available on the target; on GpSimd no tile
@@ -140,7 +145,8 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
         rules.require_target(op, rec.since, rec.feature or api)
     tiles = [(p, getattr(op, p.role)) for p in rec.tiles]
     for p, v in tiles:
-        rules.tile(op, p.role, v, spaces=p.spaces)
+        if p.spaces is not None:
+            rules.tile(op, p.role, v, spaces=p.spaces)
     for p in rec.operands:
         v = getattr(op, p.role)
         if isinstance(p, Scalar) and p.tile and v is not None and isinstance(v.type, MemRefType):
@@ -180,6 +186,8 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
                 raise VerifyException(f"{api}: '{p.role}' dtype {dtypes.name_of(dt)} must match "
                                       f"'{p.same_dtype_as}' dtype {dtypes.name_of(other)}")
     for p in rec.properties:
+        if p.only is not None and not op.name.startswith(p.only + "."):
+            continue
         if isinstance(p, OpToken) and p.arith:
             arith_only(op, p.role, p.allowed)
         elif isinstance(p, (OpToken, EnumProp)):

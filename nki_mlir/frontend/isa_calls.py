@@ -250,11 +250,6 @@ def _flag(cg, api: str, role: str, v) -> bool:
     raise cg.b.error(f"{api}: {role} must be a compile-time bool, got {v!r}", NKITypeError)
 
 
-@handles("nisa.nc_transpose")
-def nc_transpose(cg, dst, data, engine=None, name=None):
-    _dst_data(cg, "nisa.nc_transpose", nki.NcTransposeOp, dst, data, engine)
-
-
 @handles("nisa.get_nc_sub_version")
 def get_nc_sub_version(cg):
     """The silicon revision within the target's generation: 0 (nki-mlir models the first)."""

@@ -34,6 +34,7 @@ from typing import Any
 
 from ..dialects.ods import (Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
                             Scalar, Tile)
+from ..dialects.ods_forms import ApiOnly
 from ..dialects.vector_rules import BITVEC
 from ..errors import NKITypeError
 from . import args as A
@@ -88,18 +89,19 @@ def _property(cg, api: str, p, v):
 
 
 def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
-    """The frontend handler ``handler(cg, *args, **kwargs)`` of ``nisa.<name>``."""
+    """The frontend handler ``handler(cg, *args, **kwargs)`` of ``nisa.<name>``: the
+    generated conversion and emission, run through the definition's ``frontend`` hook when
+    it has one (``nki_mlir/dialects/ods_forms.py``)."""
     api = rec.api
     sig = rec.signature()
     cg_param = inspect.Parameter("cg", inspect.Parameter.POSITIONAL_OR_KEYWORD)
     call_sig = sig.replace(parameters=[cg_param, *sig.parameters.values()])
+    params = tuple(p for p in rec.params if not isinstance(p, ApiOnly) and getattr(p, "only", None) != "nisa")
+    hook = rec.frontend
 
-    def handler(cg, *args, **kwargs):
-        bound = call_sig.bind(cg, *args, **kwargs)   # TypeError: the tracer reports the call
-        bound.apply_defaults()
-        a = bound.arguments
+    def emit(cg, a: dict) -> None:
         operands, props = {}, {}
-        for p in rec.params:
+        for p in params:
             if isinstance(p, Tile):
                 operands[p.role] = _tile(cg, api, p, a[p.role])
             elif isinstance(p, Scalar):
@@ -110,6 +112,15 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
             else:
                 props[p.role] = _property(cg, api, p, a[p.role])
         A.emit(cg, nki_op, operands, props)
+
+    def handler(cg, *args, **kwargs):
+        bound = call_sig.bind(cg, *args, **kwargs)   # TypeError: the tracer reports the call
+        bound.apply_defaults()
+        a = dict(bound.arguments)
+        del a["cg"]
+        if hook is None:
+            return emit(cg, a)
+        return hook(cg, api, a, lambda args: emit(cg, args))
 
     handler.__signature__ = call_sig
     handler.__name__ = handler.__qualname__ = rec.name

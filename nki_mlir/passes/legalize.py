@@ -29,6 +29,7 @@ from xdsl.pattern_rewriter import (
 from .. import dtypes
 from ..dialects import nki
 from ..dialects.common import dtype_of, free_size, memref, shape_of, space_of
+from ..dialects.ods_ops import op_class
 from .forward_assign import ForwardAssign
 from .legalize_math import LegalizeMath
 
@@ -143,7 +144,7 @@ class LegalizeMatmul(RewritePattern):
             dt = dtype_of(op.x)
             t_ps = _alloc((k, m), dt, "psum")
             t_sb = _alloc((k, m), dt, "sbuf")
-            ops += [t_ps, nki.NcTransposeOp.build(operands=[t_ps.result, op.x]),
+            ops += [t_ps, op_class("nki.nc_transpose").build(operands=[t_ps.result, op.x]),
                     t_sb, nki.TensorCopyOp.build(operands=[t_sb.result, t_ps.result])]
             stationary = t_sb.result
         alloc = nki.NdarrayOp.build(result_types=[op.result.type])

@@ -221,13 +221,6 @@ class LowerNcMatmul(RewritePattern):
         _replace(rewriter, op, new_ops)
 
 
-class LowerNcTranspose(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.NcTransposeOp, rewriter: PatternRewriter) -> None:
-        _replace(rewriter, op, [nisa.NcTransposeOp.build(
-            operands=[op.dst, op.data], properties={"engine": _engine(op, "tensor")})])
-
-
 class LowerDirect(RewritePattern):
     """Any op registered with ``instruction.direct_lowering``: ``nki.X(roles..., props...)`` ->
     its ``nisa`` twin with the same operands and properties, ``engine=`` filled in.
@@ -250,7 +243,7 @@ class LowerDirect(RewritePattern):
 
 PATTERNS = (LowerDirect, LowerNdarray, LowerDmaCopy, LowerTensorCopy, LowerTensorTensor, LowerTensorScalar,
             LowerActivation, LowerTensorReduce, LowerReciprocal, LowerMemset, LowerIota,
-            LowerAffineSelect, LowerNcMatmul, LowerNcTranspose)
+            LowerAffineSelect, LowerNcMatmul)
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,7 @@ DMA_OPS = frozenset({"nisa.dma_copy", "nisa.dma_transpose", "nisa.dma_copy_indir
                      "nisa.dma_compute", "nisa.sendrecv", "nisa.collective"})
 #: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
 DEFAULT_ENGINE = {
-    "nisa.matmul": "tensor", "nisa.nc_transpose": "tensor",
+    "nisa.matmul": "tensor",
     "nisa.activation": "scalar", "nisa.activate2": "scalar",
     "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd",
     "nisa.core_barrier": "gpsimd",
@@ -252,11 +252,6 @@ def _compute_cycles(op: Operation, engine: str, tiles: list[Tile],
     formula = _defined_formula(op)
     if formula is not None:
         return _FORMULAS[formula](op, engine, tiles, model, pen)
-    if name == "nisa.nc_transpose":
-        data = role_of(tiles, "data")
-        if engine == "tensor" and data is not None:
-            return float(max(data.shape[0], min(model.min_ii_cycles, data.free))), 0.0, 0.0, None
-        return _cycles(engine, model, pen * (data.free if data else 1)), 0.0, 0.0, None
     if name in _TWO_INPUT_ROLES:
         roles, pm2 = _TWO_INPUT_ROLES[name], name == "nisa.tensor_tensor_arith"
         return _two_input(roles, pm2, engine, tiles, model, pen, extra), 0.0, 0.0, None
@@ -383,9 +378,19 @@ def _two_input_formula(op: Operation, engine: str, tiles: list[Tile], model: Tar
                        _reduce_extra(model, tiles)), 0.0, 0.0, None)
 
 
+def _transpose(op: Operation, engine: str, tiles: list[Tile], model: TargetModel,
+               pen: float) -> tuple[float, float, float, int | None]:
+    """``Formula("transpose", roles=(data,))``: on the Tensor engine ``max(P, min(MIN_II,
+    F))`` (ISA_OLD), elsewhere one stream over ``F`` (analogue: tensor_copy)."""
+    data = role_of(tiles, *op.DEFINITION.cost.roles)
+    if engine == "tensor" and data is not None:
+        return float(max(data.shape[0], min(model.min_ii_cycles, data.free))), 0.0, 0.0, None
+    return _cycles(engine, model, pen * (data.free if data else 1)), 0.0, 0.0, None
+
+
 #: the formulas a definition's ``Formula`` cost may name: ``f(op, engine, tiles, model,
 #: strided penalty) -> (cycles, flops, peak_flops_per_ns, moving_free)``
-_FORMULAS = {"matmul_mx": _matmul_mx, "two_input": _two_input_formula}
+_FORMULAS = {"matmul_mx": _matmul_mx, "two_input": _two_input_formula, "transpose": _transpose}
 
 
 # ---------------------------------------------------------------------- dynamic offsets

@@ -57,7 +57,6 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "nisa.tensor_reduce_arith": isa_alu.tensor_reduce,
     "nisa.activation": isa_activation.activation,
     "nisa.matmul": isa_matmul.matmul,
-    "nisa.nc_transpose": isa_matmul.nc_transpose,
     "nisa.iota": isa_iota.iota,
     "nisa.affine_select": isa_iota.affine_select,
     **isa_vector.HANDLERS,

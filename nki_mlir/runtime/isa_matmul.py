@@ -1,4 +1,4 @@
-"""Closure builders for the TensorEngine instructions: ``nisa.matmul`` and ``nisa.nc_transpose``.
+"""Closure builders for the TensorEngine instructions: ``nisa.matmul``.
 
 ``nisa.matmul``: ``dst[M, N] (+)= stationary[K, M]^T @ moving[K, N]`` in float32, ``K`` the
 partition (contraction) dim.  ``dst`` must be a PSUM tensor from a ``nisa.alloc``: its
@@ -17,8 +17,7 @@ nearest even when stored.
   16-bit PSUM element TensorE writes).
 - ``row_pos`` / ``col_pos`` / ``tile_size`` (tiling mode) only choose PE rows: no effect on values.
 
-``nisa.nc_transpose``: ``dst[F, P]`` = the bit-exact transpose of ``data[P, F]``.
-Semantics: NKI API common tables (nki/api/nki.api.shared) (``nki.isa.nc_matmul`` / ``nc_transpose``).
+Semantics: NKI API common tables (nki/api/nki.api.shared) (``nki.isa.nc_matmul``).
 """
 from __future__ import annotations
 
@@ -32,7 +31,7 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import numerics as nm
-from .env import STATE, Buf, Fault, finish, guard
+from .env import STATE, Buf, Fault, guard
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -167,16 +166,3 @@ def _transpose(op, dst: Buf, sta: Buf, mov: Buf):
         env[STATE].mem.set_flags(env[fl], True)
     return guard(op, run)
 
-
-def nc_transpose(dec: Decoder, op: nisa.NcTransposeOp):
-    dst, data = dec.buf(op, op.dst, "dst"), dec.buf(op, op.data, "data")
-    P, F = data.parts, data.free
-    if dst.parts != F or dst.free != P:
-        raise error_at(op, f"nisa.nc_transpose: 'dst' must be [{F}, {P}] (the transpose of "
-                           f"'data'), got {list(dst.shape)}", NKIRuntimeError)
-    d, s, shape = dst.slot, data.slot, dst.shape
-
-    def run(env):
-        # a contiguous copy first: transposing strided tile rows directly is ~4x slower
-        env[d][...] = np.ascontiguousarray(env[s]).reshape(P, F).T.reshape(shape)
-    return finish(op, run, dst)

@@ -132,9 +132,20 @@ FULL_WRITES = {"nisa.dma_copy": ("dst",), "nisa.tensor_copy": ("dst",),
                "nisa.tensor_tensor_arith": ("dst",), "nisa.tensor_scalar_arith": ("dst",),
                "nisa.activation": ("dst", "reduce_res"), "nisa.reciprocal": ("dst",),
                "nisa.tensor_reduce_arith": ("dst",), "nisa.memset": ("dst",),
-               "nisa.iota": ("dst",), "nisa.nc_transpose": ("dst",), "nisa.matmul": ("dst",)}
+               "nisa.iota": ("dst",), "nisa.matmul": ("dst",)}
 #: ops that neither read nor write SBUF / PSUM bytes
 _NO_MEMORY = ("arith.", "memref.subview", "nisa.alloc", "nisa.release")
+
+
+def full_writes(op) -> tuple[str, ...] | None:
+    """The operand roles ``op`` writes wholly without reading them: :data:`FULL_WRITES`, or
+    its definition's tiles declared ``whole`` (None: none)."""
+    roles = FULL_WRITES.get(op.name)
+    if roles is None:
+        defn = getattr(op, "DEFINITION", None)
+        if defn is not None:
+            roles = tuple(p.role for p in defn.tiles if p.whole) or None
+    return roles
 
 
 def _matmul_overwrites(op) -> bool:
@@ -157,7 +168,7 @@ def written_first(op: nisa.AllocOp) -> str | None:
     v = op.result
     nxt = op.next_op
     while nxt is not None:
-        roles = FULL_WRITES.get(nxt.name)
+        roles = full_writes(nxt)
         if roles is not None:
             written = [getattr(nxt, r, None) for r in roles]
             ok = v in written and sum(1 for o in nxt.operands if o is v) == 1 and \

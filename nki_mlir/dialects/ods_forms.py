@@ -1,0 +1,67 @@
+"""Vocabulary of instruction definitions for instructions whose two ops or whose API call are
+not a plain copy of each other (beside :mod:`.ods`).
+
+- :class:`ApiOnly`: an API parameter the ops do not keep (``nisa.tensor_copy(dtype=)``, the
+  legacy spelling a definition's ``frontend`` hook checks and drops).
+- ``Param(only="nki")`` / ``Param(only="nisa")`` (:data:`ONLY`): a property that only one
+  twin has -- ``nki.dma_copy`` keeps the API's ``oob_mode``, ``nisa.dma_copy`` AWS's
+  ``oob_is_err``; a ``nisa``-only parameter is no API parameter, its value is set by the
+  :class:`Lowering`'s ``properties``.
+- :class:`Lowering`: how ``lower-nki-to-nisa`` rewrites ``nki.<name>`` when the default
+  engine depends on the operands (an engine chooser), or the ``nisa`` op's properties are
+  computed from the ``nki`` op's (a properties map).
+
+A definition may also give a ``frontend`` hook: ``frontend(cg, api, args, emit)`` runs the
+call instead of the generated handler, with ``args`` the call's arguments bound to the public
+signature (defaults applied) and ``emit(args)`` the generated conversion and emission; it
+checks what the parameter kinds cannot say, rewrites arguments, or emits something else (an
+indirect DMA), and returns the call's value.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.ir import Attribute, Operation
+
+from .ods import Param
+
+#: the twins a parameter belongs to: ``None`` both, ``"nki"`` the API op only, ``"nisa"``
+#: the ISA op only (no API parameter)
+ONLY = (None, "nki", "nisa")
+
+
+@dataclass(frozen=True)
+class ApiOnly(Param):
+    """An API parameter the ops do not keep: the definition's ``frontend`` hook reads it
+    (else it is accepted and ignored).  ``default``: its default in the public signature."""
+
+    default: Any = None
+
+    @property
+    def api_default(self) -> Any:
+        return self.default
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """How ``nki.<name>`` becomes ``nisa.<name>`` (same operands) besides the default engine.
+
+    Attributes:
+        engine: ``engine(op) -> name``, the engine when the user gave none (None: the
+            definition's default engine).
+        properties: ``properties(op) -> {name: attr}``, the ``nisa`` op's properties from
+            the ``nki`` op (None: copied as they are).
+    """
+
+    engine: Callable[[Operation], str] | None = None
+    properties: Callable[[Operation], dict[str, Attribute]] | None = None
+
+
+def only_of(p: Param) -> str | None:
+    """The twin ``p`` belongs to only (``"nki"`` / ``"nisa"``), or None for both."""
+    return getattr(p, "only", None)
+
+
+__all__ = ["ApiOnly", "Lowering", "ONLY", "only_of"]

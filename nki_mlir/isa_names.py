@@ -7,9 +7,7 @@ The list below holds the instructions written family by family; an instruction d
 
 INSTRUCTIONS = [
     # data movement
-    "dma_copy", "dma_transpose", "dma_compute", "tensor_copy",
-    # tensor engine
-    "nc_matmul",
+    "dma_transpose", "dma_compute",
     # scalar engine
     "activation", "activation_reduce", "activate2",
     # vector / gpsimd

@@ -129,11 +129,15 @@ class DirectLowering:
             constants), which get no ``engine``.
         properties: optional ``f(op) -> {name: attr}`` giving the ``nisa`` op's properties
             (default: the ``nki`` op's properties, copied).
+        operands: optional ``f(op) -> (new ops, operands)`` giving the ``nisa`` op's
+            operands in its definition order (None: absent) and the ops computing them
+            (default: the ``nki`` op's operands).
     """
 
     target: type[Operation]
     engine: str | Callable[[Operation], str] | None
     properties: Callable[[Operation], dict[str, Attribute]] | None = None
+    operands: Callable[[Operation], tuple[list[Operation], list]] | None = None
 
 
 #: ``nki`` op name -> its direct lowering
@@ -142,9 +146,10 @@ DIRECT_LOWERINGS: dict[str, DirectLowering] = {}
 
 def direct_lowering(nki_op: type[Operation], nisa_op: type[Operation],
                     engine: str | Callable[[Operation], str] | None,
-                    properties: Callable[[Operation], dict[str, Attribute]] | None = None) -> None:
+                    properties: Callable[[Operation], dict[str, Attribute]] | None = None,
+                    operands: Callable[[Operation], tuple[list[Operation], list]] | None = None) -> None:
     """Register ``nki_op`` -> ``nisa_op`` as a 1:1 lowering (see module docstring)."""
-    DIRECT_LOWERINGS[nki_op.name] = DirectLowering(nisa_op, engine, properties)
+    DIRECT_LOWERINGS[nki_op.name] = DirectLowering(nisa_op, engine, properties, operands)
 
 
 def register_twins(pairs) -> tuple[list, list]:

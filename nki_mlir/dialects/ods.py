@@ -38,9 +38,11 @@ REQUIRED = inspect.Parameter.empty
 
 @dataclass(frozen=True)
 class Param:
-    """One API parameter.  ``role`` is filled in from the class attribute's name."""
+    """One API parameter.  ``role`` is filled in from the class attribute's name; ``only``:
+    ``"nki"`` / ``"nisa"``, a parameter of that twin only (``ods_forms.ONLY``)."""
 
     role: str = ""
+    only: str | None = None
 
     @property
     def api_default(self) -> Any:
@@ -127,10 +129,7 @@ class Scalar(Param):
 
 @dataclass(frozen=True)
 class Property(Param):
-    """A compile-time API parameter kept as a property of the ops (optional: None omits it).
-    ``only``: ``"nki"`` / ``"nisa"``, a property of that twin only (``ods_forms.ONLY``)."""
-
-    only: str | None = None
+    """A compile-time API parameter kept as a property of the ops (optional: None omits it)."""
 
     @property
     def api_default(self) -> Any:
@@ -177,7 +176,7 @@ class EnumProp(Property):
 
     Attributes:
         enum: the ``nki.isa`` enum's name.
-        allowed: the members the instruction accepts (checked by the verifier).
+        allowed: the members the instruction accepts (checked by the verifier; empty: any).
         default: the member None stands for.
     """
 
@@ -220,23 +219,26 @@ class Engine(Param):
 
     ``Engine("vector", gpsimd="trn2")``: Vector by default (from the oldest target), GpSimd
     from trn2 on.  ``param=False``: the API has no ``engine=`` parameter (the instruction
-    runs on its default engine, or one a pass chooses).
+    runs on its default engine, or one a pass chooses).  ``checked=False``: the generated
+    verifier leaves the engine to the definition's ``verify`` (whose rules differ by twin).
     """
 
     default: str = "vector"
     since: dict[str, str] = field(default_factory=dict)
     param: bool = True
+    checked: bool = True
 
-    def __init__(self, default: str, *, param: bool = True, **since: str):
+    def __init__(self, default: str, *, param: bool = True, checked: bool = True, **since: str):
         object.__setattr__(self, "role", "engine")
         object.__setattr__(self, "default", default)
         object.__setattr__(self, "since", {default: TARGETS[0], **since})
         object.__setattr__(self, "param", param)
+        object.__setattr__(self, "checked", checked)
         for t in self.since.values():
             assert t in TARGETS, f"unknown target {t!r}"
 
     def __hash__(self) -> int:
-        return hash((self.default, tuple(self.since.items()), self.param))
+        return hash((self.default, tuple(self.since.items()), self.param, self.checked))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -298,7 +300,10 @@ class InstructionDef:
 
     Attributes:
         name: the API name without module (``"rng"``); the ops are ``nki.<name>`` and
-            ``nisa.<name>``, the API function ``nki.isa.<name>``.
+            ``nisa.<name>`` (``nisa.<isa>`` when ``isa`` is given), the API function
+            ``nki.isa.<name>``.
+        isa: the ``nisa`` op's name when it differs from the API's (``"matmul"`` for
+            ``nc_matmul``, AWS's instruction name), or None.
         doc: the public docstring of ``nki.isa.<name>``.
         params: the API parameters in signature order (an :class:`Engine` with
             ``param=False`` is not one, but is kept here).
@@ -335,6 +340,7 @@ class InstructionDef:
     cost: Stream | Formula | None = None
     lowering: Any = None
     frontend: Callable | None = None
+    isa: str | None = None
     beta1_result: bool = True
     module: str = ""
 
@@ -343,15 +349,24 @@ class InstructionDef:
         return f"nisa.{self.name}"
 
     @property
+    def isa_op(self) -> str:
+        """The name of the ``nisa`` op (``"nisa.matmul"``)."""
+        return f"nisa.{self.isa or self.name}"
+
+    @property
     def api_params(self) -> tuple[Param, ...]:
         """The parameters of the public signature, in order (without ``name``)."""
         return tuple(p for p in self.params if not (isinstance(p, Engine) and not p.param)
-                     and getattr(p, "only", None) != "nisa")
+                     and p.only != "nisa")
 
     @property
     def operands(self) -> tuple[Param, ...]:
         """The operand params (tiles and scalars), in definition order."""
         return tuple(p for p in self.params if isinstance(p, (Tile, Scalar)))
+
+    def operands_of(self, twin: str) -> tuple[Param, ...]:
+        """The operand params of the ``twin`` (``"nki"`` / ``"nisa"``) op."""
+        return tuple(p for p in self.operands if p.only in (None, twin))
 
     @property
     def properties(self) -> tuple[Property, ...]:
@@ -376,7 +391,7 @@ class InstructionDef:
 
 #: class attributes of a definition that are not parameters
 _FIELDS = {"since", "feature", "start_partitions", "state", "verify", "interpret", "cost", "beta1_result",
-           "lowering", "frontend"}
+           "lowering", "frontend", "isa"}
 
 
 def record_of(cls: type) -> InstructionDef:

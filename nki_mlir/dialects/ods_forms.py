@@ -3,10 +3,13 @@ not a plain copy of each other (beside :mod:`.ods`).
 
 - :class:`ApiOnly`: an API parameter the ops do not keep (``nisa.tensor_copy(dtype=)``, the
   legacy spelling a definition's ``frontend`` hook checks and drops).
-- ``Param(only="nki")`` / ``Param(only="nisa")`` (:data:`ONLY`): a property that only one
-  twin has -- ``nki.dma_copy`` keeps the API's ``oob_mode``, ``nisa.dma_copy`` AWS's
-  ``oob_is_err``; a ``nisa``-only parameter is no API parameter, its value is set by the
-  :class:`Lowering`'s ``properties``.
+- ``Param(only="nki")`` / ``Param(only="nisa")`` (:data:`ONLY`): an operand or property that
+  only one twin has -- ``nki.dma_copy`` keeps the API's ``oob_mode``, ``nisa.dma_copy``
+  AWS's ``oob_is_err``; a ``nisa``-only parameter is no API parameter, its value is set by
+  the :class:`Lowering`.  With ``isa = "matmul"`` the ``nisa`` twin is ``nisa.matmul``
+  (AWS's instruction name) instead of ``nisa.<name>``.
+- :class:`Dma`: the cost row of a DMA instruction (which operands it reads, whether it
+  transposes).
 - :class:`Lowering`: how ``lower-nki-to-nisa`` rewrites ``nki.<name>`` when the default
   engine depends on the operands (an engine chooser), or the ``nisa`` op's properties are
   computed from the ``nki`` op's (a properties map).
@@ -53,15 +56,39 @@ class Lowering:
             definition's default engine).
         properties: ``properties(op) -> {name: attr}``, the ``nisa`` op's properties from
             the ``nki`` op (None: copied as they are).
+        operands: ``operands(op) -> (new ops, operands)``, the ``nisa`` op's operands in its
+            definition order (None for an absent optional one) and the ops computing them,
+            placed before it (None: the ``nki`` op's operands, as they are).
     """
 
     engine: Callable[[Operation], str] | None = None
     properties: Callable[[Operation], dict[str, Attribute]] | None = None
+    operands: Callable[[Operation], tuple[list[Operation], list]] | None = None
 
 
-def only_of(p: Param) -> str | None:
-    """The twin ``p`` belongs to only (``"nki"`` / ``"nisa"``), or None for both."""
-    return getattr(p, "only", None)
+@dataclass(frozen=True)
+class Dma:
+    """The cost model's row of a DMA instruction: it is timed on the DMA engines
+    (``nki_mlir/perf/dma_costs.py``: bytes moved, rows spread over the engines, contiguous
+    runs), not on a compute engine.
+
+    Attributes:
+        srcs: the source operand roles (every value of a variadic one).
+        transpose: a DMA transpose (the DMA transpose efficiencies apply; runs counted on
+            ``dst``).
+        sum_srcs: the bytes moved are all the sources' bytes (a DMA that reads several
+            sources into one ``dst``), instead of ``max(source, dst)`` bytes.
+        source: where the formula comes from (docs/cost-model.md).
+    """
+
+    srcs: tuple[str, ...] = ("src",)
+    transpose: bool = False
+    sum_srcs: bool = False
+    source: str = ""
+
+    @property
+    def row(self) -> None:
+        return None
 
 
-__all__ = ["ApiOnly", "Lowering", "ONLY", "only_of"]
+__all__ = ["ApiOnly", "Dma", "Lowering", "ONLY"]

@@ -72,7 +72,7 @@ def _body(rec: InstructionDef, prefix: str) -> dict:
     """The IRDL fields of the ``prefix`` (``nki`` / ``nisa``) twin."""
     body: dict = {"__doc__": rec.doc.split("\n\n")[0], "__module__": rec.module,
                   "DEFINITION": rec, "__annotations__": {"DEFINITION": ClassVar[InstructionDef]}}
-    for p in rec.operands:
+    for p in rec.operands_of(prefix):
         constr = MemRefType if isinstance(p, Tile) else None
         args = () if constr is None else (constr,)
         body[p.role] = opt_operand_def(*args) if p.optional else operand_def(*args)
@@ -82,7 +82,7 @@ def _body(rec: InstructionDef, prefix: str) -> dict:
         required = (isinstance(p, OpToken) and not p.optional) or \
             (isinstance(p, Int) and p.default is REQUIRED) or isinstance(p, IntList)
         body[p.role] = (prop_def if required else opt_prop_def)(_PROPERTY_TYPES[type(p)])
-    if any(p.optional for p in rec.operands):  # as the hand-written ops: sizes in the generic form
+    if any(p.optional for p in rec.operands_of(prefix)):  # as the hand-written ops: sizes in the generic form
         body["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)
     body["traits"] = traits_def(OperandEffects(rec.writes, rec.state))
 
@@ -100,8 +100,8 @@ def define_ops(rec: InstructionDef) -> tuple[type[Operation], type[Operation]]:
     """
     ops = []
     for base, prefix, cls_name in ((NkiInstruction, "nki", f"{_camel(rec.name)}Op"),
-                                   (NisaInstruction, "nisa", f"Nisa{_camel(rec.name)}Op")):
-        name = f"{prefix}.{rec.name}"
+                                   (NisaInstruction, "nisa", f"Nisa{_camel(rec.isa or rec.name)}Op")):
+        name = rec.isa_op if prefix == "nisa" else f"nki.{rec.name}"
         if name in OPS_BY_NAME:
             raise ValueError(f"internal error: {name} is defined twice")
         body = _body(rec, prefix)
@@ -113,7 +113,8 @@ def define_ops(rec: InstructionDef) -> tuple[type[Operation], type[Operation]]:
     nki_op, nisa_op = ops
     low = rec.lowering
     direct_lowering(nki_op, nisa_op, (low and low.engine) or rec.engine.default,
-                    low.properties if low is not None else None)
+                    low.properties if low is not None else None,
+                    low.operands if low is not None else None)
     return nki_op, nisa_op
 
 
@@ -127,7 +128,7 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     2. each tile operand: its memory (unless ``spaces`` is None), rank >= 2 and at most 128 partitions; with its
        ``like`` roles: equal partition counts, then elements per partition; with
        ``partitions_of``: equal partition counts;
-    3. the engine: one of ``engine.names``, available on the target; on GpSimd no tile
+    3. the engine (unless ``engine.checked`` is False): one of ``engine.names``, available on the target; on GpSimd no tile
        operand in PSUM (GpSimd cannot access PSUM);
     4. each scalar operand: a number or a ``[P, 1]`` tile, ``P`` the first tile's partitions
        (a number only when ``const``; any tile when ``tile``, which is checked as a tile in 2);
@@ -143,11 +144,13 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     api = rules.api(op)
     if rec.since is not None:
         rules.require_target(op, rec.since, rec.feature or api)
-    tiles = [(p, getattr(op, p.role)) for p in rec.tiles]
+    twin = op.name[:op.name.index(".")]
+    operands = rec.operands_of(twin)
+    tiles = [(p, getattr(op, p.role)) for p in operands if isinstance(p, Tile)]
     for p, v in tiles:
         if p.spaces is not None:
             rules.tile(op, p.role, v, spaces=p.spaces)
-    for p in rec.operands:
+    for p in operands:
         v = getattr(op, p.role)
         if isinstance(p, Scalar) and p.tile and v is not None and isinstance(v.type, MemRefType):
             rules.tile(op, p.role, v)
@@ -160,11 +163,12 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
             rules.same_free_size(op, *pairs)
         if p.partition_peers:
             rules.same_partitions(op, (p.role, v), *((r, getattr(op, r)) for r in p.partition_peers))
-    eng, there = _verify_engine(op, rec.engine, api)
-    why = "" if "vector" in there else f" (its only engine on {rules.target_of(op)})"
-    rules.gpsimd_no_psum(op, eng, *((p.role, v) for p, v in tiles), why=why)
+    if rec.engine.checked:
+        eng, there = _verify_engine(op, rec.engine, api)
+        why = "" if "vector" in there else f" (its only engine on {rules.target_of(op)})"
+        rules.gpsimd_no_psum(op, eng, *((p.role, v) for p, v in tiles), why=why)
     first = next((v for _, v in tiles if v is not None), None)
-    for p in rec.operands:
+    for p in operands:
         if not isinstance(p, Scalar):
             continue
         v = getattr(op, p.role)
@@ -186,16 +190,16 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
                 raise VerifyException(f"{api}: '{p.role}' dtype {dtypes.name_of(dt)} must match "
                                       f"'{p.same_dtype_as}' dtype {dtypes.name_of(other)}")
     for p in rec.properties:
-        if p.only is not None and not op.name.startswith(p.only + "."):
+        if p.only not in (None, twin):
             continue
         if isinstance(p, OpToken) and p.arith:
             arith_only(op, p.role, p.allowed)
-        elif isinstance(p, (OpToken, EnumProp)):
+        elif isinstance(p, (OpToken, EnumProp)) and p.allowed:
             rules.enum(op, p.role, p.allowed)
     if rec.verify is not None:
         rec.verify(op)
     if rec.start_partitions:
-        start_partitions(op, *(p.role for p in rec.operands))
+        start_partitions(op, *(p.role for p in operands))
 
 
 def _is_tile(v) -> bool:

@@ -96,7 +96,7 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
     sig = rec.signature()
     cg_param = inspect.Parameter("cg", inspect.Parameter.POSITIONAL_OR_KEYWORD)
     call_sig = sig.replace(parameters=[cg_param, *sig.parameters.values()])
-    params = tuple(p for p in rec.params if not isinstance(p, ApiOnly) and getattr(p, "only", None) != "nisa")
+    params = tuple(p for p in rec.params if not isinstance(p, ApiOnly) and p.only != "nisa")
     hook = rec.frontend
 
     def emit(cg, a: dict) -> None:

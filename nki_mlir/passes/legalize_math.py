@@ -131,7 +131,7 @@ class Emitter(BroadcastEmitter):
 
     # ------------------------------------------------------------ instructions
     def copy(self, dst: SSAValue, src: SSAValue) -> None:
-        self.add(nki.TensorCopyOp.build(operands=[dst, src]))
+        self.add(op_class("nki.tensor_copy").build(operands=[dst, src]))
 
     def memset(self, dst: SSAValue, value: SSAValue) -> None:
         self.add(nki.MemsetOp.build(operands=[dst, value]))

@@ -21,7 +21,7 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import (
-    control, isa_activation, isa_alu, isa_control, isa_iota, isa_matmul, isa_memory, lang_ops,
+    control, isa_activation, isa_alu, isa_control, isa_iota, isa_memory, lang_ops,
     isa_movement, isa_select, isa_vector, views,
 )
 from . import isa_collective, queues, spmd, timing_plan  # LNC2 cross-core ops; shared HBM of launches
@@ -48,15 +48,12 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "nisa.dma_copy_indirect": isa_memory.dma_copy_indirect,
     "nisa.alloc": isa_memory.alloc,
     "nisa.release": isa_memory.release,
-    "nisa.dma_copy": isa_memory.dma_copy,
-    "nisa.tensor_copy": isa_memory.tensor_copy,
     "nisa.memset": isa_memory.memset,
     "nisa.tensor_tensor_arith": isa_alu.tensor_tensor,
     "nisa.tensor_scalar_arith": isa_alu.tensor_scalar,
     "nisa.reciprocal": isa_alu.reciprocal,
     "nisa.tensor_reduce_arith": isa_alu.tensor_reduce,
     "nisa.activation": isa_activation.activation,
-    "nisa.matmul": isa_matmul.matmul,
     "nisa.iota": isa_iota.iota,
     "nisa.affine_select": isa_iota.affine_select,
     **isa_vector.HANDLERS,

@@ -38,10 +38,10 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefTyp
 from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import nisa
-from ..dialects.common import HBM_SPACES
+from ..dialects.common import HBM_SPACES, prop_flag
 from ..errors import NKIRuntimeError
 from . import numerics as nm
-from .env import STATE, Buf, Closure, Fault, check_elems, engine, finish, guard, reader
+from .env import STATE, Buf, Closure, Fault, finish, guard, reader
 from .memory import Memory, MemoryFault, fill_sentinel, resolve_psum_offset, sentinel_filler
 
 if TYPE_CHECKING:
@@ -128,11 +128,10 @@ _TOKENS = itertools.count()
 #: instructions that write every element of their ``dst`` (and of an activation's
 #: ``reduce_res``) without reading it first (a ``nisa.matmul`` only with
 #: :func:`_matmul_overwrites`)
-FULL_WRITES = {"nisa.dma_copy": ("dst",), "nisa.tensor_copy": ("dst",),
-               "nisa.tensor_tensor_arith": ("dst",), "nisa.tensor_scalar_arith": ("dst",),
+FULL_WRITES = {"nisa.tensor_tensor_arith": ("dst",), "nisa.tensor_scalar_arith": ("dst",),
                "nisa.activation": ("dst", "reduce_res"), "nisa.reciprocal": ("dst",),
                "nisa.tensor_reduce_arith": ("dst",), "nisa.memset": ("dst",),
-               "nisa.iota": ("dst",), "nisa.matmul": ("dst",)}
+               "nisa.iota": ("dst",)}
 #: ops that neither read nor write SBUF / PSUM bytes
 _NO_MEMORY = ("arith.", "memref.subview", "nisa.alloc", "nisa.release")
 
@@ -151,7 +150,7 @@ def full_writes(op) -> tuple[str, ...] | None:
 def _matmul_overwrites(op) -> bool:
     """Whether a ``nisa.matmul`` writes its whole ``dst`` without reading it when the
     matmul-written flags of ``dst`` are clear (a transpose, or ``overwrite`` / ``auto``)."""
-    if bool(op.is_transpose.value.data):
+    if prop_flag(op, "is_transpose"):
         return True
     mode = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
     return mode in ("overwrite", "auto")
@@ -184,7 +183,7 @@ def release(dec: Decoder, op: nisa.ReleaseOp):
     return None
 
 
-def _copy(dst: Buf, src: Buf, exact: bool) -> Closure:
+def copy_closure(dst: Buf, src: Buf, exact: bool) -> Closure:
     """A closure copying ``src`` into ``dst`` (same element count, any shapes).
 
     Bit-exact if ``exact`` (equal dtypes), else read as float32 and cast to ``dst``'s dtype.
@@ -203,14 +202,6 @@ def _copy(dst: Buf, src: Buf, exact: bool) -> Closure:
         def run(env):
             store(env[d], read(env))
     return run
-
-
-def dma_copy(dec: Decoder, op: nisa.DmaCopyOp):
-    dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
-    if int(np.prod(dst.shape)) != int(np.prod(src.shape)):
-        raise error_at(op, f"nisa.dma_copy: dst has {int(np.prod(dst.shape))} elements but src "
-                           f"has {int(np.prod(src.shape))}", NKIRuntimeError)
-    return finish(op, _copy(dst, src, exact=dst.dtype == src.dtype), dst)
 
 
 def dma_copy_indirect(dec: Decoder, op):
@@ -255,13 +246,6 @@ def dma_copy_indirect(dec: Decoder, op):
             vals = tmp
         env[ds][d_rows[ok]] = vals
     return finish(op, run, dst)
-
-
-def tensor_copy(dec: Decoder, op: nisa.TensorCopyOp):
-    dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
-    check_elems(op, dst, ("src", src))
-    exact = engine(op) != "scalar" and dst.dtype == src.dtype
-    return finish(op, _copy(dst, src, exact), dst)
 
 
 def memset(dec: Decoder, op: nisa.MemsetOp):

@@ -28,6 +28,7 @@ from nki_mlir.frontend.builtins import HANDLERS
 from nki_mlir.runtime.handlers import HANDLERS as RUNTIME
 from nki_mlir.dialects.instruction import DIRECT_LOWERINGS, OperandEffects, write_roles
 from nki_mlir.frontend.builtins import Builtin
+from nki_mlir.dialects.ods_forms import Dma
 from nki_mlir.instructions import DEFINITIONS
 from nki_mlir.perf import costs
 
@@ -82,7 +83,7 @@ DEFINED = sorted(DEFINITIONS)
 
 def _ops(rec):
     by_name = {op.name: op for op in [*NKI.operations, *NISA.operations]}
-    return by_name.get(f"nki.{rec.name}"), by_name.get(f"nisa.{rec.name}")
+    return by_name.get(f"nki.{rec.name}"), by_name.get(rec.isa_op)
 
 
 def test_there_are_definitions():
@@ -105,19 +106,23 @@ def test_definition_public_function(name):
 @pytest.mark.parametrize("name", DEFINED)
 def test_definition_ops_effects_and_lowering(name):
     """Both twins come from the record, with its write roles and state as their memory
-    effects; the nki op lowers 1:1 to the nisa op on the record's default engine."""
+    effects; the nki op lowers 1:1 to the nisa op on the record's default engine (or its
+    ``Lowering``'s engine chooser), with the properties its ``Lowering`` maps."""
     rec = DEFINITIONS[name]
     nki_op, nisa_op = _ops(rec)
     assert nki_op is not None and nisa_op is not None, "both twins are in the dialects"
     assert issubclass(nki_op, NkiInstruction) and issubclass(nisa_op, NisaInstruction)
     for op in (nki_op, nisa_op):
         assert op.DEFINITION is rec
+        twin = op.name.split(".")[0]
         operands = [n for n, _ in op.get_irdl_definition().operands]
-        assert operands == [p.role for p in rec.operands]
+        assert operands == [p.role for p in rec.operands_of(twin)]
         assert write_roles(op) == rec.writes
         assert op.get_trait(OperandEffects).state == rec.state
     low = DIRECT_LOWERINGS[nki_op.name]
-    assert low.target is nisa_op and low.engine == rec.engine.default
+    chooser = rec.lowering.engine if rec.lowering is not None else None
+    assert low.target is nisa_op and low.engine == (chooser or rec.engine.default)
+    assert low.properties is (rec.lowering.properties if rec.lowering is not None else None)
     assert rec.engine.default in rec.engine.names
 
 
@@ -132,11 +137,13 @@ def test_definition_frontend_runtime_and_cost(name):
     assert params[0].name == "cg" and inspect.Signature(params[1:]) == rec.signature()
     assert handler.__doc__ == rec.doc
     assert f"nisa1.{name}" in HANDLERS
-    assert RUNTIME[f"nisa.{name}"] is rec.interpret
-    assert f"nisa.{name}" not in costs._SIMPLE and rec.cost.source  # read from the op
+    assert RUNTIME[rec.isa_op] is rec.interpret
+    assert rec.isa_op not in costs._SIMPLE and rec.cost.source  # read from the op
     nisa_op = _ops(rec)[1]
     assert costs._defined_row(nisa_op.create(properties={})) == rec.cost.row
-    if rec.cost.row is None:  # a Formula: the cost model has the formula it names
+    if isinstance(rec.cost, Dma):  # a DMA: timed on the DMA engines
+        assert costs.resolve_engine(nisa_op.create(properties={})) == "dma"
+    elif rec.cost.row is None:  # a Formula: the cost model has the formula it names
         assert rec.cost.kind in costs._FORMULAS
 
 
@@ -149,7 +156,8 @@ def _outside_definitions() -> str:
 def test_definition_is_the_only_place(name):
     """No hand-written op, handler, closure builder or cost row repeats a defined instruction."""
     src = _outside_definitions()
-    for pattern in (rf'name = "(nki|nisa)\.{name}"', rf'handles\("nisa\.{name}"\)',
-                    rf'"nisa\.{name}":'):
+    isa = DEFINITIONS[name].isa_op.split(".")[1]
+    for pattern in (rf'name = "(nki|nisa)\.{name}"', rf'name = "nisa\.{isa}"', rf'handles\("nisa\.{name}"\)',
+                    rf'"nisa\.{name}": \S', rf'"nisa\.{isa}": \S'):  # a table entry
         assert not re.search(pattern, src), f"{name}: {pattern} outside nki_mlir/instructions"
     assert f'"{name}"' not in (ROOT / "nki_mlir" / "isa_names.py").read_text()

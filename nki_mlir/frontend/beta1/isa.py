@@ -74,18 +74,6 @@ def _tensor_reduce(cg, api, bound, dt):
     return shape, dt or t.dtype, "sbuf"
 
 
-def _nc_matmul(cg, api, bound, dt):
-    s, m = bound.get("stationary"), bound.get("moving")
-    if not (isinstance(s, Tensor) and isinstance(m, Tensor)):
-        raise cg.b.error(f"{api}: stationary and moving must be tiles", NKITypeError)
-    pm = bound.get("perf_mode")
-    if getattr(pm, "name", pm) in ("double_row", "double_row_gen3"):  # [K, 2, M] x [K, 2, N]
-        return (s.shape[-1], m.shape[-1]), dt or dtypes.float32, "psum"
-    if bound.get("is_transpose"):  # a bit-exact transpose keeps the stationary dtype (v3+)
-        return (s.shape[-1],) + tuple(m.shape[1:]), dt or s.dtype, "psum"
-    return (s.shape[-1],) + tuple(m.shape[1:]), dt or dtypes.float32, "psum"
-
-
 def _fixed_free(n: int, out_dt=None):
     def rule(cg, api, bound, dt):
         t = _first_tile(bound)
@@ -102,14 +90,14 @@ def _bn_stats(cg, api, bound, dt):
 #: instruction -> rule(cg, api, bound_args, dtype) -> (shape, dtype, buffer) of the result
 #: (an instruction definition adds its own with ``beta1_result = rule``, :func:`define_beta1`)
 RESULT_RULES = {
-    "tensor_reduce": _tensor_reduce, "nc_matmul": _nc_matmul,
+    "tensor_reduce": _tensor_reduce,
     "max8": _fixed_free(8), "nc_find_index8": _fixed_free(8, dtypes.uint32),
     "bn_aggr": _fixed_free(2), "bn_stats": _bn_stats,
 }
 #: instructions without a result tile (registers, queries, seeds): passed through unchanged
 #: (an instruction definition adds itself with ``beta1_result = False``, :func:`define_beta1`)
 _PASS_THROUGH = {"get_nc_version", "get_nc_sub_version", "register_alloc", "register_move",
-                 "register_load", "register_store", "dma_copy", "dma_compute"}
+                 "register_load", "register_store", "dma_compute"}
 
 
 def _beta1(name: str):

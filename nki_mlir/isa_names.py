@@ -6,8 +6,6 @@ The list below holds the instructions written family by family; an instruction d
 """
 
 INSTRUCTIONS = [
-    # data movement
-    "dma_transpose", "dma_compute",
     # scalar engine
     "activation", "activation_reduce", "activate2",
     # vector / gpsimd

@@ -322,7 +322,7 @@ class AffineSelectOp(NkiInstruction):
 
 # the instruction-family modules that add ops to both dialects, and the sugar ops
 from . import (  # noqa: E402
-    isa_collective, isa_control, isa_movement, isa_select, isa_vector,
+    isa_collective, isa_control, isa_select, isa_vector,
     lang_ops, nki_sugar, views,
 )
 from .nki_wrappers import (  # noqa: E402
@@ -333,7 +333,7 @@ from .nki_wrappers import (  # noqa: E402
 SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp, *nki_sugar.SUGAR)
 
 #: the instruction-family modules that add ops to both dialects
-FAMILIES = (isa_vector, isa_select, isa_movement, isa_control,
+FAMILIES = (isa_vector, isa_select, isa_control,
             isa_collective, nki_sugar, lang_ops, views)
 
 

@@ -140,7 +140,9 @@ class Property(Param):
 class Flag(Property):
     """A boolean kept as an ``IntegerAttr``.  ``default=None`` (``accumulate``): True /
     False / None, anything else refused, the property absent for None; ``default=False``
-    (``reverse0``): the truth of the argument, the property present only when true."""
+    (``reverse0``): the truth of the argument, the property present only when true;
+    ``default=True`` (``unique_indices``): the property present (false) only when the
+    argument is false."""
 
     default: bool | None = None
 
@@ -201,11 +203,14 @@ class Int(Property):
 
 @dataclass(frozen=True)
 class IntList(Property):
-    """A list of compile-time Python ``int`` s (an ``ArrayAttr``; required)."""
+    """A list of compile-time Python ``int`` s (an ``ArrayAttr``; required unless
+    ``optional``: None omits it)."""
+
+    optional: bool = False
 
     @property
     def api_default(self) -> Any:
-        return REQUIRED
+        return None if self.optional else REQUIRED
 
 
 @dataclass(frozen=True)

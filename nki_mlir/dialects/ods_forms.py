@@ -8,6 +8,7 @@ not a plain copy of each other (beside :mod:`.ods`).
   AWS's ``oob_is_err``; a ``nisa``-only parameter is no API parameter, its value is set by
   the :class:`Lowering`.  With ``isa = "matmul"`` the ``nisa`` twin is ``nisa.matmul``
   (AWS's instruction name) instead of ``nisa.<name>``.
+- :class:`Tiles`: a variadic tensor operand; :class:`FloatList`: a list of numbers.
 - :class:`Dma`: the cost row of a DMA instruction (which operands it reads, whether it
   transposes).
 - :class:`Lowering`: how ``lower-nki-to-nisa`` rewrites ``nki.<name>`` when the default
@@ -28,7 +29,7 @@ from typing import Any
 
 from xdsl.ir import Attribute, Operation
 
-from .ods import Param
+from .ods import Param, Property, Tile
 
 #: the twins a parameter belongs to: ``None`` both, ``"nki"`` the API op only, ``"nisa"``
 #: the ISA op only (no API parameter)
@@ -45,6 +46,19 @@ class ApiOnly(Param):
     @property
     def api_default(self) -> Any:
         return self.default
+
+
+@dataclass(frozen=True)
+class Tiles(Tile):
+    """A variadic tensor operand: a list of tiles (``dma_compute``'s ``srcs``), printed as
+    ``srcs=[T %a, T %b]``; the definition's ``verify`` checks each (``spaces`` etc. are not
+    applied per value)."""
+
+
+@dataclass(frozen=True)
+class FloatList(Property):
+    """A list of compile-time numbers kept as an ``ArrayAttr`` of floats (optional: None
+    omits it)."""
 
 
 @dataclass(frozen=True)
@@ -91,4 +105,4 @@ class Dma:
         return None
 
 
-__all__ = ["ApiOnly", "Dma", "Lowering", "ONLY"]
+__all__ = ["ApiOnly", "Dma", "FloatList", "Lowering", "ONLY", "Tiles"]

@@ -23,7 +23,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, StringAttr
 from xdsl.irdl import (AttrSizedOperandSegments, irdl_op_definition, operand_def,
-                       opt_operand_def, opt_prop_def, prop_def, traits_def)
+                       opt_operand_def, opt_prop_def, prop_def, traits_def, var_operand_def)
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -35,12 +35,13 @@ from .instruction import (DEFINED_OPS, NisaInstruction, NkiInstruction, OperandE
                           direct_lowering)
 from .ods import (REQUIRED, Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
                   Scalar, Tile)
+from .ods_forms import FloatList, Tiles
 from .vector_rules import arith_only, start_partitions
 
 #: the property constraint of each kind of :class:`~.ods.Property`
 _PROPERTY_TYPES = {Flag: IntegerAttr, Int: IntegerAttr, IntList: ArrayAttr, IntPair: ArrayAttr,
                    OpToken: StringAttr,
-                   EnumProp: StringAttr}
+                   EnumProp: StringAttr, FloatList: ArrayAttr}
 
 #: op name (``"nki.rng"``, ``"nisa.rng"``) -> the op class generated from a definition
 OPS_BY_NAME: dict[str, type[Operation]] = {}
@@ -75,12 +76,15 @@ def _body(rec: InstructionDef, prefix: str) -> dict:
     for p in rec.operands_of(prefix):
         constr = MemRefType if isinstance(p, Tile) else None
         args = () if constr is None else (constr,)
+        if isinstance(p, Tiles):
+            body[p.role] = var_operand_def(*args)
+            continue
         body[p.role] = opt_operand_def(*args) if p.optional else operand_def(*args)
     for p in rec.properties:
         if p.only not in (None, prefix):
             continue
         required = (isinstance(p, OpToken) and not p.optional) or \
-            (isinstance(p, Int) and p.default is REQUIRED) or isinstance(p, IntList)
+            (isinstance(p, Int) and p.default is REQUIRED) or (isinstance(p, IntList) and not p.optional)
         body[p.role] = (prop_def if required else opt_prop_def)(_PROPERTY_TYPES[type(p)])
     if any(p.optional for p in rec.operands_of(prefix)):  # as the hand-written ops: sizes in the generic form
         body["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)
@@ -146,7 +150,7 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
         rules.require_target(op, rec.since, rec.feature or api)
     twin = op.name[:op.name.index(".")]
     operands = rec.operands_of(twin)
-    tiles = [(p, getattr(op, p.role)) for p in operands if isinstance(p, Tile)]
+    tiles = [(p, getattr(op, p.role)) for p in operands if isinstance(p, Tile) and not isinstance(p, Tiles)]
     for p, v in tiles:
         if p.spaces is not None:
             rules.tile(op, p.role, v, spaces=p.spaces)

@@ -96,8 +96,7 @@ NO_COST_OPS = frozenset({
 })
 #: ops that are DMA transfers (timed by :func:`dma_engine_shares`)
 #: (and the instructions whose definition's cost row is a ``Dma``)
-DMA_OPS = frozenset({"nisa.dma_transpose", "nisa.dma_copy_indirect", "nisa.dma_compute",
-                     "nisa.sendrecv", "nisa.collective"})
+DMA_OPS = frozenset({"nisa.dma_copy_indirect", "nisa.sendrecv", "nisa.collective"})
 #: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
 DEFAULT_ENGINE = {
     "nisa.activation": "scalar", "nisa.activate2": "scalar",

@@ -6,11 +6,8 @@ The list below holds the instructions written family by family; an instruction d
 """
 
 INSTRUCTIONS = [
-    # scalar engine
-    "activation", "activation_reduce", "activate2",
     # vector / gpsimd
-    "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_scalar_reduce", "reciprocal",
-    "exponential", "select_reduce",
+    "select_reduce",
     "range_select", "memset", "iota", "affine_select",
     # cross-core (LNC2)
     "core_barrier", "sendrecv",

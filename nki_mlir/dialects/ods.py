@@ -38,11 +38,9 @@ REQUIRED = inspect.Parameter.empty
 
 @dataclass(frozen=True)
 class Param:
-    """One API parameter.  ``role`` is filled in from the class attribute's name; ``only``:
-    ``"nki"`` / ``"nisa"``, a parameter of that twin only (``ods_forms.ONLY``)."""
+    """One API parameter.  ``role`` is filled in from the class attribute's name."""
 
     role: str = ""
-    only: str | None = None
 
     @property
     def api_default(self) -> Any:
@@ -66,8 +64,6 @@ class Tile(Param):
         same_dtype_as: a role whose dtype this one must have.
         allowed: how the dtype error names ``dtypes`` (``"bfloat16 or float16"``; None: the
             list, as ``allowed: ...``).
-        whole: the instruction writes every element of this operand without reading it
-            (the interpreter then skips the sentinel fill of a fresh tile it writes first).
     """
 
     writes: bool = False
@@ -78,7 +74,6 @@ class Tile(Param):
     partitions_of: str | tuple[str, ...] | None = None
     same_dtype_as: str | None = None
     allowed: str | None = None
-    whole: bool = False
 
     @property
     def likes(self) -> tuple[str, ...]:
@@ -111,16 +106,19 @@ class Scalar(Param):
         const: a compile-time number only (no tile), as an ``arith.constant``.
         tile: a number or a whole tile (not ``[P, 1]``): a tile joins the ``like`` checks of
             the tile operands that name it.
+        omit: the operand may be absent although the API has a default (the definition's
+            ``call`` hook sets the argument to None when the instruction does without it).
     """
 
     default: Any = REQUIRED
     if_none: float | None = None
     const: bool = False
     tile: bool = False
+    omit: bool = False
 
     @property
     def optional(self) -> bool:
-        return self.default is None
+        return self.default is None or self.omit
 
     @property
     def api_default(self) -> Any:
@@ -180,11 +178,15 @@ class EnumProp(Property):
         enum: the ``nki.isa`` enum's name.
         allowed: the members the instruction accepts (checked by the verifier; empty: any).
         default: the member None stands for.
+        implied: ``(role, member)``: when the operand ``role`` is given and the argument is
+            the default, the member it stands for (``reduce_res`` given with ``reduce_cmd``
+            idle means ``reset_reduce``).
     """
 
     enum: str = ""
     allowed: tuple[str, ...] = ()
     default: str | None = None
+    implied: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -305,10 +307,7 @@ class InstructionDef:
 
     Attributes:
         name: the API name without module (``"rng"``); the ops are ``nki.<name>`` and
-            ``nisa.<name>`` (``nisa.<isa>`` when ``isa`` is given), the API function
-            ``nki.isa.<name>``.
-        isa: the ``nisa`` op's name when it differs from the API's (``"matmul"`` for
-            ``nc_matmul``, AWS's instruction name), or None.
+            ``nisa.<name>``, the API function ``nki.isa.<name>``.
         doc: the public docstring of ``nki.isa.<name>``.
         params: the API parameters in signature order (an :class:`Engine` with
             ``param=False`` is not one, but is kept here).
@@ -324,11 +323,22 @@ class InstructionDef:
             ``VerifyException``), run by both twins after the generated checks.
         interpret: ``interpret(decoder, op) -> closure``, the interpreter's closure builder.
         cost: the cost model's row for the instruction (a :class:`Stream` or a :class:`Formula`).
-        lowering: an :class:`~.ods_forms.Lowering` (engine chooser, properties map), or None.
-        frontend: ``frontend(cg, api, args, emit)``, the call's hook (:mod:`.ods_forms`), or None.
         beta1_result: the Beta 1 form (``nki.isa`` of NKI Beta 1, no ``dst``) returns a new
-            tile shaped like the first tile argument; False: the call has no result and is
-            passed on unchanged.
+            tile shaped like the first tile argument (or by the rule ``beta1_result(cg, api,
+            bound_args, dtype) -> (shape, dtype, buffer)``); False: the call has no result
+            and is passed on unchanged.
+        call: ``call(cg, api, args)``, the frontend's extra behaviour for a call: run on the
+            bound arguments (a dict by parameter name) before they are converted, it raises
+            the API's own argument errors (``cg.b.error``) and may replace arguments (None
+            omits an optional operand); it returns ``ods_forms.EMITTED`` when it emitted
+            the call itself (an indirect DMA), which then emits nothing more.
+        isa: the ``nisa`` form when it differs from the ``nki`` op (AWS's op name, roles and
+            spellings; an :class:`~.ods_forms.IsaForm`), None: the 1:1 twin ``nisa.<name>``.
+        elementwise: element i of ``dst`` is computed from element i of each same-sized tile
+            operand (the in-place rewrite and the interpreter's poison tracking rely on it).
+        full_writes: the written roles the instruction writes wholly, without reading them.
+        order: the IR order of the ``nki`` op's operands and properties when it differs from
+            the signature's (the keyword syntax prints them in this order).
         module: the Python module holding the definition.
     """
 
@@ -343,10 +353,12 @@ class InstructionDef:
     verify: Callable | None = None
     interpret: Callable | None = None
     cost: Stream | Formula | None = None
-    lowering: Any = None
-    frontend: Callable | None = None
-    isa: str | None = None
     beta1_result: bool = True
+    call: Callable | None = None
+    isa: Any = None
+    elementwise: bool = False
+    full_writes: tuple[str, ...] = ()
+    order: tuple[str, ...] = ()
     module: str = ""
 
     @property
@@ -355,28 +367,30 @@ class InstructionDef:
 
     @property
     def isa_op(self) -> str:
-        """The name of the ``nisa`` op (``"nisa.matmul"``)."""
-        return f"nisa.{self.isa or self.name}"
+        """The name of the ``nisa`` op (``"nisa.matmul"`` for ``nc_matmul``)."""
+        return f"nisa.{self.isa.name if self.isa is not None else self.name}"
 
     @property
     def api_params(self) -> tuple[Param, ...]:
         """The parameters of the public signature, in order (without ``name``)."""
-        return tuple(p for p in self.params if not (isinstance(p, Engine) and not p.param)
-                     and p.only != "nisa")
+        return tuple(p for p in self.params if not (isinstance(p, Engine) and not p.param))
 
     @property
     def operands(self) -> tuple[Param, ...]:
-        """The operand params (tiles and scalars), in definition order."""
-        return tuple(p for p in self.params if isinstance(p, (Tile, Scalar)))
-
-    def operands_of(self, twin: str) -> tuple[Param, ...]:
-        """The operand params of the ``twin`` (``"nki"`` / ``"nisa"``) op."""
-        return tuple(p for p in self.operands if p.only in (None, twin))
+        """The operand params (tiles and scalars), in IR order (``order``, else definition order)."""
+        return self._ordered(p for p in self.params if isinstance(p, (Tile, Scalar)))
 
     @property
     def properties(self) -> tuple[Property, ...]:
-        """The compile-time parameters kept as op properties, in definition order."""
-        return tuple(p for p in self.params if isinstance(p, Property))
+        """The compile-time parameters kept as op properties, in IR order."""
+        return self._ordered(p for p in self.params if isinstance(p, Property))
+
+    def _ordered(self, ps) -> tuple:
+        ps = tuple(ps)
+        if not self.order:
+            return ps
+        return tuple(sorted(ps, key=lambda p: self.order.index(p.role) if p.role in self.order
+                            else len(self.order)))
 
     @property
     def tiles(self) -> tuple[Tile, ...]:
@@ -396,7 +410,7 @@ class InstructionDef:
 
 #: class attributes of a definition that are not parameters
 _FIELDS = {"since", "feature", "start_partitions", "state", "verify", "interpret", "cost", "beta1_result",
-           "lowering", "frontend", "isa"}
+           "call", "isa", "elementwise", "full_writes", "order"}
 
 
 def record_of(cls: type) -> InstructionDef:

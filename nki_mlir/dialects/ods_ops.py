@@ -10,9 +10,9 @@
   operands the instruction writes and which engine state it touches;
 - their verifier (:func:`verify_definition`), read from the record's fields and then its
   ``verify`` function;
-- the 1:1 lowering ``nki.<name>`` -> ``nisa.<name>`` with the record's default engine, or
-  its :class:`~.ods_forms.Lowering`'s engine chooser and properties map
-  (:func:`~.instruction.direct_lowering`); a property with ``only`` is on that twin only;
+- the 1:1 lowering ``nki.<name>`` -> ``nisa.<name>`` with the record's default engine
+  (:func:`~.instruction.direct_lowering`), or, for a definition with an ``isa`` form
+  (:mod:`.ods_forms`), the ``nisa`` op of the form and the lowering to it;
 - their place in the dialects (:data:`~.instruction.DEFINED_OPS`, which ``NKI`` and ``NISA``
   are built around) and in :data:`OPS_BY_NAME`, where passes that emit an instruction find its
   class (``op_class("nki.rng")``) without importing the definitions.
@@ -31,11 +31,11 @@ from .. import dtypes
 from ..targets import GENERATION, TARGETS
 from . import rules
 from .common import dtype_of, shape_of
-from .instruction import (DEFINED_OPS, NisaInstruction, NkiInstruction, OperandEffects,
+from .instruction import (DEFINED_OPS, ELEMENTWISE_OPS, FULL_WRITES, NisaInstruction, NkiInstruction, OperandEffects,
                           direct_lowering)
+from .ods_forms import FloatList, Tiles, form_record, lowering
 from .ods import (REQUIRED, Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
                   Scalar, Tile)
-from .ods_forms import FloatList, Tiles
 from .vector_rules import arith_only, start_partitions
 
 #: the property constraint of each kind of :class:`~.ods.Property`
@@ -69,11 +69,14 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
-def _body(rec: InstructionDef, prefix: str) -> dict:
-    """The IRDL fields of the ``prefix`` (``nki`` / ``nisa``) twin."""
+def _body(rec: InstructionDef, shape: InstructionDef | None = None) -> dict:
+    """The IRDL fields of a twin of ``rec``: its operands, properties, memory effects and
+    verifier are those of ``shape`` (the ``nisa`` form's record, :mod:`.ods_forms`), by
+    default ``rec``'s."""
     body: dict = {"__doc__": rec.doc.split("\n\n")[0], "__module__": rec.module,
                   "DEFINITION": rec, "__annotations__": {"DEFINITION": ClassVar[InstructionDef]}}
-    for p in rec.operands_of(prefix):
+    rec = shape or rec
+    for p in rec.operands:
         constr = MemRefType if isinstance(p, Tile) else None
         args = () if constr is None else (constr,)
         if isinstance(p, Tiles):
@@ -81,12 +84,10 @@ def _body(rec: InstructionDef, prefix: str) -> dict:
             continue
         body[p.role] = opt_operand_def(*args) if p.optional else operand_def(*args)
     for p in rec.properties:
-        if p.only not in (None, prefix):
-            continue
         required = (isinstance(p, OpToken) and not p.optional) or \
             (isinstance(p, Int) and p.default is REQUIRED) or (isinstance(p, IntList) and not p.optional)
         body[p.role] = (prop_def if required else opt_prop_def)(_PROPERTY_TYPES[type(p)])
-    if any(p.optional for p in rec.operands_of(prefix)):  # as the hand-written ops: sizes in the generic form
+    if any(p.optional for p in rec.operands):  # as the hand-written ops: sizes in the generic form
         body["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)
     body["traits"] = traits_def(OperandEffects(rec.writes, rec.state))
 
@@ -102,23 +103,36 @@ def define_ops(rec: InstructionDef) -> tuple[type[Operation], type[Operation]]:
     Raises:
         ValueError: an internal error: an op of that name is already registered.
     """
+    form = rec.isa
+    twins = [(NkiInstruction, "nki", rec.name, f"{_camel(rec.name)}Op", None)]
+    if form is None:
+        twins.append((NisaInstruction, "nisa", rec.name, f"Nisa{_camel(rec.name)}Op", None))
+    elif form.of is None:
+        twins.append((NisaInstruction, "nisa", form.name, f"Nisa{_camel(form.name)}Op",
+                      form_record(rec)))
     ops = []
-    for base, prefix, cls_name in ((NkiInstruction, "nki", f"{_camel(rec.name)}Op"),
-                                   (NisaInstruction, "nisa", f"Nisa{_camel(rec.isa or rec.name)}Op")):
-        name = rec.isa_op if prefix == "nisa" else f"nki.{rec.name}"
+    for base, prefix, short, cls_name, shape in twins:
+        name = f"{prefix}.{short}"
         if name in OPS_BY_NAME:
             raise ValueError(f"internal error: {name} is defined twice")
-        body = _body(rec, prefix)
+        body = _body(rec, shape)
         body.update(name=name, __qualname__=cls_name)
         op = irdl_op_definition(type(cls_name, (base,), body))
         OPS_BY_NAME[name] = op
         DEFINED_OPS[prefix].append(op)
         ops.append(op)
-    nki_op, nisa_op = ops
-    low = rec.lowering
-    direct_lowering(nki_op, nisa_op, (low and low.engine) or rec.engine.default,
-                    low.properties if low is not None else None,
-                    low.operands if low is not None else None)
+    nki_op = ops[0]
+    if len(ops) > 1:  # the nisa op is this definition's
+        if rec.elementwise:
+            ELEMENTWISE_OPS.add(ops[1].name)
+        if rec.full_writes:
+            FULL_WRITES[ops[1].name] = rec.full_writes
+    if form is None:
+        nisa_op = ops[1]
+        direct_lowering(nki_op, nisa_op, rec.engine.default)
+    else:
+        nisa_op = ops[1] if form.of is None else op_class(f"nisa.{form.name}")
+        direct_lowering(nki_op, nisa_op, rec.engine.default, build=lowering(rec, nisa_op))
     return nki_op, nisa_op
 
 
@@ -148,13 +162,11 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     api = rules.api(op)
     if rec.since is not None:
         rules.require_target(op, rec.since, rec.feature or api)
-    twin = op.name[:op.name.index(".")]
-    operands = rec.operands_of(twin)
-    tiles = [(p, getattr(op, p.role)) for p in operands if isinstance(p, Tile) and not isinstance(p, Tiles)]
+    tiles = [(p, getattr(op, p.role)) for p in rec.tiles if not isinstance(p, Tiles)]
     for p, v in tiles:
         if p.spaces is not None:
             rules.tile(op, p.role, v, spaces=p.spaces)
-    for p in operands:
+    for p in rec.operands:
         v = getattr(op, p.role)
         if isinstance(p, Scalar) and p.tile and v is not None and isinstance(v.type, MemRefType):
             rules.tile(op, p.role, v)
@@ -172,7 +184,7 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
         why = "" if "vector" in there else f" (its only engine on {rules.target_of(op)})"
         rules.gpsimd_no_psum(op, eng, *((p.role, v) for p, v in tiles), why=why)
     first = next((v for _, v in tiles if v is not None), None)
-    for p in operands:
+    for p in rec.operands:
         if not isinstance(p, Scalar):
             continue
         v = getattr(op, p.role)
@@ -194,8 +206,6 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
                 raise VerifyException(f"{api}: '{p.role}' dtype {dtypes.name_of(dt)} must match "
                                       f"'{p.same_dtype_as}' dtype {dtypes.name_of(other)}")
     for p in rec.properties:
-        if p.only not in (None, twin):
-            continue
         if isinstance(p, OpToken) and p.arith:
             arith_only(op, p.role, p.allowed)
         elif isinstance(p, (OpToken, EnumProp)) and p.allowed:
@@ -203,7 +213,7 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     if rec.verify is not None:
         rec.verify(op)
     if rec.start_partitions:
-        start_partitions(op, *(p.role for p in operands))
+        start_partitions(op, *(p.role for p in rec.operands))
 
 
 def _is_tile(v) -> bool:

@@ -20,9 +20,10 @@ arguments to it and converts each by its kind, as the hand-written handlers do:
 - :class:`~nki_mlir.dialects.ods.OpToken`: an ``nl`` operator (``nl.max`` / ``nl.min`` stand
   for ``maximum`` / ``minimum``), a bitvec one refused with its own message when ``arith``;
 - :class:`~nki_mlir.dialects.ods.EnumProp`: a ``nisa.<enum>`` member (None: the default,
-  which is not stored).
+  which is not stored; ``implied``: the member a given operand makes the default stand for);
+- :class:`~nki_mlir.dialects.ods_forms.ApiArg`: kept by no op (the ``call`` hook reads it);
 
-then emits the ``nki`` op, which verifies itself at the call's line.  Shapes, dtypes, engines
+after the definition's ``call`` hook (its own argument errors and replacements), then emits the ``nki`` op, which verifies itself at the call's line.  Shapes, dtypes, engines
 and targets are the verifier's job, as for every instruction.
 """
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any
 
 from ..dialects.ods import (Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
                             Scalar, Tile)
-from ..dialects.ods_forms import ApiOnly, FloatList, Tiles
+from ..dialects.ods_forms import EMITTED, ApiArg, FloatList, Tiles
 from ..dialects.vector_rules import BITVEC
 from ..errors import NKITypeError
 from . import args as A
@@ -104,19 +105,23 @@ def _property(cg, api: str, p, v):
 
 
 def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
-    """The frontend handler ``handler(cg, *args, **kwargs)`` of ``nisa.<name>``: the
-    generated conversion and emission, run through the definition's ``frontend`` hook when
-    it has one (``nki_mlir/dialects/ods_forms.py``)."""
+    """The frontend handler ``handler(cg, *args, **kwargs)`` of ``nisa.<name>``."""
     api = rec.api
     sig = rec.signature()
     cg_param = inspect.Parameter("cg", inspect.Parameter.POSITIONAL_OR_KEYWORD)
     call_sig = sig.replace(parameters=[cg_param, *sig.parameters.values()])
-    params = tuple(p for p in rec.params if not isinstance(p, ApiOnly) and p.only != "nisa")
-    hook = rec.frontend
+    implied = [p for p in rec.params if isinstance(p, EnumProp) and p.implied is not None]
 
-    def emit(cg, a: dict) -> None:
+    def handler(cg, *args, **kwargs):
+        bound = call_sig.bind(cg, *args, **kwargs)   # TypeError: the tracer reports the call
+        bound.apply_defaults()
+        a = bound.arguments
+        if rec.call is not None and rec.call(cg, api, a) is EMITTED:
+            return None
         operands, props = {}, {}
-        for p in params:
+        for p in rec.params:
+            if isinstance(p, ApiArg):
+                continue
             if isinstance(p, Tile):
                 operands[p.role] = _tile(cg, api, p, a[p.role])
             elif isinstance(p, Scalar):
@@ -126,16 +131,11 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
                     props["engine"] = A.engine(cg, api, a["engine"])
             else:
                 props[p.role] = _property(cg, api, p, a[p.role])
+        for p in implied:  # reduce_res given, reduce_cmd idle: reset_reduce
+            role, member = p.implied
+            if props[p.role] is None and operands[role] is not None:
+                props[p.role] = member
         A.emit(cg, nki_op, operands, props)
-
-    def handler(cg, *args, **kwargs):
-        bound = call_sig.bind(cg, *args, **kwargs)   # TypeError: the tracer reports the call
-        bound.apply_defaults()
-        a = dict(bound.arguments)
-        del a["cg"]
-        if hook is None:
-            return emit(cg, a)
-        return hook(cg, api, a, lambda args: emit(cg, args))
 
     handler.__signature__ = call_sig
     handler.__name__ = handler.__qualname__ = rec.name

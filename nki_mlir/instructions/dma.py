@@ -120,15 +120,14 @@ def _gather_transpose(cg, api: str, a: dict) -> None:
     gathered = new_tensor(cg, nki_d.NdarrayOp, shape, src.dtype, "private_hbm",
                           "gather_transpose_src")
     emit_indirect_dma(cg, api, gathered, src, oob, None if mode == "unknown" else mode)
-    return {**a, "src": gathered, "dge_mode": None, "oob_mode": None}
+    a.update(src=gathered, dge_mode=None, oob_mode=None)
 
 
-def _dma_transpose_call(cg, api: str, a: dict, emit):
+def _dma_transpose_call(cg, api: str, a: dict) -> None:
     """An indirect ``src`` (``hbm_tensor.ap(pattern, vector_offset=idx, indirect_dim=0)``)
     is the gather-transpose: the gather first, then the transpose of what it gathered."""
     if isinstance(a["src"], Tensor) and a["src"].indirect is not None:
-        a = _gather_transpose(cg, api, a)
-    return emit(a)
+        _gather_transpose(cg, api, a)
 
 
 @instruction
@@ -148,7 +147,7 @@ class dma_transpose:
     NKI docs: ``nki.isa.dma_transpose`` (nki/api/generated/nki.isa.dma_transpose).
     """
 
-    dst = Tile(writes=True, spaces=None, whole=True)
+    dst = Tile(writes=True, spaces=None)
     src = Tile(spaces=None)
     axes = IntList(optional=True)
     priority = Int(default=None, strict=True)
@@ -157,7 +156,8 @@ class dma_transpose:
     engine = Engine("dma", param=False)
     cost = Dma(srcs=("src",), transpose=True,
                source="DMABW, DMAOV with the DMA transpose efficiencies (ARCH3)")
-    frontend = _dma_transpose_call
+    call = _dma_transpose_call
+    full_writes = ("dst",)
 
     def verify(op):
         api = rules.api(op)
@@ -229,14 +229,13 @@ def _hwdge(op, api: str, shape: tuple[int, ...]) -> None:
 # ------------------------------------------------------------------------ dma_compute
 
 
-def _dma_compute_call(cg, api: str, a: dict, emit):
+def _dma_compute_call(cg, api: str, a: dict) -> None:
     """The NKI 0.2 positional order ``(dst, srcs, scales, reduce_op)`` is recognised too;
     ``reduce_op`` is required."""
     if isinstance(a["reduce_op"], (list, tuple)) and (a["scales"] is None or isinstance(a["scales"], Builtin)):
         a["reduce_op"], a["scales"] = a["scales"], a["reduce_op"]  # 0.2 order
     if a["reduce_op"] is None:
         raise cg.b.error(f"{api}: reduce_op is required (nl.add)", NKITypeError)
-    return emit(a)
 
 
 @instruction
@@ -262,7 +261,7 @@ class dma_compute:
     oob_mode = EnumProp(enum="oob_mode", allowed=OOB_MODES)
     engine = Engine("dma", param=False)
     cost = Dma(srcs=("srcs",), sum_srcs=True, source="DMABW, DMAOV over the bytes of every source")
-    frontend = _dma_compute_call
+    call = _dma_compute_call
     beta1_result = False
 
     def verify(op):

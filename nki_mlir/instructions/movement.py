@@ -14,9 +14,10 @@ from ..diagnostics import error_at
 from ..dialects import rules
 from ..dialects.common import bool_attr
 from ..dialects.ods import Engine, EnumProp, Flag, Stream, Tile
-from ..dialects.ods_forms import ApiOnly, Dma, Lowering
+from ..dialects.ods_forms import EMITTED, ApiArg, Dma, IsaForm
 from ..errors import NKIRuntimeError, NKITypeError
 from ..frontend import args as A
+from ..runtime import forward, hbm_fill
 from ..runtime.env import check_elems, engine, finish
 from ..runtime.isa_memory import copy_closure
 from .define import instruction
@@ -24,7 +25,7 @@ from .define import instruction
 # ---------------------------------------------------------------------------- dma_copy
 
 
-def _dma_copy_call(cg, api: str, a: dict, emit):
+def _dma_copy_call(cg, api: str, a: dict):
     """``dst_rmw_op`` (removed in NKI 0.3), ``priority`` (a QoS level), an indirect side
     (a gather / scatter: ``nki.dma_copy_indirect``), ``engine`` only with ``dge_mode=hwdge``."""
     if a["dst_rmw_op"] is not None:
@@ -36,13 +37,14 @@ def _dma_copy_call(cg, api: str, a: dict, emit):
     d, s = A.tensor(cg, api, "dst", a["dst"]), A.tensor(cg, api, "src", a["src"])
     if d.indirect is not None or s.indirect is not None:  # gather / scatter (tensor_ap.py)
         from ..frontend.tensor_ap import emit_indirect_dma
-        return emit_indirect_dma(cg, api, d, s, A.enum_name(cg, api, "oob_mode", a["oob_mode"], "oob_mode"),
-                                 A.enum_name(cg, api, "dge_mode", a["dge_mode"], "dge_mode"))
+        emit_indirect_dma(cg, api, d, s, A.enum_name(cg, api, "oob_mode", a["oob_mode"], "oob_mode"),
+                          A.enum_name(cg, api, "dge_mode", a["dge_mode"], "dge_mode"))
+        return EMITTED
     mode, eng = A.enum_name(cg, api, "dge_mode", a["dge_mode"], "dge_mode"), A.engine(cg, api, a["engine"])
     if eng is not None and mode != "hwdge":
         raise cg.b.error(f"{api}: engine={eng} is only valid with dge_mode=hwdge (it picks the "
                          f"sync or scalar queue that drives the hardware DGE)", NKITypeError)
-    return emit(a)
+    return None
 
 
 def _dma_copy_properties(op) -> dict:
@@ -53,6 +55,11 @@ def _dma_copy_properties(op) -> dict:
     if mode is not None and mode.data != "unknown":
         props["dge_mode"] = mode
     return props
+
+
+def _verify_isa_dma_copy(op) -> None:
+    rules.dma(op, op.dst, op.src)
+    rules.engine(op, ("dma", "sync", "scalar", "gpsimd"))
 
 
 @instruction
@@ -72,44 +79,49 @@ class dma_copy:
     NKI docs: ``nki.isa.dma_copy`` (nki/api/generated/nki.isa.dma_copy).
     """
 
-    dst = Tile(writes=True, spaces=None, whole=True)
+    dst = Tile(writes=True, spaces=None)
     src = Tile(spaces=None)
-    dst_rmw_op = ApiOnly()
+    dst_rmw_op = ApiArg()
     dge_mode = EnumProp(enum="dge_mode")
-    oob_mode = EnumProp(enum="oob_mode", only="nki")
+    oob_mode = EnumProp(enum="oob_mode")
     engine = Engine("dma", checked=False, sync="trn1", scalar="trn1", gpsimd="trn1")
-    priority = ApiOnly()
-    unique_indices = ApiOnly(default=True)
-    oob_is_err = Flag(only="nisa")
+    priority = ApiArg()
+    unique_indices = ApiArg(default=True)
     cost = Dma(srcs=("src",), source="DMABW, DMAOV (docs/cost-model.md)")
-    lowering = Lowering(properties=_dma_copy_properties)
-    frontend = _dma_copy_call
+    isa = IsaForm("dma_copy", dst=Tile(writes=True, spaces=None), src=Tile(spaces=None),
+                  dge_mode=EnumProp(), oob_is_err=Flag(), props=_dma_copy_properties,
+                  verify=_verify_isa_dma_copy)
+    call = _dma_copy_call
+    full_writes = ("dst",)
     beta1_result = False
 
     def verify(op):
         rules.dma(op, op.dst, op.src)
-        if op.name.startswith("nisa."):
-            rules.engine(op, ("dma", "sync", "scalar", "gpsimd"))
 
     def interpret(dec, op):
         dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
         if int(np.prod(dst.shape)) != int(np.prod(src.shape)):
             raise error_at(op, f"nisa.dma_copy: dst has {int(np.prod(dst.shape))} elements but src "
                                f"has {int(np.prod(src.shape))}", NKIRuntimeError)
-        return finish(op, copy_closure(dst, src, exact=dst.dtype == src.dtype), dst)
+        impl = copy_closure(dst, src, exact=dst.dtype == src.dtype)
+        if forward.forwardable(dec, op):      # program order: read the input in place
+            impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, np.dtype(dst.dtype).itemsize)
+        ts = dec.hbm_tracked.get(op)
+        if ts is not None:
+            impl = hbm_fill.recording(impl, dst.slot, ts)
+        return finish(op, impl, dst)
 
 
 # ------------------------------------------------------------------------- tensor_copy
 
 
-def _tensor_copy_call(cg, api: str, a: dict, emit):
+def _tensor_copy_call(cg, api: str, a: dict):
     """``dtype=``, the legacy (NKI 0.x) spelling of the result dtype that tutorial kernels
     still pass next to ``dst=``: it must name an NKI dtype and is otherwise ignored (the copy
     converts to ``dst.dtype``)."""
     if a["dtype"] is not None:
         from ..frontend.lang_calls import _dtype
         _dtype(cg, api, a["dtype"])
-    return emit(a)
 
 
 @instruction
@@ -127,12 +139,14 @@ class tensor_copy:
     NKI docs: ``nki.isa.tensor_copy`` (nki/api/generated/nki.isa.tensor_copy).
     """
 
-    dst = Tile(writes=True, spaces=None, whole=True)
+    dst = Tile(writes=True, spaces=None)
     src = Tile(spaces=None)
     engine = Engine("vector", checked=False, scalar="trn2", gpsimd="trn1")
-    dtype = ApiOnly()
+    dtype = ApiArg()
     cost = Stream("src", perf="copy", source="ISA_OLD: VectorE N (copy perf mode, ARCH3)")
-    frontend = _tensor_copy_call
+    call = _tensor_copy_call
+    elementwise = True
+    full_writes = ("dst",)
 
     def verify(op):
         rules.elementwise(op, ("dst", "src"), ("vector", "scalar", "gpsimd"))

@@ -37,12 +37,11 @@ from ..dialects import matmul_rules, rules
 from ..dialects.common import prop_flag
 from ..dialects.nisa import ACCUMULATE
 from ..dialects.ods import Engine, EnumProp, Flag, Formula, IntPair, Scalar, Tile
-from ..dialects.ods_forms import Lowering
+from ..dialects.ods_forms import IsaForm
 from ..errors import NKITypeError, NKIRuntimeError
 from ..frontend.values import Tensor
-from ..runtime import numerics as nm
-from ..runtime.env import STATE, Fault, finish, guard
-from ..runtime.isa_matmul import psum_writer
+from ..runtime.env import finish
+from ..runtime.isa_matmul import matmul_closure
 from .define import instruction
 
 #: ``perf_opt`` spellings: AWS ``PerfOptMode`` ``none_`` (observed) and ``double_row`` (ours)
@@ -58,13 +57,12 @@ def _flag(cg, api: str, role: str, v) -> bool:
     raise cg.b.error(f"{api}: {role} must be a compile-time bool, got {v!r}", NKITypeError)
 
 
-def _matmul_call(cg, api: str, a: dict, emit):
+def _matmul_call(cg, api: str, a: dict) -> None:
     """The flags are compile-time bools (``accumulate`` also None)."""
     for role in ("is_stationary_onezero", "is_moving_onezero", "is_transpose"):
         a[role] = _flag(cg, api, role, a[role])
     if a["accumulate"] is not None:
         a["accumulate"] = _flag(cg, api, "accumulate", a["accumulate"])
-    return emit(a)
 
 
 def _matmul_result(cg, api, bound, dt):
@@ -95,16 +93,16 @@ def _matmul_properties(op) -> dict:
     return props
 
 
-def _matmul_operands(op) -> tuple[list, list]:
+def _matmul_operands(op) -> tuple[list, dict]:
     """``tile_position=[r, c]`` -> the index constants ``row_pos`` / ``col_pos``."""
-    consts, pos = [], [None, None]
+    consts, pos = [], {}
     tp = op.properties.get("tile_position")
     if tp is not None:
-        for i, a in enumerate(tp.data[:2]):
+        for role, a in zip(("row_pos", "col_pos"), tp.data[:2]):
             c = arith.ConstantOp(IntegerAttr(int(a.value.data), IndexType()))
             consts.append(c)
-            pos[i] = c.result
-    return consts, [op.dst, op.stationary, op.moving, *pos]
+            pos[role] = c.result
+    return consts, pos
 
 
 def _int_pair(a: ArrayAttr | None) -> tuple[int, ...]:
@@ -124,6 +122,17 @@ def _const_int(v) -> int | None:
     owner = getattr(v, "owner", None)
     val = getattr(owner, "value", None) if getattr(owner, "name", "") == "arith.constant" else None
     return int(val.value.data) if isinstance(val, IntegerAttr) else None
+
+
+def _verify_isa_matmul(op) -> None:
+    """``nisa.matmul``: the matmul rules with ``perf_opt`` and the ``row_pos`` / ``col_pos``
+    constants."""
+    perf = op.perf_opt.data if op.perf_opt is not None else "none_"
+    pos = tuple(_const_int(v) for v in (op.row_pos, op.col_pos) if v is not None)
+    matmul_rules.matmul(op, op.dst, op.stationary, op.moving,
+                        transpose=prop_flag(op, "is_transpose"),
+                        perf_mode="none" if perf == "none_" else perf,
+                        tile_position=pos, tile_size=_int_pair(op.tile_size))
 
 
 @instruction
@@ -146,114 +155,39 @@ class nc_matmul:
     NKI docs: ``nki.isa.nc_matmul`` (nki/api/generated/nki.isa.nc_matmul).
     """
 
-    isa = "matmul"
-    dst = Tile(writes=True, spaces=None, whole=True)  # when it overwrites (runtime/isa_memory.py)
+    dst = Tile(writes=True, spaces=None)
     stationary = Tile(spaces=None)
     moving = Tile(spaces=None)
-    row_pos = Scalar(default=None, only="nisa")
-    col_pos = Scalar(default=None, only="nisa")
-    is_stationary_onezero = Flag(default=False, only="nki")
-    is_moving_onezero = Flag(default=False, only="nki")
+    is_stationary_onezero = Flag(default=False)
+    is_moving_onezero = Flag(default=False)
     is_transpose = Flag(default=False)
-    accumulate = Flag(only="nki")
-    tile_position = IntPair(only="nki")
-    perf_opt = EnumProp(allowed=PERF_OPTS, only="nisa")
-    psum_zero_region = EnumProp(only="nisa")
-    psum_accumulate_flags = EnumProp(allowed=ACCUMULATE, only="nisa")
+    accumulate = Flag()
+    tile_position = IntPair()
     tile_size = IntPair()
-    perf_mode = EnumProp(enum="matmul_perf_mode", default="none", only="nki")
+    perf_mode = EnumProp(enum="matmul_perf_mode", default="none")
     engine = Engine("tensor", param=False)
+    order = ("dst", "stationary", "moving", "accumulate", "is_transpose", "tile_position",
+             "tile_size", "perf_mode", "is_stationary_onezero", "is_moving_onezero")
+    isa = IsaForm("matmul", dst=Tile(writes=True, spaces=None), stationary=Tile(spaces=None),
+                  moving=Tile(spaces=None), row_pos=Scalar(default=None),
+                  col_pos=Scalar(default=None), is_transpose=Flag(),
+                  perf_opt=EnumProp(allowed=PERF_OPTS), psum_zero_region=EnumProp(),
+                  psum_accumulate_flags=EnumProp(allowed=ACCUMULATE), tile_size=IntPair(),
+                  props=_matmul_properties, operands=_matmul_operands, verify=_verify_isa_matmul)
     cost = Formula("matmul", roles=("stationary", "moving"),
                    source="ARCH2: max(N, 64) x dtype factor; LoadStationary M/4 hidden (Opt #7)")
-    lowering = Lowering(properties=_matmul_properties, operands=_matmul_operands)
-    frontend = _matmul_call
+    call = _matmul_call
+    full_writes = ("dst",)  # when it overwrites (runtime/isa_memory.py: _matmul_overwrites)
     beta1_result = _matmul_result
+    interpret = matmul_closure
 
     def verify(op):
-        if op.name.startswith("nki."):
-            perf = op.properties.get("perf_mode")
-            matmul_rules.matmul(op, op.dst, op.stationary, op.moving,
-                                transpose=prop_flag(op, "is_transpose"),
-                                perf_mode=perf.data if perf is not None else "none",
-                                tile_position=_int_pair(op.properties.get("tile_position")),
-                                tile_size=_int_pair(op.properties.get("tile_size")))
-            return
-        perf = op.perf_opt.data if op.perf_opt is not None else "none_"
-        pos = tuple(_const_int(v) for v in (op.row_pos, op.col_pos) if v is not None)
+        perf = op.properties.get("perf_mode")
         matmul_rules.matmul(op, op.dst, op.stationary, op.moving,
                             transpose=prop_flag(op, "is_transpose"),
-                            perf_mode="none" if perf == "none_" else perf,
-                            tile_position=pos, tile_size=_int_pair(op.tile_size))
-
-    def interpret(dec, op):
-        return _matmul(dec, op)
-
-
-def _matmul(dec, op):
-    dst = dec.buf(op, op.dst, "dst")
-    sta, mov = dec.buf(op, op.stationary, "stationary"), dec.buf(op, op.moving, "moving")
-    perf = op.perf_opt.data if op.perf_opt is not None else "none_"
-    rows = 2 if perf == "double_row" else 1  # contraction rows per partition
-    if rows == 2 and (len(sta.shape) != 3 or sta.shape[1] != 2 or len(mov.shape) != 3 or mov.shape[1] != 2):
-        raise error_at(op, f"nisa.matmul: perf_opt=double_row needs [K, 2, F] operands, got "
-                           f"stationary {list(sta.shape)} and moving {list(mov.shape)}", NKIRuntimeError)
-    K, M, N = sta.parts * rows, sta.free // rows, mov.free // rows
-    if mov.parts != sta.parts:
-        raise error_at(op, f"nisa.matmul: contraction sizes differ: 'stationary' has {sta.parts} "
-                           f"partitions, 'moving' has {mov.parts}", NKIRuntimeError)
-    ss, ms, shape = sta.slot, mov.slot, dst.shape
-    if prop_flag(op, "is_transpose"):
-        return _transpose(op, dst, sta, mov)
-    if dst.parts != M or dst.free != N:
-        raise error_at(op, f"nisa.matmul: 'dst' must be [{M}, {N}] (stationary free x moving "
-                           f"free), got {list(shape)}", NKIRuntimeError)
-    mode = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
-    write = psum_writer(op, dst, mode)
-
-    # float32 [K, M] / [K, N] tiles go to BLAS as they are (rows of a tile are evenly
-    # strided); other operands are copied contiguous first (NumPy's strided fallback is
-    # ~15x slower).  A vector-shaped product (a size-1 dim) is always computed on
-    # contiguous copies: NumPy picks a BLAS routine by stride there, which changes bits.
-    direct = (sta.dtype == nm.F32 and mov.dtype == nm.F32 and rows == 1 and
-              len(sta.shape) == 2 and len(mov.shape) == 2 and min(K, M, N) >= 2)
-
-    def operand(a: np.ndarray, cols: int) -> np.ndarray:
-        if direct and a.strides[1] == 4 and a.strides[0] % 4 == 0 and a.strides[0] >= 4 * cols:
-            return a
-        return np.ascontiguousarray(nm.to_f32(a)).reshape(K, cols)
-
-    def run(env):
-        s = operand(env[ss], M)
-        m = operand(env[ms], N)
-        write(env, np.matmul(s.T, m).reshape(shape))
-    return guard(op, run)
-
-
-def _transpose(op, dst, sta, mov):
-    """``is_transpose``: dst[M, K] = stationary[K, M]^T bit for bit (identity ``moving``)."""
-    K, M = sta.parts, sta.free
-    if dst.parts != M or dst.free != K or mov.free != K:
-        raise error_at(op, f"nisa.matmul: with is_transpose, 'moving' must be [{K}, {K}] and 'dst' "
-                           f"[{M}, {K}], got {list(mov.shape)} and {list(dst.shape)}", NKIRuntimeError)
-    if dst.flags is None:
-        raise error_at(op, "nisa.matmul: 'dst' must be a PSUM tensor from a nisa.alloc",
-                       NKIRuntimeError)
-    raw16 = dst.dtype != sta.dtype and dst.dtype.itemsize == 2 and sta.dtype.itemsize == 1
-    if dst.dtype != sta.dtype and not raw16:
-        raise error_at(op, f"nisa.matmul: with is_transpose, 'dst' must have the stationary dtype "
-                           f"{dtypes.name_of(sta.dtype)}, got {dtypes.name_of(dst.dtype)}", NKIRuntimeError)
-    d, fl, ss, ms, shape = dst.slot, dst.flags, sta.slot, mov.slot, dst.shape
-    eye = np.eye(K, dtype=np.float32)
-
-    def run(env):
-        if not np.array_equal(nm.to_f32(env[ms]).reshape(K, K), eye):
-            raise Fault(f"with is_transpose, 'moving' must hold the [{K}, {K}] identity matrix")
-        t = np.ascontiguousarray(env[ss]).reshape(K, M).T
-        if raw16:  # fp8 code zero-extended into the 16-bit PSUM element
-            t = t.view(np.uint8).astype(np.uint16).view(dst.dtype)
-        env[d][...] = t.reshape(shape)
-        env[STATE].mem.set_flags(env[fl], True)
-    return guard(op, run)
+                            perf_mode=perf.data if perf is not None else "none",
+                            tile_position=_int_pair(op.properties.get("tile_position")),
+                            tile_size=_int_pair(op.properties.get("tile_size")))
 
 
 # ------------------------------------------------------------------------ nc_transpose
@@ -283,11 +217,12 @@ class nc_transpose:
     NKI docs: ``nki.isa.nc_transpose`` (nki/api/generated/nki.isa.nc_transpose).
     """
 
-    dst = Tile(writes=True, spaces=None, whole=True)
+    dst = Tile(writes=True, spaces=None)
     data = Tile(spaces=None)
     engine = Engine("tensor", vector="trn1")
     cost = Formula("transpose", roles=("data",),
                    source="ISA_OLD: tensor max(P, min(64, F)); vector: analogue tensor_copy (k=1)")
+    full_writes = ("dst",)
     beta1_result = _transpose_result
 
     def verify(op):

@@ -99,7 +99,6 @@ NO_COST_OPS = frozenset({
 DMA_OPS = frozenset({"nisa.dma_copy_indirect", "nisa.sendrecv", "nisa.collective"})
 #: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
 DEFAULT_ENGINE = {
-    "nisa.activation": "scalar", "nisa.activate2": "scalar",
     "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd",
     "nisa.core_barrier": "gpsimd",
 }
@@ -229,14 +228,10 @@ def _flag(op: Operation, name: str) -> bool:
 #: class "copy" (copy perf mode), "other" (bf16 -> pm_other) or None (no perf mode).
 #: ``+MIN_II`` whenever a ``reduce_res`` is written.
 _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
-    "nisa.tensor_scalar_arith": (("src",), 1.0, "copy", None),
     "nisa.memset": (("dst",), 1.0, "copy", None),
-    "nisa.tensor_scalar_reduce": (("data",), 1.0, "other", None),
     "nisa.range_select": (("on_true_tile",), 1.0, None, None),
     "nisa.iota": (("dst",), 1.0, None, None),
     "nisa.affine_select": (("on_true_tile",), 1.0, None, None),
-    "nisa.activation": (("src",), 1.0, None, None),
-    "nisa.activate2": (("data",), 1.0, None, None),
 }
 
 
@@ -250,29 +245,8 @@ def _compute_cycles(op: Operation, engine: str, tiles: list[Tile],
     if formula is not None:
         return _FORMULAS[formula](op, engine, tiles, model, pen)
     if name in _TWO_INPUT_ROLES:
-        roles, pm2 = _TWO_INPUT_ROLES[name], name == "nisa.tensor_tensor_arith"
-        return _two_input(roles, pm2, engine, tiles, model, pen, extra), 0.0, 0.0, None
-    if name == "nisa.tensor_reduce_arith":
-        src = role_of(tiles, "src")
-        n = pen * (src.free if src else 1)
-        pm = _other_pm(model, src)
-        if _two_byte(src) and _prop(op, "op") in ("add", "max"):
-            pm = max(pm, 2.0)  # ISA_OLD: tensor_reduce bf16 add/max takes N/2
-        return _cycles(engine, model, n, pm=pm, sbf=_sbf(model, src)), 0.0, 0.0, None
-    if name == "nisa.reciprocal":
-        src = role_of(tiles, "src")
-        n = pen * (src.free if src else 1)
-        k = 8.0 if engine == "vector" else 1.0  # ScalarE does it in N (ISA_OLD, SHARED)
-        return _cycles(engine, model, n, k=k, sbf=_sbf(model, src), gp=4.0), 0.0, 0.0, None
-    if name == "nisa.exponential":
-        src = role_of(tiles, "src")
-        n = pen * (src.free if src else 1)
-        # ARCH4: VectorE exp has 4x the throughput of ScalarE exp (sbf elem/lane/cycle at f_S)
-        rate = 4.0 * _sbf(model, src) * model.scalar_ghz / model.clock_ghz(engine) \
-            if engine in CLOCKED_ENGINES else 1.0
-        if engine == "vector":
-            return max(model.min_ii_cycles, n / rate) + extra, 0.0, 0.0, None
-        return _cycles(engine, model, n, sbf=_sbf(model, src), extra=extra), 0.0, 0.0, None
+        return _two_input(_TWO_INPUT_ROLES[name], False, engine, tiles, model, pen,
+                          extra), 0.0, 0.0, None
     if name == "nisa.core_barrier":
         return _cycles(engine, model, 0.0), 0.0, 0.0, None
     spec = _SIMPLE.get(name) or _defined_row(op)
@@ -304,7 +278,6 @@ def _defined_formula(op: Operation) -> str | None:
 
 
 _TWO_INPUT_ROLES = {
-    "nisa.tensor_tensor_arith": ("lhs", "rhs"),
     "nisa.select_reduce": ("on_true", "predicate"),
 }
 
@@ -375,6 +348,41 @@ def _two_input_formula(op: Operation, engine: str, tiles: list[Tile], model: Tar
                        _reduce_extra(model, tiles)), 0.0, 0.0, None)
 
 
+def _tensor_reduce(op: Operation, engine: str, tiles: list[Tile], model: TargetModel,
+                   pen: float) -> tuple[float, float, float, int | None]:
+    """tensor_reduce: one stream over the source, ``pm_other`` for bf16, at least 2x for a
+    bf16 add / max (ISA_OLD: N/2)."""
+    src = role_of(tiles, *op.DEFINITION.cost.roles)
+    n = pen * (src.free if src else 1)
+    pm = _other_pm(model, src)
+    if _two_byte(src) and _prop(op, "op") in ("add", "max"):
+        pm = max(pm, 2.0)  # ISA_OLD: tensor_reduce bf16 add/max takes N/2
+    return _cycles(engine, model, n, pm=pm, sbf=_sbf(model, src)), 0.0, 0.0, None
+
+
+def _reciprocal(op: Operation, engine: str, tiles: list[Tile], model: TargetModel,
+                pen: float) -> tuple[float, float, float, int | None]:
+    """reciprocal: vector ``8N``, scalar ``N``, gpsimd ``150 + 4N`` (ISA_OLD, SHARED)."""
+    src = role_of(tiles, *op.DEFINITION.cost.roles)
+    n = pen * (src.free if src else 1)
+    k = 8.0 if engine == "vector" else 1.0  # ScalarE does it in N (ISA_OLD, SHARED)
+    return _cycles(engine, model, n, k=k, sbf=_sbf(model, src), gp=4.0), 0.0, 0.0, None
+
+
+def _exponential(op: Operation, engine: str, tiles: list[Tile], model: TargetModel,
+                 pen: float) -> tuple[float, float, float, int | None]:
+    """exponential: VectorE exp has 4x the throughput of ScalarE exp, ``sbf`` elements per
+    lane per cycle at the ScalarE clock (ARCH4); ``+MIN_II`` reading out ``reduce_res``."""
+    src = role_of(tiles, *op.DEFINITION.cost.roles)
+    n = pen * (src.free if src else 1)
+    extra = _reduce_extra(model, tiles)
+    rate = 4.0 * _sbf(model, src) * model.scalar_ghz / model.clock_ghz(engine) \
+        if engine in CLOCKED_ENGINES else 1.0
+    if engine == "vector":
+        return max(model.min_ii_cycles, n / rate) + extra, 0.0, 0.0, None
+    return _cycles(engine, model, n, sbf=_sbf(model, src), extra=extra), 0.0, 0.0, None
+
+
 def _transpose(op: Operation, engine: str, tiles: list[Tile], model: TargetModel,
                pen: float) -> tuple[float, float, float, int | None]:
     """``Formula("transpose", roles=(data,))``: on the Tensor engine ``max(P, min(MIN_II,
@@ -388,7 +396,9 @@ def _transpose(op: Operation, engine: str, tiles: list[Tile], model: TargetModel
 #: the formulas a definition's ``Formula`` cost may name: ``f(op, engine, tiles, model,
 #: strided penalty) -> (cycles, flops, peak_flops_per_ns, moving_free)``
 _FORMULAS = {"matmul": lambda op, engine, tiles, model, pen: _matmul(op, tiles, model, pen),
-             "matmul_mx": _matmul_mx, "two_input": _two_input_formula, "transpose": _transpose}
+             "matmul_mx": _matmul_mx, "two_input": _two_input_formula, "transpose": _transpose,
+             "exponential": _exponential, "tensor_reduce": _tensor_reduce,
+             "reciprocal": _reciprocal}
 
 
 # ---------------------------------------------------------------------- dynamic offsets

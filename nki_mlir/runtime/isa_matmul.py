@@ -1,26 +1,43 @@
-"""The PSUM writer of the Tensor engine's matmuls (``nisa.matmul``, ``nisa.nc_matmul_mx``).
+"""The closure builder of ``nisa.matmul`` (``nc_matmul``'s ``nisa`` op, defined in
+``nki_mlir/instructions/tensor_engine.py``, which names :func:`matmul_closure` as its
+interpreter) and the PSUM writer it shares with ``nisa.nc_matmul_mx``.
 
-:func:`psum_writer` stores a float32 product into a PSUM ``dst`` per its accumulate mode
-(``psum_accumulate_flags``): ``overwrite``, ``accumulate``, or ``auto`` -- per element,
-overwrite unless a matmul has written it since its allocation (other instructions writing
-PSUM clear the flags), else add -- and marks it matmul-written.  A bfloat16 ``dst`` (trn3) is
-read back as float32, added in float32 and rounded to nearest even when stored.  The
-instructions themselves are defined in ``nki_mlir/instructions`` (``tensor_engine.py``,
-``mx.py``).
+``nisa.matmul``: ``dst[M, N] (+)= stationary[K, M]^T @ moving[K, N]`` in float32, ``K`` the
+partition (contraction) dim.  ``dst`` must be a PSUM tensor from a ``nisa.alloc``: its
+matmul-written flags implement ``psum_accumulate_flags`` -- ``overwrite``, ``accumulate``,
+or ``auto``: per element, overwrite unless a matmul has written it since its allocation
+(other instructions writing PSUM clear the flags), else add.  ``accumulate`` adds onto
+whatever PSUM holds (a never-written tile holds the NaN sentinel, so the misuse shows).
+A bfloat16 ``dst`` (trn3) is read back as float32, added in float32 and rounded to
+nearest even when stored.
+
+- ``perf_opt=double_row``: ``stationary[K, 2, M]`` / ``moving[K, 2, N]``, the contraction runs
+  over the K*2 rows.
+- ``is_transpose``: ``dst[M, K]`` is the bit-exact transpose of ``stationary[K, M]``; ``moving``
+  must hold the ``[K, K]`` identity (checked at run time).  With an fp8 ``stationary`` and a
+  uint16/int16 ``dst``, each element is the fp8 code in the low byte, 0 in the high byte (the
+  16-bit PSUM element TensorE writes).
+- ``row_pos`` / ``col_pos`` / ``tile_size`` (tiling mode) only choose PE rows: no effect on values.
 
 Semantics: NKI API common tables (nki/api/nki.api.shared) (``nki.isa.nc_matmul``).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import nisa
+from ..dialects.common import prop_flag
 from ..errors import NKIRuntimeError
 from . import numerics as nm
-from .env import STATE, Buf
+from .env import STATE, Buf, Fault, guard, scratch
+
+if TYPE_CHECKING:
+    from .decoder import Decoder
 
 
 def psum_writer(op, dst: Buf, mode: str) -> Callable[[list, np.ndarray], None]:
@@ -84,3 +101,122 @@ def _psum_writer_f32(d: int, fl: int, mode: str):
                 dv[...] = np.where(fv != 0, dv + res, res)
             mem.set_flags(fv, True)
     return write
+
+
+def matmul_closure(dec: Decoder, op):
+    """The closure of a ``nisa.matmul`` (the interpreter of ``nc_matmul``'s definition,
+    ``nki_mlir/instructions/tensor_engine.py``)."""
+    dst = dec.buf(op, op.dst, "dst")
+    sta, mov = dec.buf(op, op.stationary, "stationary"), dec.buf(op, op.moving, "moving")
+    perf = op.perf_opt.data if op.perf_opt is not None else "none_"
+    rows = 2 if perf == "double_row" else 1  # contraction rows per partition
+    if rows == 2 and (len(sta.shape) != 3 or sta.shape[1] != 2 or len(mov.shape) != 3 or mov.shape[1] != 2):
+        raise error_at(op, f"nisa.matmul: perf_opt=double_row needs [K, 2, F] operands, got "
+                           f"stationary {list(sta.shape)} and moving {list(mov.shape)}", NKIRuntimeError)
+    K, M, N = sta.parts * rows, sta.free // rows, mov.free // rows
+    if mov.parts != sta.parts:
+        raise error_at(op, f"nisa.matmul: contraction sizes differ: 'stationary' has {sta.parts} "
+                           f"partitions, 'moving' has {mov.parts}", NKIRuntimeError)
+    ss, ms, shape = sta.slot, mov.slot, dst.shape
+    if prop_flag(op, "is_transpose"):
+        return _transpose(op, dst, sta, mov)
+    if dst.parts != M or dst.free != N:
+        raise error_at(op, f"nisa.matmul: 'dst' must be [{M}, {N}] (stationary free x moving "
+                           f"free), got {list(shape)}", NKIRuntimeError)
+    mode = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
+    write = psum_writer(op, dst, mode)
+
+    # float32 [K, M] / [K, N] tiles go to BLAS as they are (rows of a tile are evenly
+    # strided); other operands are copied contiguous first (NumPy's strided fallback is
+    # ~15x slower).  A vector-shaped product (a size-1 dim) is always computed on
+    # contiguous copies: NumPy picks a BLAS routine by stride there, which changes bits.
+    direct = (sta.dtype == nm.F32 and mov.dtype == nm.F32 and rows == 1 and
+              len(sta.shape) == 2 and len(mov.shape) == 2 and min(K, M, N) >= 2)
+
+    def operand(a: np.ndarray, cols: int) -> np.ndarray:
+        if direct and a.strides[1] == 4 and a.strides[0] % 4 == 0 and a.strides[0] >= 4 * cols:
+            return a
+        return np.ascontiguousarray(nm.to_f32(a)).reshape(K, cols)
+
+    if np.dtype(dst.dtype) == nm.F32 and len(shape) == 2 and min(K, M, N) >= 2:
+        return guard(op, _product_f32(dst, mode, lambda env: operand(env[ss], M),
+                                      lambda env: operand(env[ms], N), M, N))
+
+    def run(env):
+        s = operand(env[ss], M)
+        m = operand(env[ms], N)
+        write(env, np.matmul(s.T, m).reshape(shape))
+    return guard(op, run)
+
+
+def _blas_out(a: np.ndarray, cols: int) -> bool:
+    """Whether NumPy's matmul writes a float32 ``[rows, cols]`` result straight into ``a``
+    with the same BLAS call it makes for a fresh array (unit column stride, row stride a
+    whole number of elements, at least ``cols``): the result bits are then the same."""
+    s0, s1 = a.strides
+    return s1 == 4 and s0 % 4 == 0 and s0 >= 4 * cols
+
+
+def _product_f32(dst: Buf, mode: str, lhs, rhs, M: int, N: int):
+    """The run of a ``nisa.matmul`` into a float32 2-D PSUM ``dst`` (``min(K, M, N) >= 2``):
+    the product ``lhs(env).T @ rhs(env)`` computed by the BLAS call :func:`psum_writer`'s
+    ``np.matmul`` makes, written as it does, but an overwrite computes straight into ``dst``
+    (when :func:`_blas_out`), an accumulation adds from a reused temporary, and the flags
+    are not refilled when already known set (:meth:`~.memory.Memory.flags_state`)."""
+    d, fl = dst.slot, dst.flags
+
+    def run(env):
+        s, m = lhs(env), rhs(env)
+        dv, fv = env[d], env[fl]
+        mem = env[STATE].mem
+        known = mem.flags_state(fv)   # the flags as the last flag write left them
+        if mode == "overwrite":
+            add = False
+        elif mode == "accumulate":
+            add = True
+        else:
+            n = np.count_nonzero(fv) if known is None else (fv.size if known else 0)
+            if 0 < n < fv.size:       # some elements matmul-written: add only there
+                res = np.matmul(s.T, m)
+                dv[...] = np.where(fv != 0, dv + res, res)
+                mem.set_flags(fv, True)
+                return
+            add = n == fv.size
+        if add:
+            t = scratch(env, (M, N), nm.F32)
+            np.matmul(s.T, m, out=t)
+            np.add(dv, t, out=dv)
+        elif _blas_out(dv, N):
+            np.matmul(s.T, m, out=dv)
+        else:
+            dv[...] = np.matmul(s.T, m)
+        if known is not True:
+            mem.set_flags(fv, True)
+    return run
+
+
+def _transpose(op, dst: Buf, sta: Buf, mov: Buf):
+    """``is_transpose``: dst[M, K] = stationary[K, M]^T bit for bit (identity ``moving``)."""
+    K, M = sta.parts, sta.free
+    if dst.parts != M or dst.free != K or mov.free != K:
+        raise error_at(op, f"nisa.matmul: with is_transpose, 'moving' must be [{K}, {K}] and 'dst' "
+                           f"[{M}, {K}], got {list(mov.shape)} and {list(dst.shape)}", NKIRuntimeError)
+    if dst.flags is None:
+        raise error_at(op, "nisa.matmul: 'dst' must be a PSUM tensor from a nisa.alloc",
+                       NKIRuntimeError)
+    raw16 = dst.dtype != sta.dtype and dst.dtype.itemsize == 2 and sta.dtype.itemsize == 1
+    if dst.dtype != sta.dtype and not raw16:
+        raise error_at(op, f"nisa.matmul: with is_transpose, 'dst' must have the stationary dtype "
+                           f"{dtypes.name_of(sta.dtype)}, got {dtypes.name_of(dst.dtype)}", NKIRuntimeError)
+    d, fl, ss, ms, shape = dst.slot, dst.flags, sta.slot, mov.slot, dst.shape
+    eye = np.eye(K, dtype=np.float32)
+
+    def run(env):
+        if not np.array_equal(nm.to_f32(env[ms]).reshape(K, K), eye):
+            raise Fault(f"with is_transpose, 'moving' must hold the [{K}, {K}] identity matrix")
+        t = np.ascontiguousarray(env[ss]).reshape(K, M).T
+        if raw16:  # fp8 code zero-extended into the 16-bit PSUM element
+            t = t.view(np.uint8).astype(np.uint16).view(dst.dtype)
+        env[d][...] = t.reshape(shape)
+        env[STATE].mem.set_flags(env[fl], True)
+    return guard(op, run)

@@ -31,8 +31,8 @@ module attributes {nisa.target = #nisa.target<trn3>} {
 }
 
 // CHECK:      nki.nc_matmul(dst=memref<16x8192xbf16, #nisa.mem<psum>> %p, stationary=memref<32x16xbf16, #nisa.mem<sbuf>> %s, moving=memref<32x8192xbf16, #nisa.mem<sbuf>> %m)
-// CHECK-NEXT: nki.nc_matmul({{.*}}, is_stationary_onezero=true, accumulate=true, tile_position=[96, 0], tile_size=[32, 128])
-// CHECK-NEXT: nki.nc_matmul(dst=memref<16x32xbf16, #nisa.mem<psum>> %pt, {{.*}}, is_moving_onezero=true, is_transpose=true)
+// CHECK-NEXT: nki.nc_matmul({{.*}}, accumulate=true, tile_position=[96, 0], tile_size=[32, 128], is_stationary_onezero=true)
+// CHECK-NEXT: nki.nc_matmul(dst=memref<16x32xbf16, #nisa.mem<psum>> %pt, {{.*}}, is_transpose=true, is_moving_onezero=true)
 // CHECK-NEXT: nki.nc_matmul({{.*}} %m8, accumulate=false, perf_mode=double_row)
 // CHECK-NEXT: nki.quantize_mx(dst=memref<32x16xvector<4xf8E5M2>, #nisa.mem<sbuf>> %q, src=memref<32x64xf16, #nisa.mem<sbuf>> %x, dst_scale=memref<4x16xui8, #nisa.mem<sbuf>> %qs)
 // CHECK-NEXT: nki.nc_matmul_mx(dst=memref<16x16xbf16, #nisa.mem<psum>> %pm, stationary={{.*}} %q, moving={{.*}} %q, stationary_scale={{.*}} %qs, moving_scale={{.*}} %qs, accumulate=false)

@@ -366,11 +366,6 @@ class InstructionDef:
         return f"nisa.{self.name}"
 
     @property
-    def isa_op(self) -> str:
-        """The name of the ``nisa`` op (``"nisa.matmul"`` for ``nc_matmul``)."""
-        return f"nisa.{self.isa.name if self.isa is not None else self.name}"
-
-    @property
     def api_params(self) -> tuple[Param, ...]:
         """The parameters of the public signature, in order (without ``name``)."""
         return tuple(p for p in self.params if not (isinstance(p, Engine) and not p.param))

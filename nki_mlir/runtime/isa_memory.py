@@ -14,15 +14,13 @@
   (:mod:`.queues`) it does neither at once: the flags reset is enqueued on the ``tensor``
   queue and reads of never-written bytes are the hazard checks' business.
   ``nisa.release`` does nothing.
-- ``nisa.dma_copy``: element-count-preserving copy (any shapes); a dtype change casts
-  through float32.
+- :func:`copy_closure` (``nisa.dma_copy``, ``nisa.tensor_copy``, defined in
+  ``nki_mlir/instructions/movement.py``): element-count-preserving copy (any shapes),
+  bit-exact between equal dtypes, else through float32.
 - ``nisa.dma_copy_indirect``: gather ``dst[i] = src[src_index[i]]`` / scatter
   ``dst[dst_index[i]] = src[i]`` by rows (dim 0); an index outside the indexed tensor's
   rows is a runtime error naming the index, its partition and the bound
   (``oob_is_err=true``, the default) or that row is not transferred (``false``).
-- ``nisa.tensor_copy``: bit-exact when the dtypes match on Vector/GpSimd, else through
-  float32 (NKI API common tables (nki/api/nki.api.shared)); on ScalarE always through float32 (lossy for int32 above
-  2^24, and NaN payloads of equal float dtypes are not kept).
 - ``nisa.memset``: an integer value into a non-bool integer tensor is stored exactly (wrapping),
   anything else through float32.
 

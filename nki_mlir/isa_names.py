@@ -6,10 +6,6 @@ The list below holds the instructions written family by family; an instruction d
 """
 
 INSTRUCTIONS = [
-    # data movement
-    "dma_copy", "dma_transpose", "dma_compute", "tensor_copy",
-    # tensor engine
-    "nc_matmul", "nc_transpose",
     # vector / gpsimd
     "select_reduce",
     "range_select", "memset", "iota", "affine_select",

@@ -95,9 +95,10 @@ class OperandEffects(MemoryEffect):
             out |= {EffectInstance(MemoryEffectKind.READ, resource=res),
                     EffectInstance(MemoryEffectKind.WRITE, resource=res)}
         for (role, _), value in zip(defn.operands, (getattr(op, n) for n, _ in defn.operands)):
-            if value is not None and isinstance(value.type, MemRefType):
-                kind = MemoryEffectKind.WRITE if role in writes else MemoryEffectKind.READ
-                out.add(EffectInstance(kind, value))
+            for v in (value if isinstance(value, tuple) else (value,)):  # variadic: every value
+                if v is not None and isinstance(v.type, MemRefType):
+                    kind = MemoryEffectKind.WRITE if role in writes else MemoryEffectKind.READ
+                    out.add(EffectInstance(kind, v))
         return out
 
 

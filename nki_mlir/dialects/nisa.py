@@ -19,7 +19,6 @@ from __future__ import annotations
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, StringAttr, i64
 from xdsl.ir import Dialect
 from xdsl.irdl import (
-    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_op_definition,
     operand_def,
@@ -32,7 +31,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from . import matmul_rules, rules
+from . import rules
 from .common import ON_CHIP, MemSpaceAttr, TargetAttr, space_of
 from .instruction import NisaInstruction, dialect_ops
 
@@ -109,35 +108,6 @@ class ReleaseOp(IRDLOperation):
 
 
 @irdl_op_definition
-class DmaCopyOp(NisaInstruction):
-    """DMA ``dst = src`` in flat element order, converting dtypes through fp32."""
-
-    name = "nisa.dma_copy"
-    dst = operand_def(MemRefType)
-    src = operand_def(MemRefType)
-    dge_mode = opt_prop_def(StringAttr)
-    oob_is_err = opt_prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        rules.dma(self, self.dst, self.src)
-        rules.engine(self, ("dma", "sync", "scalar", "gpsimd"))
-
-
-@irdl_op_definition
-class TensorCopyOp(NisaInstruction):
-    """On-chip copy with a cast to ``dst``'s dtype (Vector / Scalar / GpSimd)."""
-
-    name = "nisa.tensor_copy"
-    dst = operand_def(MemRefType)
-    src = operand_def(MemRefType)
-
-    def verify_(self) -> None:
-        rules.elementwise(self, ("dst", "src"), COMPUTE)
-        rules.core(self, ("dst", "src"), "vector")
-        rules.tensor_copy_engine(self)
-
-
-@irdl_op_definition
 class MemsetOp(NisaInstruction):
     """Fill ``dst`` with the scalar ``value``."""
 
@@ -150,69 +120,6 @@ class MemsetOp(NisaInstruction):
         rules.engine(self, ("vector", "gpsimd"))
         rules.core(self, ("dst",), "vector")
         rules.memset_value(self, self.dst, self.value)
-
-
-@irdl_op_definition
-class MatmulOp(NisaInstruction):
-    """TensorE ``dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]``, accumulating in fp32 (rules:
-    ``matmul_rules.matmul``).
-
-    AWS names: ``is_transpose`` (bit-exact transpose of stationary, trn2+), ``perf_opt``
-    (``none_`` or ``double_row``; the latter's spelling is provisional), ``psum_zero_region``,
-    ``psum_accumulate_flags`` (``auto`` = NKI ``accumulate=None``: the first write to a PSUM
-    location overwrites, later writes add; ``accumulate``; ``overwrite``) and the scalar
-    operands ``row_pos`` / ``col_pos`` (``index``; the Tensor Engine tile position, present in
-    tiling mode).  Ours: ``tile_size = [rows, cols]`` (tiling mode; row and column tiling).
-    """
-
-    name = "nisa.matmul"
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    dst = operand_def(MemRefType)
-    stationary = operand_def(MemRefType)
-    moving = operand_def(MemRefType)
-    row_pos = opt_operand_def()
-    col_pos = opt_operand_def()
-    is_transpose = prop_def(IntegerAttr)
-    perf_opt = opt_prop_def(StringAttr)
-    psum_zero_region = opt_prop_def(StringAttr)
-    psum_accumulate_flags = opt_prop_def(StringAttr)
-    tile_size = opt_prop_def(ArrayAttr)
-
-    def verify_(self) -> None:
-        perf = self.perf_opt.data if self.perf_opt is not None else "none_"
-        rules.enum(self, "perf_opt", PERF_OPTS)
-        size = tuple(int(x.value.data) for x in self.tile_size.data) if self.tile_size is not None else ()
-        pos = tuple(_const_int(v) for v in (self.row_pos, self.col_pos) if v is not None)
-        matmul_rules.matmul(self, self.dst, self.stationary, self.moving,
-                     transpose=bool(self.is_transpose.value.data),
-                     perf_mode="none" if perf == "none_" else perf,
-                     tile_position=pos, tile_size=size)
-        rules.enum(self, "psum_accumulate_flags", ACCUMULATE)
-        rules.engine(self, ("tensor",))
-
-
-#: ``perf_opt`` spellings: AWS ``PerfOptMode`` ``none_`` (observed) and ``double_row`` (ours)
-PERF_OPTS = ("none_", "double_row")
-
-
-def _const_int(v) -> int | None:
-    """The value of an ``arith.constant`` integer/index operand, else None (not checkable)."""
-    owner = getattr(v, "owner", None)
-    val = getattr(owner, "value", None) if getattr(owner, "name", "") == "arith.constant" else None
-    return int(val.value.data) if isinstance(val, IntegerAttr) else None
-
-
-@irdl_op_definition
-class NcTransposeOp(NisaInstruction):
-    """``dst[f, p] = data[p, f]`` on TensorE (<= 128x128, SBUF->PSUM) or VectorE (<= 32x32)."""
-
-    name = "nisa.nc_transpose"
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-
-    def verify_(self) -> None:
-        rules.engine(self, ("tensor", "vector"))
-        matmul_rules.transpose(self, self.dst, self.data, self.engine.data)
 
 
 @irdl_op_definition
@@ -263,7 +170,7 @@ class AffineSelectOp(NisaInstruction):
         rules.engine(self, ("gpsimd",))
 
 
-INSTRUCTIONS = (DmaCopyOp, TensorCopyOp, MemsetOp, MatmulOp, NcTransposeOp, IotaOp,
+INSTRUCTIONS = (MemsetOp, IotaOp,
                 AffineSelectOp)
 
 def _family_ops() -> list:

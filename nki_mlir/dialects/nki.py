@@ -29,7 +29,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from . import matmul_rules, rules
+from . import rules
 from .common import ON_CHIP, space_of
 from .instruction import NkiInstruction, dialect_ops
 from .syntax import KeywordOp
@@ -63,34 +63,6 @@ class NdarrayOp(KeywordOp):
 
 
 # ---------------------------------------------------------------- data movement
-
-
-@irdl_op_definition
-class DmaCopyOp(NkiInstruction):
-    """``nisa.dma_copy(dst, src)``: copy in flat element order with dtype conversion."""
-
-    name = "nki.dma_copy"
-    dst = operand_def(MemRefType)
-    src = operand_def(MemRefType)
-    dge_mode = opt_prop_def(StringAttr)
-    oob_mode = opt_prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        rules.dma(self, self.dst, self.src)
-
-
-@irdl_op_definition
-class TensorCopyOp(NkiInstruction):
-    """``nisa.tensor_copy(dst, src, engine)``: on-chip copy with a cast to dst's dtype."""
-
-    name = "nki.tensor_copy"
-    dst = operand_def(MemRefType)
-    src = operand_def(MemRefType)
-
-    def verify_(self) -> None:
-        rules.elementwise(self, ("dst", "src"), COMPUTE_ENGINES)
-        rules.core(self, ("dst", "src"), "vector")
-        rules.tensor_copy_engine(self)
 
 
 # ------------------------------------------------------------------- vector / scalar
@@ -174,70 +146,9 @@ class AffineSelectOp(NkiInstruction):
         _verify_pattern(self, self.dst)
 
 
-# --------------------------------------------------------------------- tensor engine
-
-
-@irdl_op_definition
-class NcMatmulOp(NkiInstruction):
-    """``nisa.nc_matmul``: dst[M,N] (+)= stationary[K,M]^T @ moving[K,N] (rules: ``matmul_rules.matmul``).
-
-    Properties (all optional, NKI parameter names): ``accumulate`` (absent = NKI ``None``: the
-    first write to a PSUM location overwrites, later writes accumulate), ``is_transpose``,
-    ``tile_position`` / ``tile_size`` (``[row, col]``, row and column tiling), ``perf_mode``
-    (``double_row``), and the hints ``is_stationary_onezero`` / ``is_moving_onezero`` (a
-    performance hint for fp32 operands holding only 0/1; no effect on results, dropped when
-    lowering).
-    """
-
-    name = "nki.nc_matmul"
-    dst = operand_def(MemRefType)
-    stationary = operand_def(MemRefType)
-    moving = operand_def(MemRefType)
-    accumulate = opt_prop_def(IntegerAttr)
-    is_transpose = opt_prop_def(IntegerAttr)
-    tile_position = opt_prop_def(ArrayAttr)
-    tile_size = opt_prop_def(ArrayAttr)
-    perf_mode = opt_prop_def(StringAttr)
-    is_stationary_onezero = opt_prop_def(IntegerAttr)
-    is_moving_onezero = opt_prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        matmul_rules.matmul(self, self.dst, self.stationary, self.moving,
-                     transpose=self.is_transpose is not None and bool(self.is_transpose.value.data),
-                     perf_mode=self.perf_mode.data if self.perf_mode is not None else "none",
-                     tile_position=_int_pair(self.tile_position), tile_size=_int_pair(self.tile_size))
-
-
-def _int_pair(a: ArrayAttr | None) -> tuple[int, ...]:
-    """``[64, 0]`` -> ``(64, 0)``; absent -> ``()``."""
-    if a is None:
-        return ()
-    out = []
-    for x in a.data:
-        if not isinstance(x, IntegerAttr):
-            raise VerifyException(f"expected a list of integers, got {a}")
-        out.append(int(x.value.data))
-    return tuple(out)
-
-
-@irdl_op_definition
-class NcTransposeOp(NkiInstruction):
-    """``nisa.nc_transpose(dst, data, engine)``: dst[f, p] = data[p, f]."""
-
-    name = "nki.nc_transpose"
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-
-    def verify_(self) -> None:
-        e = self.properties.get("engine")
-        eng = "vector" if isinstance(e, StringAttr) and e.data == "vector" else "tensor"
-        rules.engine(self, ("tensor", "vector"))
-        matmul_rules.transpose(self, self.dst, self.data, eng)
-
-
 # the instruction-family modules that add ops to both dialects, and the sugar ops
 from . import (  # noqa: E402
-    isa_collective, isa_control, isa_movement, isa_select,
+    isa_collective, isa_control, isa_select,
     lang_ops, nki_sugar, views,
 )
 from .nki_wrappers import (  # noqa: E402
@@ -248,7 +159,7 @@ from .nki_wrappers import (  # noqa: E402
 SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp, *nki_sugar.SUGAR)
 
 #: the instruction-family modules that add ops to both dialects
-FAMILIES = (isa_select, isa_movement, isa_control,
+FAMILIES = (isa_select, isa_control,
             isa_collective, nki_sugar, lang_ops, views)
 
 
@@ -259,8 +170,8 @@ def family_ops(attr: str) -> list:
 
 NKI = Dialect(  # with the ops of the instruction definitions (dialect_ops: a live list)
     "nki",
-    dialect_ops("nki", [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, MemsetOp, IotaOp, AffineSelectOp,
-     NcMatmulOp, NcTransposeOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
+    dialect_ops("nki", [NdarrayOp, ZerosOp, MemsetOp, IotaOp, AffineSelectOp,
+     LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
      *family_ops("NKI_OPS")]),
     [],
 )

@@ -55,7 +55,8 @@ class Tile(Param):
     Attributes:
         writes: the instruction writes this operand (else it reads it): its memory effect.
         optional: the operand may be omitted (``None``).
-        spaces: the memories it may live in (default SBUF or PSUM).
+        spaces: the memories it may live in (default SBUF or PSUM; None: any, the
+            definition's ``verify`` checks them).
         dtypes: the dtypes it may have (None: any).
         like: a role (or roles) whose partition count and elements per partition this one
             must equal.
@@ -67,7 +68,7 @@ class Tile(Param):
 
     writes: bool = False
     optional: bool = False
-    spaces: tuple[str, ...] = ON_CHIP
+    spaces: tuple[str, ...] | None = ON_CHIP
     dtypes: tuple | None = None
     like: str | tuple[str, ...] | None = None
     partitions_of: str | tuple[str, ...] | None = None
@@ -137,7 +138,9 @@ class Property(Param):
 class Flag(Property):
     """A boolean kept as an ``IntegerAttr``.  ``default=None`` (``accumulate``): True /
     False / None, anything else refused, the property absent for None; ``default=False``
-    (``reverse0``): the truth of the argument, the property present only when true."""
+    (``reverse0``): the truth of the argument, the property present only when true;
+    ``default=True`` (``unique_indices``): the property present (false) only when the
+    argument is false."""
 
     default: bool | None = None
 
@@ -173,7 +176,7 @@ class EnumProp(Property):
 
     Attributes:
         enum: the ``nki.isa`` enum's name.
-        allowed: the members the instruction accepts (checked by the verifier).
+        allowed: the members the instruction accepts (checked by the verifier; empty: any).
         default: the member None stands for.
         implied: ``(role, member)``: when the operand ``role`` is given and the argument is
             the default, the member it stands for (``reduce_res`` given with ``reduce_cmd``
@@ -202,11 +205,14 @@ class Int(Property):
 
 @dataclass(frozen=True)
 class IntList(Property):
-    """A list of compile-time Python ``int`` s (an ``ArrayAttr``; required)."""
+    """A list of compile-time Python ``int`` s (an ``ArrayAttr``; required unless
+    ``optional``: None omits it)."""
+
+    optional: bool = False
 
     @property
     def api_default(self) -> Any:
-        return REQUIRED
+        return None if self.optional else REQUIRED
 
 
 @dataclass(frozen=True)
@@ -220,23 +226,26 @@ class Engine(Param):
 
     ``Engine("vector", gpsimd="trn2")``: Vector by default (from the oldest target), GpSimd
     from trn2 on.  ``param=False``: the API has no ``engine=`` parameter (the instruction
-    runs on its default engine, or one a pass chooses).
+    runs on its default engine, or one a pass chooses).  ``checked=False``: the generated
+    verifier leaves the engine to the definition's ``verify`` (whose rules differ by twin).
     """
 
     default: str = "vector"
     since: dict[str, str] = field(default_factory=dict)
     param: bool = True
+    checked: bool = True
 
-    def __init__(self, default: str, *, param: bool = True, **since: str):
+    def __init__(self, default: str, *, param: bool = True, checked: bool = True, **since: str):
         object.__setattr__(self, "role", "engine")
         object.__setattr__(self, "default", default)
         object.__setattr__(self, "since", {default: TARGETS[0], **since})
         object.__setattr__(self, "param", param)
+        object.__setattr__(self, "checked", checked)
         for t in self.since.values():
             assert t in TARGETS, f"unknown target {t!r}"
 
     def __hash__(self) -> int:
-        return hash((self.default, tuple(self.since.items()), self.param))
+        return hash((self.default, tuple(self.since.items()), self.param, self.checked))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -315,12 +324,14 @@ class InstructionDef:
         interpret: ``interpret(decoder, op) -> closure``, the interpreter's closure builder.
         cost: the cost model's row for the instruction (a :class:`Stream` or a :class:`Formula`).
         beta1_result: the Beta 1 form (``nki.isa`` of NKI Beta 1, no ``dst``) returns a new
-            tile shaped like the first tile argument; False: the call has no result and is
-            passed on unchanged.
+            tile shaped like the first tile argument (or by the rule ``beta1_result(cg, api,
+            bound_args, dtype) -> (shape, dtype, buffer)``); False: the call has no result
+            and is passed on unchanged.
         call: ``call(cg, api, args)``, the frontend's extra behaviour for a call: run on the
             bound arguments (a dict by parameter name) before they are converted, it raises
             the API's own argument errors (``cg.b.error``) and may replace arguments (None
-            omits an optional operand).
+            omits an optional operand); it returns ``ods_forms.EMITTED`` when it emitted
+            the call itself (an indirect DMA), which then emits nothing more.
         isa: the ``nisa`` form when it differs from the ``nki`` op (AWS's op name, roles and
             spellings; an :class:`~.ods_forms.IsaForm`), None: the 1:1 twin ``nisa.<name>``.
         elementwise: element i of ``dst`` is computed from element i of each same-sized tile

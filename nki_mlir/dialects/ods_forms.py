@@ -24,7 +24,8 @@ are ``props(op)`` or else the same-named ``nki`` properties with their tokens re
 operands), else the definition's default engine.
 
 :class:`ApiArg` is an API parameter the ops do not keep (the definition's ``call`` hook reads
-it, e.g. to refuse a value the instruction does not support).
+it, e.g. to refuse a value the instruction does not support).  :class:`Tiles` is a variadic
+tensor operand, :class:`FloatList` a list of numbers, :class:`Dma` the cost row of a DMA.
 """
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ from xdsl.ir import Attribute, Operation
 
 from .common import str_attr
 from .ods import InstructionDef, Param, Property, Scalar, Tile
+
+#: what a definition's ``call`` hook returns when it emitted the call itself
+EMITTED = object()
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,9 @@ class IsaForm:
         engine: ``engine(nki_op) -> name``, the engine when the user chose none (a rule over
             the operands: GpSimd for an int32 ``tensor_tensor``); None: the default engine.
         verify: ``verify(op)``, rules of the ``nisa`` op beyond its fields.
+        operands: ``operands(nki_op) -> (new ops, {nisa role: value})``, ``nisa`` operands
+            computed from the ``nki`` op (``row_pos`` / ``col_pos`` constants from
+            ``tile_position``) and the ops computing them, placed before the ``nisa`` op.
         of: the ``nisa`` op is that of another definition (``activation_reduce`` lowers to
             ``activation``'s ``nisa.activation``); ``params`` and ``verify`` are then that
             definition's.
@@ -84,16 +91,18 @@ class IsaForm:
     engine: Callable[[Operation], str] | None = None
     verify: Callable | None = None
     of: str | None = None
+    operands: Callable | None = None
 
     def __init__(self, name: str, *, sources=None, defaults=None, spellings=None, props=None,
-                 engine=None, verify=None, of=None, **params: Param):
+                 engine=None, verify=None, of=None, operands=None, **params: Param):
         for r, p in params.items():
             if not isinstance(p, (Tile, Scalar, Property)):
                 raise TypeError(f"internal error: nisa.{name}: {r} is not an operand or a property")
         ps = tuple(replace(p, role=r) for r, p in params.items())
         for k, v in dict(name=name, params=ps, sources=dict(sources or {}),
                          defaults=dict(defaults or {}), spellings=dict(spellings or {}),
-                         props=props, engine=engine, verify=verify, of=of).items():
+                         props=props, engine=engine, verify=verify, of=of,
+                         operands=operands).items():
             object.__setattr__(self, k, v)
 
     def __hash__(self) -> int:
@@ -132,8 +141,12 @@ def lowering(rec: InstructionDef, nisa_op: type[Operation]) -> Callable[[Operati
     def build(op: Operation) -> list[Operation]:
         new: list[Operation] = []
         values = []
+        computed = {}
+        if form.operands is not None:
+            before, computed = form.operands(op)
+            new.extend(before)
         for role in operands:
-            v = getattr(op, form.source(role), None)
+            v = computed[role] if role in computed else getattr(op, form.source(role), None)
             if v is None and role in form.defaults:
                 c = arith.ConstantOp(FloatAttr(form.defaults[role], f32), f32)
                 new.append(c)
@@ -157,4 +170,43 @@ def lowering(rec: InstructionDef, nisa_op: type[Operation]) -> Callable[[Operati
     return build
 
 
-__all__ = ["ApiArg", "IsaForm", "form_record", "default_engine", "lowering"]
+@dataclass(frozen=True)
+class Tiles(Tile):
+    """A variadic tensor operand: a list of tiles (``dma_compute``'s ``srcs``), printed as
+    ``srcs=[T %a, T %b]``; the definition's ``verify`` checks each (``spaces`` etc. are not
+    applied per value)."""
+
+
+@dataclass(frozen=True)
+class FloatList(Property):
+    """A list of compile-time numbers kept as an ``ArrayAttr`` of floats (optional: None
+    omits it)."""
+
+
+@dataclass(frozen=True)
+class Dma:
+    """The cost model's row of a DMA instruction: it is timed on the DMA engines
+    (``nki_mlir/perf/dma_costs.py``: bytes moved, rows spread over the engines, contiguous
+    runs), not on a compute engine.
+
+    Attributes:
+        srcs: the source operand roles (every value of a variadic one).
+        transpose: a DMA transpose (the DMA transpose efficiencies apply; runs counted on
+            ``dst``).
+        sum_srcs: the bytes moved are all the sources' bytes (a DMA that reads several
+            sources into one ``dst``), instead of ``max(source, dst)`` bytes.
+        source: where the formula comes from (docs/cost-model.md).
+    """
+
+    srcs: tuple[str, ...] = ("src",)
+    transpose: bool = False
+    sum_srcs: bool = False
+    source: str = ""
+
+    @property
+    def row(self) -> None:
+        return None
+
+
+__all__ = ["ApiArg", "IsaForm", "form_record", "default_engine", "lowering", "Tiles", "FloatList",
+           "Dma", "EMITTED"]

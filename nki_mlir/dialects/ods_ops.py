@@ -23,7 +23,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, StringAttr
 from xdsl.irdl import (AttrSizedOperandSegments, irdl_op_definition, operand_def,
-                       opt_operand_def, opt_prop_def, prop_def, traits_def)
+                       opt_operand_def, opt_prop_def, prop_def, traits_def, var_operand_def)
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -33,7 +33,7 @@ from . import rules
 from .common import dtype_of, shape_of
 from .instruction import (DEFINED_OPS, ELEMENTWISE_OPS, FULL_WRITES, NisaInstruction, NkiInstruction, OperandEffects,
                           direct_lowering)
-from .ods_forms import form_record, lowering
+from .ods_forms import FloatList, Tiles, form_record, lowering
 from .ods import (REQUIRED, Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
                   Scalar, Tile)
 from .vector_rules import arith_only, start_partitions
@@ -41,7 +41,7 @@ from .vector_rules import arith_only, start_partitions
 #: the property constraint of each kind of :class:`~.ods.Property`
 _PROPERTY_TYPES = {Flag: IntegerAttr, Int: IntegerAttr, IntList: ArrayAttr, IntPair: ArrayAttr,
                    OpToken: StringAttr,
-                   EnumProp: StringAttr}
+                   EnumProp: StringAttr, FloatList: ArrayAttr}
 
 #: op name (``"nki.rng"``, ``"nisa.rng"``) -> the op class generated from a definition
 OPS_BY_NAME: dict[str, type[Operation]] = {}
@@ -79,10 +79,13 @@ def _body(rec: InstructionDef, shape: InstructionDef | None = None) -> dict:
     for p in rec.operands:
         constr = MemRefType if isinstance(p, Tile) else None
         args = () if constr is None else (constr,)
+        if isinstance(p, Tiles):
+            body[p.role] = var_operand_def(*args)
+            continue
         body[p.role] = opt_operand_def(*args) if p.optional else operand_def(*args)
     for p in rec.properties:
         required = (isinstance(p, OpToken) and not p.optional) or \
-            (isinstance(p, Int) and p.default is REQUIRED) or isinstance(p, IntList)
+            (isinstance(p, Int) and p.default is REQUIRED) or (isinstance(p, IntList) and not p.optional)
         body[p.role] = (prop_def if required else opt_prop_def)(_PROPERTY_TYPES[type(p)])
     if any(p.optional for p in rec.operands):  # as the hand-written ops: sizes in the generic form
         body["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)
@@ -140,10 +143,10 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     """The checks the fields of ``rec`` say, in this order, then ``rec.verify(op)``:
 
     1. the target: ``since`` (the error names ``feature``);
-    2. each tile operand: its memory, rank >= 2 and at most 128 partitions; with its
+    2. each tile operand: its memory (unless ``spaces`` is None), rank >= 2 and at most 128 partitions; with its
        ``like`` roles: equal partition counts, then elements per partition; with
        ``partitions_of``: equal partition counts;
-    3. the engine: one of ``engine.names``, available on the target; on GpSimd no tile
+    3. the engine (unless ``engine.checked`` is False): one of ``engine.names``, available on the target; on GpSimd no tile
        operand in PSUM (GpSimd cannot access PSUM);
     4. each scalar operand: a number or a ``[P, 1]`` tile, ``P`` the first tile's partitions
        (a number only when ``const``; any tile when ``tile``, which is checked as a tile in 2);
@@ -159,9 +162,10 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     api = rules.api(op)
     if rec.since is not None:
         rules.require_target(op, rec.since, rec.feature or api)
-    tiles = [(p, getattr(op, p.role)) for p in rec.tiles]
+    tiles = [(p, getattr(op, p.role)) for p in rec.tiles if not isinstance(p, Tiles)]
     for p, v in tiles:
-        rules.tile(op, p.role, v, spaces=p.spaces)
+        if p.spaces is not None:
+            rules.tile(op, p.role, v, spaces=p.spaces)
     for p in rec.operands:
         v = getattr(op, p.role)
         if isinstance(p, Scalar) and p.tile and v is not None and isinstance(v.type, MemRefType):
@@ -175,9 +179,10 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
             rules.same_free_size(op, *pairs)
         if p.partition_peers:
             rules.same_partitions(op, (p.role, v), *((r, getattr(op, r)) for r in p.partition_peers))
-    eng, there = _verify_engine(op, rec.engine, api)
-    why = "" if "vector" in there else f" (its only engine on {rules.target_of(op)})"
-    rules.gpsimd_no_psum(op, eng, *((p.role, v) for p, v in tiles), why=why)
+    if rec.engine.checked:
+        eng, there = _verify_engine(op, rec.engine, api)
+        why = "" if "vector" in there else f" (its only engine on {rules.target_of(op)})"
+        rules.gpsimd_no_psum(op, eng, *((p.role, v) for p, v in tiles), why=why)
     first = next((v for _, v in tiles if v is not None), None)
     for p in rec.operands:
         if not isinstance(p, Scalar):
@@ -203,7 +208,7 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     for p in rec.properties:
         if isinstance(p, OpToken) and p.arith:
             arith_only(op, p.role, p.allowed)
-        elif isinstance(p, (OpToken, EnumProp)):
+        elif isinstance(p, (OpToken, EnumProp)) and p.allowed:
             rules.enum(op, p.role, p.allowed)
     if rec.verify is not None:
         rec.verify(op)

@@ -8,7 +8,8 @@ AWS's ``nisa`` text writes every operand and attribute inside one pair of parent
     nisa.activation(dst=..., src=..., bias=f32 %cst, scale=f32 %one, op=exp) engine=scalar
     %t = nki.load(src=memref<128x512xf32, #nisa.mem<shared_hbm>> %a) : memref<128x512xf32, #nisa.mem<sbuf>>
 
-An operand is ``role=TYPE %value`` (tiles and scalars alike); a property is
+An operand is ``role=TYPE %value`` (tiles and scalars alike), a variadic one a list
+``role=[TYPE %a, TYPE %b]``; a property is
 ``name=VALUE`` where VALUE is a bare identifier (enum), an integer, a float, ``true`` /
 ``false``, a string literal or a ``[...]`` list.  Discardable attributes follow in
 ``{...}`` and a result type after ``:``.  :class:`KeywordOp` implements ``parse`` and
@@ -30,7 +31,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, OptOperandDef
+from xdsl.irdl import IRDLOperation, OptOperandDef, VarOperandDef
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -131,7 +132,7 @@ class KeywordOp(IRDLOperation):
         if hit is None:
             defn = cls.get_irdl_definition()
             names = [n for n, _ in defn.operands]
-            optional = {n for n, d in defn.operands if isinstance(d, OptOperandDef)}
+            optional = {n for n, d in defn.operands if isinstance(d, (OptOperandDef, VarOperandDef))}
             props = [p for p in defn.properties if p not in _HIDDEN_PROPS]
             hit = (names, optional, props)
             cls._nkim_roles = hit
@@ -158,6 +159,15 @@ class KeywordOp(IRDLOperation):
                 printer.print_attribute(value.type)
                 printer.print_string(" ")
                 printer.print_ssa_value(value)
+            elif isinstance(value, tuple):  # a variadic operand: [T %a, T %b]
+                printer.print_string("[")
+                for j, v in enumerate(value):
+                    if j:
+                        printer.print_string(", ")
+                    printer.print_attribute(v.type)
+                    printer.print_string(" ")
+                    printer.print_ssa_value(v)
+                printer.print_string("]")
             else:
                 print_value(printer, value)  # type: ignore[arg-type]
         printer.print_string(")")
@@ -210,7 +220,7 @@ class KeywordOp(IRDLOperation):
     def parse(cls, parser: Parser):
         names, optional, props = cls._roles()
         defn = cls.get_irdl_definition()
-        operands: dict[str, SSAValue] = {}
+        operands: dict[str, SSAValue | list[SSAValue]] = {}
         properties: dict[str, Attribute] = {}
         parser.parse_punctuation("(")
         if parser.parse_optional_punctuation(")") is None:
@@ -220,7 +230,16 @@ class KeywordOp(IRDLOperation):
                 if key in operands or key in properties:
                     parser.raise_error(f"'{key}' given twice", pos, parser.pos)
                 parser.parse_punctuation("=")
-                if key in names:
+                if key in names and parser.parse_optional_punctuation("[") is not None:
+                    vals: list[SSAValue] = []  # a variadic operand
+                    if parser.parse_optional_punctuation("]") is None:
+                        while True:
+                            vals.append(parser.parse_operand(parser.parse_type()))
+                            if parser.parse_optional_punctuation(",") is None:
+                                break
+                        parser.parse_punctuation("]")
+                    operands[key] = vals
+                elif key in names:
                     ty = parser.parse_type()
                     operands[key] = parser.parse_operand(ty)
                 elif key in props:
@@ -243,8 +262,9 @@ class KeywordOp(IRDLOperation):
         missing = [n for n in names if n not in optional and n not in operands]
         if missing:
             parser.raise_error(f"'{cls.name}' needs operand(s) {', '.join(missing)}")
+        variadic = {n for n, d in defn.operands if isinstance(d, VarOperandDef)}
         return cls.build(
-            operands=[operands.get(n) for n in names],
+            operands=[operands.get(n, [] if n in variadic else None) for n in names],
             result_types=result_types,
             properties=properties,
             attributes=attributes,

@@ -26,13 +26,17 @@ _UFUNC_TOKENS = {
 }
 
 
+#: the calls that may read or write through an indirect view
+INDIRECT_APIS = frozenset({"nisa.dma_copy"})
+
+
 def tensor(cg, api: str, role: str, v: Any, *, optional: bool = False) -> Tensor | None:
     """``v`` must be a tensor (or None when optional)."""
     if v is None and optional:
         return None
     if not isinstance(v, Tensor):
         raise cg.b.error(f"{api}: '{role}' must be a tensor, got {_show(v)}", NKITypeError)
-    if v.indirect is not None and api != "nisa.dma_copy":
+    if v.indirect is not None and api not in INDIRECT_APIS:
         raise cg.b.error(f"{api}: '{role}' is an indirect view (ap(vector_offset=...) / "
                          f"vector_select); only nisa.dma_copy can read or write through it",
                          NKITypeError)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import UnitAttr
 
-from ..dialects import nki
+from ..dialects.ods_ops import op_class
 from ..errors import NKITypeError
 from .builtins import HANDLERS
 from .values import Tensor
@@ -50,7 +50,7 @@ def assign_into(cg, dst: Tensor, value: Any) -> None:
     if not value.on_chip:
         HANDLERS["nisa.dma_copy"](cg, dst, value)
         return
-    op = cg.b.emit(nki.TensorCopyOp.build(operands=[dst.value, value.value]))
+    op = cg.b.emit(op_class("nki.tensor_copy").build(operands=[dst.value, value.value]))
     op.attributes[ASSIGN_ATTR] = UnitAttr()
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..dialects import nki, nki_sugar as S
 from ..dialects.common import contiguous_strides, memref
+from ..dialects.ods_ops import op_class
 from ..dialects.lang_ops import DevicePrintOp, SharedConstantOp, dense_bits
 from ..errors import NKITypeError
 from . import args as A
@@ -155,7 +156,7 @@ def shared_identity_matrix(cg, n, dtype=None, dst=None):
     d = _tile(cg, api, "dst", dst)
     if d.shape[0] != int(n) or d.size != int(n) * int(n):
         raise _err(cg, f"{api}: 'dst' must be [{n}, {n}], got {list(d.shape)}")
-    A.emit(cg, nki.TensorCopyOp, {"dst": d.value, "src": t.value})
+    A.emit(cg, op_class("nki.tensor_copy"), {"dst": d.value, "src": t.value})
     return d
 
 

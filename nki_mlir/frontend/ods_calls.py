@@ -35,18 +35,23 @@ from typing import Any
 
 from ..dialects.ods import (Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
                             Scalar, Tile)
-from ..dialects.ods_forms import ApiArg
+from ..dialects.ods_forms import EMITTED, ApiArg, FloatList, Tiles
 from ..dialects.vector_rules import BITVEC
 from ..errors import NKITypeError
 from . import args as A
 from .beta1.isa import define_beta1
 from .builtins import HANDLERS, Builtin
+from .values import Tensor
 
 #: ``nl.max`` / ``nl.min`` (reduction functions) accepted where an op token is expected
 _REDUCE_ALIASES = {"nl.max": "maximum", "nl.min": "minimum"}
 
 
 def _tile(cg, api: str, p: Tile, v):
+    if isinstance(p, Tiles):
+        if isinstance(v, Tensor) or not isinstance(v, (list, tuple)):
+            raise cg.b.error(f"{api}: {p.role} must be a list of tensors, got {v!r}", NKITypeError)
+        return [A.tensor(cg, api, f"{p.role}[{i}]", s).value for i, s in enumerate(v)]
     t = A.tensor(cg, api, p.role, v, optional=p.optional)
     return None if t is None else t.value
 
@@ -72,13 +77,23 @@ def op_token(cg, api: str, role: str, v: Any, allowed, arith: bool = False) -> s
 def _property(cg, api: str, p, v):
     """The property value of the compile-time argument ``v`` of ``p`` (None: absent)."""
     if isinstance(p, Flag):
+        if p.default is True:  # stored only when false
+            return None if v in (True, None) else bool(v)
         return (bool(v) or None) if p.default is False else A.flag(cg, api, p.role, v)
+    if isinstance(p, FloatList):
+        if v is None:
+            return None
+        if not isinstance(v, (list, tuple)) or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+            raise cg.b.error(f"{api}: {p.role} must be a list of compile-time numbers, got {v!r}",
+                             NKITypeError)
+        return [float(x) for x in v]
     if isinstance(p, Int):
         if v is None and p.default is None:
             return None
         return A.strict_int(cg, api, p.role, v) if p.strict else A.const_int(cg, api, p.role, v)
     if isinstance(p, IntList):
-        return A.strict_ints(cg, api, p.role, v)
+        return None if v is None and p.optional else A.strict_ints(cg, api, p.role, v)
     if isinstance(p, IntPair):
         return A.tile_pair(cg, api, p.role, v)
     if isinstance(p, OpToken):
@@ -101,8 +116,8 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
         bound = call_sig.bind(cg, *args, **kwargs)   # TypeError: the tracer reports the call
         bound.apply_defaults()
         a = bound.arguments
-        if rec.call is not None:
-            rec.call(cg, api, a)
+        if rec.call is not None and rec.call(cg, api, a) is EMITTED:
+            return None
         operands, props = {}, {}
         for p in rec.params:
             if isinstance(p, ApiArg):

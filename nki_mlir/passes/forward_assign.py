@@ -22,7 +22,7 @@ cannot write PSUM, say) the copy stays.
 from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.utils.exceptions import VerifyException
 
 from ..dialects import nki
@@ -62,9 +62,8 @@ class ForwardAssign(RewritePattern):
             order = self._order[block] = number_ops(block)
         return order
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.TensorCopyOp, rewriter: PatternRewriter) -> None:
-        if ASSIGN_ATTR not in op.attributes:
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "nki.tensor_copy" or ASSIGN_ATTR not in op.attributes:
             return
         dst, tmp = op.dst, op.src
         alloc = tmp.owner

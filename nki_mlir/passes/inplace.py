@@ -11,7 +11,7 @@ checks see one buffer).
 
 Conditions (all must hold; anything else is left alone):
 
-- the instruction is one of :data:`ELEMENTWISE`, its ``dst`` operand is ``B`` itself (not
+- the instruction is elementwise (an instruction definition's ``elementwise``), its ``dst`` operand is ``B`` itself (not
   a view), and ``A`` itself (not a view) is one of its other operands;
 - ``A`` and ``B`` are automatically placed allocs of the memory being rewritten of the same memref type (same
   shape, dtype and layout, so element ``i`` is at the same byte), in the same block as the
@@ -31,13 +31,10 @@ from ..dialects.nisa import AllocOp
 from .alloc_sinking import ancestor_in
 from .liveness import users_through_views
 
-#: instructions where element i of dst is computed from element i of each same-typed source
-#: (and the instruction definitions' ``elementwise`` ops, ``ELEMENTWISE_OPS``)
-ELEMENTWISE = frozenset({"nisa.tensor_copy"})
-
-
 def _elementwise(name: str) -> bool:
-    return name in ELEMENTWISE or name in ELEMENTWISE_OPS
+    """Element i of dst is computed from element i of each same-typed source: the
+    instruction definitions' ``elementwise`` ops (``ELEMENTWISE_OPS``)."""
+    return name in ELEMENTWISE_OPS
 
 ATTR_ADDRESS = "nkim.address"
 

@@ -77,7 +77,7 @@ class LegalizeLoad(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nki.LoadOp, rewriter: PatternRewriter) -> None:
         alloc = nki.NdarrayOp.build(result_types=[op.result.type])
-        copy = nki.DmaCopyOp.build(operands=[alloc.result, op.src])
+        copy = op_class("nki.dma_copy").build(operands=[alloc.result, op.src])
         rewriter.replace(op, _with_loc(op, [alloc, copy]), [alloc.result])
 
 
@@ -90,9 +90,9 @@ class LegalizeStore(RewritePattern):
         value: SSAValue = op.value
         if space_of(value) == "psum":
             tmp = _alloc(shape_of(value), dtype_of(value), "sbuf")
-            ops += [tmp, nki.TensorCopyOp.build(operands=[tmp.result, value])]
+            ops += [tmp, op_class("nki.tensor_copy").build(operands=[tmp.result, value])]
             value = tmp.result
-        ops.append(nki.DmaCopyOp.build(operands=[op.dst, value]))
+        ops.append(op_class("nki.dma_copy").build(operands=[op.dst, value]))
         rewriter.replace(op, _with_loc(op, ops), [])
 
 
@@ -144,11 +144,11 @@ class LegalizeMatmul(RewritePattern):
             dt = dtype_of(op.x)
             t_ps = _alloc((k, m), dt, "psum")
             t_sb = _alloc((k, m), dt, "sbuf")
-            ops += [t_ps, nki.NcTransposeOp.build(operands=[t_ps.result, op.x]),
-                    t_sb, nki.TensorCopyOp.build(operands=[t_sb.result, t_ps.result])]
+            ops += [t_ps, op_class("nki.nc_transpose").build(operands=[t_ps.result, op.x]),
+                    t_sb, op_class("nki.tensor_copy").build(operands=[t_sb.result, t_ps.result])]
             stationary = t_sb.result
         alloc = nki.NdarrayOp.build(result_types=[op.result.type])
-        ops += [alloc, nki.NcMatmulOp.build(operands=[alloc.result, stationary, op.y])]
+        ops += [alloc, op_class("nki.nc_matmul").build(operands=[alloc.result, stationary, op.y])]
         rewriter.replace(op, _with_loc(op, ops), [alloc.result])
 
 

@@ -23,6 +23,7 @@ from .. import dtypes
 from ..dialects import nki
 from ..dialects import nki_sugar as S
 from ..dialects.common import dtype_of, free_size, shape_of, space_of
+from ..dialects.ods_ops import op_class
 
 #: TensorE input dtypes of the ones-matmul (others are converted to fp32 first)
 _MATMUL_IN = (dtypes.float32,)
@@ -48,7 +49,7 @@ class BroadcastEmitter:
         ones = self.ones(parts)
         if free_size(v) <= chunk:  # one matmul over the whole row
             ps = self.alloc((parts, free_size(v)), dtypes.float32, "psum")
-            self.add(nki.NcMatmulOp.build(operands=[ps, ones, moving]))
+            self.add(op_class("nki.nc_matmul").build(operands=[ps, ones, moving]))
             if out is None:
                 out = self.alloc((parts,) + shape[1:], dt)
             self.evict(out, ps)
@@ -61,7 +62,7 @@ class BroadcastEmitter:
                 c, offs = min(chunk, last - lo), [0, *idx, lo]
                 ps = self.alloc((parts, c), dtypes.float32, "psum")
                 row = self.subview(moving, offs, [1] * (rank - 1) + [c])
-                self.add(nki.NcMatmulOp.build(operands=[ps, ones, row]))
+                self.add(op_class("nki.nc_matmul").build(operands=[ps, ones, row]))
                 self.evict(self.subview(out, offs, [parts] + [1] * (rank - 2) + [c]), ps)
         return out
 
@@ -88,7 +89,7 @@ class BroadcastEmitter:
         result left in PSUM for its readers (see :func:`psum_direct`)."""
         ones = self.ones(parts)
         ps = self.alloc((parts, free_size(v)), dtypes.float32, "psum")
-        self.add(nki.NcMatmulOp.build(operands=[ps, ones, v]))
+        self.add(op_class("nki.nc_matmul").build(operands=[ps, ones, v]))
         return ps
 
     def bcast(self, v: SSAValue, shape, out: SSAValue | None = None) -> SSAValue:

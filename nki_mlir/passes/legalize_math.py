@@ -131,7 +131,7 @@ class Emitter(BroadcastEmitter):
 
     # ------------------------------------------------------------ instructions
     def copy(self, dst: SSAValue, src: SSAValue) -> None:
-        self.add(nki.TensorCopyOp.build(operands=[dst, src]))
+        self.add(op_class("nki.tensor_copy").build(operands=[dst, src]))
 
     def memset(self, dst: SSAValue, value: SSAValue) -> None:
         self.add(nki.MemsetOp.build(operands=[dst, value]))
@@ -349,10 +349,10 @@ def _transpose(e: Emitter, op: S.TransposeOp) -> SSAValue:
     rt = op.result.type
     if space_of(rt) == "psum" and dtype_of(rt) == dtype_of(x):
         r = e.alloc_result()
-        e.add(nki.NcTransposeOp.build(operands=[r, x]))
+        e.add(op_class("nki.nc_transpose").build(operands=[r, x]))
         return r
     tp = e.alloc(shape_of(rt), dtype_of(x), "psum")
-    e.add(nki.NcTransposeOp.build(operands=[tp, x]))
+    e.add(op_class("nki.nc_transpose").build(operands=[tp, x]))
     r = e.alloc_result()
     e.copy(r, tp)
     return r

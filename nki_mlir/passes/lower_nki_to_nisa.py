@@ -18,10 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import (ArrayAttr, BoolAttr, IndexType, IntegerAttr, ModuleOp,
-                                     StringAttr)
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -33,7 +31,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import VerifyException
 
 from ..dialects import nisa, nki
-from ..dialects.common import bool_attr, i64_attr, str_attr
+from ..dialects.common import i64_attr, str_attr
 from ..dialects.instruction import DIRECT_LOWERINGS
 from ..dialects.nisa import ARITH_OPS
 
@@ -71,25 +69,6 @@ class LowerNdarray(RewritePattern):
         _replace(rewriter, op, [new], [new.result])
 
 
-class LowerDmaCopy(RewritePattern):
-    """``nki.dma_copy(dst, src)`` -> ``nisa.dma_copy(dst, src, oob_is_err=true) engine=dma``."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.DmaCopyOp, rewriter: PatternRewriter) -> None:
-        oob = op.oob_mode is None or op.oob_mode.data != "skip"
-        props = {"engine": _engine(op, "dma"), "oob_is_err": bool_attr(oob)}  # hwdge: sync/scalar
-        if op.dge_mode is not None and op.dge_mode.data not in ("unknown",):
-            props["dge_mode"] = op.dge_mode
-        _replace(rewriter, op, [nisa.DmaCopyOp.build(operands=[op.dst, op.src], properties=props)])
-
-
-class LowerTensorCopy(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.TensorCopyOp, rewriter: PatternRewriter) -> None:
-        _replace(rewriter, op, [nisa.TensorCopyOp.build(
-            operands=[op.dst, op.src], properties={"engine": _engine(op, "vector")})])
-
-
 class LowerMemset(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nki.MemsetOp, rewriter: PatternRewriter) -> None:
@@ -116,49 +95,6 @@ class LowerAffineSelect(RewritePattern):
                         "engine": StringAttr("gpsimd")})])
 
 
-class LowerNcMatmul(RewritePattern):
-    """``nki.nc_matmul`` -> ``nisa.matmul``: ``accumulate=None|true|false`` ->
-    ``psum_accumulate_flags=auto|accumulate|overwrite``, ``is_transpose`` kept,
-    ``perf_mode=double_row`` -> ``perf_opt=double_row``, ``tile_position=[r, c]`` -> index
-    constants ``row_pos=%r, col_pos=%c`` plus ``tile_size``; the onezero hints are dropped::
-
-        nki.nc_matmul(dst=T %d, stationary=T %s, moving=T %m, tile_position=[64, 0], tile_size=[64, 128])
-        ->  %r = arith.constant 64 : index   %c = arith.constant 0 : index
-            nisa.matmul(dst=T %d, stationary=T %s, moving=T %m, row_pos=index %r, col_pos=index %c,
-                        is_transpose=false, ..., tile_size=[64, 128]) engine=tensor
-    """
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.NcMatmulOp, rewriter: PatternRewriter) -> None:
-        acc = "auto" if op.accumulate is None else ("accumulate" if op.accumulate.value.data else "overwrite")
-        transpose = op.is_transpose is not None and bool(op.is_transpose.value.data)
-        perf = op.perf_mode.data if op.perf_mode is not None else "none"
-        props = {"is_transpose": BoolAttr.from_bool(transpose),
-                 "perf_opt": StringAttr("none_" if perf == "none" else perf),
-                 "psum_zero_region": StringAttr("size2048"), "psum_accumulate_flags": StringAttr(acc),
-                 "engine": StringAttr("tensor")}
-        new_ops: list[Operation] = []
-        pos: list[SSAValue | None] = [None, None]
-        if op.tile_position is not None:
-            for i, a in enumerate(op.tile_position.data[:2]):
-                c = arith.ConstantOp(IntegerAttr(int(a.value.data), IndexType()))
-                new_ops.append(c)
-                pos[i] = c.result
-        if op.tile_size is not None:
-            props["tile_size"] = op.tile_size
-        new_ops.append(nisa.MatmulOp.build(
-            operands=[op.dst, op.stationary, op.moving, [pos[0]] if pos[0] else [], [pos[1]] if pos[1] else []],
-            properties=props))
-        _replace(rewriter, op, new_ops)
-
-
-class LowerNcTranspose(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.NcTransposeOp, rewriter: PatternRewriter) -> None:
-        _replace(rewriter, op, [nisa.NcTransposeOp.build(
-            operands=[op.dst, op.data], properties={"engine": _engine(op, "tensor")})])
-
-
 class LowerDirect(RewritePattern):
     """Any op registered with ``instruction.direct_lowering``: ``nki.X(roles..., props...)`` ->
     its ``nisa`` twin with the same operands and properties, ``engine=`` filled in.
@@ -183,9 +119,7 @@ class LowerDirect(RewritePattern):
         _replace(rewriter, op, [new], list(new.results))
 
 
-PATTERNS = (LowerDirect, LowerNdarray, LowerDmaCopy, LowerTensorCopy,
-            LowerMemset, LowerIota,
-            LowerAffineSelect, LowerNcMatmul, LowerNcTranspose)
+PATTERNS = (LowerDirect, LowerNdarray, LowerMemset, LowerIota, LowerAffineSelect)
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,8 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from ..dialects.common import MemSpaceAttr, bool_attr, i64_attr, memref, shape_of, dtype_of, space_of
 from ..dialects.effects import accesses, base_buffer, bytes_per_partition, is_view
-from ..dialects.nisa import AllocOp, DmaCopyOp, NisaInstruction, ReleaseOp
+from ..dialects.nisa import AllocOp, NisaInstruction, ReleaseOp
+from ..dialects.ods_ops import op_class
 from .alloc_sinking import ancestor_in
 from .liveness import ProgramOrder
 from .spill_source import TiledSource, tiled_source
@@ -122,7 +123,7 @@ class Plan:
 
     alloc: AllocOp
     segments: list[Segment]
-    remat: DmaCopyOp | None = None      # the DMA whose source reloads replace the HBM tensor
+    remat: Operation | None = None      # the DMA whose source reloads replace the HBM tensor
     source: TiledSource | None = None   # tile reloads from the input a DMA nest loaded
     releases: list[Operation] = field(default_factory=list)
 
@@ -254,7 +255,7 @@ def _single_input_writer(p: Plan, func: FuncOp) -> Use | None:
     if len(writers) != 1:
         return None
     w = writers[0]
-    if not isinstance(w.op, DmaCopyOp) or w.reads or len(w.operands) != 1:
+    if not (w.op.name == "nisa.dma_copy") or w.reads or len(w.operands) != 1:
         return None
     src = base_buffer(w.op.src)
     if not isinstance(src, BlockArgument) or space_of(src) not in ("hbm", "private_hbm", "shared_hbm"):
@@ -273,7 +274,7 @@ def _single_input_writer(p: Plan, func: FuncOp) -> Use | None:
     return w
 
 
-def _remat_source(p: Plan, func: FuncOp) -> DmaCopyOp | None:
+def _remat_source(p: Plan, func: FuncOp) -> Operation | None:
     """The DMA to reload from (module docstring), or None."""
     if any(s.sliced for s in p.segments):
         return None
@@ -323,8 +324,8 @@ def _clone_chain(chain: list[Operation], base: SSAValue, before: Operation,
     return value
 
 
-def _dma(dst: SSAValue, src: SSAValue, loc) -> DmaCopyOp:
-    op = DmaCopyOp.build(operands=[dst, src], properties={"engine": StringAttr("dma"),
+def _dma(dst: SSAValue, src: SSAValue, loc) -> Operation:
+    op = op_class("nisa.dma_copy").build(operands=[dst, src], properties={"engine": StringAttr("dma"),
                                                           "oob_is_err": bool_attr(True)})
     op.location = loc
     return op
@@ -443,10 +444,10 @@ def _erase_with_inputs(op: Operation) -> None:
 def _forward(seg: Segment, scratch, t: SSAValue) -> bool:
     """A segment of one DMA between HBM and the tile: the DMA goes to / from the HBM tensor
     directly.  Returns whether it applied."""
-    if len(seg.uses) != 1 or not isinstance(seg.uses[0].op, DmaCopyOp):
+    if len(seg.uses) != 1 or not (seg.uses[0].op.name == "nisa.dma_copy"):
         return False
     u = seg.uses[0]
-    op: DmaCopyOp = u.op
+    op: Operation = u.op
     if len(u.operands) != 1 or not (seg.sliced or op.operands[u.operands[0]] is t):
         return False
     other = op.src if u.operands[0] == 0 else op.dst

@@ -5,7 +5,7 @@ from __future__ import annotations
 from xdsl.dialects.func import FuncOp
 
 from ..dialects.common import space_of
-from ..dialects.nisa import AllocOp, DmaCopyOp
+from ..dialects.nisa import AllocOp
 from .liveness import ProgramOrder
 from .spill import Plan, Segment, plan
 
@@ -31,7 +31,7 @@ def _tileless(p: Plan, s: Segment) -> bool:
     if op is p.remat or (p.source is not None and op is p.source.writer):
         return True
     u = s.uses[0]
-    return isinstance(op, DmaCopyOp) and len(u.operands) == 1 and \
+    return (op.name == "nisa.dma_copy") and len(u.operands) == 1 and \
         (s.sliced or op.operands[u.operands[0]] is p.alloc.result) and \
         space_of(op.operands[1 - u.operands[0]]) in ("hbm", "private_hbm", "shared_hbm")
 

@@ -79,6 +79,7 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from ..dialects.effects import is_view
+from ..dialects.ods_forms import Dma
 from .dma_costs import HBM, DmaShape, dma_eff, dma_engine_bytes, dma_engine_shares, dma_shape
 from .operands import Tile, label_of, role_of, tiles_of
 from ..targets import CLOCKED_ENGINES, TargetModel
@@ -94,11 +95,10 @@ NO_COST_OPS = frozenset({
     "nisa.register_move", "nisa.register_load", "nisa.register_store", "nisa.register_read",
 })
 #: ops that are DMA transfers (timed by :func:`dma_engine_shares`)
-DMA_OPS = frozenset({"nisa.dma_copy", "nisa.dma_transpose", "nisa.dma_copy_indirect",
-                     "nisa.dma_compute", "nisa.sendrecv", "nisa.collective"})
+#: (and the instructions whose definition's cost row is a ``Dma``)
+DMA_OPS = frozenset({"nisa.dma_copy_indirect", "nisa.sendrecv", "nisa.collective"})
 #: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
 DEFAULT_ENGINE = {
-    "nisa.matmul": "tensor", "nisa.nc_transpose": "tensor",
     "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd",
     "nisa.core_barrier": "gpsimd",
 }
@@ -145,7 +145,8 @@ def resolve_engine(op: Operation) -> str:
     name = op.name
     if name in NO_COST_OPS or not name.startswith("nisa."):
         return "none"
-    if name in DMA_OPS or name.startswith("nisa.dma"):
+    defn = getattr(op, "DEFINITION", None)  # an instruction definition: its cost row and engine
+    if name in DMA_OPS or name.startswith("nisa.dma") or (defn is not None and isinstance(defn.cost, Dma)):
         return "dma"
     for where in (op.attributes.get("nkim.queue"), op.properties.get("engine"),
                   op.attributes.get("engine")):
@@ -157,7 +158,6 @@ def resolve_engine(op: Operation) -> str:
                 return "dma"
             if word == "sync":
                 return "none"
-    defn = getattr(op, "DEFINITION", None)  # an instruction definition names its default engine
     return defn.engine.default if defn is not None else DEFAULT_ENGINE.get(name, "vector")
 
 
@@ -228,7 +228,6 @@ def _flag(op: Operation, name: str) -> bool:
 #: class "copy" (copy perf mode), "other" (bf16 -> pm_other) or None (no perf mode).
 #: ``+MIN_II`` whenever a ``reduce_res`` is written.
 _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
-    "nisa.tensor_copy": (("src",), 1.0, "copy", None),
     "nisa.memset": (("dst",), 1.0, "copy", None),
     "nisa.range_select": (("on_true_tile",), 1.0, None, None),
     "nisa.iota": (("dst",), 1.0, None, None),
@@ -242,16 +241,9 @@ def _compute_cycles(op: Operation, engine: str, tiles: list[Tile],
     name = op.name
     pen = _penalty(tiles, model)
     extra = _reduce_extra(model, tiles)
-    if name == "nisa.matmul":
-        return _matmul(op, tiles, model, pen)
     formula = _defined_formula(op)
     if formula is not None:
         return _FORMULAS[formula](op, engine, tiles, model, pen)
-    if name == "nisa.nc_transpose":
-        data = role_of(tiles, "data")
-        if engine == "tensor" and data is not None:
-            return float(max(data.shape[0], min(model.min_ii_cycles, data.free))), 0.0, 0.0, None
-        return _cycles(engine, model, pen * (data.free if data else 1)), 0.0, 0.0, None
     if name in _TWO_INPUT_ROLES:
         return _two_input(_TWO_INPUT_ROLES[name], False, engine, tiles, model, pen,
                           extra), 0.0, 0.0, None
@@ -391,9 +383,20 @@ def _exponential(op: Operation, engine: str, tiles: list[Tile], model: TargetMod
     return _cycles(engine, model, n, sbf=_sbf(model, src), extra=extra), 0.0, 0.0, None
 
 
+def _transpose(op: Operation, engine: str, tiles: list[Tile], model: TargetModel,
+               pen: float) -> tuple[float, float, float, int | None]:
+    """``Formula("transpose", roles=(data,))``: on the Tensor engine ``max(P, min(MIN_II,
+    F))`` (ISA_OLD), elsewhere one stream over ``F`` (analogue: tensor_copy)."""
+    data = role_of(tiles, *op.DEFINITION.cost.roles)
+    if engine == "tensor" and data is not None:
+        return float(max(data.shape[0], min(model.min_ii_cycles, data.free))), 0.0, 0.0, None
+    return _cycles(engine, model, pen * (data.free if data else 1)), 0.0, 0.0, None
+
+
 #: the formulas a definition's ``Formula`` cost may name: ``f(op, engine, tiles, model,
 #: strided penalty) -> (cycles, flops, peak_flops_per_ns, moving_free)``
-_FORMULAS = {"matmul_mx": _matmul_mx, "two_input": _two_input_formula,
+_FORMULAS = {"matmul": lambda op, engine, tiles, model, pen: _matmul(op, tiles, model, pen),
+             "matmul_mx": _matmul_mx, "two_input": _two_input_formula, "transpose": _transpose,
              "exponential": _exponential, "tensor_reduce": _tensor_reduce,
              "reciprocal": _reciprocal}
 

@@ -50,19 +50,20 @@ def _run_bytes(t: Tile) -> int:
 
 
 def dma_shape(op: Operation, tiles: list[Tile]) -> DmaShape:
+    """What the DMA ``op`` moves; an instruction definition's ``Dma`` cost row
+    (``dialects/ods_forms.py``) names its sources and whether it transposes."""
     name = op.name
     dst = role_of(tiles, "dst")
-    transpose = name == "nisa.dma_transpose"
-    if name == "nisa.dma_compute":
-        srcs = [t for t in tiles if t.role == "srcs"]
-    else:
-        srcs = [t for t in (role_of(tiles, "src"),) if t is not None]
+    row = getattr(getattr(op, "DEFINITION", None), "cost", None)
+    roles = getattr(row, "srcs", ("src",))
+    transpose = getattr(row, "transpose", False)
+    srcs = [t for t in tiles if t.role in roles]
     if dst is None or not srcs:
         return DmaShape(0, 0, 1, 0, 1, 0, transpose, False)
     if name == "nisa.dma_copy_indirect":
         return _indirect_shape(tiles, dst, srcs[0])
     src_bytes = sum(s.nbytes for s in srcs)
-    total = src_bytes if name == "nisa.dma_compute" else max(src_bytes, dst.nbytes)
+    total = src_bytes if getattr(row, "sum_srcs", False) else max(src_bytes, dst.nbytes)
     hbm = sum(s.nbytes for s in srcs if s.space in HBM) + (dst.nbytes if dst.space in HBM else 0)
     side = dst if dst.space == "sbuf" else next((s for s in srcs if s.space == "sbuf"), None)
     if side is not None:

@@ -21,8 +21,8 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import (
-    control, isa_control, isa_iota, isa_matmul, isa_memory, lang_ops,
-    isa_movement, isa_select, views,
+    control, isa_control, isa_iota, isa_memory, lang_ops,
+    isa_select, views,
 )
 from . import isa_collective, queues, spmd, timing_plan  # LNC2 cross-core ops; shared HBM of launches
 from . import blocks  # the contiguous storage of placed on-chip tensors
@@ -49,15 +49,10 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "nisa.dma_copy_indirect": isa_memory.dma_copy_indirect,
     "nisa.alloc": isa_memory.alloc,
     "nisa.release": isa_memory.release,
-    "nisa.dma_copy": isa_memory.dma_copy,
-    "nisa.tensor_copy": isa_memory.tensor_copy,
     "nisa.memset": isa_memory.memset,
-    "nisa.matmul": isa_matmul.matmul,
-    "nisa.nc_transpose": isa_matmul.nc_transpose,
     "nisa.iota": isa_iota.iota,
     "nisa.affine_select": isa_iota.affine_select,
     **isa_select.HANDLERS,
-    **isa_movement.HANDLERS,
     **isa_control.HANDLERS,
     **isa_collective.HANDLERS,
     **lang_ops.HANDLERS,
@@ -104,6 +99,11 @@ def decode_function(target: str, fop: func.FuncOp) -> Program:
     Raises:
         NKIRuntimeError: located at the first op or argument the interpreter cannot run.
     """
+    with blocks.memoized():
+        return _decode_function(target, fop)
+
+
+def _decode_function(target: str, fop: func.FuncOp) -> Program:
     dec = Decoder(target, dispatch, queues.Schedule())
     dec.blocks = blocks.plan(fop)
     block = fop.body.block

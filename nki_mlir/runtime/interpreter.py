@@ -28,9 +28,10 @@ Modules: this one picks the function and target; :mod:`.handlers` walks it (the 
 closure builders), with the decoder's state in :mod:`.decoder` and the slot environment and
 shared helpers in :mod:`.env`; the closure builders are in :mod:`.control`
 (``func`` / ``scf`` / ``arith``), :mod:`.views` (``memref.subview``), :mod:`.isa_memory`
-(``alloc`` / ``release`` / copies / ``memset``), :mod:`.isa_alu`, :mod:`.isa_activation`,
-:mod:`.isa_matmul` (``matmul`` / ``nc_transpose``) and :mod:`.isa_iota` (``iota`` /
-``affine_select``); :mod:`.program` runs the result.
+(``alloc`` / ``release`` / ``memset`` / the copy closure), :mod:`.isa_alu`, :mod:`.isa_activation`,
+:mod:`.isa_matmul` (``matmul``) and :mod:`.isa_iota` (``iota`` / ``affine_select``), and
+the instruction definitions' ``interpret`` (``nki_mlir/instructions``); :mod:`.program`
+runs the result.
 
 Every fault while running (out-of-bounds subview, bad placement, ...) raises
 :class:`~nki_mlir.errors.NKIRuntimeError` located at the op; unexpected Python exceptions

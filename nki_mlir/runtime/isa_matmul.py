@@ -1,4 +1,6 @@
-"""Closure builders for the TensorEngine instructions: ``nisa.matmul`` and ``nisa.nc_transpose``.
+"""The closure builder of ``nisa.matmul`` (``nc_matmul``'s ``nisa`` op, defined in
+``nki_mlir/instructions/tensor_engine.py``, which names :func:`matmul_closure` as its
+interpreter) and the PSUM writer it shares with ``nisa.nc_matmul_mx``.
 
 ``nisa.matmul``: ``dst[M, N] (+)= stationary[K, M]^T @ moving[K, N]`` in float32, ``K`` the
 partition (contraction) dim.  ``dst`` must be a PSUM tensor from a ``nisa.alloc``: its
@@ -17,8 +19,7 @@ nearest even when stored.
   16-bit PSUM element TensorE writes).
 - ``row_pos`` / ``col_pos`` / ``tile_size`` (tiling mode) only choose PE rows: no effect on values.
 
-``nisa.nc_transpose``: ``dst[F, P]`` = the bit-exact transpose of ``data[P, F]``.
-Semantics: NKI API common tables (nki/api/nki.api.shared) (``nki.isa.nc_matmul`` / ``nc_transpose``).
+Semantics: NKI API common tables (nki/api/nki.api.shared) (``nki.isa.nc_matmul``).
 """
 from __future__ import annotations
 
@@ -30,10 +31,10 @@ import numpy as np
 from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import nisa
+from ..dialects.common import prop_flag
 from ..errors import NKIRuntimeError
-from . import bind
 from . import numerics as nm
-from .env import STATE, Buf, Fault, finish, guard, scratch
+from .env import STATE, Buf, Fault, guard, scratch
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -102,7 +103,9 @@ def _psum_writer_f32(d: int, fl: int, mode: str):
     return write
 
 
-def matmul(dec: Decoder, op: nisa.MatmulOp):
+def matmul_closure(dec: Decoder, op):
+    """The closure of a ``nisa.matmul`` (the interpreter of ``nc_matmul``'s definition,
+    ``nki_mlir/instructions/tensor_engine.py``)."""
     dst = dec.buf(op, op.dst, "dst")
     sta, mov = dec.buf(op, op.stationary, "stationary"), dec.buf(op, op.moving, "moving")
     perf = op.perf_opt.data if op.perf_opt is not None else "none_"
@@ -115,7 +118,7 @@ def matmul(dec: Decoder, op: nisa.MatmulOp):
         raise error_at(op, f"nisa.matmul: contraction sizes differ: 'stationary' has {sta.parts} "
                            f"partitions, 'moving' has {mov.parts}", NKIRuntimeError)
     ss, ms, shape = sta.slot, mov.slot, dst.shape
-    if bool(op.is_transpose.value.data):
+    if prop_flag(op, "is_transpose"):
         return _transpose(op, dst, sta, mov)
     if dst.parts != M or dst.free != N:
         raise error_at(op, f"nisa.matmul: 'dst' must be [{M}, {N}] (stationary free x moving "
@@ -217,20 +220,3 @@ def _transpose(op, dst: Buf, sta: Buf, mov: Buf):
         env[d][...] = t.reshape(shape)
         env[STATE].mem.set_flags(env[fl], True)
     return guard(op, run)
-
-
-def nc_transpose(dec: Decoder, op: nisa.NcTransposeOp):
-    dst, data = dec.buf(op, op.dst, "dst"), dec.buf(op, op.data, "data")
-    P, F = data.parts, data.free
-    if dst.parts != F or dst.free != P:
-        raise error_at(op, f"nisa.nc_transpose: 'dst' must be [{F}, {P}] (the transpose of "
-                           f"'data'), got {list(dst.shape)}", NKIRuntimeError)
-    d, s, shape = dst.slot, data.slot, dst.shape
-
-    def run(env):
-        # a contiguous copy first: transposing strided tile rows directly is ~4x slower
-        env[d][...] = np.ascontiguousarray(env[s]).reshape(P, F).T.reshape(shape)
-    write = finish(op, run, dst)
-    if bind.bindable(dec, op):   # program order: dst is data's transposed view (its bytes
-        return guard(op, bind.binding(write, d, s))    # and flags: nothing else reads them)
-    return write

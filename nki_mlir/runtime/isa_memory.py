@@ -14,15 +14,13 @@
   (:mod:`.queues`) it does neither at once: the flags reset is enqueued on the ``tensor``
   queue and reads of never-written bytes are the hazard checks' business.
   ``nisa.release`` does nothing.
-- ``nisa.dma_copy``: element-count-preserving copy (any shapes); a dtype change casts
-  through float32.
+- :func:`copy_closure` (``nisa.dma_copy``, ``nisa.tensor_copy``, defined in
+  ``nki_mlir/instructions/movement.py``): element-count-preserving copy (any shapes),
+  bit-exact between equal dtypes, else through float32.
 - ``nisa.dma_copy_indirect``: gather ``dst[i] = src[src_index[i]]`` / scatter
   ``dst[dst_index[i]] = src[i]`` by rows (dim 0); an index outside the indexed tensor's
   rows is a runtime error naming the index, its partition and the bound
   (``oob_is_err=true``, the default) or that row is not transferred (``false``).
-- ``nisa.tensor_copy``: bit-exact when the dtypes match on Vector/GpSimd, else through
-  float32 (NKI API common tables (nki/api/nki.api.shared)); on ScalarE always through float32 (lossy for int32 above
-  2^24, and NaN payloads of equal float dtypes are not kept).
 - ``nisa.memset``: an integer value into a non-bool integer tensor is stored exactly (wrapping),
   anything else through float32.
 
@@ -40,13 +38,13 @@ from xdsl.ir import OpResult
 from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import nisa
-from ..dialects.common import HBM_SPACES, MemSpaceAttr
+from ..dialects.common import HBM_SPACES, MemSpaceAttr, prop_flag
 from ..dialects.instruction import FULL_WRITES as _FULL_WRITES
 from ..errors import NKIRuntimeError
-from . import bind, forward, hbm_fill
+from . import bind, hbm_fill
 from .blocks import PLACEMENT, placement
 from . import numerics as nm
-from .env import STATE, Buf, Closure, Fault, check_elems, engine, finish, guard, reader
+from .env import STATE, Buf, Closure, Fault, finish, guard, reader
 from .memory import Memory, MemoryFault, fill_sentinel, resolve_psum_offset, sentinel_filler
 
 if TYPE_CHECKING:
@@ -144,9 +142,7 @@ _TOKENS = itertools.count()
 #: :func:`_matmul_overwrites`)
 #: (the instruction definitions' ``full_writes`` and these hand-written ones: a live dict)
 FULL_WRITES = _FULL_WRITES
-FULL_WRITES.update({"nisa.dma_copy": ("dst",), "nisa.tensor_copy": ("dst",),
-                    "nisa.memset": ("dst",),
-                    "nisa.iota": ("dst",), "nisa.nc_transpose": ("dst",), "nisa.matmul": ("dst",)})
+FULL_WRITES.update({"nisa.memset": ("dst",), "nisa.iota": ("dst",)})
 #: ops that neither read nor write SBUF / PSUM bytes
 _NO_MEMORY = ("arith.", "memref.subview", "memref.reinterpret_cast", "memref.cast",
               "nisa.view_dtype", "nisa.alloc", "nisa.release")
@@ -157,7 +153,7 @@ _VIEW_OPS = ("memref.subview", "memref.reinterpret_cast", "memref.cast", "nisa.v
 def _matmul_overwrites(op) -> bool:
     """Whether a ``nisa.matmul`` writes its whole ``dst`` without reading it when the
     matmul-written flags of ``dst`` are clear (a transpose, or ``overwrite`` / ``auto``)."""
-    if bool(op.is_transpose.value.data):
+    if prop_flag(op, "is_transpose"):
         return True
     mode = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
     return mode in ("overwrite", "auto")
@@ -270,7 +266,7 @@ def release(dec: Decoder, op: nisa.ReleaseOp):
     return None
 
 
-def _copy(dst: Buf, src: Buf, exact: bool, transposed: bool = False) -> Closure:
+def copy_closure(dst: Buf, src: Buf, exact: bool, transposed: bool = False) -> Closure:
     """A closure copying ``src`` into ``dst`` (same element count, any shapes).
 
     Bit-exact if ``exact`` (equal dtypes), else read as float32 and cast to ``dst``'s dtype.
@@ -293,21 +289,6 @@ def _copy(dst: Buf, src: Buf, exact: bool, transposed: bool = False) -> Closure:
         def run(env):
             store(env[d], read(env))
     return run
-
-
-def dma_copy(dec: Decoder, op: nisa.DmaCopyOp):
-    dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
-    if int(np.prod(dst.shape)) != int(np.prod(src.shape)):
-        raise error_at(op, f"nisa.dma_copy: dst has {int(np.prod(dst.shape))} elements but src "
-                           f"has {int(np.prod(src.shape))}", NKIRuntimeError)
-    impl = _copy(dst, src, exact=dst.dtype == src.dtype,
-                 transposed=bind.bound_source(dec, op.src))
-    if forward.forwardable(dec, op):      # program order: read the input in place
-        impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, np.dtype(dst.dtype).itemsize)
-    ts = dec.hbm_tracked.get(op)
-    if ts is not None:
-        impl = hbm_fill.recording(impl, dst.slot, ts)
-    return finish(op, impl, dst)
 
 
 def dma_copy_indirect(dec: Decoder, op):
@@ -352,13 +333,6 @@ def dma_copy_indirect(dec: Decoder, op):
             vals = tmp
         env[ds][d_rows[ok]] = vals
     return finish(op, run, dst)
-
-
-def tensor_copy(dec: Decoder, op: nisa.TensorCopyOp):
-    dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
-    check_elems(op, dst, ("src", src))
-    exact = engine(op) != "scalar" and dst.dtype == src.dtype
-    return finish(op, _copy(dst, src, exact, bind.bound_source(dec, op.src)), dst)
 
 
 def memset(dec: Decoder, op: nisa.MemsetOp):

@@ -239,3 +239,40 @@ def test_an_isa_form_takes_operands_and_properties_only():
     from nki_mlir.dialects.ods_forms import IsaForm
     with pytest.raises(TypeError, match="not an operand or a property"):
         IsaForm("x", dst=Tile(writes=True), eng=Engine("vector"))
+
+
+def test_variadic_operand_effects_and_syntax():
+    """dma_compute's ``srcs`` (``Tiles``): every source is a read effect, and the keyword
+    syntax prints and parses the list."""
+    from nki_mlir.driver.pipeline import parse_module
+    text = """builtin.module {
+  func.func @k(%o: memref<4x8xf32, #nisa.mem<hbm>>, %a: memref<4x8xf32, #nisa.mem<sbuf>>, %b: memref<4x8xbf16, #nisa.mem<sbuf>>) {
+    nisa.dma_compute(dst=memref<4x8xf32, #nisa.mem<hbm>> %o, srcs=[memref<4x8xf32, #nisa.mem<sbuf>> %a, memref<4x8xbf16, #nisa.mem<sbuf>> %b], reduce_op=add) engine=dma
+    func.return
+  }
+}"""
+    m = parse_module(text)
+    op = next(o for o in m.walk() if o.name == "nisa.dma_compute")
+    a, b = op.srcs
+    assert {(e.kind, e.value) for e in get_effects(op)} == {
+        (MemoryEffectKind.WRITE, op.dst), (MemoryEffectKind.READ, a), (MemoryEffectKind.READ, b)}
+    assert "srcs=[memref<4x8xf32, #nisa.mem<sbuf>> %a, memref<4x8xbf16, #nisa.mem<sbuf>> %b]" in str(m)
+
+
+def test_isa_form_operands_computed_from_properties():
+    """nc_matmul's tile_position becomes nisa.matmul's row_pos / col_pos index constants
+    (``IsaForm(operands=...)``), accumulate=None its psum_accumulate_flags=auto."""
+    from nki_mlir.dialects import make_context
+    from nki_mlir.driver.pipeline import parse_module
+    from nki_mlir.passes.lower_nki_to_nisa import LowerNkiToNisa
+    text = """builtin.module {
+  func.func @k(%p: memref<32x512xf32, #nisa.mem<psum>>, %s: memref<32x32xbf16, #nisa.mem<sbuf>>, %m: memref<32x512xbf16, #nisa.mem<sbuf>>) {
+    nki.nc_matmul(dst=memref<32x512xf32, #nisa.mem<psum>> %p, stationary=memref<32x32xbf16, #nisa.mem<sbuf>> %s, moving=memref<32x512xbf16, #nisa.mem<sbuf>> %m, tile_position=[64, 0], tile_size=[32, 128])
+    func.return
+  }
+}"""
+    m = parse_module(text)
+    LowerNkiToNisa().apply(make_context(), m)
+    mm = next(o for o in m.walk() if o.name == "nisa.matmul")
+    assert [mm.row_pos.owner.value.value.data, mm.col_pos.owner.value.value.data] == [64, 0]
+    assert mm.psum_accumulate_flags.data == "auto" and mm.engine.data == "tensor"

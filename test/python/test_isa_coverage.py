@@ -28,6 +28,7 @@ from nki_mlir.frontend.builtins import HANDLERS
 from nki_mlir.runtime.handlers import HANDLERS as RUNTIME
 from nki_mlir.dialects.instruction import DIRECT_LOWERINGS, OperandEffects, write_roles
 from nki_mlir.frontend.builtins import Builtin
+from nki_mlir.dialects.ods_forms import Dma
 from nki_mlir.instructions import DEFINITIONS
 from nki_mlir.perf import costs
 
@@ -155,7 +156,9 @@ def test_definition_frontend_runtime_and_cost(name):
     assert RUNTIME[nisa_op.name] is rec.interpret
     assert nisa_op.name not in costs._SIMPLE and rec.cost.source  # read from the op
     assert costs._defined_row(nisa_op.create(properties={})) == rec.cost.row
-    if rec.cost.row is None:  # a Formula: the cost model has the formula it names
+    if isinstance(rec.cost, Dma):  # a DMA: timed on the DMA engines
+        assert costs.resolve_engine(nisa_op.create(properties={})) == "dma"
+    elif rec.cost.row is None:  # a Formula: the cost model has the formula it names
         assert rec.cost.kind in costs._FORMULAS
 
 
@@ -170,6 +173,6 @@ def test_definition_is_the_only_place(name):
     src = _outside_definitions()
     isa = _nisa_name(DEFINITIONS[name])[5:]
     for pattern in (rf'name = "(nki|nisa)\.{name}"', rf'name = "nisa\.{isa}"',
-                    rf'handles\("nisa\.{name}"\)', rf'"nisa\.({name}|{isa})":'):
+                    rf'handles\("nisa\.{name}"\)', rf'"nisa\.({name}|{isa})": \S'):  # a table entry
         assert not re.search(pattern, src), f"{name}: {pattern} outside nki_mlir/instructions"
     assert f'"{name}"' not in (ROOT / "nki_mlir" / "isa_names.py").read_text()

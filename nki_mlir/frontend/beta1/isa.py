@@ -74,27 +74,6 @@ def _tensor_reduce(cg, api, bound, dt):
     return shape, dt or t.dtype, "sbuf"
 
 
-def _nc_matmul(cg, api, bound, dt):
-    s, m = bound.get("stationary"), bound.get("moving")
-    if not (isinstance(s, Tensor) and isinstance(m, Tensor)):
-        raise cg.b.error(f"{api}: stationary and moving must be tiles", NKITypeError)
-    pm = bound.get("perf_mode")
-    if getattr(pm, "name", pm) in ("double_row", "double_row_gen3"):  # [K, 2, M] x [K, 2, N]
-        return (s.shape[-1], m.shape[-1]), dt or dtypes.float32, "psum"
-    if bound.get("is_transpose"):  # a bit-exact transpose keeps the stationary dtype (v3+)
-        return (s.shape[-1],) + tuple(m.shape[1:]), dt or s.dtype, "psum"
-    return (s.shape[-1],) + tuple(m.shape[1:]), dt or dtypes.float32, "psum"
-
-
-def _nc_transpose(cg, api, bound, dt):
-    t = bound.get("data")
-    if not isinstance(t, Tensor) or t.ndim != 2:
-        raise cg.b.error(f"{api}: data must be a 2-D tile", NKITypeError)
-    eng = bound.get("engine")
-    buf = "sbuf" if getattr(eng, "name", None) == "vector" else "psum"
-    return (t.shape[1], t.shape[0]), dt or t.dtype, buf
-
-
 def _fixed_free(n: int, out_dt=None):
     def rule(cg, api, bound, dt):
         t = _first_tile(bound)
@@ -109,15 +88,16 @@ def _bn_stats(cg, api, bound, dt):
 
 
 #: instruction -> rule(cg, api, bound_args, dtype) -> (shape, dtype, buffer) of the result
+#: (an instruction definition adds its own with ``beta1_result = rule``, :func:`define_beta1`)
 RESULT_RULES = {
-    "tensor_reduce": _tensor_reduce, "nc_matmul": _nc_matmul, "nc_transpose": _nc_transpose,
+    "tensor_reduce": _tensor_reduce,
     "max8": _fixed_free(8), "nc_find_index8": _fixed_free(8, dtypes.uint32),
     "bn_aggr": _fixed_free(2), "bn_stats": _bn_stats,
 }
 #: instructions without a result tile (registers, queries, seeds): passed through unchanged
 #: (an instruction definition adds itself with ``beta1_result = False``, :func:`define_beta1`)
 _PASS_THROUGH = {"get_nc_version", "get_nc_sub_version", "register_alloc", "register_move",
-                 "register_load", "register_store", "dma_copy", "dma_compute"}
+                 "register_load", "register_store"}
 
 
 def _beta1(name: str):
@@ -256,11 +236,14 @@ for _name in _INSTRUCTIONS:
     handles(f"nisa1.{_name}")(_beta1(_name))
 
 
-def define_beta1(name: str, result: bool) -> None:
+def define_beta1(name: str, result) -> None:
     """Register the Beta 1 form ``nisa1.<name>`` of an instruction definition: it returns a
-    new tile (``result``; shaped by :data:`RESULT_RULES` or like the first tile argument) or
-    is passed on unchanged."""
-    if not result:
+    new tile (``result`` true; shaped like the first tile argument, or by ``result`` itself
+    when it is a rule ``rule(cg, api, bound_args, dtype) -> (shape, dtype, buffer)``) or is
+    passed on unchanged (``result`` False)."""
+    if callable(result):
+        RESULT_RULES[name] = result
+    elif not result:
         _PASS_THROUGH.add(name)
     handles(f"nisa1.{name}")(_beta1(name))
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from ... import dtypes
 from ...dialects import nki
-from ...dialects.isa_movement import DmaComputeOp
+from ...dialects.ods_ops import op_class
 from ...dialects.nki import ALU_OPS
 from ...errors import NKIError, NKITypeError
 from .. import args as A
@@ -202,7 +202,7 @@ def atomic_rmw(cg, dst, value, op, mask=None):
         raise cg.b.error(f"{api}: 'value' {list(v.shape)} must have the shape of 'dst' "
                          f"{list(dst.shape)}", NKITypeError)
     if dst.indirect is None:
-        A.emit(cg, DmaComputeOp, {"dst": dst.value, "srcs": [dst.value, v.value]}, {"reduce_op": "add"})
+        A.emit(cg, op_class("nki.dma_compute"), {"dst": dst.value, "srcs": [dst.value, v.value]}, {"reduce_op": "add"})
         return None
     index = dst.indirect.index
     for i in range(dst.shape[0]):  # in order: repeated indices accumulate
@@ -213,7 +213,7 @@ def atomic_rmw(cg, dst, value, op, mask=None):
                           indirect=Indirect(idx_row, table))
         tmp = _new_tile(cg, (1,) + tuple(table.shape[1:]), table.dtype)
         HANDLERS["nisa.dma_copy"](cg, tmp, row_view)  # gather dst[index[i]]
-        A.emit(cg, DmaComputeOp, {"dst": tmp.value, "srcs": [tmp.value, _row(cg, v, i).value]},
+        A.emit(cg, op_class("nki.dma_compute"), {"dst": tmp.value, "srcs": [tmp.value, _row(cg, v, i).value]},
                {"reduce_op": "add"})
         HANDLERS["nisa.dma_copy"](cg, row_view, tmp)  # scatter it back
     return None

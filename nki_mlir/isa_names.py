@@ -14,8 +14,7 @@ INSTRUCTIONS = [
     "activation", "activation_reduce", "activate2",
     # vector / gpsimd
     "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_scalar_reduce", "reciprocal",
-    "exponential", "select_reduce",
-    "range_select", "memset", "iota", "affine_select",
+    "exponential", "memset", "iota", "affine_select",
     # cross-core (LNC2)
     "core_barrier", "sendrecv",
     # registers

@@ -311,6 +311,18 @@ class InstructionDef:
             tile shaped like the first tile argument; False: the call has no result and is
             passed on unchanged.
         module: the Python module holding the definition.
+
+    Hooks, for what the fields above cannot say:
+
+    Attributes:
+        frontend: ``frontend(cg, args, operands, props, emit) -> value``, the last step of the
+            generated handler (checks of the call, defaults that depend on other arguments,
+            the call's return value); ``emit()`` emits the op and returns it.
+        lower: ``lower(op) -> {name: attr}``, the ``nisa`` op's properties when they are not
+            the ``nki`` op's (a lowering that renames or converts properties).
+        results: the ops' results, as ``(name, type constraint)`` pairs (none by default).
+        public: False for an op of ours that is no ``nki.isa`` API (no public function,
+            handler or Beta 1 form; the frontend emits it itself).
     """
 
     name: str
@@ -326,6 +338,10 @@ class InstructionDef:
     cost: Stream | Formula | None = None
     beta1_result: bool = True
     module: str = ""
+    frontend: Callable | None = None
+    lower: Callable | None = None
+    results: tuple[tuple[str, Any], ...] = ()
+    public: bool = True
 
     @property
     def api(self) -> str:
@@ -364,6 +380,7 @@ class InstructionDef:
 
 #: class attributes of a definition that are not parameters
 _FIELDS = {"since", "feature", "start_partitions", "state", "verify", "interpret", "cost", "beta1_result"}
+_FIELDS |= {"frontend", "lower", "results", "public"}  # the hooks
 
 
 def record_of(cls: type) -> InstructionDef:

@@ -11,7 +11,7 @@
 - their verifier (:func:`verify_definition`), read from the record's fields and then its
   ``verify`` function;
 - the 1:1 lowering ``nki.<name>`` -> ``nisa.<name>`` with the record's default engine
-  (:func:`~.instruction.direct_lowering`);
+  (:func:`~.instruction.direct_lowering`), and its ``lower`` hook's properties when it has one;
 - their place in the dialects (:data:`~.instruction.DEFINED_OPS`, which ``NKI`` and ``NISA``
   are built around) and in :data:`OPS_BY_NAME`, where passes that emit an instruction find its
   class (``op_class("nki.rng")``) without importing the definitions.
@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, StringAttr
 from xdsl.irdl import (AttrSizedOperandSegments, irdl_op_definition, operand_def,
-                       opt_operand_def, opt_prop_def, prop_def, traits_def)
+                       opt_operand_def, opt_prop_def, prop_def, result_def, traits_def)
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -81,6 +81,8 @@ def _body(rec: InstructionDef) -> dict:
         body[p.role] = (prop_def if required else opt_prop_def)(_PROPERTY_TYPES[type(p)])
     if any(p.optional for p in rec.operands):  # as the hand-written ops: sizes in the generic form
         body["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)
+    for name, constr in rec.results:
+        body[name] = result_def(constr)
     body["traits"] = traits_def(OperandEffects(rec.writes, rec.state))
 
     def verify_(self) -> None:
@@ -108,7 +110,7 @@ def define_ops(rec: InstructionDef) -> tuple[type[Operation], type[Operation]]:
         DEFINED_OPS[prefix].append(op)
         ops.append(op)
     nki_op, nisa_op = ops
-    direct_lowering(nki_op, nisa_op, rec.engine.default)
+    direct_lowering(nki_op, nisa_op, rec.engine.default, rec.lower)
     return nki_op, nisa_op
 
 

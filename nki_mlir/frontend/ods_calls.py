@@ -22,7 +22,10 @@ arguments to it and converts each by its kind, as the hand-written handlers do:
 - :class:`~nki_mlir.dialects.ods.EnumProp`: a ``nisa.<enum>`` member (None: the default,
   which is not stored).
 
-then emits the ``nki`` op, which verifies itself at the call's line.  Shapes, dtypes, engines
+then emits the ``nki`` op, which verifies itself at the call's line.  A definition's
+``frontend`` hook, when it has one, takes the converted operands and properties and the
+bound arguments and emits the op itself (``emit(result_types)``): it may check the call,
+set a default that depends on other arguments, and return the call's value.  Shapes, dtypes, engines
 and targets are the verifier's job, as for every instruction.
 """
 from __future__ import annotations
@@ -109,7 +112,13 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
                     props["engine"] = A.engine(cg, api, a["engine"])
             else:
                 props[p.role] = _property(cg, api, p, a[p.role])
-        A.emit(cg, nki_op, operands, props)
+        if rec.frontend is None:
+            A.emit(cg, nki_op, operands, props)
+            return None
+
+        def emit(result_types=None):
+            return A.emit(cg, nki_op, operands, props, result_types)
+        return rec.frontend(cg, a, operands, props, emit)
 
     handler.__signature__ = call_sig
     handler.__name__ = handler.__qualname__ = rec.name

@@ -233,7 +233,6 @@ _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
     "nisa.tensor_scalar_arith": (("src",), 1.0, "copy", None),
     "nisa.memset": (("dst",), 1.0, "copy", None),
     "nisa.tensor_scalar_reduce": (("data",), 1.0, "other", None),
-    "nisa.range_select": (("on_true_tile",), 1.0, None, None),
     "nisa.iota": (("dst",), 1.0, None, None),
     "nisa.affine_select": (("on_true_tile",), 1.0, None, None),
     "nisa.activation": (("src",), 1.0, None, None),
@@ -313,7 +312,6 @@ def _defined_formula(op: Operation) -> str | None:
 
 _TWO_INPUT_ROLES = {
     "nisa.tensor_tensor_arith": ("lhs", "rhs"),
-    "nisa.select_reduce": ("on_true", "predicate"),
 }
 
 

@@ -22,7 +22,7 @@ from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import (
     control, isa_activation, isa_alu, isa_control, isa_iota, isa_matmul, isa_memory, lang_ops,
-    isa_movement, isa_select, isa_vector, views,
+    isa_movement, isa_vector, views,
 )
 from . import isa_collective, queues, spmd, timing_plan  # LNC2 cross-core ops; shared HBM of launches
 from . import blocks  # the contiguous storage of placed on-chip tensors
@@ -61,7 +61,6 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "nisa.iota": isa_iota.iota,
     "nisa.affine_select": isa_iota.affine_select,
     **isa_vector.HANDLERS,
-    **isa_select.HANDLERS,
     **isa_movement.HANDLERS,
     **isa_control.HANDLERS,
     **isa_collective.HANDLERS,

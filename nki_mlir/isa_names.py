@@ -17,8 +17,6 @@ INSTRUCTIONS = [
     "exponential", "memset", "iota", "affine_select",
     # cross-core (LNC2)
     "core_barrier", "sendrecv",
-    # registers
-    "register_alloc", "register_move", "register_load", "register_store",
     # queries
     "get_nc_version", "get_nc_sub_version",
 ]

@@ -27,7 +27,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
+
+from xdsl.dialects.builtin import MemRefType
 
 from ..targets import TARGETS
 from .common import ON_CHIP
@@ -64,6 +66,13 @@ class Tile(Param):
         allowed: how the dtype error names ``dtypes`` (``"bfloat16 or float16"``; None: the
             list, as ``allowed: ...``).
     """
+
+    #: the generated verifier checks it as a tile (memory, shape, ``like``, dtypes); a kind
+    #: of operand that checks itself (``ods_registers.Register``) sets False and has a
+    #: ``check(op)`` method instead
+    tile_checks: ClassVar[bool] = True
+    #: the IRDL type constraint of the operand (None: any type)
+    constraint: ClassVar[Any] = MemRefType
 
     writes: bool = False
     optional: bool = False

@@ -72,7 +72,7 @@ def _body(rec: InstructionDef) -> dict:
     body: dict = {"__doc__": rec.doc.split("\n\n")[0], "__module__": rec.module,
                   "DEFINITION": rec, "__annotations__": {"DEFINITION": ClassVar[InstructionDef]}}
     for p in rec.operands:
-        constr = MemRefType if isinstance(p, Tile) else None
+        constr = p.constraint if isinstance(p, Tile) else None
         args = () if constr is None else (constr,)
         body[p.role] = opt_operand_def(*args) if p.optional else operand_def(*args)
     for p in rec.properties:
@@ -121,7 +121,8 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     """The checks the fields of ``rec`` say, in this order, then ``rec.verify(op)``:
 
     1. the target: ``since`` (the error names ``feature``);
-    2. each tile operand: its memory, rank >= 2 and at most 128 partitions; with its
+    2. each tile operand: its memory, rank >= 2 and at most 128 partitions (an operand kind
+       without ``tile_checks``: its own ``check(op)``); with its
        ``like`` roles: equal partition counts, then elements per partition; with
        ``partitions_of``: equal partition counts;
     3. the engine: one of ``engine.names``, available on the target; on GpSimd no tile
@@ -140,9 +141,12 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     api = rules.api(op)
     if rec.since is not None:
         rules.require_target(op, rec.since, rec.feature or api)
-    tiles = [(p, getattr(op, p.role)) for p in rec.tiles]
+    tiles = [(p, getattr(op, p.role)) for p in rec.tiles if p.tile_checks]
     for p, v in tiles:
         rules.tile(op, p.role, v, spaces=p.spaces)
+    for p in rec.tiles:
+        if not p.tile_checks:  # a kind of operand that checks itself
+            p.check(op)
     for p in rec.operands:
         v = getattr(op, p.role)
         if isinstance(p, Scalar) and p.tile and v is not None and isinstance(v.type, MemRefType):

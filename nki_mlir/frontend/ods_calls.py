@@ -20,7 +20,8 @@ arguments to it and converts each by its kind, as the hand-written handlers do:
 - :class:`~nki_mlir.dialects.ods.OpToken`: an ``nl`` operator (``nl.max`` / ``nl.min`` stand
   for ``maximum`` / ``minimum``), a bitvec one refused with its own message when ``arith``;
 - :class:`~nki_mlir.dialects.ods.EnumProp`: a ``nisa.<enum>`` member (None: the default,
-  which is not stored).
+  which is not stored);
+- another operand kind: its conversion in :data:`.ods_kinds.CONVERTERS` (registers).
 
 then emits the ``nki`` op, which verifies itself at the call's line.  A definition's
 ``frontend`` hook, when it has one, takes the converted operands and properties and the
@@ -42,6 +43,7 @@ from ..errors import NKITypeError
 from . import args as A
 from .beta1.isa import define_beta1
 from .builtins import HANDLERS, Builtin
+from .ods_kinds import CONVERTERS
 
 #: ``nl.max`` / ``nl.min`` (reduction functions) accepted where an op token is expected
 _REDUCE_ALIASES = {"nl.max": "maximum", "nl.min": "minimum"}
@@ -103,7 +105,9 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
         a = bound.arguments
         operands, props = {}, {}
         for p in rec.params:
-            if isinstance(p, Tile):
+            if type(p) in CONVERTERS:
+                operands[p.role] = CONVERTERS[type(p)](cg, api, p, a[p.role])
+            elif isinstance(p, Tile):
                 operands[p.role] = _tile(cg, api, p, a[p.role])
             elif isinstance(p, Scalar):
                 operands[p.role] = _scalar(cg, api, p, a[p.role])

@@ -61,7 +61,8 @@ nearest documented instruction's formula is used):
 - core_barrier -> an empty instruction on its engine (N = 0) -> analogue: MIN_II / start-up
 - dma_copy, dma_transpose, dma_copy_indirect, dma_compute, sendrecv -> engine ``dma``, a
   :class:`DmaShape` timed by :func:`dma_engine_shares` -> DMABW, DMAOV, ARCH3
-- alloc, release, no_reorder_*, view_dtype, shared_constant, device_print, register_* ->
+- alloc, release, no_reorder_*, view_dtype, shared_constant, device_print, register_* (their
+  definitions' ``Formula("none")``) ->
   engine ``none``, 0 (bookkeeping / control; the ``sync`` queue is not modelled)
 
 DMA per engine (A.6): rows ``r`` go to engine ``((start + r) // 8) % 16``; an engine's
@@ -90,9 +91,12 @@ __all__ = ["InstrCost", "DmaShape", "instruction_cost", "resolve_engine", "dma_e
 #: ops that cost nothing on any engine (bookkeeping, control, registers, debugging)
 NO_COST_OPS = frozenset({
     "nisa.alloc", "nisa.release", "nisa.no_reorder_begin", "nisa.no_reorder_end",
-    "nisa.view_dtype", "nisa.shared_constant", "nisa.device_print", "nisa.register_alloc",
-    "nisa.register_move", "nisa.register_load", "nisa.register_store", "nisa.register_read",
+    "nisa.view_dtype", "nisa.shared_constant", "nisa.device_print",
 })
+#: the ``Formula`` kinds of a definition's ``cost`` that name an engine kind rather than a
+#: formula: ``none`` (costs nothing: the register instructions), ``dma`` (a DMA transfer,
+#: timed by :func:`dma_engine_shares`)
+ENGINE_KINDS = ("none", "dma")
 #: ops that are DMA transfers (timed by :func:`dma_engine_shares`)
 DMA_OPS = frozenset({"nisa.dma_copy", "nisa.dma_transpose", "nisa.dma_copy_indirect",
                      "nisa.dma_compute", "nisa.sendrecv", "nisa.collective"})
@@ -146,6 +150,10 @@ def resolve_engine(op: Operation) -> str:
     name = op.name
     if name in NO_COST_OPS or not name.startswith("nisa."):
         return "none"
+    defn = getattr(op, "DEFINITION", None)  # an instruction definition names its default engine
+    kind = getattr(defn.cost, "kind", None) if defn is not None else None
+    if kind in ENGINE_KINDS:
+        return kind
     if name in DMA_OPS or name.startswith("nisa.dma"):
         return "dma"
     for where in (op.attributes.get("nkim.queue"), op.properties.get("engine"),
@@ -158,7 +166,6 @@ def resolve_engine(op: Operation) -> str:
                 return "dma"
             if word == "sync":
                 return "none"
-    defn = getattr(op, "DEFINITION", None)  # an instruction definition names its default engine
     return defn.engine.default if defn is not None else DEFAULT_ENGINE.get(name, "vector")
 
 
@@ -389,6 +396,10 @@ _FORMULAS = {"matmul_mx": _matmul_mx, "two_input": _two_input_formula}
 # ---------------------------------------------------------------------- dynamic offsets
 
 
+#: the op reading a register's value (``nki_mlir/instructions/registers.py``)
+_REGISTER_READ = "nisa.register_read"
+
+
 def _register_derived(v: SSAValue, depth: int = 0) -> bool:
     """Whether ``v`` is computed (through arith / index ops) from a ``nisa.register_read``,
     or is the induction value of a runtime loop (``scf.while``, or an ``scf.for`` whose
@@ -406,7 +417,7 @@ def _register_derived(v: SSAValue, depth: int = 0) -> bool:
     if not isinstance(v, OpResult):
         return False
     owner = v.op
-    if owner.name == "nisa.register_read":
+    if owner.name == _REGISTER_READ:
         return True
     if owner.name.startswith("nisa.") or owner.regions:
         return False

@@ -116,8 +116,7 @@ RESULT_RULES = {
 }
 #: instructions without a result tile (registers, queries, seeds): passed through unchanged
 #: (an instruction definition adds itself with ``beta1_result = False``, :func:`define_beta1`)
-_PASS_THROUGH = {"get_nc_version", "get_nc_sub_version", "register_alloc", "register_move",
-                 "register_load", "register_store", "dma_copy", "dma_compute"}
+_PASS_THROUGH = {"get_nc_version", "get_nc_sub_version", "dma_copy", "dma_compute"}
 
 
 def _beta1(name: str):

@@ -15,8 +15,6 @@ INSTRUCTIONS = [
     # vector / gpsimd
     "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_scalar_reduce", "reciprocal",
     "exponential", "memset", "iota", "affine_select",
-    # cross-core (LNC2)
-    "core_barrier", "sendrecv",
     # queries
     "get_nc_version", "get_nc_sub_version",
 ]

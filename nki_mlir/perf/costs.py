@@ -58,7 +58,8 @@ nearest documented instruction's formula is used):
 - iota, affine_select -> gpsimd ``150 + N`` -> ISA_OLD (GPSIMD_START then ~N)
 - tensor_partition_reduce, nc_n_gather, local_gather, sequence_bounds, nonzero_with_count,
   topk -> gpsimd ``150 + N`` (N = the data or dst free size) -> analogue: iota
-- core_barrier -> an empty instruction on its engine (N = 0) -> analogue: MIN_II / start-up
+- core_barrier -> an empty instruction on its engine (N = 0; ``Formula("empty")``) ->
+  analogue: MIN_II / start-up
 - dma_copy, dma_transpose, dma_copy_indirect, dma_compute, sendrecv -> engine ``dma``, a
   :class:`DmaShape` timed by :func:`dma_engine_shares` -> DMABW, DMAOV, ARCH3
 - alloc, release, no_reorder_*, view_dtype, shared_constant, device_print, register_* (their
@@ -99,13 +100,12 @@ NO_COST_OPS = frozenset({
 ENGINE_KINDS = ("none", "dma")
 #: ops that are DMA transfers (timed by :func:`dma_engine_shares`)
 DMA_OPS = frozenset({"nisa.dma_copy", "nisa.dma_transpose", "nisa.dma_copy_indirect",
-                     "nisa.dma_compute", "nisa.sendrecv", "nisa.collective"})
+                     "nisa.dma_compute", "nisa.collective"})
 #: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
 DEFAULT_ENGINE = {
     "nisa.matmul": "tensor", "nisa.nc_transpose": "tensor",
     "nisa.activation": "scalar", "nisa.activate2": "scalar",
     "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd",
-    "nisa.core_barrier": "gpsimd",
 }
 
 _TWO_BYTE_FLOAT = ("bfloat16", "float16")
@@ -287,8 +287,6 @@ def _compute_cycles(op: Operation, engine: str, tiles: list[Tile],
         if engine == "vector":
             return max(model.min_ii_cycles, n / rate) + extra, 0.0, 0.0, None
         return _cycles(engine, model, n, sbf=_sbf(model, src), extra=extra), 0.0, 0.0, None
-    if name == "nisa.core_barrier":
-        return _cycles(engine, model, 0.0), 0.0, 0.0, None
     spec = _SIMPLE.get(name) or _defined_row(op)
     if spec is None:  # an instruction without a formula: one stream over its largest operand
         main = max(tiles, key=lambda t: t.free, default=None)
@@ -390,7 +388,9 @@ def _two_input_formula(op: Operation, engine: str, tiles: list[Tile], model: Tar
 
 #: the formulas a definition's ``Formula`` cost may name: ``f(op, engine, tiles, model,
 #: strided penalty) -> (cycles, flops, peak_flops_per_ns, moving_free)``
-_FORMULAS = {"matmul_mx": _matmul_mx, "two_input": _two_input_formula}
+_FORMULAS = {"matmul_mx": _matmul_mx, "two_input": _two_input_formula,
+             "empty": lambda op, engine, tiles, model, pen: (_cycles(engine, model, 0.0), 0.0,
+                                                             0.0, None)}
 
 
 # ---------------------------------------------------------------------- dynamic offsets

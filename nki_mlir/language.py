@@ -13,6 +13,7 @@ import numpy as _np
 
 from . import dtypes as _dt
 from . import targets as _tg
+from .dialects.vector_rules import ACT2_FUNCS as _ACT2_FUNCS
 from .frontend.builtins import Builtin as _B
 
 # ----------------------------------------------------------------------------- dtypes
@@ -68,11 +69,8 @@ _ALU = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", 
         "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
         "logical_xor", "logical_not", "power", "abs_max", "abs_min", "bitwise_and", "bitwise_or",
         "bitwise_xor", "invert", "left_shift", "right_shift", "bypass", "average", "mod", "fmod"]
-_ACT = ["copy", "identity", "exp", "relu", "gelu", "gelu_dx", "gelu_apprx_tanh",
-        "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "sigmoid", "tanh", "square", "sqrt",
-        "rsqrt", "reciprocal", "log",
-        "silu", "silu_dx", "abs", "sign", "softplus", "mish", "erf", "erf_dx", "sin", "arctan",
-        "prelu"]
+#: the activation functions (and prelu), as the instructions' vocabulary defines them
+_ACT = list(_ACT2_FUNCS)
 
 for _name in dict.fromkeys(_ALU + _ACT):
     globals()[_name] = _B(f"nl.{_name}", token=_name)

@@ -48,6 +48,15 @@ WRITE_ROLES = ("dst", "reduce_res")
 DEFINED_OPS: dict[str, list[type[Operation]]] = {"nki": [], "nisa": []}
 
 
+#: ``nisa`` op names of the elementwise instructions (element i of ``dst`` computed from
+#: element i of each same-sized source): the definitions with ``elementwise`` and the
+#: hand-written ones their modules add; a live set read by ``nki-inplace`` and the hazard checker
+ELEMENTWISE_OPS: set[str] = set()
+#: ``nisa`` op name -> the operand roles it writes wholly without reading them (definitions'
+#: ``full_writes`` and the hand-written ones); a live dict read by the interpreter
+FULL_WRITES: dict[str, tuple[str, ...]] = {}
+
+
 def dialect_ops(dialect: str, ops: list[type[Operation]]) -> list[type[Operation]]:
     """The live op list of ``dialect``: ``ops`` followed by the defined ones (present and to come)."""
     live = DEFINED_OPS[dialect]
@@ -129,11 +138,15 @@ class DirectLowering:
             constants), which get no ``engine``.
         properties: optional ``f(op) -> {name: attr}`` giving the ``nisa`` op's properties
             (default: the ``nki`` op's properties, copied).
+        build: optional ``f(op) -> [ops...]``: the new ops, the ``nisa`` instruction last
+            (its engine chosen), for a lowering that is not 1:1 (other roles, spellings or
+            constants; ``ods_forms.lowering``); ``engine`` and ``properties`` are then unused.
     """
 
     target: type[Operation]
     engine: str | Callable[[Operation], str] | None
     properties: Callable[[Operation], dict[str, Attribute]] | None = None
+    build: Callable[[Operation], list[Operation]] | None = None
 
 
 #: ``nki`` op name -> its direct lowering
@@ -142,9 +155,10 @@ DIRECT_LOWERINGS: dict[str, DirectLowering] = {}
 
 def direct_lowering(nki_op: type[Operation], nisa_op: type[Operation],
                     engine: str | Callable[[Operation], str] | None,
-                    properties: Callable[[Operation], dict[str, Attribute]] | None = None) -> None:
-    """Register ``nki_op`` -> ``nisa_op`` as a 1:1 lowering (see module docstring)."""
-    DIRECT_LOWERINGS[nki_op.name] = DirectLowering(nisa_op, engine, properties)
+                    properties: Callable[[Operation], dict[str, Attribute]] | None = None,
+                    build: Callable[[Operation], list[Operation]] | None = None) -> None:
+    """Register ``nki_op`` -> ``nisa_op`` as a lowering (1:1 unless ``build``; module docstring)."""
+    DIRECT_LOWERINGS[nki_op.name] = DirectLowering(nisa_op, engine, properties, build)
 
 
 def register_twins(pairs) -> tuple[list, list]:

@@ -36,22 +36,7 @@ from . import matmul_rules, rules
 from .common import ON_CHIP, MemSpaceAttr, TargetAttr, space_of
 from .instruction import NisaInstruction, dialect_ops
 
-#: NKI ALU token (``nl.maximum``) -> AWS ``ArithOp`` spelling (``max``).
-ARITH_OPS = {
-    "add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide",
-    "maximum": "max", "minimum": "min", "equal": "is_eq", "not_equal": "is_ne",
-    "less": "is_lt", "less_equal": "is_le", "greater": "is_gt", "greater_equal": "is_ge",
-    "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
-    "power": "pow", "abs_max": "abs_max", "abs_min": "abs_min", "bitwise_and": "bitwise_and",
-    "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor", "left_shift": "left_shift",
-    "right_shift": "right_shift", "bypass": "bypass", "abs": "abs", "rsqrt": "rsqrt",
-    "reciprocal": "reciprocal", "mod": "mod", "fmod": "fmod",
-}
-ARITH_NAMES = tuple(ARITH_OPS.values())
-ACTIVATIONS = ("copy", "identity", "exp", "relu", "gelu", "gelu_apprx_tanh", "sigmoid", "tanh",
-               "square", "sqrt", "rsqrt", "reciprocal", "log", "silu", "abs", "sign", "softplus",
-               "erf", "sin", "arctan", "mish", "silu_dx", "gelu_dx", "gelu_apprx_sigmoid",
-               "gelu_apprx_sigmoid_dx", "erf_dx")
+from .vector_rules import ACTIVATIONS, ARITH_NAMES, ARITH_OPS  # noqa: E402,F401
 REVERSE = ("none_", "first", "second", "both")
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
 ACCUMULATE = ("auto", "accumulate", "overwrite")
@@ -168,135 +153,6 @@ class MemsetOp(NisaInstruction):
 
 
 @irdl_op_definition
-class TensorTensorArithOp(NisaInstruction):
-    """``dst = lhs op rhs`` elementwise (fp32 compute, cast to dst dtype)."""
-
-    name = "nisa.tensor_tensor_arith"
-    dst = operand_def(MemRefType)
-    lhs = operand_def(MemRefType)
-    rhs = operand_def(MemRefType)
-    op = prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        rules.elementwise(self, ("dst", "lhs", "rhs"))
-        rules.not_both_psum(self, ("lhs", self.lhs), ("rhs", self.rhs))
-        rules.enum(self, "op", ARITH_NAMES)
-        rules.engine(self, COMPUTE)
-        rules.core(self, ("dst", "lhs", "rhs"), "vector")
-        rules.bitvec_operands(self, "op", self.op.data, ("lhs", self.lhs), ("rhs", self.rhs))
-
-
-@irdl_op_definition
-class TensorScalarArithOp(NisaInstruction):
-    """``dst = (src op0 operand0) op1 operand1``; operands are f32 scalars or ``[P,1]`` tiles.
-
-    ``reverse_operands``: ``first`` computes ``operand0 op0 src``, ``second`` computes
-    ``operand1 op1 tmp``, ``both`` does both.
-    """
-
-    name = "nisa.tensor_scalar_arith"
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    dst = operand_def(MemRefType)
-    src = operand_def(MemRefType)
-    operand0 = operand_def()
-    operand1 = opt_operand_def()
-    op0 = prop_def(StringAttr)
-    op1 = opt_prop_def(StringAttr)
-    reverse_operands = opt_prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        from .common import shape_of
-        rules.elementwise(self, ("dst", "src"))
-        parts = shape_of(self.src)[0]
-        rules.per_partition_vector(self, "operand0", self.operand0, parts)
-        rules.per_partition_vector(self, "operand1", self.operand1, parts)
-        rules.enum(self, "op0", ARITH_NAMES)
-        rules.enum(self, "op1", ARITH_NAMES)
-        rules.enum(self, "reverse_operands", REVERSE)
-        if (self.op1 is None) != (self.operand1 is None):
-            raise VerifyException("nisa.tensor_scalar_arith: op1 and operand1 must be given together")
-        rules.engine(self, COMPUTE)
-        rules.core(self, ("dst", "src", "operand0", "operand1"), "vector")
-        rules.tensor_scalar_operands(self, self.op0.data, None if self.op1 is None else self.op1.data,
-                                     self.src, self.operand0, self.operand1)
-
-
-@irdl_op_definition
-class ActivationOp(NisaInstruction):
-    """ScalarE ``dst = op(src * scale + bias)`` with an optional free-axis sum into ``reduce_res``."""
-
-    name = "nisa.activation"
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    dst = operand_def(MemRefType)
-    reduce_res = opt_operand_def(MemRefType)
-    src = operand_def(MemRefType)
-    bias = operand_def()
-    scale = operand_def()
-    op = prop_def(StringAttr)
-    reduce_op = opt_prop_def(StringAttr)
-    reduce_cmd = opt_prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        from .common import shape_of
-        rules.elementwise(self, ("dst", "src"))
-        parts = shape_of(self.src)[0]
-        for role in ("bias", "scale", "reduce_res"):
-            rules.per_partition_vector(self, role, getattr(self, role), parts)
-        rules.enum(self, "op", ACTIVATIONS)
-        rules.enum(self, "reduce_op", ("add",))
-        rules.enum(self, "reduce_cmd", REDUCE_CMDS)
-        rules.engine(self, ("scalar",))
-        rules.core(self, ("dst", "reduce_res", "src", "bias", "scale"), "scalar")
-        rules.activation_operands(self, self.scale, self.bias)
-
-
-@irdl_op_definition
-class ReciprocalOp(NisaInstruction):
-    """``dst = 1 / src``."""
-
-    name = "nisa.reciprocal"
-    dst = operand_def(MemRefType)
-    src = operand_def(MemRefType)
-
-    def verify_(self) -> None:
-        rules.elementwise(self, ("dst", "src"), COMPUTE)
-        rules.core(self, ("dst", "src"), "vector")
-
-
-@irdl_op_definition
-class TensorReduceArithOp(NisaInstruction):
-    """Reduce the ``num_r_dim`` innermost free dims of ``src`` with ``op`` (``negated``: times -1)."""
-
-    name = "nisa.tensor_reduce_arith"
-    dst = operand_def(MemRefType)
-    src = operand_def(MemRefType)
-    op = prop_def(StringAttr)
-    negated = prop_def(IntegerAttr)
-    num_r_dim = prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        from .common import free_size, shape_of
-        rules.tile(self, "dst", self.dst)
-        rules.tile(self, "src", self.src)
-        rules.same_partitions(self, ("dst", self.dst), ("src", self.src))
-        rules.enum(self, "op", ARITH_NAMES)
-        n = self.num_r_dim.value.data
-        shape = shape_of(self.src)
-        if not 1 <= n <= len(shape) - 1:
-            raise VerifyException(f"nisa.tensor_reduce_arith: num_r_dim={n} must be between 1 and "
-                                  f"the number of free dims ({len(shape) - 1})")
-        kept = 1
-        for d in shape[1:len(shape) - n]:
-            kept *= d
-        if free_size(self.dst) != kept:
-            raise VerifyException(f"nisa.tensor_reduce_arith: dst must hold {kept} element(s) per "
-                                  f"partition, got {list(shape_of(self.dst))}")
-        rules.engine(self, COMPUTE)
-        rules.core(self, ("dst", "src"), "vector")
-        rules.bitvec_operands(self, "op", self.op.data, ("src", self.src))
-
-
-@irdl_op_definition
 class MatmulOp(NisaInstruction):
     """TensorE ``dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]``, accumulating in fp32 (rules:
     ``matmul_rules.matmul``).
@@ -407,8 +263,7 @@ class AffineSelectOp(NisaInstruction):
         rules.engine(self, ("gpsimd",))
 
 
-INSTRUCTIONS = (DmaCopyOp, TensorCopyOp, MemsetOp, TensorTensorArithOp, TensorScalarArithOp,
-                ActivationOp, ReciprocalOp, TensorReduceArithOp, MatmulOp, NcTransposeOp, IotaOp,
+INSTRUCTIONS = (DmaCopyOp, TensorCopyOp, MemsetOp, MatmulOp, NcTransposeOp, IotaOp,
                 AffineSelectOp)
 
 def _family_ops() -> list:

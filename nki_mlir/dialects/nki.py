@@ -11,7 +11,7 @@ math is ``arith``.
 Sugar ops (``nki.load``, ``nki.store``, ``nki.add``, ``nki.multiply``, ``nki.exp``,
 ``nki.matmul``, ``nki.zeros``: :mod:`.nki_wrappers`; the generic ones: :mod:`.nki_sugar`)
 mirror the NKI 0.3 value-returning wrappers and exist only until the ``nki-legalize`` pass.
-The instruction families (:mod:`.isa_vector`, :mod:`.isa_movement`, ...) add their ops to
+The instruction families (:mod:`.isa_movement`, ...) add their ops to
 both dialects.  Semantics: nki.isa API reference (nki/api/nki/isa) (the NKI ``nki.isa``
 and ``nki.language`` API pages).
 """
@@ -20,7 +20,6 @@ from __future__ import annotations
 from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Dialect
 from xdsl.irdl import (
-    AttrSizedOperandSegments,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -31,21 +30,12 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from . import matmul_rules, rules
-from .common import ON_CHIP, shape_of, space_of
+from .common import ON_CHIP, space_of
 from .instruction import NkiInstruction, dialect_ops
 from .syntax import KeywordOp
 
-ALU_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "not_equal",
-           "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
-           "logical_xor", "power", "abs_max", "abs_min", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "left_shift", "right_shift", "bypass", "abs", "rsqrt", "reciprocal",
-           "mod", "fmod")
-REDUCE_OPS = ("add", "subtract", "multiply", "maximum", "minimum", "logical_and", "logical_or",
-              "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor")
-ACTIVATIONS = ("copy", "identity", "exp", "relu", "gelu", "gelu_apprx_tanh", "sigmoid", "tanh",
-               "square", "sqrt", "rsqrt", "reciprocal", "log", "silu", "abs", "sign", "softplus",
-               "erf", "sin", "arctan", "mish", "silu_dx", "gelu_dx", "gelu_apprx_sigmoid",
-               "gelu_apprx_sigmoid_dx", "erf_dx")
+# the ALU vocabularies, read here by the modules that have not moved to vector_rules yet
+from .vector_rules import ACTIVATIONS, ALU_OPS, REDUCE_OPS  # noqa: E402,F401
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
 COMPUTE_ENGINES = ("vector", "scalar", "gpsimd")
 
@@ -104,167 +94,6 @@ class TensorCopyOp(NkiInstruction):
 
 
 # ------------------------------------------------------------------- vector / scalar
-
-
-@irdl_op_definition
-class TensorTensorOp(NkiInstruction):
-    """``nisa.tensor_tensor(dst, data1, data2, op)``: dst = data1 op data2 elementwise."""
-
-    name = "nki.tensor_tensor"
-    dst = operand_def(MemRefType)
-    data1 = operand_def(MemRefType)
-    data2 = operand_def(MemRefType)
-    op = prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        rules.elementwise(self, ("dst", "data1", "data2"))
-        rules.not_both_psum(self, ("data1", self.data1), ("data2", self.data2))
-        rules.enum(self, "op", ALU_OPS)
-        rules.engine(self, COMPUTE_ENGINES)
-        power = self.op.data == "power"
-        rules.core(self, ("dst", "data1", "data2"), "gpsimd" if power else "vector",
-                   why=" (op=power runs on GpSimd)" if power and rules.engine_of(self) == "unknown" else "")
-        rules.bitvec_operands(self, "op", self.op.data, ("data1", self.data1), ("data2", self.data2))
-
-
-@irdl_op_definition
-class TensorScalarOp(NkiInstruction):
-    """``nisa.tensor_scalar(dst, data, op0, operand0, reverse0, op1, operand1, reverse1)``.
-
-    ``dst = (data op0 operand0) op1 operand1``; each operand is an f32 scalar or a
-    ``[P, 1]`` tile broadcast along the free dims.
-    """
-
-    name = "nki.tensor_scalar"
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-    operand0 = operand_def()
-    operand1 = opt_operand_def()
-    op0 = prop_def(StringAttr)
-    op1 = opt_prop_def(StringAttr)
-    reverse0 = opt_prop_def(IntegerAttr)
-    reverse1 = opt_prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        rules.elementwise(self, ("dst", "data"))
-        parts = shape_of(self.data)[0]
-        rules.per_partition_vector(self, "operand0", self.operand0, parts)
-        rules.per_partition_vector(self, "operand1", self.operand1, parts)
-        rules.enum(self, "op0", ALU_OPS)
-        rules.enum(self, "op1", ALU_OPS)
-        if (self.op1 is None) != (self.operand1 is None):
-            raise VerifyException("nki.tensor_scalar: op1 and operand1 must be given together")
-        rules.engine(self, COMPUTE_ENGINES)
-        rules.core(self, ("dst", "data", "operand0", "operand1"), "vector")
-        rules.tensor_scalar_operands(self, self.op0.data, None if self.op1 is None else self.op1.data,
-                                     self.data, self.operand0, self.operand1)
-
-
-@irdl_op_definition
-class ActivationOp(NkiInstruction):
-    """``nisa.activation(dst, op, data, bias, scale, reduce_op, reduce_res, reduce_cmd)``.
-
-    ``dst = op(data * scale + bias)``; ``scale`` is an f32 scalar or ``[P,1]`` tile,
-    ``bias`` a ``[P,1]`` tile or scalar.  With ``reduce_res`` the free-axis sum of the
-    output is written to ``reduce_res[P, 1]``.
-    """
-
-    name = "nki.activation"
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-    bias = opt_operand_def()
-    scale = operand_def()
-    reduce_res = opt_operand_def(MemRefType)
-    op = prop_def(StringAttr)
-    reduce_op = opt_prop_def(StringAttr)
-    reduce_cmd = opt_prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        _verify_activation(self)
-
-
-def _verify_activation(op) -> None:
-    rules.elementwise(op, ("dst", "data"))
-    parts = shape_of(op.data)[0]
-    rules.per_partition_vector(op, "bias", op.bias, parts)
-    rules.per_partition_vector(op, "scale", op.scale, parts)
-    rules.per_partition_vector(op, "reduce_res", op.reduce_res, parts)
-    rules.enum(op, "op", ACTIVATIONS)
-    rules.enum(op, "reduce_op", ("add",))
-    rules.enum(op, "reduce_cmd", REDUCE_CMDS)
-    if op.reduce_res is not None and op.properties.get("reduce_op") is None:
-        raise VerifyException(f"{op.name}: reduce_res needs reduce_op=add")
-    rules.core(op, ("dst", "data", "bias", "scale", "reduce_res"), "scalar")
-    rules.activation_operands(op, op.scale, op.bias)
-    rules.reduce_cmd_needs_op(op)
-
-
-@irdl_op_definition
-class ActivationReduceOp(NkiInstruction):
-    """``nisa.activation_reduce(dst, op, data, reduce_op, reduce_res, bias, scale)``."""
-
-    name = "nki.activation_reduce"
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-    bias = opt_operand_def()
-    scale = operand_def()
-    reduce_res = operand_def(MemRefType)
-    op = prop_def(StringAttr)
-    reduce_op = prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        _verify_activation(self)
-
-
-@irdl_op_definition
-class TensorReduceOp(NkiInstruction):
-    """``nisa.tensor_reduce(dst, op, data, axis, negate, keepdims)`` over trailing free axes."""
-
-    name = "nki.tensor_reduce"
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-    op = prop_def(StringAttr)
-    axis = prop_def(ArrayAttr)
-    negate = opt_prop_def(IntegerAttr)
-    keepdims = opt_prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        rules.tile(self, "dst", self.dst)
-        rules.tile(self, "data", self.data)
-        rules.same_partitions(self, ("dst", self.dst), ("data", self.data))
-        rules.enum(self, "op", REDUCE_OPS)
-        rank = len(shape_of(self.data))
-        axes = sorted(a.value.data for a in self.axis.data)  # type: ignore[attr-defined]
-        if not axes or axes[0] <= 0 or axes != list(range(axes[0], rank)):
-            raise VerifyException(
-                f"{rules.api(self)}: axis={axes} is illegal for a rank-{rank} tensor; the reduced "
-                f"axes must be the trailing free axes (1..{rank - 1}), never the partition axis 0")
-        kept = 1
-        for d in shape_of(self.data)[1:axes[0]]:
-            kept *= d
-        from .common import free_size
-        if free_size(self.dst) != kept:
-            raise VerifyException(f"{rules.api(self)}: dst must hold {kept} element(s) per partition "
-                                  f"after reducing axes {axes}, got shape {list(shape_of(self.dst))}")
-        rules.engine(self, COMPUTE_ENGINES)
-        rules.core(self, ("dst", "data"), "vector")
-        rules.bitvec_operands(self, "op", self.op.data, ("data", self.data))
-
-
-@irdl_op_definition
-class ReciprocalOp(NkiInstruction):
-    """``nisa.reciprocal(dst, data)``: dst = 1 / data."""
-
-    name = "nki.reciprocal"
-    dst = operand_def(MemRefType)
-    data = operand_def(MemRefType)
-
-    def verify_(self) -> None:
-        rules.elementwise(self, ("dst", "data"), COMPUTE_ENGINES)
-        rules.core(self, ("dst", "data"), "vector")
 
 
 @irdl_op_definition
@@ -408,7 +237,7 @@ class NcTransposeOp(NkiInstruction):
 
 # the instruction-family modules that add ops to both dialects, and the sugar ops
 from . import (  # noqa: E402
-    isa_collective, isa_control, isa_movement, isa_vector,
+    isa_collective, isa_control, isa_movement,
     lang_ops, nki_sugar, views,
 )
 from .nki_wrappers import (  # noqa: E402
@@ -419,7 +248,7 @@ from .nki_wrappers import (  # noqa: E402
 SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp, *nki_sugar.SUGAR)
 
 #: the instruction-family modules that add ops to both dialects
-FAMILIES = (isa_vector, isa_movement, isa_control,
+FAMILIES = (isa_movement, isa_control,
             isa_collective, nki_sugar, lang_ops, views)
 
 
@@ -430,8 +259,7 @@ def family_ops(attr: str) -> list:
 
 NKI = Dialect(  # with the ops of the instruction definitions (dialect_ops: a live list)
     "nki",
-    dialect_ops("nki", [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, TensorTensorOp, TensorScalarOp,
-     ActivationOp, ActivationReduceOp, TensorReduceOp, ReciprocalOp, MemsetOp, IotaOp, AffineSelectOp,
+    dialect_ops("nki", [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, MemsetOp, IotaOp, AffineSelectOp,
      NcMatmulOp, NcTransposeOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
      *family_ops("NKI_OPS")]),
     [],

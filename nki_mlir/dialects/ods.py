@@ -114,16 +114,19 @@ class Scalar(Param):
         const: a compile-time number only (no tile), as an ``arith.constant``.
         tile: a number or a whole tile (not ``[P, 1]``): a tile joins the ``like`` checks of
             the tile operands that name it.
+        omit: the operand may be absent although the API has a default (the definition's
+            ``call`` hook sets the argument to None when the instruction does without it).
     """
 
     default: Any = REQUIRED
     if_none: float | None = None
     const: bool = False
     tile: bool = False
+    omit: bool = False
 
     @property
     def optional(self) -> bool:
-        return self.default is None
+        return self.default is None or self.omit
 
     @property
     def api_default(self) -> Any:
@@ -181,11 +184,15 @@ class EnumProp(Property):
         enum: the ``nki.isa`` enum's name.
         allowed: the members the instruction accepts (checked by the verifier).
         default: the member None stands for.
+        implied: ``(role, member)``: when the operand ``role`` is given and the argument is
+            the default, the member it stands for (``reduce_res`` given with ``reduce_cmd``
+            idle means ``reset_reduce``).
     """
 
     enum: str = ""
     allowed: tuple[str, ...] = ()
     default: str | None = None
+    implied: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -319,16 +326,26 @@ class InstructionDef:
         beta1_result: the Beta 1 form (``nki.isa`` of NKI Beta 1, no ``dst``) returns a new
             tile shaped like the first tile argument; False: the call has no result and is
             passed on unchanged.
+        call: ``call(cg, api, args)``, the frontend's extra behaviour for a call: run on the
+            bound arguments (a dict by parameter name) before they are converted, it raises
+            the API's own argument errors (``cg.b.error``) and may replace arguments (None
+            omits an optional operand).
+        isa: the ``nisa`` form when it differs from the ``nki`` op (AWS's op name, roles and
+            spellings; an :class:`~.ods_forms.IsaForm`), None: the 1:1 twin ``nisa.<name>``.
+        elementwise: element i of ``dst`` is computed from element i of each same-sized tile
+            operand (the in-place rewrite and the interpreter's poison tracking rely on it).
+        full_writes: the written roles the instruction writes wholly, without reading them.
+        order: the IR order of the ``nki`` op's operands and properties when it differs from
+            the signature's (the keyword syntax prints them in this order).
         module: the Python module holding the definition.
 
     Hooks, for what the fields above cannot say:
 
     Attributes:
         frontend: ``frontend(cg, args, operands, props, emit) -> value``, the last step of the
-            generated handler (checks of the call, defaults that depend on other arguments,
-            the call's return value); ``emit()`` emits the op and returns it.
-        lower: ``lower(op) -> {name: attr}``, the ``nisa`` op's properties when they are not
-            the ``nki`` op's (a lowering that renames or converts properties).
+            generated handler, after the arguments are converted (unlike ``call``): checks
+            and defaults that need the converted values, and the call's return value;
+            ``emit(result_types=None)`` emits the op and returns it.
         results: the ops' results, as ``(name, type constraint)`` pairs (none by default).
         public: False for an op of ours that is no ``nki.isa`` API (no public function,
             handler or Beta 1 form; the frontend emits it itself).
@@ -346,9 +363,13 @@ class InstructionDef:
     interpret: Callable | None = None
     cost: Stream | Formula | None = None
     beta1_result: bool = True
+    call: Callable | None = None
+    isa: Any = None
+    elementwise: bool = False
+    full_writes: tuple[str, ...] = ()
+    order: tuple[str, ...] = ()
     module: str = ""
     frontend: Callable | None = None
-    lower: Callable | None = None
     results: tuple[tuple[str, Any], ...] = ()
     public: bool = True
 
@@ -363,13 +384,20 @@ class InstructionDef:
 
     @property
     def operands(self) -> tuple[Param, ...]:
-        """The operand params (tiles and scalars), in definition order."""
-        return tuple(p for p in self.params if isinstance(p, (Tile, Scalar)))
+        """The operand params (tiles and scalars), in IR order (``order``, else definition order)."""
+        return self._ordered(p for p in self.params if isinstance(p, (Tile, Scalar)))
 
     @property
     def properties(self) -> tuple[Property, ...]:
-        """The compile-time parameters kept as op properties, in definition order."""
-        return tuple(p for p in self.params if isinstance(p, Property))
+        """The compile-time parameters kept as op properties, in IR order."""
+        return self._ordered(p for p in self.params if isinstance(p, Property))
+
+    def _ordered(self, ps) -> tuple:
+        ps = tuple(ps)
+        if not self.order:
+            return ps
+        return tuple(sorted(ps, key=lambda p: self.order.index(p.role) if p.role in self.order
+                            else len(self.order)))
 
     @property
     def tiles(self) -> tuple[Tile, ...]:
@@ -388,8 +416,9 @@ class InstructionDef:
 
 
 #: class attributes of a definition that are not parameters
-_FIELDS = {"since", "feature", "start_partitions", "state", "verify", "interpret", "cost", "beta1_result"}
-_FIELDS |= {"frontend", "lower", "results", "public"}  # the hooks
+_FIELDS = {"since", "feature", "start_partitions", "state", "verify", "interpret", "cost", "beta1_result",
+           "call", "isa", "elementwise", "full_writes", "order"}
+_FIELDS |= {"frontend", "results", "public"}  # the hooks
 
 
 def record_of(cls: type) -> InstructionDef:

@@ -11,7 +11,8 @@
 - their verifier (:func:`verify_definition`), read from the record's fields and then its
   ``verify`` function;
 - the 1:1 lowering ``nki.<name>`` -> ``nisa.<name>`` with the record's default engine
-  (:func:`~.instruction.direct_lowering`), and its ``lower`` hook's properties when it has one;
+  (:func:`~.instruction.direct_lowering`), or, for a definition with an ``isa`` form
+  (:mod:`.ods_forms`), the ``nisa`` op of the form and the lowering to it;
 - their place in the dialects (:data:`~.instruction.DEFINED_OPS`, which ``NKI`` and ``NISA``
   are built around) and in :data:`OPS_BY_NAME`, where passes that emit an instruction find its
   class (``op_class("nki.rng")``) without importing the definitions.
@@ -30,8 +31,9 @@ from .. import dtypes
 from ..targets import GENERATION, TARGETS
 from . import rules
 from .common import dtype_of, shape_of
-from .instruction import (DEFINED_OPS, NisaInstruction, NkiInstruction, OperandEffects,
+from .instruction import (DEFINED_OPS, ELEMENTWISE_OPS, FULL_WRITES, NisaInstruction, NkiInstruction, OperandEffects,
                           direct_lowering)
+from .ods_forms import form_record, lowering
 from .ods import (REQUIRED, Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
                   Scalar, Tile)
 from .vector_rules import arith_only, start_partitions
@@ -67,10 +69,13 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
-def _body(rec: InstructionDef) -> dict:
-    """The IRDL fields shared by both twins."""
+def _body(rec: InstructionDef, shape: InstructionDef | None = None) -> dict:
+    """The IRDL fields of a twin of ``rec``: its operands, properties, memory effects and
+    verifier are those of ``shape`` (the ``nisa`` form's record, :mod:`.ods_forms`), by
+    default ``rec``'s."""
     body: dict = {"__doc__": rec.doc.split("\n\n")[0], "__module__": rec.module,
                   "DEFINITION": rec, "__annotations__": {"DEFINITION": ClassVar[InstructionDef]}}
+    rec = shape or rec
     for p in rec.operands:
         constr = p.constraint if isinstance(p, Tile) else None
         args = () if constr is None else (constr,)
@@ -97,20 +102,36 @@ def define_ops(rec: InstructionDef) -> tuple[type[Operation], type[Operation]]:
     Raises:
         ValueError: an internal error: an op of that name is already registered.
     """
+    form = rec.isa
+    twins = [(NkiInstruction, "nki", rec.name, f"{_camel(rec.name)}Op", None)]
+    if form is None:
+        twins.append((NisaInstruction, "nisa", rec.name, f"Nisa{_camel(rec.name)}Op", None))
+    elif form.of is None:
+        twins.append((NisaInstruction, "nisa", form.name, f"Nisa{_camel(form.name)}Op",
+                      form_record(rec)))
     ops = []
-    for base, prefix, cls_name in ((NkiInstruction, "nki", f"{_camel(rec.name)}Op"),
-                                   (NisaInstruction, "nisa", f"Nisa{_camel(rec.name)}Op")):
-        name = f"{prefix}.{rec.name}"
+    for base, prefix, short, cls_name, shape in twins:
+        name = f"{prefix}.{short}"
         if name in OPS_BY_NAME:
             raise ValueError(f"internal error: {name} is defined twice")
-        body = _body(rec)
+        body = _body(rec, shape)
         body.update(name=name, __qualname__=cls_name)
         op = irdl_op_definition(type(cls_name, (base,), body))
         OPS_BY_NAME[name] = op
         DEFINED_OPS[prefix].append(op)
         ops.append(op)
-    nki_op, nisa_op = ops
-    direct_lowering(nki_op, nisa_op, rec.engine.default, rec.lower)
+    nki_op = ops[0]
+    if len(ops) > 1:  # the nisa op is this definition's
+        if rec.elementwise:
+            ELEMENTWISE_OPS.add(ops[1].name)
+        if rec.full_writes:
+            FULL_WRITES[ops[1].name] = rec.full_writes
+    if form is None:
+        nisa_op = ops[1]
+        direct_lowering(nki_op, nisa_op, rec.engine.default)
+    else:
+        nisa_op = ops[1] if form.of is None else op_class(f"nisa.{form.name}")
+        direct_lowering(nki_op, nisa_op, rec.engine.default, build=lowering(rec, nisa_op))
     return nki_op, nisa_op
 
 

@@ -1,4 +1,4 @@
-"""The operand rules of the Vector/Scalar-engine instructions of :mod:`.isa_vector`: their
+"""The operand rules of the Vector/Scalar-engine instructions (``nki_mlir/instructions``): their
 op-token vocabularies (ALU tokens, reduce ops, ``reduce_cmd`` values, activation functions of
 ``activate2``), the batch-norm statistics sizes and the checks their verifiers share.
 Semantics and limits: nki.isa API reference (nki/api/nki/isa) (NKI ``nki.isa`` API pages).
@@ -15,6 +15,36 @@ from .common import describe, dtype_of, free_size, prop_str, shape_of
 
 # ------------------------------------------------------------------ op-token vocabularies
 
+#: the ALU operators of the NKI API (``nl.add``, ...) as ``tensor_tensor`` / ``tensor_scalar``
+#: take them (NKI API common tables (nki/api/nki.api.shared))
+ALU_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "not_equal",
+           "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
+           "logical_xor", "power", "abs_max", "abs_min", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "left_shift", "right_shift", "bypass", "abs", "rsqrt", "reciprocal",
+           "mod", "fmod")
+#: NKI ALU token (``nl.maximum``) -> AWS ``ArithOp`` spelling (``max``), the ``nisa`` ops' tokens
+ARITH_OPS = {
+    "add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide",
+    "maximum": "max", "minimum": "min", "equal": "is_eq", "not_equal": "is_ne",
+    "less": "is_lt", "less_equal": "is_le", "greater": "is_gt", "greater_equal": "is_ge",
+    "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
+    "power": "pow", "abs_max": "abs_max", "abs_min": "abs_min", "bitwise_and": "bitwise_and",
+    "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor", "left_shift": "left_shift",
+    "right_shift": "right_shift", "bypass": "bypass", "abs": "abs", "rsqrt": "rsqrt",
+    "reciprocal": "reciprocal", "mod": "mod", "fmod": "fmod",
+}
+#: the AWS ``ArithOp`` spellings
+ARITH_NAMES = tuple(ARITH_OPS.values())
+#: ``tensor_reduce`` operators
+REDUCE_OPS = ("add", "subtract", "multiply", "maximum", "minimum", "logical_and", "logical_or",
+              "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor")
+#: the ScalarE activation functions (NKI API common tables (nki/api/nki.api.shared)), as the
+#: ``op`` of ``activation`` / ``activation_reduce`` and (with ``prelu``) ``activate2``; the
+#: interpreter's implementations are ``runtime/numerics.ACTIVATION``
+ACTIVATIONS = ("copy", "identity", "exp", "relu", "gelu", "gelu_apprx_tanh", "sigmoid", "tanh",
+               "square", "sqrt", "rsqrt", "reciprocal", "log", "silu", "abs", "sign", "softplus",
+               "erf", "sin", "arctan", "mish", "silu_dx", "gelu_dx", "gelu_apprx_sigmoid",
+               "gelu_apprx_sigmoid_dx", "erf_dx")
 #: bitvec ALU tokens (integer bits; never accepted by the instructions of this module
 #: except tensor_partition_reduce's bitwise_or / bitwise_and)
 BITVEC = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert")
@@ -33,11 +63,8 @@ ACT2_REDUCE_OPS = ("add", "maximum", "minimum", "abs_max", "abs_min")
 #: activate2 allowed ``(op0, op1)`` pairs
 ACT2_PAIRS = (("multiply", "add"), ("multiply", "subtract"), ("multiply", "bypass"),
               ("add", "bypass"), ("subtract", "bypass"), ("bypass", "bypass"))
-#: activation functions of activate2 (NKI API common tables (nki/api/nki.api.shared); ``prelu`` uses relu_param)
-ACT2_FUNCS = ("copy", "identity", "exp", "relu", "prelu", "gelu", "gelu_dx", "gelu_apprx_tanh",
-              "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "sigmoid", "tanh", "square", "sqrt",
-              "rsqrt", "reciprocal", "log", "silu", "silu_dx", "abs", "sign", "softplus", "mish",
-              "erf", "erf_dx", "sin", "arctan")
+#: activation functions of activate2: the activation functions and ``prelu`` (which uses relu_param)
+ACT2_FUNCS = (*ACTIVATIONS, "prelu")
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
 #: reduce_cmd values the VectorE accumulator instructions accept
 DVE_CMDS = ("reset_reduce", "reduce", "load_reduce")

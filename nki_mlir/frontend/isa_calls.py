@@ -10,7 +10,6 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from ..dialects import nki
-from ..dialects.nki import ACTIVATIONS, ALU_OPS, REDUCE_OPS
 from ..errors import NKITypeError
 from . import args as A
 from .builtins import handles
@@ -59,83 +58,6 @@ def tensor_copy(cg, dst, src, engine=None, name=None, dtype=None):
         from .lang_calls import _dtype
         _dtype(cg, api, dtype)
     _dst_data(cg, api, nki.TensorCopyOp, dst, src, engine, src_role="src")
-
-
-@handles("nisa.tensor_tensor")
-def tensor_tensor(cg, dst, data1, data2, op, engine=None, name=None):
-    api = "nisa.tensor_tensor"
-    ops = {r: A.tensor(cg, api, r, v).value for r, v in (("dst", dst), ("data1", data1), ("data2", data2))}
-    A.emit(cg, nki.TensorTensorOp, ops,
-           {"op": A.op_token(cg, api, "op", op, ALU_OPS), "engine": A.engine(cg, api, engine)})
-
-
-@handles("nisa.tensor_scalar")
-def tensor_scalar(cg, dst, data, op0, operand0, reverse0=False, op1=None, operand1=None,
-                  reverse1=False, engine=None, name=None):
-    api = "nisa.tensor_scalar"
-    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "data", data)
-    if (op1 is None) != (operand1 is None):
-        raise cg.b.error(f"{api}: op1 and operand1 must be given together", NKITypeError)
-    A.emit(cg, nki.TensorScalarOp,
-           {"dst": d.value, "data": x.value,
-            "operand0": A.tile_or_scalar(cg, api, "operand0", operand0),
-            "operand1": A.tile_or_scalar(cg, api, "operand1", operand1, optional=True)},
-           {"op0": A.op_token(cg, api, "op0", op0, ALU_OPS),
-            "op1": None if op1 is None else A.op_token(cg, api, "op1", op1, ALU_OPS),
-            "reverse0": bool(reverse0) or None, "reverse1": bool(reverse1) or None,
-            "engine": A.engine(cg, api, engine)})
-
-
-def _activation_common(cg, api, dst, op, data, bias, scale, reduce_res):
-    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "data", data)
-    return {"dst": d.value, "data": x.value,
-            "bias": A.tile_or_scalar(cg, api, "bias", bias, optional=True),
-            "scale": A.tile_or_scalar(cg, api, "scale", 1.0 if scale is None else scale),
-            "reduce_res": None if reduce_res is None else A.tensor(cg, api, "reduce_res", reduce_res).value}, \
-        A.op_token(cg, api, "op", op, ACTIVATIONS)
-
-
-@handles("nisa.activation")
-def activation(cg, dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
-               reduce_cmd=None, name=None):
-    """``dst = op(data*scale + bias)``; with ``reduce_res`` the free-axis sum of the result is
-    written to ``reduce_res`` (``reduce_cmd`` idle/absent with a ``reduce_res`` means
-    reset_reduce, the NKI 0.2 behaviour)."""
-    api = "nisa.activation"
-    operands, tok = _activation_common(cg, api, dst, op, data, bias, scale, reduce_res)
-    cmd = A.enum_name(cg, api, "reduce_cmd", reduce_cmd, "reduce_cmd", "idle")
-    if reduce_res is not None and cmd == "idle":
-        cmd = "reset_reduce"
-    A.emit(cg, nki.ActivationOp, operands,
-           {"op": tok,
-            "reduce_op": None if reduce_op is None else A.op_token(cg, api, "reduce_op", reduce_op, ("add",)),
-            "reduce_cmd": None if cmd == "idle" else cmd})
-
-
-@handles("nisa.activation_reduce")
-def activation_reduce(cg, dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None):
-    api = "nisa.activation_reduce"
-    operands, tok = _activation_common(cg, api, dst, op, data, bias, scale, reduce_res)
-    A.emit(cg, nki.ActivationReduceOp, operands,
-           {"op": tok, "reduce_op": A.op_token(cg, api, "reduce_op", reduce_op, ("add",))})
-
-
-@handles("nisa.tensor_reduce")
-def tensor_reduce(cg, dst, op, data, axis, negate=False, keepdims=False, name=None):
-    api = "nisa.tensor_reduce"
-    d, x = A.tensor(cg, api, "dst", dst), A.tensor(cg, api, "data", data)
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    if not all(isinstance(a, int) and not isinstance(a, bool) for a in axes):
-        raise cg.b.error(f"{api}: axis must be an int or a tuple of ints, got {axis!r}", NKITypeError)
-    axes = tuple(a + x.ndim if a < 0 else a for a in axes)
-    A.emit(cg, nki.TensorReduceOp, {"dst": d.value, "data": x.value},
-           {"op": A.op_token(cg, api, "op", op, REDUCE_OPS), "axis": list(axes),
-            "negate": bool(negate) or None, "keepdims": bool(keepdims) or None})
-
-
-@handles("nisa.reciprocal")
-def reciprocal(cg, dst, data, engine=None, name=None):
-    _dst_data(cg, "nisa.reciprocal", nki.ReciprocalOp, dst, data, engine)
 
 
 def _check_memset_value(cg, api: str, d: Tensor, value) -> None:

@@ -20,14 +20,15 @@ arguments to it and converts each by its kind, as the hand-written handlers do:
 - :class:`~nki_mlir.dialects.ods.OpToken`: an ``nl`` operator (``nl.max`` / ``nl.min`` stand
   for ``maximum`` / ``minimum``), a bitvec one refused with its own message when ``arith``;
 - :class:`~nki_mlir.dialects.ods.EnumProp`: a ``nisa.<enum>`` member (None: the default,
-  which is not stored);
-- another operand kind: its conversion in :data:`.ods_kinds.CONVERTERS` (registers).
+  which is not stored; ``implied``: the member a given operand makes the default stand for);
+- :class:`~nki_mlir.dialects.ods_forms.ApiArg`: kept by no op (the ``call`` hook reads it);
+- another operand kind: its conversion in :data:`.ods_kinds.CONVERTERS` (registers);
 
-then emits the ``nki`` op, which verifies itself at the call's line.  A definition's
-``frontend`` hook, when it has one, takes the converted operands and properties and the
-bound arguments and emits the op itself (``emit(result_types)``): it may check the call,
-set a default that depends on other arguments, and return the call's value.  Shapes, dtypes, engines
-and targets are the verifier's job, as for every instruction.
+after the definition's ``call`` hook (its own argument errors and replacements), then emits
+the ``nki`` op, which verifies itself at the call's line.  A definition's ``frontend`` hook,
+when it has one, takes the converted operands and properties and the bound arguments and
+emits the op itself (``emit(result_types)``): it may check the call, set a default that
+depends on other arguments, and return the call's value.  Shapes, dtypes, enginesand targets are the verifier's job, as for every instruction.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from typing import Any
 
 from ..dialects.ods import (Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
                             Scalar, Tile)
+from ..dialects.ods_forms import ApiArg
 from ..dialects.vector_rules import BITVEC
 from ..errors import NKITypeError
 from . import args as A
@@ -98,17 +100,21 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
     sig = rec.signature()
     cg_param = inspect.Parameter("cg", inspect.Parameter.POSITIONAL_OR_KEYWORD)
     call_sig = sig.replace(parameters=[cg_param, *sig.parameters.values()])
+    implied = [p for p in rec.params if isinstance(p, EnumProp) and p.implied is not None]
 
     def handler(cg, *args, **kwargs):
         bound = call_sig.bind(cg, *args, **kwargs)   # TypeError: the tracer reports the call
         bound.apply_defaults()
         a = bound.arguments
+        if rec.call is not None:
+            rec.call(cg, api, a)
         operands, props = {}, {}
         for p in rec.params:
+            if isinstance(p, ApiArg):
+                continue
             if type(p) in CONVERTERS:
                 operands[p.role] = CONVERTERS[type(p)](cg, api, p, a[p.role])
-            elif isinstance(p, Tile):
-                operands[p.role] = _tile(cg, api, p, a[p.role])
+            elif isinstance(p, Tile):                operands[p.role] = _tile(cg, api, p, a[p.role])
             elif isinstance(p, Scalar):
                 operands[p.role] = _scalar(cg, api, p, a[p.role])
             elif isinstance(p, Engine):
@@ -116,6 +122,10 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
                     props["engine"] = A.engine(cg, api, a["engine"])
             else:
                 props[p.role] = _property(cg, api, p, a[p.role])
+        for p in implied:  # reduce_res given, reduce_cmd idle: reset_reduce
+            role, member = p.implied
+            if props[p.role] is None and operands[role] is not None:
+                props[p.role] = member
         if rec.frontend is None:
             A.emit(cg, nki_op, operands, props)
             return None
@@ -123,7 +133,6 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
         def emit(result_types=None):
             return A.emit(cg, nki_op, operands, props, result_types)
         return rec.frontend(cg, a, operands, props, emit)
-
     handler.__signature__ = call_sig
     handler.__name__ = handler.__qualname__ = rec.name
     handler.__doc__ = rec.doc

@@ -45,9 +45,10 @@ def instruction(cls: type) -> InstructionDef:
             :func:`~nki_mlir.dialects.ods.record_of`), or a name defined twice.
     """
     rec = record_of(cls)
-    if rec.interpret is None or rec.cost is None:
+    shared = rec.isa is not None and rec.isa.of is not None  # another definition's nisa op
+    if (rec.interpret is None or rec.cost is None) != shared:
         raise TypeError(f"internal error: instruction definition {rec.name} needs 'interpret' "
-                        f"and 'cost'")
+                        f"and 'cost' (and has neither when its isa form is another's op)")
     if rec.name in DEFINITIONS:
         raise ValueError(f"internal error: nki.isa.{rec.name} is defined twice")
     if rec.public:  # an op of ours (``public = False``) has no nki.isa API
@@ -55,7 +56,8 @@ def instruction(cls: type) -> InstructionDef:
     nki_op, nisa_op = define_ops(rec)
     if rec.public:
         define_call(rec, nki_op)
-    register_builder(nisa_op.name, rec.interpret)
+    if not shared:
+        register_builder(nisa_op.name, rec.interpret)
     DEFINITIONS[rec.name] = rec
     return rec
 

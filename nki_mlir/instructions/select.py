@@ -132,14 +132,6 @@ def _verify_reduce_res(op) -> None:
     _float_dtype(op, "reduce_res")
 
 
-def _reduce_res_means_reduce(cg, args, operands, props, emit):
-    """Our reading: a ``reduce_res`` with ``reduce_cmd`` ``idle`` means ``reset_reduce`` (the
-    docs' NumPy equivalent computes ``max(result)`` into ``reduce_res``)."""
-    if operands["reduce_res"] is not None and props["reduce_cmd"] in (None, "idle"):
-        props["reduce_cmd"] = "reset_reduce"
-    emit()
-
-
 @instruction
 class select_reduce:
     """``dst = where(predicate != 0, on_true, on_false)`` (``predicate == 0`` with
@@ -165,13 +157,13 @@ class select_reduce:
     on_true = Tile()
     on_false = Scalar()
     reduce_res = Tile(writes=True, optional=True)
-    reduce_cmd = EnumProp(enum="reduce_cmd", allowed=SELECT_REDUCE_CMDS, default="idle")
+    reduce_cmd = EnumProp(enum="reduce_cmd", allowed=SELECT_REDUCE_CMDS, default="idle",
+                          implied=("reduce_res", "reset_reduce"))
     reduce_op = OpToken(allowed=("maximum",), optional=True)
     reverse_pred = Flag(default=False)
     engine = Engine("vector", param=False)
     cost = Formula("two_input", roles=("on_true", "predicate"),
                    source="analogue: tensor_tensor (k=1 with a PSUM input)")
-    frontend = _reduce_res_means_reduce
 
     def verify(op):
         rules.not_both_psum(op, ("on_true", op.on_true), ("predicate", op.predicate))

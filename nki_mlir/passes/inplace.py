@@ -26,15 +26,18 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
 from ..dialects.common import space_of
+from ..dialects.instruction import ELEMENTWISE_OPS
 from ..dialects.nisa import AllocOp
 from .alloc_sinking import ancestor_in
 from .liveness import users_through_views
 
 #: instructions where element i of dst is computed from element i of each same-typed source
-ELEMENTWISE = frozenset({
-    "nisa.tensor_tensor_arith", "nisa.tensor_scalar_arith", "nisa.tensor_copy",
-    "nisa.activation", "nisa.reciprocal",
-})
+#: (and the instruction definitions' ``elementwise`` ops, ``ELEMENTWISE_OPS``)
+ELEMENTWISE = frozenset({"nisa.tensor_copy"})
+
+
+def _elementwise(name: str) -> bool:
+    return name in ELEMENTWISE or name in ELEMENTWISE_OPS
 
 ATTR_ADDRESS = "nkim.address"
 
@@ -61,7 +64,7 @@ def _last_use_is(alloc: AllocOp, op: Operation, order: dict[Operation, int]) -> 
 
 def _candidate(op: Operation, order: dict[Operation, int], space: str) -> tuple[AllocOp, AllocOp] | None:
     """``(A, B)`` if ``op`` may write its ``dst`` ``B`` into its dying source ``A``."""
-    if op.name not in ELEMENTWISE:
+    if not _elementwise(op.name):
         return None
     dst = getattr(op, "dst", None)
     b = _alloc_of(dst)
@@ -85,7 +88,7 @@ def reuse_dying_inputs(func: FuncOp, space: str) -> int:
     ``"psum"``) wherever the conditions hold; returns how many were merged into their
     dying input."""
     merged = 0
-    blocks = {op.parent_block() for op in func.walk() if op.name in ELEMENTWISE}
+    blocks = {op.parent_block() for op in func.walk() if _elementwise(op.name)}
     for block in blocks:
         order = {op: i for i, op in enumerate(block.ops)}
         for op in list(block.ops):

@@ -29,6 +29,7 @@ from xdsl.pattern_rewriter import (
 from .. import dtypes
 from ..dialects import nki
 from ..dialects.common import dtype_of, free_size, memref, shape_of, space_of
+from ..dialects.ods_ops import op_class
 from .forward_assign import ForwardAssign
 from .legalize_math import LegalizeMath
 
@@ -107,10 +108,10 @@ class LegalizeBinary(RewritePattern):
         alloc = nki.NdarrayOp.build(result_types=[op.result.type])
         y = op.y
         if not isinstance(y.type, MemRefType) or (free_size(y) == 1 and free_size(op.x) > 1):
-            inst = nki.TensorScalarOp.build(operands=[alloc.result, op.x, y, None],
+            inst = op_class("nki.tensor_scalar").build(operands=[alloc.result, op.x, y, None],
                                             properties={"op0": StringAttr(token)})
         else:
-            inst = nki.TensorTensorOp.build(operands=[alloc.result, op.x, y],
+            inst = op_class("nki.tensor_tensor").build(operands=[alloc.result, op.x, y],
                                             properties={"op": StringAttr(token)})
         rewriter.replace(op, _with_loc(op, [alloc, inst]), [alloc.result])
 
@@ -122,7 +123,7 @@ class LegalizeExp(RewritePattern):
     def match_and_rewrite(self, op: nki.ExpOp, rewriter: PatternRewriter) -> None:
         alloc = nki.NdarrayOp.build(result_types=[op.result.type])
         one = _f32(1.0)
-        act = nki.ActivationOp.build(operands=[alloc.result, op.x, None, one.result, None],
+        act = op_class("nki.activation").build(operands=[alloc.result, op.x, None, one.result, None],
                                      properties={"op": StringAttr("exp")})
         rewriter.replace(op, _with_loc(op, [alloc, one, act]), [alloc.result])
 

@@ -139,7 +139,7 @@ def psum_direct(op: S.BroadcastToOp) -> bool:
         return False
     for use in r.uses:
         user = use.operation
-        if not isinstance(user, nki.TensorTensorOp) or use.index != 2 or user.data1 is r \
+        if user.name != "nki.tensor_tensor" or use.index != 2 or user.data1 is r \
                 or space_of(user.data1) != "sbuf":
             return False
         eng = user.properties.get("engine")

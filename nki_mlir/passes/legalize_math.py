@@ -140,7 +140,7 @@ class Emitter(BroadcastEmitter):
         props = {"op": StringAttr(fn)}
         if engine:
             props["engine"] = StringAttr(engine)
-        self.add(nki.TensorTensorOp.build(operands=[dst, a, b], properties=props))
+        self.add(op_class("nki.tensor_tensor").build(operands=[dst, a, b], properties=props))
 
     def ts(self, dst, data, op0: str, operand0, reverse0: bool = False, op1: str | None = None,
            operand1=None, engine: str | None = None) -> None:
@@ -152,7 +152,7 @@ class Emitter(BroadcastEmitter):
             props["op1"] = StringAttr(op1)
         if engine:
             props["engine"] = StringAttr(engine)
-        self.add(nki.TensorScalarOp.build(operands=[dst, data, operand0, operand1], properties=props))
+        self.add(op_class("nki.tensor_scalar").build(operands=[dst, data, operand0, operand1], properties=props))
 
     def f32_col(self, op: str | None, v):
         """An arithmetic tensor_scalar operand tile must be float32: convert other dtypes."""
@@ -166,11 +166,11 @@ class Emitter(BroadcastEmitter):
         props = {"op": StringAttr(fn)}
         if reduce_res is not None:
             props["reduce_op"] = StringAttr("add")
-        self.add(nki.ActivationOp.build(operands=[dst, data, bias, self.f32(1.0), reduce_res],
+        self.add(op_class("nki.activation").build(operands=[dst, data, bias, self.f32(1.0), reduce_res],
                                         properties=props))
 
     def reduce(self, dst, data, token: str, axes: ArrayAttr) -> None:
-        self.add(nki.TensorReduceOp.build(operands=[dst, data],
+        self.add(op_class("nki.tensor_reduce").build(operands=[dst, data],
                                           properties={"op": StringAttr(token), "axis": axes}))
 
     def subview(self, v: SSAValue, offsets, sizes) -> SSAValue:
@@ -227,7 +227,7 @@ def _unary(e: Emitter, op: S.UnaryOp) -> SSAValue:
     elif fn == "copy":
         e.copy(r, x)
     elif fn == "reciprocal":
-        e.add(nki.ReciprocalOp.build(operands=[r, x]))
+        e.add(op_class("nki.reciprocal").build(operands=[r, x]))
     elif fn == "rsqrt":
         dst = r if space_of(r) == "sbuf" else e.alloc(shape_of(r), dtype_of(r))
         e.ts(dst, e.sbuf(x), "rsqrt", e.f32(0.0), engine="gpsimd")
@@ -303,7 +303,7 @@ def _softmax(e: Emitter, op: S.SoftmaxOp) -> SSAValue:
     s = e.alloc(_col_shape(x), dtypes.float32)
     e.act(ex, x, "exp", bias=neg, reduce_res=s)
     inv = e.alloc(_col_shape(x), dtypes.float32)
-    e.add(nki.ReciprocalOp.build(operands=[inv, s]))
+    e.add(op_class("nki.reciprocal").build(operands=[inv, s]))
     e.ts(r, ex, "multiply", inv)
     return r
 

@@ -8,6 +8,10 @@ op tokens become AWS enum spellings (``maximum`` -> ``max``), ``nki.ndarray`` be
 (nki.isa API reference (nki/api/nki/isa)): DMA for dma_copy, TensorE for matmul/transpose, ScalarE for
 activation, GpSimd for iota/affine_select and for int32 / ``power`` tensor_tensor,
 VectorE otherwise.  Views (``memref.subview``), loops and index math are kept.
+
+The instructions defined in ``nki_mlir/instructions`` lower by the rule their definition
+registered (:class:`LowerDirect`: 1:1, or their ``isa`` form's names, roles, spellings and
+engine rule, ``dialects/ods_forms.py``); the patterns here are the hand-written rest.
 """
 from __future__ import annotations
 
@@ -15,8 +19,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import (ArrayAttr, BoolAttr, FloatAttr, IndexType, IntegerAttr, ModuleOp,
-                                     StringAttr, f32, i64)
+from xdsl.dialects.builtin import (ArrayAttr, BoolAttr, IndexType, IntegerAttr, ModuleOp,
+                                     StringAttr)
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -28,9 +32,8 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from .. import dtypes
 from ..dialects import nisa, nki
-from ..dialects.common import bool_attr, dtype_of, i64_attr, prop_flag, space_of, str_attr
+from ..dialects.common import bool_attr, i64_attr, str_attr
 from ..dialects.instruction import DIRECT_LOWERINGS
 from ..dialects.nisa import ARITH_OPS
 
@@ -85,78 +88,6 @@ class LowerTensorCopy(RewritePattern):
     def match_and_rewrite(self, op: nki.TensorCopyOp, rewriter: PatternRewriter) -> None:
         _replace(rewriter, op, [nisa.TensorCopyOp.build(
             operands=[op.dst, op.src], properties={"engine": _engine(op, "vector")})])
-
-
-class LowerTensorTensor(RewritePattern):
-    """``nki.tensor_tensor(dst, data1, data2, op=maximum)`` -> ``nisa.tensor_tensor_arith(dst, lhs, rhs, op=max)``."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.TensorTensorOp, rewriter: PatternRewriter) -> None:
-        ints = all(dtype_of(v) in (dtypes.int32, dtypes.uint32) for v in (op.dst, op.data1, op.data2))
-        psum = any(space_of(v) == "psum" for v in (op.dst, op.data1, op.data2))  # GpSimd cannot
-        default = "gpsimd" if op.op.data == "power" or (ints and not psum) else "vector"
-        _replace(rewriter, op, [nisa.TensorTensorArithOp.build(
-            operands=[op.dst, op.data1, op.data2],
-            properties={"op": _arith(op.op), "engine": _engine(op, default)})])
-
-
-class LowerTensorScalar(RewritePattern):
-    """``nki.tensor_scalar(..., reverse0, reverse1)`` -> ``nisa.tensor_scalar_arith(..., reverse_operands=first|second|both)``."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.TensorScalarOp, rewriter: PatternRewriter) -> None:
-        r0, r1 = prop_flag(op, "reverse0"), prop_flag(op, "reverse1")
-        rev = {(False, False): "none_", (True, False): "first", (False, True): "second",
-               (True, True): "both"}[(r0, r1)]
-        props = {"op0": _arith(op.op0), "reverse_operands": str_attr(rev),
-                 "engine": _engine(op, "vector")}
-        if op.op1 is not None:
-            props["op1"] = _arith(op.op1)
-        _replace(rewriter, op, [nisa.TensorScalarArithOp.build(
-            operands=[op.dst, op.data, op.operand0, op.operand1], properties=props)])
-
-
-class LowerActivation(RewritePattern):
-    """``nki.activation`` / ``nki.activation_reduce`` -> ``nisa.activation`` (bias defaults to 0.0)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.ActivationOp | nki.ActivationReduceOp, rewriter: PatternRewriter) -> None:
-        new: list[Operation] = []
-        bias: SSAValue | None = op.bias
-        if bias is None:
-            zero = arith.ConstantOp(FloatAttr(0.0, f32), f32)
-            new.append(zero)
-            bias = zero.result
-        props = {"op": op.op, "engine": str_attr("scalar")}
-        if op.reduce_res is not None:
-            props["reduce_op"] = op.properties.get("reduce_op") or StringAttr("add")
-        cmd = op.properties.get("reduce_cmd")
-        if isinstance(op, nki.ActivationReduceOp):
-            cmd = StringAttr("reset_reduce")
-        if cmd is not None:
-            props["reduce_cmd"] = cmd
-        new.append(nisa.ActivationOp.build(operands=[op.dst, op.reduce_res, op.data, bias, op.scale],
-                                           properties=props))
-        _replace(rewriter, op, new)
-
-
-class LowerTensorReduce(RewritePattern):
-    """``nki.tensor_reduce(axis=[1, 2], negate)`` -> ``nisa.tensor_reduce_arith(num_r_dim=2, negated)``."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.TensorReduceOp, rewriter: PatternRewriter) -> None:
-        rank = len(op.data.type.get_shape())
-        first = min(a.value.data for a in op.axis.data)
-        props = {"op": _arith(op.op), "negated": BoolAttr.from_bool(prop_flag(op, "negate")),
-                 "num_r_dim": IntegerAttr(rank - first, i64), "engine": _engine(op, "vector")}
-        _replace(rewriter, op, [nisa.TensorReduceArithOp.build(operands=[op.dst, op.data], properties=props)])
-
-
-class LowerReciprocal(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.ReciprocalOp, rewriter: PatternRewriter) -> None:
-        _replace(rewriter, op, [nisa.ReciprocalOp.build(
-            operands=[op.dst, op.data], properties={"engine": _engine(op, "vector")})])
 
 
 class LowerMemset(RewritePattern):
@@ -239,6 +170,10 @@ class LowerDirect(RewritePattern):
         rule = DIRECT_LOWERINGS.get(op.name)
         if rule is None:
             return
+        if rule.build is not None:  # not 1:1 (an instruction definition's isa form)
+            new_ops = rule.build(op)
+            _replace(rewriter, op, new_ops, list(new_ops[-1].results))
+            return
         props = dict(rule.properties(op)) if rule.properties else dict(op.properties)
         if rule.engine is not None:  # None: not an instruction (a view, a constant)
             default = rule.engine(op) if callable(rule.engine) else rule.engine
@@ -248,8 +183,8 @@ class LowerDirect(RewritePattern):
         _replace(rewriter, op, [new], list(new.results))
 
 
-PATTERNS = (LowerDirect, LowerNdarray, LowerDmaCopy, LowerTensorCopy, LowerTensorTensor, LowerTensorScalar,
-            LowerActivation, LowerTensorReduce, LowerReciprocal, LowerMemset, LowerIota,
+PATTERNS = (LowerDirect, LowerNdarray, LowerDmaCopy, LowerTensorCopy,
+            LowerMemset, LowerIota,
             LowerAffineSelect, LowerNcMatmul, LowerNcTranspose)
 
 

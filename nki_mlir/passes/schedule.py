@@ -106,7 +106,7 @@ ALIASES = {"program-order": "in-order"}
 
 #: the engine an instruction runs on when its ``engine`` is ``unknown``
 NATURAL_ENGINE = {
-    nisa.MatmulOp: "tensor", nisa.NcTransposeOp: "tensor", nisa.ActivationOp: "scalar",
+    nisa.MatmulOp: "tensor", nisa.NcTransposeOp: "tensor",
     nisa.IotaOp: "gpsimd", nisa.AffineSelectOp: "gpsimd",
 }
 DMA_LOAD_QUEUES = ("dma0", "dma1")

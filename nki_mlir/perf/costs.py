@@ -104,7 +104,6 @@ DMA_OPS = frozenset({"nisa.dma_copy", "nisa.dma_transpose", "nisa.dma_copy_indir
 #: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
 DEFAULT_ENGINE = {
     "nisa.matmul": "tensor", "nisa.nc_transpose": "tensor",
-    "nisa.activation": "scalar", "nisa.activate2": "scalar",
     "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd",
 }
 
@@ -237,13 +236,9 @@ def _flag(op: Operation, name: str) -> bool:
 #: ``+MIN_II`` whenever a ``reduce_res`` is written.
 _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
     "nisa.tensor_copy": (("src",), 1.0, "copy", None),
-    "nisa.tensor_scalar_arith": (("src",), 1.0, "copy", None),
     "nisa.memset": (("dst",), 1.0, "copy", None),
-    "nisa.tensor_scalar_reduce": (("data",), 1.0, "other", None),
     "nisa.iota": (("dst",), 1.0, None, None),
     "nisa.affine_select": (("on_true_tile",), 1.0, None, None),
-    "nisa.activation": (("src",), 1.0, None, None),
-    "nisa.activate2": (("data",), 1.0, None, None),
 }
 
 
@@ -263,30 +258,6 @@ def _compute_cycles(op: Operation, engine: str, tiles: list[Tile],
         if engine == "tensor" and data is not None:
             return float(max(data.shape[0], min(model.min_ii_cycles, data.free))), 0.0, 0.0, None
         return _cycles(engine, model, pen * (data.free if data else 1)), 0.0, 0.0, None
-    if name in _TWO_INPUT_ROLES:
-        roles, pm2 = _TWO_INPUT_ROLES[name], name == "nisa.tensor_tensor_arith"
-        return _two_input(roles, pm2, engine, tiles, model, pen, extra), 0.0, 0.0, None
-    if name == "nisa.tensor_reduce_arith":
-        src = role_of(tiles, "src")
-        n = pen * (src.free if src else 1)
-        pm = _other_pm(model, src)
-        if _two_byte(src) and _prop(op, "op") in ("add", "max"):
-            pm = max(pm, 2.0)  # ISA_OLD: tensor_reduce bf16 add/max takes N/2
-        return _cycles(engine, model, n, pm=pm, sbf=_sbf(model, src)), 0.0, 0.0, None
-    if name == "nisa.reciprocal":
-        src = role_of(tiles, "src")
-        n = pen * (src.free if src else 1)
-        k = 8.0 if engine == "vector" else 1.0  # ScalarE does it in N (ISA_OLD, SHARED)
-        return _cycles(engine, model, n, k=k, sbf=_sbf(model, src), gp=4.0), 0.0, 0.0, None
-    if name == "nisa.exponential":
-        src = role_of(tiles, "src")
-        n = pen * (src.free if src else 1)
-        # ARCH4: VectorE exp has 4x the throughput of ScalarE exp (sbf elem/lane/cycle at f_S)
-        rate = 4.0 * _sbf(model, src) * model.scalar_ghz / model.clock_ghz(engine) \
-            if engine in CLOCKED_ENGINES else 1.0
-        if engine == "vector":
-            return max(model.min_ii_cycles, n / rate) + extra, 0.0, 0.0, None
-        return _cycles(engine, model, n, sbf=_sbf(model, src), extra=extra), 0.0, 0.0, None
     spec = _SIMPLE.get(name) or _defined_row(op)
     if spec is None:  # an instruction without a formula: one stream over its largest operand
         main = max(tiles, key=lambda t: t.free, default=None)
@@ -313,11 +284,6 @@ def _defined_formula(op: Operation) -> str | None:
     """The formula an instruction definition names for its op (a ``Formula`` cost), else None."""
     defn = getattr(op, "DEFINITION", None)
     return getattr(defn.cost, "kind", None) if defn is not None else None
-
-
-_TWO_INPUT_ROLES = {
-    "nisa.tensor_tensor_arith": ("lhs", "rhs"),
-}
 
 
 def _two_input(roles: tuple[str, str], pm2: bool, engine: str, tiles: list[Tile],
@@ -386,9 +352,46 @@ def _two_input_formula(op: Operation, engine: str, tiles: list[Tile], model: Tar
                        _reduce_extra(model, tiles)), 0.0, 0.0, None)
 
 
+def _tensor_reduce(op: Operation, engine: str, tiles: list[Tile], model: TargetModel,
+                   pen: float) -> tuple[float, float, float, int | None]:
+    """tensor_reduce: one stream over the source, ``pm_other`` for bf16, at least 2x for a
+    bf16 add / max (ISA_OLD: N/2)."""
+    src = role_of(tiles, *op.DEFINITION.cost.roles)
+    n = pen * (src.free if src else 1)
+    pm = _other_pm(model, src)
+    if _two_byte(src) and _prop(op, "op") in ("add", "max"):
+        pm = max(pm, 2.0)  # ISA_OLD: tensor_reduce bf16 add/max takes N/2
+    return _cycles(engine, model, n, pm=pm, sbf=_sbf(model, src)), 0.0, 0.0, None
+
+
+def _reciprocal(op: Operation, engine: str, tiles: list[Tile], model: TargetModel,
+                pen: float) -> tuple[float, float, float, int | None]:
+    """reciprocal: vector ``8N``, scalar ``N``, gpsimd ``150 + 4N`` (ISA_OLD, SHARED)."""
+    src = role_of(tiles, *op.DEFINITION.cost.roles)
+    n = pen * (src.free if src else 1)
+    k = 8.0 if engine == "vector" else 1.0  # ScalarE does it in N (ISA_OLD, SHARED)
+    return _cycles(engine, model, n, k=k, sbf=_sbf(model, src), gp=4.0), 0.0, 0.0, None
+
+
+def _exponential(op: Operation, engine: str, tiles: list[Tile], model: TargetModel,
+                 pen: float) -> tuple[float, float, float, int | None]:
+    """exponential: VectorE exp has 4x the throughput of ScalarE exp, ``sbf`` elements per
+    lane per cycle at the ScalarE clock (ARCH4); ``+MIN_II`` reading out ``reduce_res``."""
+    src = role_of(tiles, *op.DEFINITION.cost.roles)
+    n = pen * (src.free if src else 1)
+    extra = _reduce_extra(model, tiles)
+    rate = 4.0 * _sbf(model, src) * model.scalar_ghz / model.clock_ghz(engine) \
+        if engine in CLOCKED_ENGINES else 1.0
+    if engine == "vector":
+        return max(model.min_ii_cycles, n / rate) + extra, 0.0, 0.0, None
+    return _cycles(engine, model, n, sbf=_sbf(model, src), extra=extra), 0.0, 0.0, None
+
+
 #: the formulas a definition's ``Formula`` cost may name: ``f(op, engine, tiles, model,
 #: strided penalty) -> (cycles, flops, peak_flops_per_ns, moving_free)``
 _FORMULAS = {"matmul_mx": _matmul_mx, "two_input": _two_input_formula,
+             "exponential": _exponential, "tensor_reduce": _tensor_reduce,
+             "reciprocal": _reciprocal,
              "empty": lambda op, engine, tiles, model, pen: (_cycles(engine, model, 0.0), 0.0,
                                                              0.0, None)}
 

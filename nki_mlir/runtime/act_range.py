@@ -48,8 +48,11 @@ def range_checker(dec: Decoder, op, name: str) -> Callable[[list, object], None]
     api = op.name
 
     def check(env, x):
-        mode = os.environ.get(RANGE_CHECK_ENV, "warn")
-        once = env[STATE].once
+        st = env[STATE]
+        mode = st.range_mode
+        if mode is None:     # read once per run (an environment lookup costs ~1 us)
+            mode = st.range_mode = os.environ.get(RANGE_CHECK_ENV, "warn")
+        once = st.once
         if mode == "off" or done in once:
             return
         bad = nm.act_range_violation(name, x)

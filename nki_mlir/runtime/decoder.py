@@ -62,6 +62,15 @@ class Decoder:
         #: the block of every copy of every placed on-chip alloc, ``{(op, copy): (lo, hi)}``
         #: (:mod:`.blocks`; filled by :func:`.handlers.decode_function`)
         self.blocks: dict = {}
+        #: write-only HBM allocs filled after the run (:mod:`.hbm_fill`): ``(slot, tracking
+        #: slot, dtype)`` each, and the tracking slot of every ``nisa.dma_copy`` writing one
+        self.hbm_fills: list[tuple] = []
+        self.hbm_tracked: dict[Operation, int] = {}
+        #: analyses computed once per decode and shared by the builders (:mod:`.forward`)
+        self.memo: dict = {}
+        #: the first memory-touching op after each alloc-like op, by ``id`` (memo of
+        #: :func:`.isa_memory.written_first`)
+        self.next_memory_op: dict[int, Operation | None] = {}
 
     # -------------------------------------------------------------- slots and values
 

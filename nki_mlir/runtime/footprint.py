@@ -46,11 +46,16 @@ def address(a: np.ndarray) -> int:
 class Footprint:
     """The bytes of ``root`` a view covers (see the module docstring)."""
 
-    __slots__ = ("root", "lo", "hi", "exact", "offset", "shape", "strides", "itemsize")
+    __slots__ = ("root", "lo", "hi", "exact", "offset", "shape", "strides", "itemsize", "key",
+                 "box")
 
     def __init__(self, root, lo, hi, exact, offset, shape, strides, itemsize):
         self.root, self.lo, self.hi, self.exact = root, lo, hi, exact
         self.offset, self.shape, self.strides, self.itemsize = offset, shape, strides, itemsize
+        #: ``(lo, hi)``: the bounding box as one hashable key
+        self.key = (lo, hi)
+        #: ``(lo0, hi0, lo_last, hi_last)``: the box on the first and last dimensions
+        self.box = (lo[0], hi[0], lo[-1], hi[-1])
 
     def overlaps(self, other: Footprint) -> bool:
         """Whether the bounding boxes intersect (same root assumed)."""
@@ -96,10 +101,16 @@ def footprint(a: np.ndarray, root: np.ndarray | None = None,
               base: int | None = None) -> Footprint | None:
     """The :class:`Footprint` of ``a`` (None for an empty view or an unsupported root);
     ``base``: the root's :func:`address`, when the caller knows it."""
-    if a.size == 0:
-        return None
     root = root_of(a) if root is None else root
-    if not root.flags.c_contiguous:
+    geom = view_geometry(a, root, base)
+    return None if geom is None else Footprint(root, *geom)
+
+
+def view_geometry(a: np.ndarray, root: np.ndarray, base: int | None = None) -> tuple | None:
+    """The arguments of :class:`Footprint` after ``root`` for the view ``a`` of ``root``
+    (None for an empty view or an unsupported root): they depend on ``a``'s place in
+    ``root`` only, so a caller may keep them while ``a`` lives."""
+    if a.size == 0 or not root.flags.c_contiguous:
         return None
     off = address(a) - (address(root) if base is None else base)
     key = (root.shape, root.itemsize, off, a.shape, a.strides, a.itemsize)
@@ -108,7 +119,7 @@ def footprint(a: np.ndarray, root: np.ndarray | None = None,
         if len(_GEOMETRY) >= GEOMETRY_MAX:
             _GEOMETRY.clear()
         hit = _GEOMETRY[key] = _geometry_of(a, root, off)
-    return Footprint(root, *hit)
+    return hit
 
 
 def _geometry_of(a: np.ndarray, root: np.ndarray, off: int) -> tuple:

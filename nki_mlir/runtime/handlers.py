@@ -21,11 +21,12 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import (
-    control, isa_activation, isa_alu, isa_control, isa_iota, isa_matmul, isa_memory, lang_ops,
-    isa_movement, isa_vector, views,
+    control, isa_control, isa_iota, isa_matmul, isa_memory, lang_ops,
+    isa_movement, views,
 )
 from . import isa_collective, queues, spmd, timing_plan  # LNC2 cross-core ops; shared HBM of launches
 from . import blocks  # the contiguous storage of placed on-chip tensors
+from . import hbm_fill  # sentinels of write-only HBM outputs, filled after the run
 from .decoder import Decoder
 from .env import Closure, is_float_type
 from .memory import flag_dtype
@@ -51,16 +52,10 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "nisa.dma_copy": isa_memory.dma_copy,
     "nisa.tensor_copy": isa_memory.tensor_copy,
     "nisa.memset": isa_memory.memset,
-    "nisa.tensor_tensor_arith": isa_alu.tensor_tensor,
-    "nisa.tensor_scalar_arith": isa_alu.tensor_scalar,
-    "nisa.reciprocal": isa_alu.reciprocal,
-    "nisa.tensor_reduce_arith": isa_alu.tensor_reduce,
-    "nisa.activation": isa_activation.activation,
     "nisa.matmul": isa_matmul.matmul,
     "nisa.nc_transpose": isa_matmul.nc_transpose,
     "nisa.iota": isa_iota.iota,
     "nisa.affine_select": isa_iota.affine_select,
-    **isa_vector.HANDLERS,
     **isa_movement.HANDLERS,
     **isa_control.HANDLERS,
     **isa_collective.HANDLERS,
@@ -143,6 +138,8 @@ def decode_function(target: str, fop: func.FuncOp) -> Program:
             for fslot, shape, dt in items:
                 env[fslot] = np.zeros(shape, flag_dtype(dt))
         body.insert(0, init_flags)
+    if dec.hbm_fills:     # write-only HBM tensors: sentinels where nothing wrote them
+        body.append(hbm_fill.finisher(dec.hbm_fills))
     ret_slots, ret_specs = [], []
     for v in ret.operands:
         ret_slots.append(dec.use(ret, v, "result"))

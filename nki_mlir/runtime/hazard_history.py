@@ -22,7 +22,7 @@ _BUCKET_ROWS = 128
 #: rows a :class:`History` holds before it indexes them in buckets
 INDEX_MIN = 12
 #: the key row of a removed entry: it meets no footprint
-_DEAD_ROW = (np.iinfo(np.int64).max,) * 4
+_DEAD_ROW = (np.iinfo(np.int64).max, np.iinfo(np.int64).min) * 2
 
 
 def _index_dim(root: np.ndarray) -> tuple[int, int]:
@@ -54,9 +54,9 @@ class History:
 
     ``entries[i]`` is row ``i`` (None once removed: removal marks rows dead; the rows are
     compacted, in order, when most are dead).  ``rows[i]`` holds the row's box on the
-    root's first and last dimensions as ``(lo0, -hi0, lo_last, -hi_last)`` (``_DEAD_ROW``
-    when removed), so a row meets a footprint's box on those dimensions when it compares
-    below ``(hi0, -lo0, hi_last, -lo_last)`` term by term.  ``buckets`` indexes the rows by
+    root's first and last dimensions, :attr:`Footprint.box <.footprint.Footprint.box>`
+    ``(lo0, hi0, lo_last, hi_last)`` (``_DEAD_ROW``, which meets nothing, when removed).
+    ``buckets`` indexes the rows by
     their range on one dimension of the root (:func:`_index_dim`, unless given): :meth:`near`
     tests only the rows sharing a bucket with the footprint, once there are
     :data:`INDEX_MIN` rows (before, ``buckets`` is None and it tests every row).  ``alive``:
@@ -84,8 +84,7 @@ class History:
 
     def append(self, entry) -> None:
         fp = entry[0]
-        lo, hi = fp.lo, fp.hi
-        self.rows.append((lo[0], -hi[0], lo[-1], -hi[-1]))
+        self.rows.append(fp.box)
         self.entries.append(entry)
         n = self.n
         self.n = n + 1
@@ -96,8 +95,8 @@ class History:
                 self._reindex()
             return
         w, d = self.width, self.dim
-        b = lo[d] // w
-        if b == (hi[d] - 1) // w:       # (one bucket: :meth:`_index`, inline)
+        b = fp.lo[d] // w
+        if b == (fp.hi[d] - 1) // w:       # (one bucket: :meth:`_index`, inline)
             rows = buckets.get(b)
             if rows is None:
                 buckets[b] = [n]
@@ -120,35 +119,37 @@ class History:
         of the same footprint)."""
         return rows, self.n, self.gen
 
+    def candidates(self, fp: Footprint):
+        """Row numbers (ascending) that may meet ``fp``: every row, or once indexed, the
+        rows sharing a bucket with it."""
+        buckets = self.buckets
+        if buckets is None:
+            return range(self.n)
+        w, d = self.width, self.dim
+        b0, b1 = fp.lo[d] // w, (fp.hi[d] - 1) // w
+        if b0 == b1:
+            return buckets.get(b0, ())
+        seen: set[int] = set()
+        for b in range(b0, b1 + 1):
+            seen.update(buckets.get(b, ()))
+        return sorted(seen)
+
     def near(self, fp: Footprint, since: tuple | None = None) -> list[int]:
         """Rows (oldest first) whose boxes meet ``fp``'s on the first and last dimensions
         (a necessary condition of ``fp.overlaps``).  ``since``: an earlier answer for
         ``fp`` (:meth:`mark`); then only the rows appended after it are tested."""
-        lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
-        nlo0, nlo1 = -lo0, -lo1
+        lo0, hi0, lo1, hi1 = fp.box
         rows = self.rows
         if since is not None and since[2] == self.gen:
             entries = self.entries
             out = [i for i in since[0] if entries[i] is not None]
-            for i in range(since[1], self.n):
-                r = rows[i]
-                if r[0] < hi0 and r[1] < nlo0 and r[2] < hi1 and r[3] < nlo1:
-                    out.append(i)
-            return out
-        w, d, buckets = self.width, self.dim, self.buckets
-        if buckets is None:
-            cand = range(self.n)
-        elif (b0 := fp.lo[d] // w) == (b1 := (fp.hi[d] - 1) // w):
-            cand = buckets.get(b0, ())
+            cand = range(since[1], self.n)
         else:
-            seen: set[int] = set()
-            for b in range(b0, b1 + 1):
-                seen.update(buckets.get(b, ()))
-            cand = sorted(seen)
-        out = []
+            out = []
+            cand = self.candidates(fp)
         for i in cand:
             r = rows[i]
-            if r[0] < hi0 and r[1] < nlo0 and r[2] < hi1 and r[3] < nlo1:
+            if r[0] < hi0 and lo0 < r[1] and r[2] < hi1 and lo1 < r[3]:
                 out.append(i)
         return out
 
@@ -171,7 +172,7 @@ class History:
         self.gen += 1
         self.entries = kept
         self.n = self.alive = len(kept)
-        self.rows = [(e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1]) for e in kept]
+        self.rows = [e[0].box for e in kept]
         self.buckets = None
         if self.n >= INDEX_MIN:
             self._reindex()

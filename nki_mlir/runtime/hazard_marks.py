@@ -49,11 +49,11 @@ class Marks:
         return self.boxed[tuple(slice(a, b) for a, b in zip(fp.lo, fp.hi))]
 
     def _overlapping(self, fp: Footprint) -> list[tuple]:
-        lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
+        lo0, hi0, lo1, hi1 = fp.box
         out = []
         for key, (e, _) in self.log.items():
-            if e.lo[0] < hi0 and lo0 < e.hi[0] and e.lo[-1] < hi1 and lo1 < e.hi[-1] and \
-                    e.overlaps(fp):
+            b = e.box
+            if b[0] < hi0 and lo0 < b[1] and b[2] < hi1 and lo1 < b[3] and e.overlaps(fp):
                 out.append(key)
         return out
 
@@ -71,12 +71,13 @@ class Marks:
     def fill(self, fp: Footprint, value: int) -> None:
         """Set the mark of every byte under ``fp`` to ``value``."""
         log = self.log
-        key = (fp.lo, fp.hi)
+        key = fp.key
         if key in log and fp.exact:     # the same box again (it meets no other entry)
             log[key] = (fp, value)
             return
         keys = self._overlapping(fp) if log else []
-        if fp.exact and (fp.hi[0] - fp.lo[0]) * (fp.hi[-1] - fp.lo[-1]) >= LOG_MIN_BYTES:
+        if fp.exact and (not LOG_MIN_BYTES or
+                         (fp.hi[0] - fp.lo[0]) * (fp.hi[-1] - fp.lo[-1]) >= LOG_MIN_BYTES):
             for k in keys:
                 if fp.contains(log[k][0]):
                     del log[k]          # wholly overwritten
@@ -95,7 +96,7 @@ class Marks:
         log = self.log
         if not log:
             return None
-        hit = log.get((fp.lo, fp.hi))
+        hit = log.get(fp.key)
         if hit is not None and fp.exact:
             return hit[1]
         keys = self._overlapping(fp)

@@ -41,17 +41,19 @@ whose message names the other one (the earlier access, the evicting or placing
 from __future__ import annotations
 
 import linecache
+import weakref
 
 import numpy as np
 from xdsl.ir import Operation
 
 from ..diagnostics import error_at, loc_of
+from ..dialects.instruction import ELEMENTWISE_OPS
 from ..errors import NKIHazardError
-from .footprint import Footprint, address, bytes_overlap, footprint, root_of
+from .footprint import Footprint, address, bytes_overlap, footprint, root_of, view_geometry
 from .hazard_history import History
 from .hazard_marks import Marks
 from .memory import VIEWS_MAX
-from .queues import Instance, QueueRun, hb
+from .queues import Instance, QueueRun
 
 #: accesses remembered per memory before pruning by the queues' frontier
 HISTORY_MAX = 256
@@ -61,9 +63,9 @@ FOOTPRINTS_MAX = 1 << 16
 
 #: elementwise instructions: element i of each same-sized source feeds element i of ``dst``,
 #: so they carry never-written elements into ``dst`` (see check 3)
+#: (and the instruction definitions' ``elementwise`` ops, ``ELEMENTWISE_OPS``)
 PROPAGATE = frozenset({
-    "nisa.dma_copy", "nisa.tensor_copy", "nisa.tensor_tensor_arith", "nisa.tensor_scalar_arith",
-    "nisa.activation", "nisa.reciprocal", "nisa.affine_select",
+    "nisa.dma_copy", "nisa.tensor_copy", "nisa.affine_select",
 })
 
 
@@ -92,6 +94,26 @@ class _Buffer:
         self.op, self.fp, self.evicted_by = op, fp, None
 
 
+class _Root:
+    """The hazard state of one root array (:mod:`.footprint`): its written marks and PSUM
+    writers (on-chip roots; in use from the root's first ``nisa.alloc`` of the run), its
+    access history and its placed buffers not yet evicted.  The roots of the state's SBUF /
+    PSUM / blocks keep theirs with the state across runs (the marks stay, the rest starts
+    over at the root's first use in a run: :meth:`Checker._enter`)."""
+
+    __slots__ = ("root", "base", "owned", "stamp", "marks", "w", "pw", "hist", "live")
+
+    def __init__(self, root: np.ndarray, owned: bool, base: int | None = None):
+        self.root, self.owned = root, owned
+        self.base = address(root) if base is None else base
+        self.stamp = None
+        self.marks: tuple | None = None     # (written, PSUM writers or None), kept
+        self.w: Marks | None = None           # uint8 per byte: written since allocation
+        self.pw: Marks | None = None          # int32 per byte: last PSUM writer (+-(sid+1))
+        self.hist: History | None = None      # [(fp, is_write, inst, role)]
+        self.live: list[tuple] = []           # (Footprint.box, _Buffer)
+
+
 class Checker:
     """The hazard state of one queue-mode run (see the module docstring)."""
 
@@ -102,43 +124,86 @@ class Checker:
         self.sched = queues.sched
         self.qclock = queues.qclock
         self.state = state
-        self.roots: dict[int, np.ndarray] = {}      # keeps roots alive: ids stay unique
-        self.written: dict[int, Marks] = {}         # on-chip root -> uint8 per byte
-        self.psum_writer: dict[int, Marks] = {}     # PSUM root -> int32 per byte (+-(sid+1))
+        self.stamp = object()                       # this run (see :meth:`_enter`)
+        self.local: dict[int, _Root] = {}           # roots used in this run (kept alive)
         self.owner: dict[int, _Buffer] = {}         # alloc slot -> its current buffer
-        # root -> (lo0, hi0, lo_last, hi_last, buffer) of the placed buffers not yet evicted
-        self.live: dict[int, list[tuple]] = {}
-        self.history: dict[int, History] = {}      # root -> [(fp, is_write, inst, role)]
-        self.fps: dict[int, tuple] = {}
-        self.bases: dict[int, tuple] = {}             # id(view) -> (view, root, footprint)
-        # the same for views of the state's SBUF / PSUM, kept with the state across runs
+        self.fps: dict[int, tuple] = {}             # id(view) -> (view, _Root, footprint)
+        # the same for views of the state's SBUF / PSUM / blocks (first), and their roots'
+        # states, kept with the state across runs
         self.kept: dict[int, tuple] = state.mirrors.setdefault("footprints", {})
+        self.kept_roots: dict[int, _Root] = state.mirrors.setdefault("roots", {})
+        # id(array) -> (weak reference, fact) for arrays not the state's (:meth:`_weak`):
+        # the address of a root, the geometry of a view
+        self.weak_roots: dict[int, tuple] = state.mirrors.setdefault("weak roots", {})
+        self.weak_views: dict[int, tuple] = state.mirrors.setdefault("weak views", {})
 
-    def _footprint(self, a: np.ndarray):
-        """``(root, footprint)`` of the view ``a``, computed once per view object per run
-        (the entry keeps ``a`` alive, so its id is not reused meanwhile).  Views of the
-        state's SBUF / PSUM are kept across runs (``Memory.view``, ``Memory.subviews``), so
-        are their footprints."""
-        hit = self.fps.get(id(a))
-        if hit is not None and hit[0] is a:
-            return hit[1], hit[2]
+    def _enter(self, rs: _Root) -> None:
+        """The first use of root ``rs`` in this run: its history and buffers start over,
+        its marks are in use from its first ``nisa.alloc`` (:meth:`_mirrors`)."""
+        rs.stamp = self.stamp
+        rs.w = rs.pw = rs.hist = None
+        rs.live = []
+        self.local[id(rs.root)] = rs
+
+    def _root(self, root: np.ndarray) -> _Root:
+        rs = self.local.get(id(root))
+        if rs is not None:
+            return rs
+        if self.state.mem.owns(root):   # SBUF, PSUM, a block (never a caller's or output array)
+            rs = self.kept_roots.get(id(root))
+            if rs is None or rs.root is not root:
+                rs = self.kept_roots[id(root)] = _Root(root, True)
+        else:       # a caller's array (often passed again) or a fresh one
+            w = self.weak_roots.get(id(root))
+            if w is not None and w[0]() is root:
+                rs = _Root(root, False, w[1])
+            else:
+                rs = _Root(root, False)
+                self._weak(self.weak_roots, root, rs.base)
+        self._enter(rs)
+        return rs
+
+    @staticmethod
+    def _weak(weak: dict, a: np.ndarray, facts) -> None:
+        """Remember ``facts`` about the array ``a`` in ``weak`` while ``a`` lives."""
+        if len(weak) >= 2 * VIEWS_MAX:
+            weak.clear()
+        weak[id(a)] = (weakref.ref(a), facts)
+
+    def _footprint(self, a: np.ndarray) -> tuple:
+        """``(a, root state, footprint)`` of the view ``a``, computed once per view object
+        per run (the entry keeps ``a`` alive, so its id is not reused meanwhile).  Views of
+        the state's SBUF / PSUM are kept across runs (``Memory.view``,
+        ``Memory.subviews``), so are their footprints; of other views (of the caller's
+        arrays, kept by ``Memory.subviews`` while the same array is passed again), the
+        geometry is remembered while the view lives."""
         kept = self.kept
         hit = kept.get(id(a))
         if hit is not None and hit[0] is a:
-            self.fps[id(a)] = hit
-            return hit[1], hit[2]
+            if hit[1].stamp is not self.stamp:
+                self._enter(hit[1])
+            return hit
+        hit = self.fps.get(id(a))
+        if hit is not None and hit[0] is a:
+            return hit
         root = root_of(a)
-        base = self.bases.get(id(root))       # (root, its address): kept alive, id unique
-        if base is None or base[0] is not root:
-            base = self.bases[id(root)] = (root, address(root))
-        fp = footprint(a, root, base[1])
-        if len(self.fps) < FOOTPRINTS_MAX:
-            self.fps[id(a)] = (a, root, fp)
-        if self.state.mem.owns(root):   # SBUF, PSUM, a block (never a caller's or output array)
+        rs = self._root(root)
+        if rs.owned:
+            hit = (a, rs, footprint(a, root, rs.base))
             if len(kept) >= 2 * VIEWS_MAX:     # as many as the memory keeps views
                 kept.clear()
-            kept[id(a)] = (a, root, fp)
-        return root, fp
+            kept[id(a)] = hit
+            return hit
+        w = self.weak_views.get(id(a))
+        if w is not None and w[0]() is a:
+            geom = w[1]
+        else:
+            geom = view_geometry(a, root, rs.base)
+            self._weak(self.weak_views, a, geom)
+        hit = (a, rs, None if geom is None else Footprint(root, *geom))
+        if len(self.fps) < FOOTPRINTS_MAX:
+            self.fps[id(a)] = hit
+        return hit
 
     @staticmethod
     def _all_written(w: Marks, fp: Footprint) -> bool:
@@ -151,87 +216,96 @@ class Checker:
         return bool((pw.view(fp) < 0).any()) if u is None else u < 0
 
     # ------------------------------------------------------------------ allocs
-    def _mirrors(self, root: np.ndarray, psum: bool):
-        rid = id(root)
-        w = self.written.get(rid)
-        if w is None:
-            mem = self.state.mem
-            if mem.owns(root):     # big, or many: kept with the pooled state
-                key = "sbuf" if root is mem.sbuf else "psum" if root is mem.psum else id(root)
-                cached = self.state.mirrors.get(key)
-                if cached is None:
-                    cached = self.state.mirrors[key] = (
-                        Marks(np.zeros(root.nbytes, np.uint8), root),
-                        Marks(np.zeros(root.nbytes, np.int32), root, 4) if psum else None)
-                w, pw = cached
-            else:
-                w = Marks(np.zeros(root.nbytes, np.uint8), root)
-                pw = Marks(np.zeros(root.nbytes, np.int32), root, 4) if psum else None
-            self.roots[rid] = root
-            self.written[rid] = w
-            if pw is not None:
-                self.psum_writer[rid] = pw
-        return w, self.psum_writer.get(rid)
+    @staticmethod
+    def _mirrors(rs: _Root, psum: bool):
+        m = rs.marks
+        if m is None:
+            root = rs.root
+            m = rs.marks = (Marks(np.zeros(root.nbytes, np.uint8), root),
+                            Marks(np.zeros(root.nbytes, np.int32), root, 4) if psum else None)
+        rs.w, rs.pw = m
+        return m
 
     def on_alloc(self, op: Operation, slot: int, data: np.ndarray, space: str) -> None:
         """An on-chip ``nisa.alloc`` executed (enqueue time): clear the written flags of its
         bytes and evict the earlier buffers placed on them."""
-        root, fp = self._footprint(data)
+        _, rs, fp = self._footprint(data)
         if fp is None:
             return
-        w, pw = self._mirrors(root, space == "psum")
+        w, pw = self._mirrors(rs, space == "psum")
         w.fill(fp, 0)
         if pw is not None:
             pw.fill(fp, 0)
         buf = _Buffer(op, fp)
         keep = []
-        lo0, hi0, lo1, hi1 = fp.lo[0], fp.hi[0], fp.lo[-1], fp.hi[-1]
-        for t in self.live.get(id(root), ()):
+        lo0, hi0, lo1, hi1 = box = fp.box
+        for t in rs.live:
             # (the boxes on the first and last dimensions first: most buffers are apart)
-            if t[2] < hi1 and lo1 < t[3] and t[0] < hi0 and lo0 < t[1]:
-                other = t[4]
+            b = t[0]
+            if b[2] < hi1 and lo1 < b[3] and b[0] < hi0 and lo0 < b[1]:
+                other = t[1]
                 if bytes_overlap(other.fp, fp):
                     other.evicted_by = op
                     continue
             keep.append(t)
-        keep.append((lo0, hi0, lo1, hi1, buf))
-        self.live[id(root)] = keep
+        keep.append((box, buf))
+        rs.live = keep
         self.owner[slot] = buf
 
     # ------------------------------------------------------------ instructions
+    def _view(self, a) -> tuple | None:
+        """``(a, root state, footprint)`` of an operand (:meth:`_footprint`), or None when it
+        is not an array (the common cases of :meth:`check`, without its inlining)."""
+        hit = self.kept.get(id(a))
+        if hit is not None and hit[0] is a:
+            if hit[1].stamp is not self.stamp:
+                self._enter(hit[1])
+            return hit
+        return self._footprint(a) if isinstance(a, np.ndarray) else None
+
+    def _dst(self, info, env: list):
+        """The footprint of the one on-chip tensor an elementwise instruction (:data:`PROPAGATE`,
+        ``ELEMENTWISE_OPS``) writes, which carries never-written elements through (poison), or
+        None."""
+        name = info.op.name
+        if name not in PROPAGATE and name not in ELEMENTWISE_OPS:
+            return None
+        writes = []
+        for slot, _, is_write, _, _ in info.accesses:
+            hit = self._view(env[slot]) if is_write else None
+            if hit is not None and hit[2] is not None:
+                writes.append(hit)
+        return writes[0][2] if len(writes) == 1 and writes[0][1].w is not None else None
+
     def check(self, inst: Instance, env: list) -> None:
         """Check the accesses of ``inst`` (enqueue time), then record them."""
         info = inst.info
         op = info.op
+        accs = info.accesses
+        if accs is None:
+            accs = info.resolve_accesses()
         seen = []
-        fps = self.fps
-        written = self.written
-        nwrites, wrow = 0, None
-        for slot, role, is_write, is_read, bslot in info.accesses:
-            a = env[slot]
-            if not isinstance(a, np.ndarray):
-                continue
-            hit = fps.get(id(a))      # (the common case of :meth:`_footprint`, inline)
-            if hit is not None and hit[0] is a:
-                root, fp = hit[1], hit[2]
-            else:
-                root, fp = self._footprint(a)
-            if fp is not None:
-                rid = id(root)
-                row = (fp, is_write, is_read, rid, role, bslot, written.get(rid))
-                seen.append(row)
-                if is_write:
-                    nwrites += 1
-                    wrow = row
-        # an elementwise instruction writing one on-chip tensor carries never-written
-        # elements through to its dst (poison) instead of failing at once
-        dst = wrow[0] if nwrites == 1 and wrow[6] is not None and op.name in PROPAGATE \
-            else None
-        poison = None
-        nears = []
-        owner, history = self.owner, self.history
+        fps, owner = self.fps, self.owner
+        kept, stamp = self.kept, self.stamp
         auto = info.matmul == "auto"
-        for fp, is_write, is_read, rid, role, bslot, w in seen:
+        dst = poison = None
+        for slot, role, is_write, is_read, bslot in accs:
+            a = env[slot]
+            hit = kept.get(id(a))     # (the common cases of :meth:`_footprint`, inline; the
+            if hit is not None and hit[0] is a:     # entries keep their views alive: ids
+                rs = hit[1]                         # are unique)
+                if rs.stamp is not stamp:
+                    self._enter(rs)
+            else:
+                hit = fps.get(id(a))
+                if hit is None or hit[0] is not a:
+                    if not isinstance(a, np.ndarray):
+                        continue
+                    hit = self._footprint(a)
+                rs = hit[1]
+            fp = hit[2]
+            if fp is None:
+                continue
             if bslot is not None:
                 buf = owner.get(bslot)
                 if buf is not None and buf.evicted_by is not None:
@@ -239,11 +313,16 @@ class Checker:
                                        f"{_buffer_name(buf.op)} (placed by {describe(buf.op)}), "
                                        f"but {describe(buf.evicted_by)} placed another buffer on "
                                        f"its bytes while it is still in use", NKIHazardError)
+            w = rs.w
             if is_read and w is not None and (w.uniform(fp) or 0) == 0 and \
                     not self._all_written(w, fp):
+                # an elementwise instruction writing one on-chip tensor carries never-written
+                # elements through to its dst (poison) instead of failing at once
+                if dst is None:
+                    dst = self._dst(info, env) or False
                 mv = w.elems(fp)
                 n = int(np.prod(fp.shape))
-                if dst is not None and n == int(np.prod(dst.shape)):
+                if dst is not False and n == int(np.prod(dst.shape)):
                     bad = (mv == 0).any(axis=-1).reshape(-1)
                     poison = bad if poison is None else poison | bad
                 else:
@@ -254,7 +333,7 @@ class Checker:
                                        f"{describe(buf.op if buf else None)}",
                                        NKIHazardError)
             if auto and role == "dst":
-                pw = self.psum_writer.get(rid)
+                pw = rs.pw
                 if pw is not None and self._non_matmul_mark(pw, fp):
                     mv = pw.elems(fp)
                     neg = mv < 0
@@ -264,74 +343,102 @@ class Checker:
                                        f"is a non-matmul instruction, {describe(other)}: the "
                                        f"matmul overwrites that value instead of adding to it",
                                        NKIHazardError)
-            hist = history.get(rid)
-            nears.append(None if hist is None else self._race(inst, role, is_write, fp, hist))
-        psum_writer = self.psum_writer
-        for (fp, is_write, is_read, rid, role, bslot, w), near in zip(seen, nears):
+            hist = rs.hist
+            seen.append((fp, is_write, rs, role, None if hist is None or not hist.alive
+                         else self._race(inst, role, is_write, fp, hist)))
+        # then record them (after every check: an instruction may read what it writes)
+        for fp, is_write, rs, role, plan in seen:
             if is_write:
+                w = rs.w
                 if w is not None:
                     if poison is not None:
                         w.elems(fp)[...] = (~poison).reshape(fp.shape)[..., None]
                     else:
                         w.fill(fp, 1)
-                if psum_writer:
-                    pw = psum_writer.get(rid)
-                    if pw is not None:
-                        pw.fill(fp, -(info.sid + 1) if info.matmul is None else info.sid + 1)
-            self._remember(rid, fp, is_write, inst, role, near)
+                pw = rs.pw
+                if pw is not None:
+                    pw.fill(fp, -(info.sid + 1) if info.matmul is None else info.sid + 1)
+            self._remember(rs, fp, is_write, inst, role, plan)
 
-    def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, hist):
+    def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, hist: History):
         """Raise on a race with a remembered access of ``hist`` (the :class:`History` of
-        ``fp``'s root); returns the rows it searched (:meth:`History.mark`, for
-        :meth:`_remember`)."""
-        rows = hist.near(fp)
-        boxes = len(fp.lo) > 2        # (near() compared the first and last dimensions)
-        entries = hist.entries
-        for i in rows:
+        ``fp``'s root).  Returns ``(rows, n, gen)``: the rows this access will make
+        redundant (:meth:`_remember`) as of the history's ``n`` rows and ``gen``."""
+        drop = []
+        boxes = len(fp.lo) > 2        # (the rows hold the first and last dimensions only)
+        entries, krows = hist.entries, hist.rows
+        clock = inst.clock
+        cover = fp.exact
+        lo0, hi0, lo1, hi1 = fp.box
+        for i in hist.candidates(fp):
+            r = krows[i]
+            if r[0] >= hi0 or lo0 >= r[1] or r[2] >= hi1 or lo1 >= r[3]:
+                continue            # (boxes apart: :meth:`History.near`, inline)
             ofp, owrite, other, orole = entries[i]
-            if other is inst or not (owrite or is_write) or (boxes and not fp.overlaps(ofp)):
+            q = other.info.qi
+            if other.clock[q] <= clock[q]:       # happens before (:func:`~.queues.hb`, inline)
+                # a row fp covers (on <= 2-D roots: its box on the first and last dimensions
+                # inside fp's) that happens before inst is redundant
+                if cover and (is_write or not owrite) and r[0] >= lo0 and r[1] <= hi0 and \
+                        r[2] >= lo1 and r[3] <= hi1 and (not boxes or fp.contains(ofp)):
+                    drop.append(i)
                 continue
-            if hb(other, inst) or not bytes_overlap(fp, ofp):
+            if other is inst or not (owrite or is_write) or (boxes and not fp.overlaps(ofp)) \
+                    or not bytes_overlap(fp, ofp):
                 continue
-            op = inst.info.op
             names = self.sched.queues
             what = "writes" if is_write else "reads"
             owhat = "writes" if owrite else "reads"
-            raise error_at(op, f"{op.name}: race: it {what} '{role}' (queue "
-                               f"'{names[inst.info.qi]}') bytes that {describe(other.info.op)} "
-                               f"{owhat} as '{orole}' (queue '{names[other.info.qi]}'), with no "
-                               f"ordering edge between the two instructions", NKIHazardError)
-        return rows, hist.n, hist.gen      # (:meth:`History.mark`)
+            raise error_at(inst.info.op,
+                           f"{inst.info.op.name}: race: it {what} '{role}' (queue "
+                           f"'{names[inst.info.qi]}') bytes that {describe(other.info.op)} "
+                           f"{owhat} as '{orole}' (queue '{names[other.info.qi]}'), with no "
+                           f"ordering edge between the two instructions", NKIHazardError)
+        return drop, hist.n, hist.gen
 
-    def _remember(self, rid: int, fp: Footprint, is_write: bool, inst: Instance, role: str,
-                  near=None) -> None:
-        hist = self.history.get(rid)
+    @staticmethod
+    def _covered(hist: History, fp: Footprint, is_write: bool, inst: Instance, rows) -> list:
+        """The live rows among ``rows`` of ``hist`` that ``fp`` (exact) covers and that
+        happen before ``inst``, unless ``inst`` only reads and they write."""
+        boxes = len(fp.lo) > 2
+        lo0, hi0, lo1, hi1 = fp.box
+        entries, krows, clock = hist.entries, hist.rows, inst.clock
+        out = []
+        for i in rows:
+            e = entries[i]
+            if e is None or not (is_write or not e[1]):
+                continue
+            r = krows[i]
+            if r[0] < lo0 or r[1] > hi0 or r[2] < lo1 or r[3] > hi1 or \
+                    (boxes and not fp.contains(e[0])):
+                continue
+            q = e[2].info.qi
+            if e[2].clock[q] <= clock[q]:
+                out.append(i)
+        return out
+
+    def _remember(self, rs: _Root, fp: Footprint, is_write: bool, inst: Instance, role: str,
+                  plan=None) -> None:
+        """Record the access, first forgetting the rows it makes redundant: those it covers
+        that happen before it (every future conflict with them is one with it), found by
+        :meth:`_race` (``plan``) or here."""
+        hist = rs.hist
         if hist is None:
-            hist = self.history[rid] = History()
-            self.roots.setdefault(rid, fp.root)
-        if fp.exact and hist.alive:
-            entries = hist.entries
-            rows = near[0] if near is not None and near[1] == hist.n and near[2] == hist.gen \
-                else hist.near(fp, near)       # (nothing appended since the race search)
-            drop = []
-            if rows:
-                # rows fp covers (on <= 2-D roots: their boxes on the first and last
-                # dimensions, :attr:`History.rows`, inside fp's) that happen before inst
-                lo, hi = fp.lo, fp.hi
-                boxes = len(lo) > 2
-                lo0, hi0, lo1, hi1 = lo[0], hi[0], lo[-1], hi[-1]
-                krows, clock = hist.rows, inst.clock
-                for i in rows:
-                    e = entries[i]
-                    if e is None or not (is_write or not e[1]):
-                        continue
-                    r = krows[i]
-                    if r[0] < lo0 or -r[1] > hi0 or r[2] < lo1 or -r[3] > hi1 or \
-                            (boxes and not fp.contains(e[0])):
-                        continue
-                    q = e[2].info.qi
-                    if e[2].clock[q] <= clock[q]:       # (:func:`~.queues.hb`, inline)
-                        drop.append(i)
+            hist = rs.hist = History()
+        elif plan is not None and plan[1] == hist.n and plan[2] == hist.gen:
+            if plan[0]:             # (nothing appended since the race search: its rows)
+                entries = hist.entries
+                drop = [i for i in plan[0] if entries[i] is not None]
+                if drop:
+                    hist.remove(drop)
+        elif fp.exact and hist.alive:
+            if plan is not None and plan[2] == hist.gen:
+                entries = hist.entries
+                drop = [i for i in plan[0] if entries[i] is not None]
+                if plan[1] != hist.n:        # rows this instruction appended since
+                    drop += self._covered(hist, fp, is_write, inst, range(plan[1], hist.n))
+            else:
+                drop = self._covered(hist, fp, is_write, inst, hist.near(fp))
             if drop:
                 hist.remove(drop)
         hist.append((fp, is_write, inst, role))

@@ -32,7 +32,7 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import numerics as nm
-from .env import STATE, Buf, Fault, finish, guard
+from .env import STATE, Buf, Fault, finish, guard, scratch
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -134,11 +134,61 @@ def matmul(dec: Decoder, op: nisa.MatmulOp):
             return a
         return np.ascontiguousarray(nm.to_f32(a)).reshape(K, cols)
 
+    if np.dtype(dst.dtype) == nm.F32 and len(shape) == 2 and min(K, M, N) >= 2:
+        return guard(op, _product_f32(dst, mode, lambda env: operand(env[ss], M),
+                                      lambda env: operand(env[ms], N), M, N))
+
     def run(env):
         s = operand(env[ss], M)
         m = operand(env[ms], N)
         write(env, np.matmul(s.T, m).reshape(shape))
     return guard(op, run)
+
+
+def _blas_out(a: np.ndarray, cols: int) -> bool:
+    """Whether NumPy's matmul writes a float32 ``[rows, cols]`` result straight into ``a``
+    with the same BLAS call it makes for a fresh array (unit column stride, row stride a
+    whole number of elements, at least ``cols``): the result bits are then the same."""
+    s0, s1 = a.strides
+    return s1 == 4 and s0 % 4 == 0 and s0 >= 4 * cols
+
+
+def _product_f32(dst: Buf, mode: str, lhs, rhs, M: int, N: int):
+    """The run of a ``nisa.matmul`` into a float32 2-D PSUM ``dst`` (``min(K, M, N) >= 2``):
+    the product ``lhs(env).T @ rhs(env)`` computed by the BLAS call :func:`psum_writer`'s
+    ``np.matmul`` makes, written as it does, but an overwrite computes straight into ``dst``
+    (when :func:`_blas_out`), an accumulation adds from a reused temporary, and the flags
+    are not refilled when already known set (:meth:`~.memory.Memory.flags_state`)."""
+    d, fl = dst.slot, dst.flags
+
+    def run(env):
+        s, m = lhs(env), rhs(env)
+        dv, fv = env[d], env[fl]
+        mem = env[STATE].mem
+        known = mem.flags_state(fv)   # the flags as the last flag write left them
+        if mode == "overwrite":
+            add = False
+        elif mode == "accumulate":
+            add = True
+        else:
+            n = np.count_nonzero(fv) if known is None else (fv.size if known else 0)
+            if 0 < n < fv.size:       # some elements matmul-written: add only there
+                res = np.matmul(s.T, m)
+                dv[...] = np.where(fv != 0, dv + res, res)
+                mem.set_flags(fv, True)
+                return
+            add = n == fv.size
+        if add:
+            t = scratch(env, (M, N), nm.F32)
+            np.matmul(s.T, m, out=t)
+            np.add(dv, t, out=dv)
+        elif _blas_out(dv, N):
+            np.matmul(s.T, m, out=dv)
+        else:
+            dv[...] = np.matmul(s.T, m)
+        if known is not True:
+            mem.set_flags(fv, True)
+    return run
 
 
 def _transpose(op, dst: Buf, sta: Buf, mov: Buf):

@@ -1,6 +1,7 @@
 """Closure builders for the ``nisa`` ops that place, move and fill data.
 
-- ``nisa.alloc``: HBM -> a fresh array per execution; unplaced SBUF / PSUM -> a private
+- ``nisa.alloc``: HBM -> a fresh sentinel-filled array per execution (a write-only one is
+  filled after the run where no DMA wrote it, :mod:`.hbm_fill`); unplaced SBUF / PSUM -> a private
   array; placed (``nkim.partition`` / ``nkim.offset`` / ``nkim.bank``) -> a typed view of the
   run's SBUF / PSUM bytes (:mod:`.memory`), stored in the block of the placed tensors that may
   share its bytes (:mod:`.blocks`); with ``nkim.copies = k`` /
@@ -34,12 +35,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType
+from xdsl.ir import OpResult
 
 from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import nisa
-from ..dialects.common import HBM_SPACES
+from ..dialects.common import HBM_SPACES, MemSpaceAttr
+from ..dialects.instruction import FULL_WRITES as _FULL_WRITES
 from ..errors import NKIRuntimeError
+from . import forward, hbm_fill
+from .blocks import PLACEMENT, placement
 from . import numerics as nm
 from .env import STATE, Buf, Closure, Fault, check_elems, engine, finish, guard, reader
 from .memory import Memory, MemoryFault, fill_sentinel, resolve_psum_offset, sentinel_filler
@@ -53,6 +58,13 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
     b = dec.bufs[op.result]
     shape, dt, space, fslot = b.shape, b.dtype, b.space, b.flags
     if space in HBM_SPACES:
+        ts = hbm_fill.track(dec, op.result)
+        if ts is not None:    # write-only: sentinels where no DMA wrote, after the run
+            def run_tracked(env):
+                env[s] = np.empty(shape, dt)
+                env[ts] = []
+            return guard(op, run_tracked)
+
         def run(env):
             env[s] = Memory.hbm(shape, dt)
         return guard(op, run)
@@ -90,7 +102,7 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
     token = next(_TOKENS)  # the typed views per copy, kept with the state's memory
     # the contiguous block of bytes each copy is stored in (blocks.py), None: the whole memory
     in_block = tuple(dec.blocks.get((op, c)) for c in range(copies))
-    first = written_first(op)
+    first = written_first(op, dec.blocks, dec.next_memory_op)
     fill = None if first else sentinel_filler(dt)
     # the next instruction sets every flag of a tile it wholly writes, except a matmul,
     # which reads them (overwrite or add) first
@@ -115,8 +127,10 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
                 st.mem.set_flags(flags, False)
             return
         # queue mode: no sentinels (pending instances of the previous occupant may still use
-        # these bytes); the flags reset is ordered with the matmuls on the tensor queue
-        if flags is not None:
+        # these bytes); the flags reset is ordered with the matmuls on the tensor queue (and
+        # not needed when the next instruction clears them writing the tile whole, as above:
+        # a matmul on the tile is ordered after that write, or the hazard checks report it)
+        if clear:
             qr.pseudo("tensor", lambda _env, f=flags, m=st.mem: m.set_flags(f, False), None)
         if qr.hazards is not None:
             qr.hazards.on_alloc(op, s, data, space)
@@ -128,13 +142,16 @@ _TOKENS = itertools.count()
 #: instructions that write every element of their ``dst`` (and of an activation's
 #: ``reduce_res``) without reading it first (a ``nisa.matmul`` only with
 #: :func:`_matmul_overwrites`)
-FULL_WRITES = {"nisa.dma_copy": ("dst",), "nisa.tensor_copy": ("dst",),
-               "nisa.tensor_tensor_arith": ("dst",), "nisa.tensor_scalar_arith": ("dst",),
-               "nisa.activation": ("dst", "reduce_res"), "nisa.reciprocal": ("dst",),
-               "nisa.tensor_reduce_arith": ("dst",), "nisa.memset": ("dst",),
-               "nisa.iota": ("dst",), "nisa.nc_transpose": ("dst",), "nisa.matmul": ("dst",)}
+#: (the instruction definitions' ``full_writes`` and these hand-written ones: a live dict)
+FULL_WRITES = _FULL_WRITES
+FULL_WRITES.update({"nisa.dma_copy": ("dst",), "nisa.tensor_copy": ("dst",),
+                    "nisa.memset": ("dst",),
+                    "nisa.iota": ("dst",), "nisa.nc_transpose": ("dst",), "nisa.matmul": ("dst",)})
 #: ops that neither read nor write SBUF / PSUM bytes
-_NO_MEMORY = ("arith.", "memref.subview", "nisa.alloc", "nisa.release")
+_NO_MEMORY = ("arith.", "memref.subview", "memref.reinterpret_cast", "memref.cast",
+              "nisa.view_dtype", "nisa.alloc", "nisa.release")
+#: ops whose result views the memory of their first operand (cf. views.py _VIEWS)
+_VIEW_OPS = ("memref.subview", "memref.reinterpret_cast", "memref.cast", "nisa.view_dtype")
 
 
 def _matmul_overwrites(op) -> bool:
@@ -146,27 +163,107 @@ def _matmul_overwrites(op) -> bool:
     return mode in ("overwrite", "auto")
 
 
-def written_first(op: nisa.AllocOp) -> str | None:
+def written_first(op: nisa.AllocOp, blocks: dict | None = None,
+                  skips: dict | None = None) -> str | None:
     """The name of the instruction that, in program order, wholly writes the tensor ``op``
     allocates before anything could read its bytes, or None: the next instruction in its
-    block writes it as a whole (:data:`FULL_WRITES`, not through a view) and does not also
-    read it, and only ops that touch no SBUF / PSUM bytes come between.  Then the sentinel
-    fill of a fresh tile can never be observed (by this tensor or by one placed over the
-    same bytes) and is skipped.  (A ``nisa.matmul`` writes the whole tile without reading
-    it only when the alloc has cleared the tile's matmul-written flags.)"""
+    block that may touch its bytes writes it as a whole (:data:`FULL_WRITES`, not through a
+    view) and does not also read it, and only ops that touch no SBUF / PSUM bytes, or (given
+    the decoder's ``blocks``, :func:`.blocks.plan`) instructions whose tensor operands all
+    lie outside the blocks of ``op``'s bytes, come between.  Then the sentinel fill of a
+    fresh tile can never be observed (by this tensor or by one placed over the same bytes)
+    and is skipped.  (A ``nisa.matmul`` writes the whole tile without reading it only when
+    the alloc has cleared the tile's matmul-written flags.)
+
+    ``skips`` (one dict per decoded function, :attr:`.decoder.Decoder.next_memory_op`)
+    memoises the first memory-touching op after each op, so a block of ``n`` consecutive
+    allocs costs O(n), not O(n^2) (a kernel allocating thousands of tiles up front)."""
     v = op.result
-    nxt = op.next_op
-    while nxt is not None:
+    mine = _blocks_of(op, blocks) if blocks is not None else None
+    skips = {} if skips is None else skips
+    cur = op
+    while True:
+        nxt = _next_memory_op(cur, skips)
+        for use in v.uses:  # a use between ``cur`` and ``nxt`` (a subview, ...): None
+            # (every op walked over is in ``skips``, mapped to ``nxt``; a later one is not)
+            if skips.get(id(use.operation), _ABSENT) is nxt:
+                return None
+        if nxt is None:
+            return None
         roles = FULL_WRITES.get(nxt.name)
-        if roles is not None:
+        if roles is not None and v in nxt.operands:
             written = [getattr(nxt, r, None) for r in roles]
             ok = v in written and sum(1 for o in nxt.operands if o is v) == 1 and \
                 (nxt.name != "nisa.matmul" or _matmul_overwrites(nxt))
             return nxt.name if ok else None
-        if v in nxt.operands or not nxt.name.startswith(_NO_MEMORY):
+        if v in nxt.operands or mine is None or not _apart(nxt, op, mine, blocks):
             return None
+        cur = nxt
+
+
+_ABSENT = object()
+
+
+def _next_memory_op(op, skips: dict):
+    """The first op after ``op`` in its block whose name is not in :data:`_NO_MEMORY`, or
+    None; every op walked over is memoised in ``skips`` (keyed by ``id``)."""
+    walked = []
+    nxt = op.next_op
+    found = None
+    while nxt is not None:
+        hit = skips.get(id(nxt), _ABSENT)
+        if hit is not _ABSENT:
+            found = hit
+            break
+        if not nxt.name.startswith(_NO_MEMORY):
+            found = nxt
+            break
+        walked.append(nxt)
         nxt = nxt.next_op
-    return None
+    for w in walked:        # each op after a skipped one leads to the same op
+        skips[id(w)] = found
+    return found
+
+
+def _blocks_of(op, blocks: dict) -> tuple | None:
+    """``(space, {(lo, hi) block of each copy})`` of a placed on-chip alloc, or None."""
+    p = placement(op)
+    if p is None:
+        return None
+    got = {blocks.get((op, c)) for c in range(p[3])}
+    return None if None in got else (p[0], got)
+
+
+def _apart(ins, op, mine: tuple, blocks: dict) -> bool:
+    """Whether instruction ``ins`` (no regions) has only tensor operands that cannot share
+    bytes with ``op``'s: HBM tensors, unplaced (private) tiles, or placed tiles of the
+    other memory or of other blocks (blocks never share bytes, :mod:`.blocks`)."""
+    if not ins.name.startswith("nisa.") or ins.regions:
+        return False
+    space, mine_blocks = mine
+    for x in ins.operands:
+        if not isinstance(x.type, MemRefType):
+            continue
+        while isinstance(x, OpResult) and x.op.name in _VIEW_OPS:
+            x = x.op.operands[0]
+        t = x.type
+        ms = t.memory_space.space.data if isinstance(t.memory_space, MemSpaceAttr) else "hbm"
+        if ms in HBM_SPACES or ms != space and ms in ("sbuf", "psum"):
+            continue
+        if not isinstance(x, OpResult) or x.op.name != "nisa.alloc" or x.op is op:
+            return False
+        theirs = _blocks_of(x.op, blocks)
+        if theirs is None:
+            if placement(x.op) is None and all(x.op.attributes.get(k) is None
+                                                for k in PLACEMENT):
+                continue          # unplaced: a private array
+            return False
+        if theirs[0] != space:
+            continue
+        if theirs[1] & mine_blocks:
+            return False
+    return True
+
 
 
 def release(dec: Decoder, op: nisa.ReleaseOp):
@@ -199,7 +296,13 @@ def dma_copy(dec: Decoder, op: nisa.DmaCopyOp):
     if int(np.prod(dst.shape)) != int(np.prod(src.shape)):
         raise error_at(op, f"nisa.dma_copy: dst has {int(np.prod(dst.shape))} elements but src "
                            f"has {int(np.prod(src.shape))}", NKIRuntimeError)
-    return finish(op, _copy(dst, src, exact=dst.dtype == src.dtype), dst)
+    impl = _copy(dst, src, exact=dst.dtype == src.dtype)
+    if forward.forwardable(dec, op):      # program order: read the input in place
+        impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, np.dtype(dst.dtype).itemsize)
+    ts = dec.hbm_tracked.get(op)
+    if ts is not None:
+        impl = hbm_fill.recording(impl, dst.slot, ts)
+    return finish(op, impl, dst)
 
 
 def dma_copy_indirect(dec: Decoder, op):

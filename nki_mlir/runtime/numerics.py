@@ -444,7 +444,14 @@ ACTIVATION_INTO: dict[str, Callable[[np.ndarray, np.ndarray], object]] = {
     "sign": lambda x, out: np.sign(x, out=out),
 }
 
-#: the activation functions of :data:`ACTIVATION` that are one float64 ufunc (evaluated on
-#: the float32 input converted exactly to float64, then rounded once to float32)
-ACTIVATION_F64: dict[str, np.ufunc] = {"tanh": np.tanh, "log": np.log, "sin": np.sin,
-                                       "arctan": np.arctan}
+def _rsqrt_into(t: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``1.0 / np.sqrt(t)`` in float64, into ``out`` (the steps of ``ACTIVATION["rsqrt"]``)."""
+    np.sqrt(t, out=out)
+    return np.divide(1.0, out, out=out)
+
+
+#: the activation functions of :data:`ACTIVATION` evaluated in float64 in place, as
+#: ``f(t, out=t)`` (one float64 ufunc, or the same float64 steps as :data:`ACTIVATION`), on
+#: the float32 input converted exactly to float64, then rounded once to float32
+ACTIVATION_F64: dict[str, Callable] = {"tanh": np.tanh, "log": np.log, "sin": np.sin,
+                                       "arctan": np.arctan, "rsqrt": _rsqrt_into}

@@ -84,13 +84,15 @@ class State:
         once: per-run markers of the diagnostics an instruction reports once per run.
         scratch: temporaries an instruction reuses across instructions and runs (their
             contents never outlive one instruction).
+        range_mode: ``$NKI_MLIR_RANGE_CHECK`` as read at the first activation range check
+            of the run (:mod:`.act_range`), None before it.
         mirrors: the hazard checks' per-byte shadows of SBUF / PSUM (kept with the state:
             every alloc clears its own bytes, so they need no reset between runs) and the
             footprints of the placed tensors' views (``"footprints"``).
     """
 
     __slots__ = ("mem", "act_acc", "dve_acc", "rng", "regs", "launch", "queues", "mirrors", "once",
-                 "scratch")
+                 "scratch", "range_mode")
 
     def __init__(self, target: str):
         self.mem = Memory(target)
@@ -104,6 +106,7 @@ class State:
         self.once: set = set()
         #: reusable temporaries by (shape, dtype) (:func:`~.env.scratch`)
         self.scratch: dict = {}
+        self.range_mode: str | None = None
 
     def reset(self) -> None:
         """Forget everything but the memories (which every ``nisa.alloc`` refills)."""
@@ -116,6 +119,7 @@ class State:
         self.launch = None
         self.queues = None
         self.once.clear()
+        self.range_mode = None
 
 
 # Idle machine states, reused across runs and programs: a fresh 28 MiB SBUF per run would

@@ -77,19 +77,30 @@ class Info:
         eager: defines SSA values; runs at once (after a drain when it reads memory).
         drain: ``eager`` and reads memory: drain before running.
         accesses: ``(slot, role, is_write, is_read, base alloc slot or None)`` per memref
-            operand.
+            operand; None until :meth:`resolve_accesses` (only the hazard checks need them,
+            so a decode leaves them to the first hazard-checked run).
         matmul: ``None``, or the ``psum_accumulate_flags`` of a ``nisa.matmul``.
         track: loop indices whose serial this instruction's instances must record.
     """
 
     __slots__ = ("sid", "op", "qi", "nid", "deps", "carried", "fence", "eager", "drain",
-                 "accesses", "matmul", "track")
+                 "accesses", "matmul", "track", "_slot_of")
 
     def __init__(self, sid, op, qi, nid=None, deps=(), carried=(), fence=False, eager=False,
                  drain=False, accesses=(), matmul=None):
         self.sid, self.op, self.qi, self.nid, self.deps, self.carried = sid, op, qi, nid, deps, carried
         self.fence, self.eager, self.drain, self.accesses, self.matmul = fence, eager, drain, accesses, matmul
         self.track: tuple[int, ...] = ()
+        self._slot_of: dict | None = None
+
+    def resolve_accesses(self) -> tuple:
+        """:attr:`accesses`, computed on first use from the decoder's slots (every SSA value
+        has one slot, assigned once, so they are the same as at decode time; threads of an
+        SPMD launch resolving at once compute the same tuple)."""
+        accs = self.accesses
+        if accs is None:
+            accs = self.accesses = _accesses(self._slot_of, self.op)
+        return accs
 
 
 class Schedule:
@@ -155,19 +166,19 @@ def _enclosing_loops(op: Operation) -> list[Operation]:
     return enclosing_loops(op)[::-1]  # outermost first (docs/backend.md section A)
 
 
-def _accesses(dec: Decoder, op: Operation) -> tuple:
+def _accesses(slot_of: dict, op: Operation) -> tuple:
     from ..dialects.effects import accesses
     out = []
     if not isinstance(op, IRDLOperation):   # an op without an IRDL definition: no accesses known
         return ()
     for a in accesses(op):
-        slot = dec.slot_of.get(a.value)
+        slot = slot_of.get(a.value)
         if slot is None:
             continue
         base = a.base
         bslot = None
         if isinstance(base, OpResult) and isinstance(base.op, AllocOp):
-            bslot = dec.slot_of.get(base)
+            bslot = slot_of.get(base)
         is_read = not a.is_write
         if op.name == "nisa.matmul" and a.role == "dst":
             mode = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
@@ -197,7 +208,7 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
         carried.append((pid, li, max(int(dist), 1)))
         sched.carried_track.setdefault(pid, set()).add(li)
     eager = bool(op.results)
-    accs = _accesses(dec, op)
+    accs = _accesses(dec.slot_of, op) if eager else None
     matmul = None
     if op.name == "nisa.matmul":
         matmul = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
@@ -207,6 +218,8 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
                 fence=isinstance(op.attributes.get("nkim.fence"), UnitAttr) or op.name in FENCE_OPS,
                 eager=eager, drain=eager and bool(accs),
                 accesses=accs, matmul=matmul)
+    if accs is None:
+        info._slot_of = dec.slot_of
     sched.infos.append(info)
 
     def run(env):
@@ -263,10 +276,9 @@ class QueueRun:
         self.serial = [-1] * len(sched.loops)
         self.last: Instance | None = None
         self.hazards = hazards
-        # vector clocks (hazard checks only)
-        self.tick = [0] * nq
+        # vector clocks (hazard checks only): per queue, the clock of its last instance
+        # (after a fence: the fence's); never updated in place
         self.qclock: list[list[int]] = [[0] * nq for _ in range(nq)]
-        self.floor = [0] * nq
 
     # ----------------------------------------------------------------- enqueue
     def _carried(self, pid: int, li: int, dist: int) -> Instance | None:
@@ -297,18 +309,33 @@ class QueueRun:
         return waits
 
     def _clock(self, inst: Instance, waits: list[Instance]) -> None:
-        qi = inst.info.qi
-        srcs = [self.qclock[qi], self.floor]
-        srcs += [w.clock for w in waits]
-        if inst.info.fence:
-            srcs += self.qclock
-        c = list(map(max, *srcs))     # the join: the entrywise maximum
-        self.tick[qi] += 1
-        c[qi] = self.tick[qi]
+        """The vector clock of ``inst``: the join (entrywise maximum) of its queue's last
+        clock and its waits' clocks, plus its own tick.  A wait already known to the queue
+        (``w`` happens before the queue's last instance: ``w.clock[q] <= c[q]`` for ``w``'s
+        queue ``q``, which for vector clocks means ``w.clock <= c`` entrywise) is skipped.
+        A fence joins every queue's clock and is then folded into each of them (everything
+        after it on any queue happens after it)."""
+        info = inst.info
+        qi = info.qi
+        qclock = self.qclock
+        c = qclock[qi]
+        if info.fence:
+            c = list(map(max, c, *(w.clock for w in waits), *qclock))
+        else:
+            for w in waits:
+                wc = w.clock
+                q = w.info.qi
+                if wc[q] > c[q]:
+                    c = [x if x > y else y for x, y in zip(c, wc)]
+            if c is qclock[qi]:
+                c = c[:]
+        c[qi] += 1
         inst.clock = c
-        self.qclock[qi] = c
-        if inst.info.fence:
-            self.floor = c
+        if info.fence:
+            for q in range(len(qclock)):
+                qclock[q] = c
+        else:
+            qclock[qi] = c
 
     def _record(self, info: Info, inst: Instance) -> None:
         if info.nid is not None:

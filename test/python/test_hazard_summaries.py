@@ -72,7 +72,7 @@ def test_history_candidates_include_every_overlapping_entry():
     want = [i for i in range(60) if i not in (1, 2)]
     want = [w for k, w in enumerate(want) if k % 3 != 0]
     assert [e[2] for e in h.live()] == want and h.alive == h.n == len(want)
-    assert all(h.rows[k] == (e[0].lo[0], -e[0].hi[0], e[0].lo[-1], -e[0].hi[-1])
+    assert all(h.rows[k] == (e[0].lo[0], e[0].hi[0], e[0].lo[-1], e[0].hi[-1])
                for k, e in enumerate(h.entries))
     assert all(k in h.buckets[b] for k, e in enumerate(h.entries)      # re-indexed
                for b in range(e[0].lo[-1] // h.width, (e[0].hi[-1] - 1) // h.width + 1))

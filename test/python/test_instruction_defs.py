@@ -177,3 +177,65 @@ def test_flag_parameter_refuses_a_non_boolean_at_the_call():
         k_bad_flag(np.zeros((32, 32), np.float32))
     assert "nisa.nc_matmul_mx: accumulate must be True, False or None, got 1" in str(info.value)
     assert info.value.loc.line == _line(k_bad_flag)
+
+
+def test_the_activation_functions_are_listed_once():
+    """The activation vocabulary (dialects/vector_rules.ACTIVATIONS) is what the verifiers
+    check, what the interpreter implements and what nki.language exports as op tokens."""
+    from nki_mlir.dialects.vector_rules import ACT2_FUNCS, ACTIVATIONS
+    from nki_mlir.runtime import numerics as nm
+    from nki_mlir.passes.legalize_math import ACT_FNS
+    assert set(nm.ACTIVATION) == set(ACTIVATIONS)
+    assert set(ACT2_FUNCS) == {*ACTIVATIONS, "prelu"}
+    assert ACT_FNS <= set(ACTIVATIONS)
+    for name in ACT2_FUNCS:
+        assert getattr(nl, name).token == name
+    assert DEFINITIONS["activation"].params[1].allowed is ACTIVATIONS
+    assert DEFINITIONS["activate2"].params[1].allowed is ACT2_FUNCS
+
+
+def test_isa_form_gives_awss_op_and_a_lowering_that_is_not_one_to_one():
+    """tensor_tensor's nisa op is AWS's tensor_tensor_arith(dst, lhs, rhs) with AWS spellings;
+    the lowering renames the operands, respells op and takes the engine from the definition's
+    rule (GpSimd for int32 tiles outside PSUM); activation_reduce lowers to activation's op
+    with a bias constant and reduce_cmd=reset_reduce."""
+    from nki_mlir.dialects.instruction import DIRECT_LOWERINGS
+    from nki_mlir.driver.pipeline import parse_module
+    tt = ods_ops.op_class("nisa.tensor_tensor_arith")
+    assert tt.DEFINITION is DEFINITIONS["tensor_tensor"]
+    assert [n for n, _ in tt.get_irdl_definition().operands] == ["dst", "lhs", "rhs"]
+    assert "nisa.tensor_tensor" not in ods_ops.OPS_BY_NAME
+    assert DIRECT_LOWERINGS["nki.activation_reduce"].target is ods_ops.op_class("nisa.activation")
+    text = """builtin.module {
+  func.func @k(%a: memref<128x64xi32, #nisa.mem<sbuf>>, %x: memref<128x64xf32, #nisa.mem<sbuf>>,
+               %r: memref<128x1xf32, #nisa.mem<sbuf>>) {
+    %c = arith.constant 1.0 : f32
+    nki.tensor_tensor(dst=memref<128x64xi32, #nisa.mem<sbuf>> %a, data1=memref<128x64xi32, #nisa.mem<sbuf>> %a, data2=memref<128x64xi32, #nisa.mem<sbuf>> %a, op=maximum)
+    nki.activation_reduce(dst=memref<128x64xf32, #nisa.mem<sbuf>> %x, data=memref<128x64xf32, #nisa.mem<sbuf>> %x, scale=f32 %c, reduce_res=memref<128x1xf32, #nisa.mem<sbuf>> %r, op=exp, reduce_op=add)
+    func.return
+  }
+}"""
+    from nki_mlir.passes.lower_nki_to_nisa import LowerNkiToNisa
+    from nki_mlir.dialects import make_context
+    m = parse_module(text)
+    LowerNkiToNisa().apply(make_context(), m)
+    ops = {op.name: op for op in m.walk() if op.name.startswith("nisa.")}
+    t = ops["nisa.tensor_tensor_arith"]
+    assert t.op.data == "max" and t.engine.data == "gpsimd" and t.lhs is t.rhs
+    a = ops["nisa.activation"]
+    assert a.reduce_cmd.data == "reset_reduce" and a.engine.data == "scalar"
+    assert a.bias.owner.value.value.data == 0.0
+
+
+def test_api_only_parameter_is_in_the_signature_not_the_ops():
+    rec = DEFINITIONS["tensor_scalar_reduce"]
+    assert "reverse0" in inspect.signature(nisa.tensor_scalar_reduce).parameters
+    for name in ("nki.tensor_scalar_reduce", "nisa.tensor_scalar_reduce"):
+        assert "reverse0" not in ods_ops.op_class(name).get_irdl_definition().properties
+    assert rec.call is not None
+
+
+def test_an_isa_form_takes_operands_and_properties_only():
+    from nki_mlir.dialects.ods_forms import IsaForm
+    with pytest.raises(TypeError, match="not an operand or a property"):
+        IsaForm("x", dst=Tile(writes=True), eng=Engine("vector"))

@@ -2,10 +2,12 @@
 skipped only where nothing can read them, float32 results written straight into dst, PSUM
 accumulated in place."""
 import numpy as np
+import pytest
 
 import nki_mlir as nki
 import nki_mlir.isa as nisa
 import nki_mlir.language as nl
+from nki_mlir.runtime import numerics as nm
 from nki_mlir.runtime.isa_memory import written_first
 
 
@@ -108,6 +110,37 @@ def test_exp_in_place_is_float32_exp_and_float32_row_sum():
     assert ulps.max() <= 2
 
 
+@pytest.mark.parametrize("fn", sorted(nm.ACTIVATION_F64))
+@pytest.mark.parametrize("bias", [False, True])
+def test_float64_activations_in_place_are_the_plain_functions_bit_for_bit(fn, bias):
+    """The float64 in-place path of a float32 dst (range check or not) gives the bits of
+    ``nm.ACTIVATION[fn]`` on the float32 ``x * scale (+ bias)``."""
+    P, F = 128, 64
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0.1, 1.0, (P, F)).astype(np.float32)      # in every documented range
+    sc = rng.uniform(0.5, 1.0, (P, 1)).astype(np.float32)
+    b = rng.uniform(0.0, 0.5, (P, 1)).astype(np.float32)
+
+    @nki.jit
+    def act(x, sc, b):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        s = nl.ndarray((P, 1), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=s, src=sc)
+        c = nl.ndarray((P, 1), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=c, src=b)
+        y = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.activation(dst=y, op=getattr(nl, fn), data=t, scale=s, bias=c if bias else None)
+        nisa.dma_copy(dst=out, src=y)
+        return out
+
+    (y,) = nki.compile(act, x, sc, b, use_cache=False).run((x, sc, b), {}, mode="program-order",
+                                                        hazards=False)
+    z = x * sc + b if bias else x * sc
+    np.testing.assert_array_equal(y.view(np.uint32), nm.ACTIVATION[fn](z).view(np.uint32))
+
+
 @nki.jit
 def row_sums(x):
     """tensor_reduce add and an activation's add-accumulation over wide SBUF rows."""
@@ -181,3 +214,38 @@ def test_psum_tiles_reused_across_iterations_start_clean():
         for i in range(2):
             np.testing.assert_allclose(out[i], want, rtol=1e-5, atol=1e-5)
             np.testing.assert_array_equal(tr[i], x.T)
+
+
+def _two_tiles(at_a, at_c):
+    """c = x (DMA), then tile a placed at ``at_a`` is allocated, c is DMA'd out, then a is
+    written whole and DMA'd out: with c over a's bytes the read of c sees a's sentinels."""
+    from nki_mlir.runtime.interpreter import decode
+    from test_interpreter import Kernel
+    k = Kernel()
+    x = k.arg("x", (4, 16))
+    oc, oa = k.out("oc", (4, 16)), k.out("oa", (4, 16))
+    c = k.alloc("c", (4, 16), at=at_c)
+    k.dma(c, x)
+    a = k.alloc("a", (4, 16), at=at_a)
+    k.dma(oc, c)
+    k.dma(a, x)
+    k.dma(oa, a)
+    m = k.module()
+    return m, decode(m)
+
+
+def test_sentinel_fill_skipped_across_instructions_on_other_blocks_only():
+    from nki_mlir.runtime import blocks
+    x = np.arange(64, dtype=np.float32).reshape(4, 16)
+    for at_c, apart in (((0, 4096), True), ((0, 32), False)):
+        m, prog = _two_tiles((0, 0), at_c)
+        fop = next(op for op in m.walk() if op.name == "func.func")
+        a = next(op for op in m.walk() if op.name == "nisa.alloc" and op.result.name_hint == "a")
+        assert written_first(a) is None        # without the blocks: an instruction between
+        assert (written_first(a, blocks.plan(fop)) == "nisa.dma_copy") is apart
+        oc, oa = prog.run([x], mode="program-order", hazards=False)
+        np.testing.assert_array_equal(oa, x)
+        if apart:
+            np.testing.assert_array_equal(oc, x)
+        else:       # c's first 32 bytes per row (8 floats) are a's last ones: a's sentinels
+            assert np.isnan(oc[:, :8]).all() and (oc[:, 8:] == x[:, 8:]).all()

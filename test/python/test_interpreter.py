@@ -881,6 +881,42 @@ def test_matmul_psum_auto_accumulates_over_k(in_dt, placed):
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("mode", [None, "overwrite", "accumulate"])
+def test_matmul_into_a_strided_psum_view_is_the_blas_product_bit_for_bit(mode):
+    """A float32 product written straight into (a column block of) a PSUM tile, or added
+    from a temporary, has the bits of NumPy's fresh ``x.T @ y`` (one BLAS call per K tile,
+    summed in float32 in K-tile order), whatever the row stride of the destination."""
+    K, M, N, kt = 256, 64, 48, 128
+    g = np.random.default_rng(20)      # its own stream: the later tests' draws stay as they were
+    x, y = (g.uniform(-2, 2, shape).astype(np.float32) for shape in ((K, M), (K, N)))
+    k = Kernel()
+    xa, ya = k.arg("xT", (K, M)), k.arg("y", (K, N))
+    o = k.out("out", (M, N))
+    wide = k.alloc("wide", (M, 2 * N), F32, space="psum", at=(0, 0))
+    ps = k.subview(wide, [0, N], [M, N])
+    if mode == "accumulate":
+        k.ins("memset", engine="vector", dst=wide, value=k.const(0.0))
+    for i in range(K // kt):
+        sx, sy = k.alloc(f"sx{i}", (kt, M)), k.alloc(f"sy{i}", (kt, N))
+        k.dma(sx, k.subview(xa, [i * kt, 0], [kt, M]))
+        k.dma(sy, k.subview(ya, [i * kt, 0], [kt, N]))
+        extra = {"psum_accumulate_flags": mode} if mode else {}
+        k.ins("matmul", engine="tensor", dst=ps, stationary=sx, moving=sy, is_transpose="false",
+              **extra)
+    sb = k.alloc("sb", (M, N))
+    k.ins("tensor_copy", engine="vector", dst=sb, src=ps)
+    k.dma(o, sb)
+    (out,) = k.run(x, y)
+    parts = [np.matmul(x[i * kt:(i + 1) * kt].T, y[i * kt:(i + 1) * kt]) for i in range(K // kt)]
+    if mode == "overwrite":
+        ref = parts[-1]
+    else:
+        ref = np.zeros((M, N), np.float32) if mode == "accumulate" else parts.pop(0)
+        for p in parts:
+            ref = np.add(ref, p)
+    np.testing.assert_array_equal(out.view(np.uint32), ref.view(np.uint32))
+
+
 def test_matmul_overwrite_keeps_only_the_last_k_tile():
     K, M, N = 256, 8, 16
     x, y = rand((K, M)), rand((K, N))

@@ -82,9 +82,23 @@ DEFINED = sorted(DEFINITIONS)
 PUBLIC = sorted(n for n, rec in DEFINITIONS.items() if rec.public)
 
 
+def _nisa_name(rec) -> str:
+    """The ``nisa`` op of a definition: ``nisa.<name>``, or its isa form's (AWS's name)."""
+    return f"nisa.{rec.name if rec.isa is None else rec.isa.name}"
+
+
 def _ops(rec):
     by_name = {op.name: op for op in [*NKI.operations, *NISA.operations]}
-    return by_name.get(f"nki.{rec.name}"), by_name.get(f"nisa.{rec.name}")
+    return by_name.get(f"nki.{rec.name}"), by_name.get(_nisa_name(rec))
+
+
+def _shape(rec, op):
+    """The record ``op`` (a twin of ``rec``) has the operands and effects of."""
+    from nki_mlir.dialects.ods_forms import form_record
+    if op.name.startswith("nki.") or rec.isa is None:
+        return rec
+    owner = DEFINITIONS[op.DEFINITION.name]
+    return form_record(owner) if owner.isa is not None else owner
 
 
 def test_there_are_definitions():
@@ -106,20 +120,24 @@ def test_definition_public_function(name):
 
 @pytest.mark.parametrize("name", DEFINED)
 def test_definition_ops_effects_and_lowering(name):
-    """Both twins come from the record, with its write roles and state as their memory
-    effects; the nki op lowers 1:1 to the nisa op on the record's default engine."""
+    """Both twins come from the record (the nisa op from its isa form, or the form's owner's
+    op), with its write roles and state as their memory effects; the nki op lowers to the
+    nisa op (1:1 unless the record has an isa form) on the record's default engine."""
     rec = DEFINITIONS[name]
     nki_op, nisa_op = _ops(rec)
     assert nki_op is not None and nisa_op is not None, "both twins are in the dialects"
     assert issubclass(nki_op, NkiInstruction) and issubclass(nisa_op, NisaInstruction)
     for op in (nki_op, nisa_op):
-        assert op.DEFINITION is rec
+        shape = _shape(rec, op)
+        shared = op is nisa_op and rec.isa is not None and rec.isa.of is not None
+        assert op.DEFINITION is (DEFINITIONS[rec.isa.of] if shared else rec)
         operands = [n for n, _ in op.get_irdl_definition().operands]
-        assert operands == [p.role for p in rec.operands]
-        assert write_roles(op) == rec.writes
-        assert op.get_trait(OperandEffects).state == rec.state
+        assert operands == [p.role for p in shape.operands]
+        assert write_roles(op) == shape.writes
+        assert op.get_trait(OperandEffects).state == shape.state
     low = DIRECT_LOWERINGS[nki_op.name]
     assert low.target is nisa_op and low.engine == rec.engine.default
+    assert (low.build is None) == (rec.isa is None)
     assert rec.engine.default in rec.engine.names
 
 
@@ -139,9 +157,10 @@ def test_definition_frontend_runtime_and_cost(name):
     else:
         assert rec.api not in HANDLERS and f"nisa1.{name}" not in HANDLERS
         assert name not in isa._INSTRUCTIONS
-    assert RUNTIME[f"nisa.{name}"] is rec.interpret
-    assert f"nisa.{name}" not in costs._SIMPLE and rec.cost.source  # read from the op
     nisa_op = _ops(rec)[1]
+    rec = nisa_op.DEFINITION  # a form of another definition's op: that one runs and costs it
+    assert RUNTIME[nisa_op.name] is rec.interpret
+    assert nisa_op.name not in costs._SIMPLE and rec.cost.source  # read from the op
     assert costs._defined_row(nisa_op.create(properties={})) == rec.cost.row
     if rec.cost.row is None:  # a Formula: the cost model has the formula it names
         assert rec.cost.kind in costs._FORMULAS or rec.cost.kind in costs.ENGINE_KINDS
@@ -156,7 +175,8 @@ def _outside_definitions() -> str:
 def test_definition_is_the_only_place(name):
     """No hand-written op, handler, closure builder or cost row repeats a defined instruction."""
     src = _outside_definitions()
-    for pattern in (rf'name = "(nki|nisa)\.{name}"', rf'handles\("nisa\.{name}"\)',
-                    rf'"nisa\.{name}":'):
+    isa = _nisa_name(DEFINITIONS[name])[5:]
+    for pattern in (rf'name = "(nki|nisa)\.{name}"', rf'name = "nisa\.{isa}"',
+                    rf'handles\("nisa\.{name}"\)', rf'"nisa\.({name}|{isa})":'):
         assert not re.search(pattern, src), f"{name}: {pattern} outside nki_mlir/instructions"
     assert f'"{name}"' not in (ROOT / "nki_mlir" / "isa_names.py").read_text()

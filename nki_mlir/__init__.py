@@ -14,6 +14,15 @@ from . import errors  # noqa: E402
 from .errors import NKIError  # noqa: E402
 from .driver.jit import Kernel, LaunchedKernel, jit, simulate  # noqa: E402
 from .driver.entry import baremetal, benchmark, profile, simulate_kernel  # noqa: E402
+from . import dialect_extensions  # noqa: E402
+
+
+def _load_instruction_definitions() -> None:
+    """Register the instruction definitions' ops with the dialects (before a context is made)."""
+    from . import instructions  # noqa: F401
+
+
+dialect_extensions.add(_load_instruction_definitions)
 
 #: submodules imported on first use (``nki.language``, ...): they load the frontend and
 #: xDSL, which ``import nki_mlir`` and a cached kernel's run do not need

@@ -237,8 +237,10 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     try:
         key = cache.cache_key(parts)
         # the program instances of one launch differ only in their ids: they share loop hints
+        # (the digest of the values the kernel reads is left out: a helper's module state
+        # may change between two instances; a hint only unrolls loops, never changes meaning)
         siblings = None if spmd is None else cache.cache_key(
-            {**parts, "options": {**opts, "spmd": list(spmd.launch_key())}})
+            {**parts, "referenced_values": "", "options": {**opts, "spmd": list(spmd.launch_key())}})
     except cache.UnstableKey:
         key, use_cache = os.urandom(32).hex(), False   # no content key: compile uncached
         siblings = None

@@ -67,14 +67,7 @@ def test_overflow_is_a_located_error_with_spilling_off():
 
 
 def test_mamba_v2_long_sequence_spills_and_matches_the_reference():
-    rng = np.random.default_rng(2)
-    batch, channels, seq, state = 1, 128, 8192, 2
-    delta = rng.uniform(0.01, 0.1, (batch, channels, seq)).astype(np.float32)
-    u = rng.standard_normal((batch, channels, seq)).astype(np.float32)
-    A = -rng.uniform(0.5, 2.0, (channels, state)).astype(np.float32)
-    B = rng.standard_normal((batch, state, seq)).astype(np.float32)
-    C = rng.standard_normal((batch, state, seq)).astype(np.float32)
-    args = (delta, u, A, B, C)
+    args = MB.inputs(batch=1, channels=128, seq=8192, state=2, seed=2)
     with pytest.raises(NKIAllocationError):
         MB.mamba_v2.compile_with(args, {}, target="trn1", spill=False)
     ck = MB.mamba_v2.compile_with(args, {}, target="trn1")

@@ -7,12 +7,7 @@ The list below holds the instructions written family by family; an instruction d
 
 INSTRUCTIONS = [
     # vector / gpsimd
-    "select_reduce",
-    "range_select", "memset", "iota", "affine_select",
-    # cross-core (LNC2)
-    "core_barrier", "sendrecv",
-    # registers
-    "register_alloc", "register_move", "register_load", "register_store",
+    "memset", "iota", "affine_select",
     # queries
     "get_nc_version", "get_nc_sub_version",
 ]

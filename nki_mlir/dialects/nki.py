@@ -11,7 +11,7 @@ math is ``arith``.
 Sugar ops (``nki.load``, ``nki.store``, ``nki.add``, ``nki.multiply``, ``nki.exp``,
 ``nki.matmul``, ``nki.zeros``: :mod:`.nki_wrappers`; the generic ones: :mod:`.nki_sugar`)
 mirror the NKI 0.3 value-returning wrappers and exist only until the ``nki-legalize`` pass.
-The instruction families (:mod:`.isa_select`, ...) add their ops to
+The instruction families (:mod:`.isa_movement`, ...) add their ops to
 both dialects.  Semantics: nki.isa API reference (nki/api/nki/isa) (the NKI ``nki.isa``
 and ``nki.language`` API pages).
 """
@@ -148,7 +148,7 @@ class AffineSelectOp(NkiInstruction):
 
 # the instruction-family modules that add ops to both dialects, and the sugar ops
 from . import (  # noqa: E402
-    isa_collective, isa_control, isa_select,
+    isa_collective, isa_control,
     lang_ops, nki_sugar, views,
 )
 from .nki_wrappers import (  # noqa: E402
@@ -159,7 +159,7 @@ from .nki_wrappers import (  # noqa: E402
 SUGAR_OPS = (ZerosOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp, *nki_sugar.SUGAR)
 
 #: the instruction-family modules that add ops to both dialects
-FAMILIES = (isa_select, isa_control,
+FAMILIES = (isa_control,
             isa_collective, nki_sugar, lang_ops, views)
 
 

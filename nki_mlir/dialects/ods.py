@@ -27,7 +27,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
+
+from xdsl.dialects.builtin import MemRefType
 
 from ..targets import TARGETS
 from .common import ON_CHIP
@@ -65,6 +67,13 @@ class Tile(Param):
         allowed: how the dtype error names ``dtypes`` (``"bfloat16 or float16"``; None: the
             list, as ``allowed: ...``).
     """
+
+    #: the generated verifier checks it as a tile (memory, shape, ``like``, dtypes); a kind
+    #: of operand that checks itself (``ods_registers.Register``) sets False and has a
+    #: ``check(op)`` method instead
+    tile_checks: ClassVar[bool] = True
+    #: the IRDL type constraint of the operand (None: any type)
+    constraint: ClassVar[Any] = MemRefType
 
     writes: bool = False
     optional: bool = False
@@ -340,6 +349,17 @@ class InstructionDef:
         order: the IR order of the ``nki`` op's operands and properties when it differs from
             the signature's (the keyword syntax prints them in this order).
         module: the Python module holding the definition.
+
+    Hooks, for what the fields above cannot say:
+
+    Attributes:
+        frontend: ``frontend(cg, args, operands, props, emit) -> value``, the last step of the
+            generated handler, after the arguments are converted (unlike ``call``): checks
+            and defaults that need the converted values, and the call's return value;
+            ``emit(result_types=None)`` emits the op and returns it.
+        results: the ops' results, as ``(name, type constraint)`` pairs (none by default).
+        public: False for an op of ours that is no ``nki.isa`` API (no public function,
+            handler or Beta 1 form; the frontend emits it itself).
     """
 
     name: str
@@ -360,6 +380,9 @@ class InstructionDef:
     full_writes: tuple[str, ...] = ()
     order: tuple[str, ...] = ()
     module: str = ""
+    frontend: Callable | None = None
+    results: tuple[tuple[str, Any], ...] = ()
+    public: bool = True
 
     @property
     def api(self) -> str:
@@ -406,6 +429,7 @@ class InstructionDef:
 #: class attributes of a definition that are not parameters
 _FIELDS = {"since", "feature", "start_partitions", "state", "verify", "interpret", "cost", "beta1_result",
            "call", "isa", "elementwise", "full_writes", "order"}
+_FIELDS |= {"frontend", "results", "public"}  # the hooks
 
 
 def record_of(cls: type) -> InstructionDef:

@@ -23,7 +23,8 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, StringAttr
 from xdsl.irdl import (AttrSizedOperandSegments, irdl_op_definition, operand_def,
-                       opt_operand_def, opt_prop_def, prop_def, traits_def, var_operand_def)
+                       opt_operand_def, opt_prop_def, prop_def, result_def, traits_def,
+                       var_operand_def)
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -77,7 +78,7 @@ def _body(rec: InstructionDef, shape: InstructionDef | None = None) -> dict:
                   "DEFINITION": rec, "__annotations__": {"DEFINITION": ClassVar[InstructionDef]}}
     rec = shape or rec
     for p in rec.operands:
-        constr = MemRefType if isinstance(p, Tile) else None
+        constr = p.constraint if isinstance(p, Tile) else None
         args = () if constr is None else (constr,)
         if isinstance(p, Tiles):
             body[p.role] = var_operand_def(*args)
@@ -89,6 +90,8 @@ def _body(rec: InstructionDef, shape: InstructionDef | None = None) -> dict:
         body[p.role] = (prop_def if required else opt_prop_def)(_PROPERTY_TYPES[type(p)])
     if any(p.optional for p in rec.operands):  # as the hand-written ops: sizes in the generic form
         body["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)
+    for name, constr in rec.results:
+        body[name] = result_def(constr)
     body["traits"] = traits_def(OperandEffects(rec.writes, rec.state))
 
     def verify_(self) -> None:
@@ -143,7 +146,8 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     """The checks the fields of ``rec`` say, in this order, then ``rec.verify(op)``:
 
     1. the target: ``since`` (the error names ``feature``);
-    2. each tile operand: its memory (unless ``spaces`` is None), rank >= 2 and at most 128 partitions; with its
+    2. each tile operand: its memory (unless ``spaces`` is None), rank >= 2 and at most 128
+       partitions (an operand kind without ``tile_checks``: its own ``check(op)``); with its
        ``like`` roles: equal partition counts, then elements per partition; with
        ``partitions_of``: equal partition counts;
     3. the engine (unless ``engine.checked`` is False): one of ``engine.names``, available on the target; on GpSimd no tile
@@ -162,10 +166,14 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     api = rules.api(op)
     if rec.since is not None:
         rules.require_target(op, rec.since, rec.feature or api)
-    tiles = [(p, getattr(op, p.role)) for p in rec.tiles if not isinstance(p, Tiles)]
+    tiles = [(p, getattr(op, p.role)) for p in rec.tiles
+             if p.tile_checks and not isinstance(p, Tiles)]
     for p, v in tiles:
         if p.spaces is not None:
             rules.tile(op, p.role, v, spaces=p.spaces)
+    for p in rec.tiles:
+        if not p.tile_checks:  # a kind of operand that checks itself
+            p.check(op)
     for p in rec.operands:
         v = getattr(op, p.role)
         if isinstance(p, Scalar) and p.tile and v is not None and isinstance(v.type, MemRefType):

@@ -20,7 +20,7 @@ from .. import dtypes
 from ..dialects.common import TargetAttr, contiguous_strides, memref
 from ..errors import NKIError, NKISyntaxError, NKITypeError, NKIVerifyError
 from . import (  # noqa: F401  (register the API handlers)
-    beta1, isa_calls, isa_control, device_loops, isa_select,
+    beta1, isa_calls, isa_control, device_loops,
     lang_calls, lang_math, lang_create, tensor_methods, tensor_ap,
 )
 from . import isa_collective, spmd  # noqa: F401,E402  (SPMD/LNC handlers, cross-core instructions)

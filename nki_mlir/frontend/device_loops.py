@@ -211,7 +211,7 @@ def while_loop(cg, init, body_fun):
     loop.verify_()
 
 
-_REGISTER_WRITERS = (ctl.RegisterMoveOp.name, ctl.RegisterLoadOp.name)
+_REGISTER_WRITERS = ("nki.register_move", "nki.register_load")
 
 
 @contextmanager

@@ -1,10 +1,10 @@
-"""Frontend of engine registers.
-
-``nki.isa``: ``register_alloc(x=None)``, ``register_move(dst, src)``,
-``register_load(dst, src)``, ``register_store(dst, src)`` (nki.isa API reference (nki/api/nki/isa)).
+"""Frontend of engine registers: the :class:`Register` values the register instructions
+(``nki_mlir/instructions/registers.py``) take and return, the conversion of their operand
+kinds (:mod:`nki_mlir.dialects.ods_registers`, into ``ods_calls.CONVERTERS``), and the
+runtime values of registers and 1-element tensors as ``index`` values (:func:`scalar_index`).
 
 Values: a register is a :class:`Register` -- an SSA ``memref<1xi32, #nisa.mem<reg>>``
-(``dialects/isa_control.py``), or, read-only, the ``index`` induction value of a runtime
+(``dialects/ods_registers.py``), or, read-only, the ``index`` induction value of a runtime
 loop (``nl.dynamic_range`` / ``fori_loop`` induction register, ``while_loop``'s condition
 value, which NKI passes by value; the loops: :mod:`.device_loops`).
 
@@ -21,10 +21,11 @@ from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, SSAValue
 
 from .. import dtypes
-from ..dialects import isa_control as ctl
+from ..dialects import ods_registers
+from ..dialects.ods_ops import op_class
 from ..errors import NKISyntaxError, NKITypeError, SourceLoc
 from . import args as A
-from .builtins import handles
+from .ods_kinds import CONVERTERS
 from .values import Tensor, is_int
 
 #: the ``nki.range`` of every runtime loop
@@ -139,7 +140,7 @@ def _one_element(cg, api: str, role: str, v: Any) -> Tensor:
     if t.size != 1:
         raise cg.b.error(f"{api}: '{role}' must be a 1-element tensor (e.g. shape (1, 1)), got "
                          f"{t.describe()}", NKITypeError)
-    if t.buffer not in ctl.REGISTER_TENSOR_SPACES:
+    if t.buffer not in ods_registers.REGISTER_TENSOR_SPACES:
         raise cg.b.error(f"{api}: '{role}' must be in SBUF or HBM, got {t.describe()}", NKITypeError)
     return t
 
@@ -147,8 +148,26 @@ def _one_element(cg, api: str, role: str, v: Any) -> Tensor:
 # ------------------------------------------------------------------------- registers
 
 
+def _convert_register(cg, api: str, p: ods_registers.Register, v: Any) -> SSAValue:
+    """A :class:`~nki_mlir.dialects.ods_registers.Register` argument: a register (or, with
+    ``immediate``, an int emitted as an ``i32`` constant)."""
+    if p.immediate:
+        return register_value(cg, api, p.role, v)
+    return _register(cg, api, p.role, v, write=p.writes).value
+
+
+def _convert_one_element(cg, api: str, p: ods_registers.OneElement, v: Any) -> SSAValue:
+    return _one_element(cg, api, p.role, v).value
+
+
+CONVERTERS[ods_registers.Register] = _convert_register
+CONVERTERS[ods_registers.OneElement] = _convert_one_element
+
+
 def new_register(cg, init: int | None = None, name: str = "") -> Register:
-    op = A.emit(cg, ctl.RegisterAllocOp, {}, {"init": init}, [ctl.register_type()])
+    """Emit ``nki.register_alloc`` (set to ``init``) and return the new register."""
+    op = A.emit(cg, op_class("nki.register_alloc"), {}, {"x": init},
+                [ods_registers.register_type()])
     return Register(op.results[0], cg.b.block, name)
 
 
@@ -157,38 +176,6 @@ def register_value(cg, api: str, role: str, v: Any) -> SSAValue:
     if isinstance(v, Register):
         return _register(cg, api, role, v).value
     return cg.b.const_scalar(_int32(cg, api, role, v), dtypes.int32)
-
-
-@handles("nisa.register_alloc")
-def register_alloc(cg, x=None):
-    """A new 32-bit register, set to the int ``x`` if given (NKI ``nki.isa.register_alloc``)."""
-    return new_register(cg, None if x is None else _int32(cg, "nisa.register_alloc", "x", x))
-
-
-@handles("nisa.register_move")
-def register_move(cg, dst, src):
-    """``dst = src``; ``src`` is an int or a register (0.2 allowed an int only)."""
-    api = "nisa.register_move"
-    d = _register(cg, api, "dst", dst, write=True)
-    A.emit(cg, ctl.RegisterMoveOp, {"dst": d.value, "src": register_value(cg, api, "src", src)})
-
-
-@handles("nisa.register_load")
-def register_load(cg, dst, src):
-    """Load the one element of an SBUF/HBM tensor into register ``dst``."""
-    api = "nisa.register_load"
-    d = _register(cg, api, "dst", dst, write=True)
-    s = _one_element(cg, api, "src", src)
-    A.emit(cg, ctl.RegisterLoadOp, {"dst": d.value, "src": s.value})
-
-
-@handles("nisa.register_store")
-def register_store(cg, dst, src):
-    """Store register ``src`` into the 1-element SBUF/HBM tensor ``dst``."""
-    api = "nisa.register_store"
-    d = _one_element(cg, api, "dst", dst)
-    s = _register(cg, api, "src", src)
-    A.emit(cg, ctl.RegisterStoreOp, {"dst": d.value, "src": s.value})
 
 
 def scalar_index(cg, value: Any, api: str = "scalar_offset", role: str = "scalar_offset") -> SSAValue:
@@ -207,7 +194,7 @@ def scalar_index(cg, value: Any, api: str = "scalar_offset", role: str = "scalar
             raise cg.b.error(f"{api}: '{role}' must have an integer dtype "
                              f"({', '.join(_INDEX_DTYPES)}), got {t.describe()}", NKITypeError)
         reg = new_register(cg)
-        A.emit(cg, ctl.RegisterLoadOp, {"dst": reg.value, "src": t.value})
+        A.emit(cg, op_class("nki.register_load"), {"dst": reg.value, "src": t.value})
         value = reg
     if not isinstance(value, Register):
         raise cg.b.error(f"{api}: '{role}' must be a register, a 1-element int tensor or an int, "
@@ -215,4 +202,5 @@ def scalar_index(cg, value: Any, api: str = "scalar_offset", role: str = "scalar
     _check_visible(cg, api, role, value)
     if value.is_index:
         return value.value
-    return A.emit(cg, ctl.RegisterReadOp, {"src": value.value}, {}, [IndexType()]).results[0]
+    return A.emit(cg, op_class("nki.register_read"), {"src": value.value}, {},
+                  [IndexType()]).results[0]

@@ -22,9 +22,13 @@ arguments to it and converts each by its kind, as the hand-written handlers do:
 - :class:`~nki_mlir.dialects.ods.EnumProp`: a ``nisa.<enum>`` member (None: the default,
   which is not stored; ``implied``: the member a given operand makes the default stand for);
 - :class:`~nki_mlir.dialects.ods_forms.ApiArg`: kept by no op (the ``call`` hook reads it);
+- another operand kind: its conversion in :data:`.ods_kinds.CONVERTERS` (registers);
 
-after the definition's ``call`` hook (its own argument errors and replacements), then emits the ``nki`` op, which verifies itself at the call's line.  Shapes, dtypes, engines
-and targets are the verifier's job, as for every instruction.
+after the definition's ``call`` hook (its own argument errors and replacements), then emits
+the ``nki`` op, which verifies itself at the call's line.  A definition's ``frontend`` hook,
+when it has one, takes the converted operands and properties and the bound arguments and
+emits the op itself (``emit(result_types)``): it may check the call, set a default that
+depends on other arguments, and return the call's value.  Shapes, dtypes, enginesand targets are the verifier's job, as for every instruction.
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ from ..errors import NKITypeError
 from . import args as A
 from .beta1.isa import define_beta1
 from .builtins import HANDLERS, Builtin
+from .ods_kinds import CONVERTERS
 from .values import Tensor
 
 #: ``nl.max`` / ``nl.min`` (reduction functions) accepted where an op token is expected
@@ -122,8 +127,9 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
         for p in rec.params:
             if isinstance(p, ApiArg):
                 continue
-            if isinstance(p, Tile):
-                operands[p.role] = _tile(cg, api, p, a[p.role])
+            if type(p) in CONVERTERS:
+                operands[p.role] = CONVERTERS[type(p)](cg, api, p, a[p.role])
+            elif isinstance(p, Tile):                operands[p.role] = _tile(cg, api, p, a[p.role])
             elif isinstance(p, Scalar):
                 operands[p.role] = _scalar(cg, api, p, a[p.role])
             elif isinstance(p, Engine):
@@ -135,8 +141,13 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
             role, member = p.implied
             if props[p.role] is None and operands[role] is not None:
                 props[p.role] = member
-        A.emit(cg, nki_op, operands, props)
+        if rec.frontend is None:
+            A.emit(cg, nki_op, operands, props)
+            return None
 
+        def emit(result_types=None):
+            return A.emit(cg, nki_op, operands, props, result_types)
+        return rec.frontend(cg, a, operands, props, emit)
     handler.__signature__ = call_sig
     handler.__name__ = handler.__qualname__ = rec.name
     handler.__doc__ = rec.doc

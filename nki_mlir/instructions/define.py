@@ -51,9 +51,11 @@ def instruction(cls: type) -> InstructionDef:
                         f"and 'cost' (and has neither when its isa form is another's op)")
     if rec.name in DEFINITIONS:
         raise ValueError(f"internal error: nki.isa.{rec.name} is defined twice")
-    isa_names.define(rec.name)
+    if rec.public:  # an op of ours (``public = False``) has no nki.isa API
+        isa_names.define(rec.name)
     nki_op, nisa_op = define_ops(rec)
-    define_call(rec, nki_op)
+    if rec.public:
+        define_call(rec, nki_op)
     if not shared:
         register_builder(nisa_op.name, rec.interpret)
     DEFINITIONS[rec.name] = rec

@@ -58,10 +58,12 @@ nearest documented instruction's formula is used):
 - iota, affine_select -> gpsimd ``150 + N`` -> ISA_OLD (GPSIMD_START then ~N)
 - tensor_partition_reduce, nc_n_gather, local_gather, sequence_bounds, nonzero_with_count,
   topk -> gpsimd ``150 + N`` (N = the data or dst free size) -> analogue: iota
-- core_barrier -> an empty instruction on its engine (N = 0) -> analogue: MIN_II / start-up
+- core_barrier -> an empty instruction on its engine (N = 0; ``Formula("empty")``) ->
+  analogue: MIN_II / start-up
 - dma_copy, dma_transpose, dma_copy_indirect, dma_compute, sendrecv -> engine ``dma``, a
   :class:`DmaShape` timed by :func:`dma_engine_shares` -> DMABW, DMAOV, ARCH3
-- alloc, release, no_reorder_*, view_dtype, shared_constant, device_print, register_* ->
+- alloc, release, no_reorder_*, view_dtype, shared_constant, device_print, register_* (their
+  definitions' ``Formula("none")``) ->
   engine ``none``, 0 (bookkeeping / control; the ``sync`` queue is not modelled)
 
 DMA per engine (A.6): rows ``r`` go to engine ``((start + r) // 8) % 16``; an engine's
@@ -91,16 +93,18 @@ __all__ = ["InstrCost", "DmaShape", "instruction_cost", "resolve_engine", "dma_e
 #: ops that cost nothing on any engine (bookkeeping, control, registers, debugging)
 NO_COST_OPS = frozenset({
     "nisa.alloc", "nisa.release", "nisa.no_reorder_begin", "nisa.no_reorder_end",
-    "nisa.view_dtype", "nisa.shared_constant", "nisa.device_print", "nisa.register_alloc",
-    "nisa.register_move", "nisa.register_load", "nisa.register_store", "nisa.register_read",
+    "nisa.view_dtype", "nisa.shared_constant", "nisa.device_print",
 })
+#: the ``Formula`` kinds of a definition's ``cost`` that name an engine kind rather than a
+#: formula: ``none`` (costs nothing: the register instructions), ``dma`` (a DMA transfer,
+#: timed by :func:`dma_engine_shares`)
+ENGINE_KINDS = ("none", "dma")
 #: ops that are DMA transfers (timed by :func:`dma_engine_shares`)
-#: (and the instructions whose definition's cost row is a ``Dma``)
-DMA_OPS = frozenset({"nisa.dma_copy_indirect", "nisa.sendrecv", "nisa.collective"})
+#: (and the instructions whose definition's cost row is a ``Dma`` or ``Formula("dma")``)
+DMA_OPS = frozenset({"nisa.dma_copy_indirect", "nisa.collective"})
 #: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
 DEFAULT_ENGINE = {
     "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd",
-    "nisa.core_barrier": "gpsimd",
 }
 
 _TWO_BYTE_FLOAT = ("bfloat16", "float16")
@@ -146,7 +150,10 @@ def resolve_engine(op: Operation) -> str:
     if name in NO_COST_OPS or not name.startswith("nisa."):
         return "none"
     defn = getattr(op, "DEFINITION", None)  # an instruction definition: its cost row and engine
-    if name in DMA_OPS or name.startswith("nisa.dma") or (defn is not None and isinstance(defn.cost, Dma)):
+    kind = getattr(defn.cost, "kind", None) if defn is not None else None
+    if kind in ENGINE_KINDS:
+        return kind
+    if name in DMA_OPS or name.startswith("nisa.dma") or isinstance(getattr(defn, "cost", None), Dma):
         return "dma"
     for where in (op.attributes.get("nkim.queue"), op.properties.get("engine"),
                   op.attributes.get("engine")):
@@ -229,7 +236,6 @@ def _flag(op: Operation, name: str) -> bool:
 #: ``+MIN_II`` whenever a ``reduce_res`` is written.
 _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
     "nisa.memset": (("dst",), 1.0, "copy", None),
-    "nisa.range_select": (("on_true_tile",), 1.0, None, None),
     "nisa.iota": (("dst",), 1.0, None, None),
     "nisa.affine_select": (("on_true_tile",), 1.0, None, None),
 }
@@ -244,11 +250,6 @@ def _compute_cycles(op: Operation, engine: str, tiles: list[Tile],
     formula = _defined_formula(op)
     if formula is not None:
         return _FORMULAS[formula](op, engine, tiles, model, pen)
-    if name in _TWO_INPUT_ROLES:
-        return _two_input(_TWO_INPUT_ROLES[name], False, engine, tiles, model, pen,
-                          extra), 0.0, 0.0, None
-    if name == "nisa.core_barrier":
-        return _cycles(engine, model, 0.0), 0.0, 0.0, None
     spec = _SIMPLE.get(name) or _defined_row(op)
     if spec is None:  # an instruction without a formula: one stream over its largest operand
         main = max(tiles, key=lambda t: t.free, default=None)
@@ -275,11 +276,6 @@ def _defined_formula(op: Operation) -> str | None:
     """The formula an instruction definition names for its op (a ``Formula`` cost), else None."""
     defn = getattr(op, "DEFINITION", None)
     return getattr(defn.cost, "kind", None) if defn is not None else None
-
-
-_TWO_INPUT_ROLES = {
-    "nisa.select_reduce": ("on_true", "predicate"),
-}
 
 
 def _two_input(roles: tuple[str, str], pm2: bool, engine: str, tiles: list[Tile],
@@ -398,10 +394,16 @@ def _transpose(op: Operation, engine: str, tiles: list[Tile], model: TargetModel
 _FORMULAS = {"matmul": lambda op, engine, tiles, model, pen: _matmul(op, tiles, model, pen),
              "matmul_mx": _matmul_mx, "two_input": _two_input_formula, "transpose": _transpose,
              "exponential": _exponential, "tensor_reduce": _tensor_reduce,
-             "reciprocal": _reciprocal}
+             "reciprocal": _reciprocal,
+             "empty": lambda op, engine, tiles, model, pen: (_cycles(engine, model, 0.0), 0.0,
+                                                             0.0, None)}
 
 
 # ---------------------------------------------------------------------- dynamic offsets
+
+
+#: the op reading a register's value (``nki_mlir/instructions/registers.py``)
+_REGISTER_READ = "nisa.register_read"
 
 
 def _register_derived(v: SSAValue, depth: int = 0) -> bool:
@@ -421,7 +423,7 @@ def _register_derived(v: SSAValue, depth: int = 0) -> bool:
     if not isinstance(v, OpResult):
         return False
     owner = v.op
-    if owner.name == "nisa.register_read":
+    if owner.name == _REGISTER_READ:
         return True
     if owner.name.startswith("nisa.") or owner.regions:
         return False

@@ -21,8 +21,7 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import (
-    control, isa_control, isa_iota, isa_memory, lang_ops,
-    isa_select, views,
+    control, isa_control, isa_iota, isa_memory, lang_ops, views,
 )
 from . import isa_collective, queues, spmd, timing_plan  # LNC2 cross-core ops; shared HBM of launches
 from . import blocks  # the contiguous storage of placed on-chip tensors
@@ -52,7 +51,6 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "nisa.memset": isa_memory.memset,
     "nisa.iota": isa_iota.iota,
     "nisa.affine_select": isa_iota.affine_select,
-    **isa_select.HANDLERS,
     **isa_control.HANDLERS,
     **isa_collective.HANDLERS,
     **lang_ops.HANDLERS,

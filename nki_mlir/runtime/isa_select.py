@@ -1,5 +1,5 @@
-"""Closure builders for select_reduce, range_select, and helpers the
-search and select definitions (``nki_mlir/instructions/search.py``, ``select.py``) share.
+"""Helpers the search and select definitions (``nki_mlir/instructions/search.py``,
+``select.py``) share: raw predicate rows and the VectorE accumulators.
 
 Semantics: nki.isa API reference (nki/api/nki/isa) and the NKI 0.6 ``nki.isa`` API page.  Where the docs
 leave a detail open, this is the reading implemented (and tested):
@@ -22,17 +22,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..diagnostics import error_at
-from ..dialects.common import prop_flag, prop_int, prop_str
+from ..dialects.common import prop_str
 from ..errors import NKIRuntimeError
 from . import numerics as nm
-from .env import STATE, Buf, check_elems, finish, reader
+from .env import STATE, Buf
 
 if TYPE_CHECKING:
     from .decoder import Decoder
 
-_CMP = {"equal": np.equal, "less": np.less, "less_equal": np.less_equal,
-        "greater": np.greater, "greater_equal": np.greater_equal}
-_FP32_MIN = np.float32(-3.4028235e38)
 
 
 def raw_rows(b: Buf):
@@ -48,8 +45,10 @@ def all_ones(dt: np.dtype) -> int:
 # ----------------------------------------------------------------------- accumulators
 
 
-def _accumulator(dec: Decoder, op, parts: int, default_cmd: str):
-    """``update(env, values[P, F] float32)``: the VectorE max-accumulator and reduce_res readout."""
+def accumulator(dec: Decoder, op, parts: int, default_cmd: str):
+    """``(update, reduce_res)``: ``update(env, values[P, F] float32)`` applies ``op``'s
+    ``reduce_cmd`` (``default_cmd`` when absent) to the VectorE max-accumulators and writes
+    ``reduce_res``, the :class:`~.env.Buf` of that operand (None when absent)."""
     cmd = prop_str(op, "reduce_cmd", default_cmd)
     rop = prop_str(op, "reduce_op", "maximum")
     if rop != "maximum":
@@ -73,58 +72,3 @@ def _accumulator(dec: Decoder, op, parts: int, default_cmd: str):
         if rr is not None:
             rr_store(env[rr.slot], acc[:parts].reshape(rr.shape))
     return update, rr
-
-
-# ----------------------------------------------------------------------- VectorE
-
-
-def select_reduce(dec: Decoder, op):
-    dst = dec.buf(op, op.dst, "dst")
-    pred, tru = dec.buf(op, op.predicate, "predicate"), dec.buf(op, op.on_true, "on_true")
-    check_elems(op, dst, ("predicate", pred), ("on_true", tru))
-    P, F = dst.parts, dst.free
-    rp, rt = raw_rows(pred), reader(tru, (P, F))
-    gf = dec.scalar(op, op.on_false, "on_false", (P, F))
-    rev, d, store = prop_flag(op, "reverse_pred"), dst.slot, nm.make_store(dst.dtype)
-    update, rr = _accumulator(dec, op, P, "idle")
-
-    def run(env):
-        mask = rp(env) != 0
-        if rev:
-            mask = ~mask
-        vals = np.where(mask, rt(env), gf(env)).astype(np.float32, copy=False)
-        store(env[d], vals.reshape(dst.shape))
-        update(env, vals)
-    return finish(op, run, dst, rr)
-
-
-def range_select(dec: Decoder, op):
-    dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.on_true_tile, "on_true_tile")
-    check_elems(op, dst, ("on_true_tile", src))
-    P, F = dst.parts, dst.free
-    c0, c1 = prop_str(op, "comp_op0", ""), prop_str(op, "comp_op1", "")
-    for name in (c0, c1):
-        if name not in _CMP:
-            raise error_at(op, f"{op.name}: comparison {name!r} is not supported (expected one of "
-                               f"{', '.join(_CMP)})", NKIRuntimeError)
-    f0, f1 = _CMP[c0], _CMP[c1]
-    g0 = dec.scalar(op, op.bound0, "bound0", (P, F))
-    g1 = dec.scalar(op, op.bound1, "bound1", (P, F))
-    fill = dec.scalar(op, op.on_false_value, "on_false_value", (P, F))
-    idx = (np.float32(prop_int(op, "range_start", 0)) + np.arange(F, dtype=np.float32)).reshape(1, F)
-    read, d, store = reader(src, (P, F)), dst.slot, nm.make_store(dst.dtype)
-    update, rr = _accumulator(dec, op, P, "reset_reduce")
-
-    def run(env):
-        keep = f0(idx, g0(env)) & f1(idx, g1(env))
-        vals = np.where(keep, read(env), fill(env)).astype(np.float32, copy=False)
-        store(env[d], vals.reshape(dst.shape))
-        update(env, vals)
-    return finish(op, run, dst, rr)
-
-
-#: op name -> closure builder ``builder(decoder, op)`` (merged into ``handlers.HANDLERS``)
-HANDLERS: dict = {
-    "nisa.select_reduce": select_reduce,
-    "nisa.range_select": range_select,
-}

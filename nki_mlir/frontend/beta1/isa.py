@@ -96,8 +96,7 @@ RESULT_RULES = {
 }
 #: instructions without a result tile (registers, queries, seeds): passed through unchanged
 #: (an instruction definition adds itself with ``beta1_result = False``, :func:`define_beta1`)
-_PASS_THROUGH = {"get_nc_version", "get_nc_sub_version", "register_alloc", "register_move",
-                 "register_load", "register_store"}
+_PASS_THROUGH = {"get_nc_version", "get_nc_sub_version"}
 
 
 def _beta1(name: str):

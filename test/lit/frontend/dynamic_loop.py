@@ -44,7 +44,7 @@ def repeat_rows(x, count):
 # CHECK:       scf.for %i = %c0 to %[[UB]] step %c1 {
 # CHECK-NEXT:    nki.tensor_tensor(dst={{.*}} %acc, data1={{.*}} %acc, data2={{.*}} %xt, op=add)
 # CHECK-NEXT:  } {nki.range = "dynamic"}
-# CHECK:       %nxt = nki.register_alloc(init=0) : memref<1xi32, #nisa.mem<reg>>
+# CHECK:       %nxt = nki.register_alloc(x=0) : memref<1xi32, #nisa.mem<reg>>
 # CHECK-NEXT:  %[[INIT:.*]] = nki.register_read(src=memref<1xi32, #nisa.mem<reg>> %n) : index
 # CHECK-NEXT:  %{{.*}} = scf.while (%[[C:.*]] = %[[INIT]]) : (index) -> index {
 # CHECK:         %[[NE:.*]] = arith.cmpi ne, %[[C]], %c0{{.*}} : index

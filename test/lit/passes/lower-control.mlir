@@ -13,7 +13,7 @@ module attributes {nisa.target = #nisa.target<trn2>} {
     %f0 = arith.constant 0.0 : f32
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
-    %r = nki.register_alloc(init=5) : memref<1xi32, #nisa.mem<reg>>
+    %r = nki.register_alloc(x=5) : memref<1xi32, #nisa.mem<reg>>
     %q = nki.register_alloc() : memref<1xi32, #nisa.mem<reg>>
     nki.register_move(dst=memref<1xi32, #nisa.mem<reg>> %q, src=i32 %c7)
     nki.register_load(dst=memref<1xi32, #nisa.mem<reg>> %r, src=memref<1x1xi32, #nisa.mem<shared_hbm>> %cnt)
@@ -47,7 +47,7 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 }
 
 // CHECK-LABEL: func.func @control
-// CHECK:         %r = nisa.register_alloc(init=5) engine=sync : memref<1xi32, #nisa.mem<reg>>
+// CHECK:         %r = nisa.register_alloc(x=5) engine=sync : memref<1xi32, #nisa.mem<reg>>
 // CHECK-NEXT:    %q = nisa.register_alloc() engine=sync : memref<1xi32, #nisa.mem<reg>>
 // CHECK-NEXT:    nisa.register_move(dst=memref<1xi32, #nisa.mem<reg>> %q, src=i32 %c7) engine=sync
 // CHECK-NEXT:    nisa.register_load(dst=memref<1xi32, #nisa.mem<reg>> %r, src=memref<1x1xi32, #nisa.mem<shared_hbm>> %cnt) engine=sync
@@ -69,7 +69,7 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 // CHECK-NOT:     nki.
 
 // registers are not placed; flag (used in the while condition) keeps its place over the loop
-// SCHED:         %r = nisa.register_alloc(init=5) engine=sync {nkim.id = 0 : i64, nkim.queue = "sync", nkim.deps = []}
+// SCHED:         %r = nisa.register_alloc(x=5) engine=sync {nkim.id = 0 : i64, nkim.queue = "sync", nkim.deps = []}
 // SCHED:         %flag = nisa.alloc alignment=64 {nkim.name = "flag", nkim.partition = 0 : i64, nkim.offset = 0 : i64}
 // the DMA into flag (4) must finish before the register_store into flag (id 7, WAW)
 // SCHED:         %n = nisa.register_read{{.*}}{nkim.id = 5 : i64, nkim.queue = "sync", nkim.deps = []}

@@ -12,7 +12,7 @@ module attributes {nisa.target = #nisa.target<trn2>} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %t = nisa.alloc alignment=64 : memref<1x1xi32, #nisa.mem<sbuf>>
-    %r = nisa.register_alloc(init=5) engine=sync : memref<1xi32, #nisa.mem<reg>>
+    %r = nisa.register_alloc(x=5) engine=sync : memref<1xi32, #nisa.mem<reg>>
     %q = nisa.register_alloc() engine=sync : memref<1xi32, #nisa.mem<reg>>
     nisa.register_move(dst=memref<1xi32, #nisa.mem<reg>> %q, src=i32 %c7) engine=sync
     nisa.register_move(dst=memref<1xi32, #nisa.mem<reg>> %q, src=memref<1xi32, #nisa.mem<reg>> %r) engine=sync
@@ -39,7 +39,7 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 }
 
 // CHECK-LABEL: func.func @regs
-// CHECK:         %r = nisa.register_alloc(init=5) engine=sync : memref<1xi32, #nisa.mem<reg>>
+// CHECK:         %r = nisa.register_alloc(x=5) engine=sync : memref<1xi32, #nisa.mem<reg>>
 // CHECK-NEXT:    %q = nisa.register_alloc() engine=sync : memref<1xi32, #nisa.mem<reg>>
 // CHECK-NEXT:    nisa.register_move(dst=memref<1xi32, #nisa.mem<reg>> %q, src=i32 %c7) engine=sync
 // CHECK-NEXT:    nisa.register_move(dst=memref<1xi32, #nisa.mem<reg>> %q, src=memref<1xi32, #nisa.mem<reg>> %r) engine=sync
@@ -58,6 +58,6 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 // CHECK-NEXT:    nisa.register_move
 // CHECK-NEXT:    nisa.no_reorder_end
 
-// GENERIC: "nisa.register_alloc"() <{init = 5 : i64, engine = "sync"}> : () -> memref<1xi32, #nisa.mem<reg>>
+// GENERIC: "nisa.register_alloc"() <{x = 5 : i64, engine = "sync"}> : () -> memref<1xi32, #nisa.mem<reg>>
 // GENERIC: "nisa.register_read"(%{{.*}}) <{engine = "sync"}> : (memref<1xi32, #nisa.mem<reg>>) -> index
 // GENERIC: "nisa.no_reorder_begin"() : () -> ()

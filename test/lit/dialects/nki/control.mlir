@@ -13,7 +13,7 @@ module attributes {nisa.target = #nisa.target<trn2>} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %t = nisa.alloc alignment=64 : memref<1x1xi32, #nisa.mem<sbuf>>
-    %r = nki.register_alloc(init=5) : memref<1xi32, #nisa.mem<reg>>
+    %r = nki.register_alloc(x=5) : memref<1xi32, #nisa.mem<reg>>
     %q = nki.register_alloc() : memref<1xi32, #nisa.mem<reg>>
     nki.register_move(dst=memref<1xi32, #nisa.mem<reg>> %q, src=i32 %c7)
     nki.register_move(dst=memref<1xi32, #nisa.mem<reg>> %q, src=memref<1xi32, #nisa.mem<reg>> %r)
@@ -40,7 +40,7 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 }
 
 // CHECK-LABEL: func.func @regs
-// CHECK:         %r = nki.register_alloc(init=5) : memref<1xi32, #nisa.mem<reg>>
+// CHECK:         %r = nki.register_alloc(x=5) : memref<1xi32, #nisa.mem<reg>>
 // CHECK-NEXT:    %q = nki.register_alloc() : memref<1xi32, #nisa.mem<reg>>
 // CHECK-NEXT:    nki.register_move(dst=memref<1xi32, #nisa.mem<reg>> %q, src=i32 %c7)
 // CHECK-NEXT:    nki.register_move(dst=memref<1xi32, #nisa.mem<reg>> %q, src=memref<1xi32, #nisa.mem<reg>> %r)
@@ -59,6 +59,6 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 // CHECK-NEXT:    nki.register_move
 // CHECK-NEXT:    nisa.no_reorder_end
 
-// GENERIC: "nki.register_alloc"() <{init = 5 : i64}> : () -> memref<1xi32, #nisa.mem<reg>>
+// GENERIC: "nki.register_alloc"() <{x = 5 : i64}> : () -> memref<1xi32, #nisa.mem<reg>>
 // GENERIC: "nki.register_read"(%{{.*}}) : (memref<1xi32, #nisa.mem<reg>>) -> index
 // GENERIC: "nisa.no_reorder_begin"() : () -> ()

@@ -26,7 +26,7 @@ module attributes {nisa.target = #nisa.target<trn2>} {
     nki.select_reduce(dst=memref<128x512xf32, #nisa.mem<sbuf>> %x, predicate=memref<128x512xui8, #nisa.mem<sbuf>> %p8, on_true=memref<128x512xbf16, #nisa.mem<sbuf>> %y, on_false=f32 %neg)
     nki.select_reduce(dst=memref<128x512xf32, #nisa.mem<psum>> %ps, predicate=memref<128x512xui8, #nisa.mem<sbuf>> %p8, on_true=memref<128x512xf32, #nisa.mem<sbuf>> %x, on_false=memref<128x1xf32, #nisa.mem<sbuf>> %col, reduce_res=memref<128x1xf32, #nisa.mem<sbuf>> %col, reduce_cmd=reduce, reduce_op=maximum, reverse_pred=true)
     nki.range_select(dst=memref<128x512xbf16, #nisa.mem<sbuf>> %y, on_true_tile=memref<128x512xf32, #nisa.mem<sbuf>> %x, bound0=memref<128x1xf32, #nisa.mem<sbuf>> %col, bound1=memref<128x1xf32, #nisa.mem<sbuf>> %col, on_false_value=f32 %min, comp_op0=greater_equal, comp_op1=less)
-    nki.range_select(dst=memref<128x512xf32, #nisa.mem<sbuf>> %x, on_true_tile=memref<128x512xf32, #nisa.mem<psum>> %ps, bound0=memref<128x1xf32, #nisa.mem<sbuf>> %col, bound1=memref<128x1xf32, #nisa.mem<sbuf>> %col, on_false_value=f32 %min, reduce_res=memref<128x1xf32, #nisa.mem<sbuf>> %col, comp_op0=equal, comp_op1=less_equal, reduce_cmd=reset_reduce, reduce_op=maximum, range_start=128)
+    nki.range_select(dst=memref<128x512xf32, #nisa.mem<sbuf>> %x, on_true_tile=memref<128x512xf32, #nisa.mem<psum>> %ps, bound0=memref<128x1xf32, #nisa.mem<sbuf>> %col, bound1=memref<128x1xf32, #nisa.mem<sbuf>> %col, reduce_res=memref<128x1xf32, #nisa.mem<sbuf>> %col, on_false_value=f32 %min, comp_op0=equal, comp_op1=less_equal, reduce_cmd=reset_reduce, reduce_op=maximum, range_start=128)
     nki.max8(dst=memref<128x8xf32, #nisa.mem<sbuf>> %v8, src=memref<128x512xbf16, #nisa.mem<sbuf>> %y)
     nki.nc_find_index8(dst=memref<128x8xui32, #nisa.mem<sbuf>> %i32, data=memref<128x512xbf16, #nisa.mem<sbuf>> %y, vals=memref<128x8xf32, #nisa.mem<sbuf>> %v8)
     nki.nc_match_replace8(dst=memref<128x512xf32, #nisa.mem<sbuf>> %x, data=memref<128x512xf32, #nisa.mem<sbuf>> %x, vals=memref<128x8xf32, #nisa.mem<sbuf>> %v8, imm=f32 %min)
@@ -45,7 +45,7 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 // CHECK: nki.select_reduce(dst=memref<128x512xf32, #nisa.mem<sbuf>> %x, predicate=memref<128x512xui8, #nisa.mem<sbuf>> %p8, on_true=memref<128x512xbf16, #nisa.mem<sbuf>> %y, on_false=f32 %neg)
 // CHECK-NEXT: nki.select_reduce(dst=memref<128x512xf32, #nisa.mem<psum>> %ps, predicate=memref<128x512xui8, #nisa.mem<sbuf>> %p8, on_true=memref<128x512xf32, #nisa.mem<sbuf>> %x, on_false=memref<128x1xf32, #nisa.mem<sbuf>> %col, reduce_res=memref<128x1xf32, #nisa.mem<sbuf>> %col, reduce_cmd=reduce, reduce_op=maximum, reverse_pred=true)
 // CHECK-NEXT: nki.range_select(dst=memref<128x512xbf16, #nisa.mem<sbuf>> %y, on_true_tile=memref<128x512xf32, #nisa.mem<sbuf>> %x, bound0=memref<128x1xf32, #nisa.mem<sbuf>> %col, bound1=memref<128x1xf32, #nisa.mem<sbuf>> %col, on_false_value=f32 %min, comp_op0=greater_equal, comp_op1=less)
-// CHECK-NEXT: nki.range_select(dst=memref<128x512xf32, #nisa.mem<sbuf>> %x, on_true_tile=memref<128x512xf32, #nisa.mem<psum>> %ps, bound0=memref<128x1xf32, #nisa.mem<sbuf>> %col, bound1=memref<128x1xf32, #nisa.mem<sbuf>> %col, on_false_value=f32 %min, reduce_res=memref<128x1xf32, #nisa.mem<sbuf>> %col, comp_op0=equal, comp_op1=less_equal, reduce_cmd=reset_reduce, reduce_op=maximum, range_start=128)
+// CHECK-NEXT: nki.range_select(dst=memref<128x512xf32, #nisa.mem<sbuf>> %x, on_true_tile=memref<128x512xf32, #nisa.mem<psum>> %ps, bound0=memref<128x1xf32, #nisa.mem<sbuf>> %col, bound1=memref<128x1xf32, #nisa.mem<sbuf>> %col, reduce_res=memref<128x1xf32, #nisa.mem<sbuf>> %col, on_false_value=f32 %min, comp_op0=equal, comp_op1=less_equal, reduce_cmd=reset_reduce, reduce_op=maximum, range_start=128)
 // CHECK-NEXT: nki.max8(dst=memref<128x8xf32, #nisa.mem<sbuf>> %v8, src=memref<128x512xbf16, #nisa.mem<sbuf>> %y)
 // CHECK-NEXT: nki.nc_find_index8(dst=memref<128x8xui32, #nisa.mem<sbuf>> %i32, data=memref<128x512xbf16, #nisa.mem<sbuf>> %y, vals=memref<128x8xf32, #nisa.mem<sbuf>> %v8)
 // CHECK-NEXT: nki.nc_match_replace8(dst=memref<128x512xf32, #nisa.mem<sbuf>> %x, data=memref<128x512xf32, #nisa.mem<sbuf>> %x, vals=memref<128x8xf32, #nisa.mem<sbuf>> %v8, imm=f32 %min)
@@ -59,8 +59,8 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 
 // GENERIC: "nki.select_reduce"(%x, %p8, %y, %neg) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
 // GENERIC: "nki.select_reduce"(%ps, %p8, %x, %col, %col) <{reduce_cmd = "reduce", reduce_op = "maximum", reverse_pred = true, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}>
-// GENERIC: "nki.range_select"(%y, %x, %col, %col, %min) <{comp_op0 = "greater_equal", comp_op1 = "less", operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>}>
-// GENERIC: "nki.range_select"(%x, %ps, %col, %col, %min, %col) <{comp_op0 = "equal", comp_op1 = "less_equal", reduce_cmd = "reset_reduce", reduce_op = "maximum", range_start = 128 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>}>
+// GENERIC: "nki.range_select"(%y, %x, %col, %col, %min) <{comp_op0 = "greater_equal", comp_op1 = "less", operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1>}>
+// GENERIC: "nki.range_select"(%x, %ps, %col, %col, %col, %min) <{comp_op0 = "equal", comp_op1 = "less_equal", reduce_cmd = "reset_reduce", reduce_op = "maximum", range_start = 128 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>}>
 // GENERIC: "nki.max8"(%v8, %y)
 // GENERIC: "nki.nc_find_index8"(%i32, %y, %v8)
 // GENERIC: "nki.nc_match_replace8"(%x, %x, %v8, %min) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>

@@ -38,8 +38,8 @@ from .env import STATE, Closure, scratch
 if TYPE_CHECKING:
     from .decoder import Decoder
 
-#: instructions that only copy their source (bit for bit, whatever its layout)
-READERS = {"nisa.tensor_copy": "src", "nisa.dma_copy": "src"}
+#: instructions that only copy their ``src`` (bit for bit, whatever its layout)
+READERS = ("nisa.tensor_copy", "nisa.dma_copy")
 #: ops that touch no memory (besides the nisa instructions, walked with :func:`accesses`)
 _PURE = ("arith.", "memref.subview", "memref.reinterpret_cast", "memref.cast",
          "nisa.view_dtype", "nisa.alloc", "nisa.release", "scf.yield")
@@ -166,8 +166,7 @@ def _bindable(dec: Decoder, op: Operation) -> bool:
         u = use.operation
         if u is op or u.name == "nisa.release":
             continue
-        role = READERS.get(u.name)
-        if role is None or getattr(u, role, None) is not dst or \
+        if u.name not in READERS or getattr(u, "src", None) is not dst or \
                 sum(1 for v in u.operands if v is dst) != 1:
             return False
         while u is not None and u.parent_block() is not block:

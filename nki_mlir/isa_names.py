@@ -12,7 +12,7 @@ INSTRUCTIONS = [
     "nc_matmul", "nc_transpose",
     # vector / gpsimd
     "select_reduce",
-    "range_select", "memset", "iota", "affine_select",
+    "range_select", "iota", "affine_select",
     # cross-core (LNC2)
     "core_barrier", "sendrecv",
     # registers

@@ -138,21 +138,6 @@ class TensorCopyOp(NisaInstruction):
 
 
 @irdl_op_definition
-class MemsetOp(NisaInstruction):
-    """Fill ``dst`` with the scalar ``value``."""
-
-    name = "nisa.memset"
-    dst = operand_def(MemRefType)
-    value = operand_def()
-
-    def verify_(self) -> None:
-        rules.tile(self, "dst", self.dst)
-        rules.engine(self, ("vector", "gpsimd"))
-        rules.core(self, ("dst",), "vector")
-        rules.memset_value(self, self.dst, self.value)
-
-
-@irdl_op_definition
 class MatmulOp(NisaInstruction):
     """TensorE ``dst[M,N] (+)= stationary[K,M]^T @ moving[K,N]``, accumulating in fp32 (rules:
     ``matmul_rules.matmul``).
@@ -263,7 +248,7 @@ class AffineSelectOp(NisaInstruction):
         rules.engine(self, ("gpsimd",))
 
 
-INSTRUCTIONS = (DmaCopyOp, TensorCopyOp, MemsetOp, MatmulOp, NcTransposeOp, IotaOp,
+INSTRUCTIONS = (DmaCopyOp, TensorCopyOp, MatmulOp, NcTransposeOp, IotaOp,
                 AffineSelectOp)
 
 def _family_ops() -> list:

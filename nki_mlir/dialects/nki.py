@@ -97,21 +97,6 @@ class TensorCopyOp(NkiInstruction):
 
 
 @irdl_op_definition
-class MemsetOp(NkiInstruction):
-    """``nisa.memset(dst, value)``: fill dst with a constant."""
-
-    name = "nki.memset"
-    dst = operand_def(MemRefType)
-    value = operand_def()
-
-    def verify_(self) -> None:
-        rules.tile(self, "dst", self.dst)
-        rules.engine(self, ("vector", "gpsimd"))
-        rules.core(self, ("dst",), "vector")
-        rules.memset_value(self, self.dst, self.value)
-
-
-@irdl_op_definition
 class IotaOp(NkiInstruction):
     """``nisa.iota(dst, pattern, offset, channel_multiplier)``.
 
@@ -259,7 +244,7 @@ def family_ops(attr: str) -> list:
 
 NKI = Dialect(  # with the ops of the instruction definitions (dialect_ops: a live list)
     "nki",
-    dialect_ops("nki", [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, MemsetOp, IotaOp, AffineSelectOp,
+    dialect_ops("nki", [NdarrayOp, ZerosOp, DmaCopyOp, TensorCopyOp, IotaOp, AffineSelectOp,
      NcMatmulOp, NcTransposeOp, LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
      *family_ops("NKI_OPS")]),
     [],

@@ -41,6 +41,7 @@ from ..errors import NKITypeError
 from . import args as A
 from .beta1.isa import define_beta1
 from .builtins import HANDLERS, Builtin
+from .values import Tensor
 
 #: ``nl.max`` / ``nl.min`` (reduction functions) accepted where an op token is expected
 _REDUCE_ALIASES = {"nl.max": "maximum", "nl.min": "minimum"}
@@ -51,12 +52,14 @@ def _tile(cg, api: str, p: Tile, v):
     return None if t is None else t.value
 
 
-def _scalar(cg, api: str, p: Scalar, v):
+def _scalar(cg, api: str, p: Scalar, v, args):
     if v is None and p.if_none is not None:
         v = p.if_none
     if p.const:
         v = A.const_float(cg, api, p.role, v)
-    return A.tile_or_scalar(cg, api, p.role, v, optional=p.optional)
+    like = args.get(p.dtype_of) if p.dtype_of is not None else None
+    return A.tile_or_scalar(cg, api, p.role, v, optional=p.optional,
+                            dtype=like.dtype if isinstance(like, Tensor) else None)
 
 
 def op_token(cg, api: str, role: str, v: Any, allowed, arith: bool = False) -> str:
@@ -110,7 +113,7 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
             if isinstance(p, Tile):
                 operands[p.role] = _tile(cg, api, p, a[p.role])
             elif isinstance(p, Scalar):
-                operands[p.role] = _scalar(cg, api, p, a[p.role])
+                operands[p.role] = _scalar(cg, api, p, a[p.role], a)
             elif isinstance(p, Engine):
                 if p.param:
                     props["engine"] = A.engine(cg, api, a["engine"])

@@ -90,13 +90,6 @@ class LowerTensorCopy(RewritePattern):
             operands=[op.dst, op.src], properties={"engine": _engine(op, "vector")})])
 
 
-class LowerMemset(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.MemsetOp, rewriter: PatternRewriter) -> None:
-        _replace(rewriter, op, [nisa.MemsetOp.build(
-            operands=[op.dst, op.value], properties={"engine": _engine(op, "vector")})])
-
-
 class LowerIota(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nki.IotaOp, rewriter: PatternRewriter) -> None:
@@ -184,7 +177,7 @@ class LowerDirect(RewritePattern):
 
 
 PATTERNS = (LowerDirect, LowerNdarray, LowerDmaCopy, LowerTensorCopy,
-            LowerMemset, LowerIota,
+            LowerIota,
             LowerAffineSelect, LowerNcMatmul, LowerNcTranspose)
 
 

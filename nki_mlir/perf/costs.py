@@ -229,7 +229,6 @@ def _flag(op: Operation, name: str) -> bool:
 #: ``+MIN_II`` whenever a ``reduce_res`` is written.
 _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
     "nisa.tensor_copy": (("src",), 1.0, "copy", None),
-    "nisa.memset": (("dst",), 1.0, "copy", None),
     "nisa.range_select": (("on_true_tile",), 1.0, None, None),
     "nisa.iota": (("dst",), 1.0, None, None),
     "nisa.affine_select": (("on_true_tile",), 1.0, None, None),

@@ -51,7 +51,6 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "nisa.release": isa_memory.release,
     "nisa.dma_copy": isa_memory.dma_copy,
     "nisa.tensor_copy": isa_memory.tensor_copy,
-    "nisa.memset": isa_memory.memset,
     "nisa.matmul": isa_matmul.matmul,
     "nisa.nc_transpose": isa_matmul.nc_transpose,
     "nisa.iota": isa_iota.iota,

@@ -23,8 +23,6 @@
 - ``nisa.tensor_copy``: bit-exact when the dtypes match on Vector/GpSimd, else through
   float32 (NKI API common tables (nki/api/nki.api.shared)); on ScalarE always through float32 (lossy for int32 above
   2^24, and NaN payloads of equal float dtypes are not kept).
-- ``nisa.memset``: an integer value into a non-bool integer tensor is stored exactly (wrapping),
-  anything else through float32.
 
 Semantics: nki.isa API reference (nki/api/nki/isa) (the NKI ``nki.isa`` API pages of these instructions).
 """
@@ -34,10 +32,9 @@ import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import OpResult
 
-from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import nisa
 from ..dialects.common import HBM_SPACES, MemSpaceAttr
@@ -145,7 +142,6 @@ _TOKENS = itertools.count()
 #: (the instruction definitions' ``full_writes`` and these hand-written ones: a live dict)
 FULL_WRITES = _FULL_WRITES
 FULL_WRITES.update({"nisa.dma_copy": ("dst",), "nisa.tensor_copy": ("dst",),
-                    "nisa.memset": ("dst",),
                     "nisa.iota": ("dst",), "nisa.nc_transpose": ("dst",), "nisa.matmul": ("dst",)})
 #: ops that neither read nor write SBUF / PSUM bytes
 _NO_MEMORY = ("arith.", "memref.subview", "memref.reinterpret_cast", "memref.cast",
@@ -323,19 +319,3 @@ def tensor_copy(dec: Decoder, op: nisa.TensorCopyOp):
     return finish(op, _copy(dst, src, exact), dst)
 
 
-def memset(dec: Decoder, op: nisa.MemsetOp):
-    dst = dec.buf(op, op.dst, "dst")
-    if isinstance(op.value.type, MemRefType):
-        raise error_at(op, "nisa.memset: 'value' must be a scalar", NKIRuntimeError)
-    d, v = dst.slot, dec.use(op, op.value, "value")
-    store = nm.make_store(dst.dtype)
-    int_value = isinstance(op.value.type, (IntegerType, IndexType))
-    if int_value and dtypes.is_int(dst.dtype) and dst.dtype != np.bool_:
-        dt = dst.dtype
-
-        def run(env):
-            env[d][...] = np.asarray(int(env[v]), dtype=np.int64).astype(dt)
-    else:
-        def run(env):
-            store(env[d], np.float32(env[v]))
-    return finish(op, run, dst)

@@ -109,11 +109,17 @@ def classify(rec: dict) -> Category | None:
 
 
 def cause(rec: dict, key) -> str:
-    """Grouping key of a simulator failure: one key for every per-test timeout (the plugin's
-    ``TestTimeout``, however the harness wraps it) and one for crashed xdist workers, else
+    """Grouping key of a simulator failure: one key for the per-test timeouts (the plugin's
+    ``TestTimeout``, however the harness wraps it) that struck while nki-mlir ran (or where
+    the plugin did not say), one for those that struck in the suite's own code with nki-mlir
+    not running, one for crashed xdist workers, else
     ``key(message)`` (``nkilib_sample.cause_key``)."""
     msg = rec.get("message", "")
     if "NKILIB_TEST_TIMEOUT" in msg:
+        if "(nki-mlir not running)" in msg:
+            return ("timeout: the test exceeded the per-test limit (NKILIB_TEST_TIMEOUT) in the "
+                    "suite's own code (input generation, golden or validation), nki-mlir not "
+                    "running")
         return "timeout: the test exceeded the per-test limit (NKILIB_TEST_TIMEOUT)"
     if re.match(r"worker '\w+' crashed while running", msg):
         return "pytest-xdist worker crashed (the process died, e.g. out of memory)"

@@ -15,7 +15,11 @@ Loaded with ``-p nkilib_report_plugin`` (``bench/`` on PYTHONPATH).  Environment
   the heavy parametrizations of the suite's modules per id (minutes on a loaded machine);
 - ``NKILIB_TEST_TIMEOUT``: seconds a test's call phase may take (default 0 = none).  It
   is enforced with ``SIGALRM`` in the process running the test (the method
-  pytest-timeout calls "signal"): the test fails with :class:`TestTimeout`.
+  pytest-timeout calls "signal"): the test fails with :class:`TestTimeout`, whose message
+  says where the test was when the time ran out (:func:`timeout_site`): in nki-mlir
+  (tracing, a pass or the interpreter: a frame of ``nki_mlir`` / ``nki_cpu_simulator`` on
+  the stack) or in the suite's own code with nki-mlir not running (its input generation,
+  its golden, its validation).
 """
 from __future__ import annotations
 
@@ -32,6 +36,33 @@ class TestTimeout(Exception):
     """The test's call phase exceeded NKILIB_TEST_TIMEOUT seconds."""
 
     __test__ = False  # not a test class
+
+
+_OURS = ("/nki_mlir/", "/nki_cpu_simulator/")
+
+
+def timeout_site(frame) -> str:
+    """Where a test stood when its time ran out, from the interrupted ``frame``:
+    ``"in nki-mlir at <file:line>"`` (the innermost nki-mlir frame on the stack) or
+    ``"in the suite's code at <file:line> (nki-mlir not running)"`` (the innermost frame
+    outside Python's and the site-packages' own files)."""
+    ours = suite = None
+    f = frame
+    while f is not None:
+        fn = f.f_code.co_filename
+        here = f"{fn}:{f.f_lineno}"
+        if ours is None and any(m in fn for m in _OURS):
+            ours = here
+        elif suite is None and not fn.startswith(("<", _STDLIB)) and "site-packages" not in fn \
+                and not fn.endswith("nkilib_report_plugin.py"):
+            suite = here
+        f = f.f_back
+    if ours is not None:
+        return f"in nki-mlir at {ours}"
+    return f"in the suite's code at {suite or '?'} (nki-mlir not running)"
+
+
+_STDLIB = os.path.dirname(os.__file__)
 
 
 def _message(report) -> tuple[str, str]:
@@ -100,7 +131,8 @@ def pytest_runtest_call(item):
         return
 
     def _expired(signum, frame):
-        raise TestTimeout(f"test exceeded {seconds:g} s (NKILIB_TEST_TIMEOUT)")
+        raise TestTimeout(f"test exceeded {seconds:g} s (NKILIB_TEST_TIMEOUT) "
+                          f"{timeout_site(frame)}")
 
     old = signal.signal(signal.SIGALRM, _expired)
     signal.setitimer(signal.ITIMER_REAL, seconds)

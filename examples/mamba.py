@@ -212,16 +212,25 @@ def reference(delta, u, A, B, C):
     return out
 
 
-def _check() -> int:
+def inputs(batch: int, channels: int, seq: int, state: int, seed: int = 0) -> tuple:
+    """Random float32 ``(delta, u, A, B, C)`` of the shapes the kernels take: ``delta`` and
+    ``u`` ``[batch, channels, seq]`` (``delta`` in [0.01, 0.1)), ``A`` ``[channels, state]``
+    (negative), ``B`` and ``C`` ``[batch, state, seq]``."""
     import numpy as np
-    rng = np.random.default_rng(0)
-    bad = 0
-    batch, channels, seq, state = 1, 256, 1024, 4
+    rng = np.random.default_rng(seed)
     delta = rng.uniform(0.01, 0.1, (batch, channels, seq)).astype(np.float32)
     u = rng.standard_normal((batch, channels, seq)).astype(np.float32)
     A = -rng.uniform(0.5, 2.0, (channels, state)).astype(np.float32)
     B = rng.standard_normal((batch, state, seq)).astype(np.float32)
     C = rng.standard_normal((batch, state, seq)).astype(np.float32)
+    return delta, u, A, B, C
+
+
+def _check() -> int:
+    import numpy as np
+    bad = 0
+    batch, channels, seq, state = 1, 256, 1024, 4
+    delta, u, A, B, C = inputs(batch, channels, seq, state)
     want = reference(delta, u, A, B, C)
     for kernel in (mamba_v1, mamba_v2, mamba_v3):
         got = np.asarray(kernel(delta, u, A, B, C), np.float64)

@@ -27,9 +27,12 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
 
 def make_context() -> Context:
-    """A context with the upstream dialects we use (builtin, func, arith, scf, memref) and ours."""
+    """A context with the upstream dialects we use (builtin, func, arith, scf, memref) and ours,
+    complete with the ops of every instruction definition (:mod:`nki_mlir.dialect_extensions`)."""
     from xdsl.dialects import arith, builtin, func, memref, scf
 
+    from ..dialect_extensions import load_all
+    load_all()      # the ops of the instruction definitions (registered by the package root)
     ctx = Context()
     for d in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef):
         ctx.load_dialect(d)

@@ -194,13 +194,16 @@ def _key_parts(fn, specs: tuple[ArgSpec, ...], target: str, options: dict) -> di
 
 def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
                    schedule: str = "list", use_cache: bool = True, spmd: Any = None,
-                   output_check: str | None = None, **ignored: Any) -> CompiledKernel:
+                   output_check: str | None = None, spill: bool = True,
+                   **ignored: Any) -> CompiledKernel:
     """Compile ``fn`` for ``args``/``kwargs`` (cached in memory and on disk).
 
     ``spmd``: the :class:`~nki_mlir.frontend.spmd.SpmdInfo` of one program instance of an
     SPMD / LNC launch (part of the cache key; recorded in the manifest under ``"spmd"``).
     ``output_check``: ``"warn"`` / ``"error"`` / ``"off"`` for outputs written only in part
     (default ``$NKI_MLIR_OUTPUT_CHECK`` or warn; :mod:`nki_mlir.passes.output_coverage`).
+    ``spill``: when the SBUF tensors live at once do not fit, keep some in HBM between their
+    uses (default True; False: the overflow is an error, :mod:`nki_mlir.passes.spill`).
 
     Raises:
         NKIError: any error in the kernel, located at its source line.
@@ -210,14 +213,18 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     if use_cache:       # a repeated call: the guard of its argument specs (nki_mlir.driver.warm)
         try:
             skey = warm.spec_key(fn, args, kwargs,
-                                 warm.options_key(tgt, schedule, spmd, output_check))
+                                 warm.options_key(tgt, schedule, spmd, output_check, spill))
         except TypeError:
             skey = None
         if skey is not None and (hit := warm.lookup(skey)) is not None:
             return hit
     _check_schedule(schedule)
+    if not isinstance(spill, bool):
+        raise NKIError(f"spill={spill!r}: expected True or False", caller_loc(), category="bad option")
     specs = arg_specs(fn, args, kwargs)
     opts: dict[str, Any] = {"schedule": schedule}
+    if not spill:       # (the default stays out of the key: keys of earlier compiles hold)
+        opts["spill"] = False
     if spmd is not None:
         opts["spmd"] = list(spmd.key())
     try:
@@ -229,8 +236,14 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     parts = _key_parts(fn, specs, tgt, opts)
     try:
         key = cache.cache_key(parts)
+        # the program instances of one launch differ only in their ids: they share loop hints
+        # (the digest of the values the kernel reads is left out: a helper's module state
+        # may change between two instances; a hint only unrolls loops, never changes meaning)
+        siblings = None if spmd is None else cache.cache_key(
+            {**parts, "referenced_values": "", "options": {**opts, "spmd": list(spmd.launch_key())}})
     except cache.UnstableKey:
         key, use_cache = os.urandom(32).hex(), False   # no content key: compile uncached
+        siblings = None
     if use_cache and (hit := cache.memory_get(key)) is not None:
         warm.remember(skey, fn, key)
         return hit
@@ -243,7 +256,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
             return ck
     t0 = time.perf_counter()
     with _no_cyclic_gc():
-        module, spec = build_module(fn, specs, tgt, spmd=spmd)
+        module, spec = build_module(fn, specs, tgt, spmd=spmd, unroll_key=siblings)
         if spmd is None:      # one instance of a launch grid writes part of its outputs
             output_coverage.check_outputs(module, check)
         ir_nki = print_module(module)
@@ -252,7 +265,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
             dump(0, "frontend.nki", ir_nki)
         big = progress.enabled() and sum(1 for _ in module.walk()) >= PROGRESS_MIN_OPS
         with progress.bar(PROGRESS_STEPS, f"compiling {fn.__name__}", "stage") if big else progress.SILENT as bar:
-            pipeline = run_pipeline(module, tgt, schedule, dump, bar if big else None)
+            pipeline = run_pipeline(module, tgt, schedule, dump, bar if big else None, spill)
             ir_nisa = print_module(module)
             bar.update()
         from ..runtime.ir_compact import encode as to_compact

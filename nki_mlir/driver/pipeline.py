@@ -75,7 +75,7 @@ def ir_dumper(kernel: str, key: str):
 
 
 def run_pipeline(module: ModuleOp, target: str, schedule: str = "list", dump=None,
-                 progress=None) -> list[str]:
+                 progress=None, spill: bool = True) -> list[str]:
     """Run the default pipeline in place; returns the pass names run (for the manifest).
 
     The module verifier runs on the final module (after every pass with
@@ -89,7 +89,7 @@ def run_pipeline(module: ModuleOp, target: str, schedule: str = "list", dump=Non
     """
     from ..dialects import make_context
     ctx = make_context()
-    passes = default_pipeline(target=target, schedule=schedule)
+    passes = default_pipeline(target=target, schedule=schedule, spill=spill)
     each = verify_each_pass()
     for i, p in enumerate(passes):
         if progress is not None:

@@ -109,11 +109,13 @@ def spec_key(fn: Any, args: tuple, kwargs: dict, options: tuple) -> tuple | None
     return key
 
 
-def options_key(target: str, schedule: Any, spmd: Any, output_check: Any) -> tuple:
+def options_key(target: str, schedule: Any, spmd: Any, output_check: Any,
+                spill: Any = True) -> tuple:
     """The compile options' part of a spec key: the resolved target, the schedule, the SPMD
-    instance and the output check (the option and ``$NKI_MLIR_OUTPUT_CHECK``)."""
+    instance, the output check (the option and ``$NKI_MLIR_OUTPUT_CHECK``) and spilling."""
     from ..passes.output_coverage import ENV
-    return (target, schedule, spmd.key() if spmd else None, output_check, os.environ.get(ENV))
+    return (target, schedule, spmd.key() if spmd else None, output_check, os.environ.get(ENV),
+            spill)
 
 
 #: warm-call plans by call spec (kept by :mod:`.warm_plan`; here so that :func:`clear`

@@ -109,13 +109,16 @@ def _config_object(v: Any) -> bool:
 
 
 def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2",
-                 spmd: "spmd.SpmdInfo | None" = None) -> tuple[ModuleOp, KernelSpec]:
+                 spmd: "spmd.SpmdInfo | None" = None,
+                 unroll_key: str | None = None) -> tuple[ModuleOp, KernelSpec]:
     """Specialise ``fn`` for ``specs`` into a verified ``nki`` dialect module.
 
     Returns the module (one ``func.func`` named after the kernel, with attribute
     ``nki.output_names``, inside a module carrying ``nisa.target``) and its KernelSpec.
     ``spmd``: the program instance being specialised (grid, program ids, LNC cores), read by
     ``nl.program_id`` & co. (frontend/spmd.py); None for a call without launch brackets.
+    ``unroll_key``: the traces of the program instances of one launch share it, so the loops
+    one of them had to unroll start unrolled in the next (:func:`.trace_build.trace`).
 
     Raises:
         NKIError (and subclasses): any problem in the kernel, located at its source line.
@@ -130,7 +133,7 @@ def build_module(fn, specs: tuple[ArgSpec, ...], target: str = "trn2",
                                f"(use float32/bfloat16 or int32)", src.loc(src.node))
     arg_types = [memref(s.shape, dtypes.BY_NAME[s.dtype], "shared_hbm") for s in specs if s.kind == "tensor"]
     from .trace_build import trace
-    k, result, ret_loc = trace(lambda: _Kernel(fn, src, specs, target, spmd, arg_types))
+    k, result, ret_loc = trace(lambda: _Kernel(fn, src, specs, target, spmd, arg_types), unroll_key)
     b, block = k.b, k.block
     from .beta1.masks import drop_superseded_views
     drop_superseded_views(b)  # full-size views that masked calls replaced (frontend/beta1/masks.py)

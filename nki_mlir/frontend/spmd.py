@@ -169,6 +169,12 @@ class SpmdInfo:
         base = (self.grid, self.ids, self.cores, self.core, self.lnc)
         return base + (("ranks", self.ranks, self.rank),) if self.ranks > 1 else base
 
+    def launch_key(self) -> tuple:
+        """:meth:`key` without this instance's ids, core and rank: equal for every program
+        instance of one launch."""
+        base = (self.grid, self.cores, self.lnc)
+        return base + (("ranks", self.ranks),) if self.ranks > 1 else base
+
     def manifest(self) -> dict[str, Any]:
         out = {"grid": list(self.grid), "ids": list(self.ids), "cores": self.cores,
                "core": self.core, "lnc": self.lnc, "uses_program_id": self.uses_program_id}

@@ -4,7 +4,12 @@
 :class:`~.proxies.NkiTensor` arguments under a fresh :class:`~.tracer.TraceContext`.  A
 :class:`~.tracer.Retrace` names loops that cannot stay rolled; the kernel is then traced
 again from scratch with those loops unrolled (each retrace unrolls at least one more
-source loop, so there are at most as many retraces as loops).  Python exceptions raised
+source loop, so there are at most as many retraces as loops).  The loops a trace had to
+unroll are remembered under the caller's ``unroll_key`` (the other program instances of one
+launch: same kernel, arguments and target, another ``nl.program_id``), and the next trace
+under that key starts with them unrolled instead of rediscovering them one retrace at a
+time; unrolling a loop that could have stayed rolled changes only the IR's size, never
+its meaning.  Python exceptions raised
 by the kernel's own code become located ``NKIError``\\ s; an exception raised inside
 nki-mlir is reported as an internal compiler error.
 
@@ -49,12 +54,20 @@ def last_loop_report() -> dict[str, tuple[str, str]]:
     return dict(_LAST_REPORT)
 
 
-def trace(make_kernel: Callable[[], Any]):
+#: loops unrolled by the last traces, by ``unroll_key`` (at most :data:`_HINTS_KEPT` keys)
+_UNROLL_HINTS: dict[str, dict[str, str]] = {}
+_HINTS_KEPT = 64
+
+
+def trace(make_kernel: Callable[[], Any], unroll_key: str | None = None):
     """Trace the kernel ``make_kernel()`` prepares; returns ``(kernel, result, return loc)``
     for :func:`~nki_mlir.frontend.build_module` to finish (the outputs were checked visible
-    at the return)."""
+    at the return).  ``unroll_key``: traces under one key start with the loops the last of
+    them had to unroll (see the module docstring)."""
     mode = loop_mode()
-    unroll: dict[str, str] = {}
+    # (not in "roll" mode, where a loop that cannot stay rolled must be an error)
+    hinted = unroll_key is not None and mode == "auto"
+    unroll: dict[str, str] = dict(_UNROLL_HINTS.get(unroll_key, {})) if hinted else {}
     while True:
         k = make_kernel()
         ctx = TraceContext(k.b, k.src, unroll, mode)
@@ -90,6 +103,11 @@ def trace(make_kernel: Callable[[], Any]):
             restore_helpers(swaps)
             _ACTIVE.pop()
         break
+    if hinted and unroll:
+        _UNROLL_HINTS.pop(unroll_key, None)
+        _UNROLL_HINTS[unroll_key] = dict(unroll)
+        while len(_UNROLL_HINTS) > _HINTS_KEPT:
+            del _UNROLL_HINTS[next(iter(_UNROLL_HINTS))]
     _LAST_REPORT.clear()
     _LAST_REPORT.update(ctx.decisions)
     if os.environ.get("NKI_MLIR_EXPLAIN_LOOPS") and ctx.decisions:

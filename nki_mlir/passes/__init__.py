@@ -26,18 +26,21 @@ def get_all_passes() -> list[type[ModulePass]]:
 
 
 #: the compile pipeline, in order: ``(pass name, {pass option: compile option})``; the
-#: compile options are ``target`` (a resolved target name) and ``schedule`` (a schedule mode)
+#: compile options are ``target`` (a resolved target name), ``schedule`` (a schedule mode)
+#: and ``spill`` (bool)
 DEFAULT_PIPELINE: tuple[tuple[str, dict[str, str]], ...] = (
     ("nki-legalize", {}),
     ("lower-nki-to-nisa", {}),
-    ("nisa-allocate", {"target": "target"}),
+    ("nisa-allocate", {"target": "target", "spill": "spill"}),
     ("nisa-schedule", {"mode": "schedule"}),
 )
 
 
 def default_pipeline(**compile_options: str) -> list[ModulePass]:
     """The passes of :data:`DEFAULT_PIPELINE`, in order, with their options taken from
-    ``compile_options`` (``target=...``, ``schedule=...``; KeyError if one is missing)."""
+    ``compile_options`` (``target=...``, ``schedule=...``; ``spill`` defaults to True;
+    KeyError if another is missing)."""
+    compile_options = {"spill": True, **compile_options}
     by_name = {p.name: p for p in get_all_passes()}
     return [by_name[name](**{field: compile_options[opt] for field, opt in options.items()})
             for name, options in DEFAULT_PIPELINE]

@@ -59,6 +59,11 @@ intermediates, so the load waits for their readers.  So copies are given up larg
 placement is exactly the one without multi-buffering, and only then is the overflow
 reported.  Option ``max-copies=N`` (1..4; 1 turns multi-buffering off).
 
+Spilling (:mod:`.spill`, option ``spill``, on by default): instead of reporting an SBUF
+overflow, one tensor live at the overflow is kept in an internal HBM tensor between its
+uses (DMA stores and reloads around short-lived tiles) and the function is placed again,
+until it fits or nothing left can be spilled.  A kernel that fits is never changed.
+
 Output: ``nkim.partition``, ``nkim.offset`` and (PSUM) ``nkim.bank`` on each on-chip
 alloc (copy 0; copy ``c`` is at ``nkim.offset + c * nkim.copy_stride``), ``alignment``
 on allocs that had none, ``nkim.copies`` / ``nkim.copy_stride`` / ``copy(%slot)`` on
@@ -73,12 +78,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
 from ..diagnostics import error_at
-from ..dialects.common import ON_CHIP, TargetAttr, i64_attr, space_of
+from ..dialects.common import ON_CHIP, i64_attr, space_of
 from ..dialects.nisa import AllocOp
 from ..errors import NKIAllocationError, NKIError
 from ..targets import DEFAULT, PSUM_BANK_BYTES, PSUM_BANKS, PSUM_BYTES, SBUF_USABLE_BYTES, TARGETS  # noqa: F401
@@ -90,12 +95,15 @@ from .inplace import reuse_dying_inputs
 from ..dialects.effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition, is_view
 from .interval_index import IntervalIndex
 from .liveness import LiveRange, live_ranges
+from . import spill as spilling
+from .spill_choice import choose as choose_spill
+from .target_option import module_target
+from .direct_address import ATTR_ADDRESS, legal_starts as _legal_starts, pinned_address as _pinned_address  # noqa: F401
 
 #: usable SBUF bytes per partition, per target (``tile_size.total_available_sbuf_size``)
 SBUF_BYTES = SBUF_USABLE_BYTES
 SBUF_ALIGN = 64                 # bytes; what AWS's nisa.alloc prints (``alignment=64``)
 PSUM_ALIGN = 4                  # bytes (``psum_min_align``)
-ATTR_ADDRESS = "nkim.address"   # [partition, byte_offset] from nl.ndarray(address=...)
 
 
 def _align_up(x: int, a: int) -> int:
@@ -213,27 +221,7 @@ def _dma_written(value, depth: int = 0) -> bool:
     return False
 
 
-def _pinned_address(alloc) -> tuple[int, int] | None:
-    attr = alloc.attributes.get(ATTR_ADDRESS)
-    if attr is None:
-        return None
-    items = attr.data if isinstance(attr, ArrayAttr) else ()
-    if len(items) != 2 or not all(isinstance(a, IntegerAttr) for a in items):
-        raise error_at(alloc, f"{ATTR_ADDRESS} must be [partition, byte_offset], got {attr}",
-                       NKIAllocationError, category="invalid address")
-    return items[0].value.data, items[1].value.data
-
-
 # ------------------------------------------------------------------ direct allocation
-
-
-def _legal_starts(partitions: int) -> tuple[int, ...]:
-    """Start partitions an operand of ``partitions`` partitions may use (NKI architecture guide (nki/guides/architecture))."""
-    if partitions > 64:
-        return (0,)
-    if partitions > 32:
-        return (0, 64)
-    return (0, 32, 64, 96)
 
 
 class Placed(list):
@@ -404,8 +392,10 @@ def place_space(tensors: list[Tensor], arena: Arena, target: str, spread: bool =
         live = [o for o in tensors if failed.conflicts(o)]
         victim = _fewer_copies(failed, live, tensors)
         if victim is None:
-            raise error_at(failed.op, overflow_message(failed, live, arena, target),
+            err = error_at(failed.op, overflow_message(failed, live, arena, target),
                            NKIAllocationError)
+            err.overflow = (failed, live)       # for spilling (place_function)
+            raise err
         victim.set_copies(victim.copies - 1)
     if coldest and not spread and tensors:
         best = [t.region for t in tensors]
@@ -422,8 +412,22 @@ def place_space(tensors: list[Tensor], arena: Arena, target: str, spread: bool =
 # ------------------------------------------------------------------------- the pass
 
 
-def place_function(func: FuncOp, target: str, max_copies: int = multibuffer.MAX_COPIES) -> list[Tensor]:
-    """Place every on-chip alloc of ``func``; returns the placed tensors (program order)."""
+def place_function(func: FuncOp, target: str, max_copies: int = multibuffer.MAX_COPIES,
+                   spill: bool = True) -> list[Tensor]:
+    """Place every on-chip alloc of ``func``; returns the placed tensors (program order).
+    ``spill``: on an SBUF overflow, spill a tensor to HBM (:mod:`.spill`) and place again."""
+    while True:
+        try:
+            return _place_once(func, target, max_copies)
+        except NKIAllocationError as exc:
+            over = getattr(exc, "overflow", None)
+            victim = choose_spill(*over, func) if spill and over else None
+            if victim is None:
+                raise
+            spilling.spill(victim, func)
+
+
+def _place_once(func: FuncOp, target: str, max_copies: int) -> list[Tensor]:
     by_space = arenas(target)
     for op in func.walk():
         if isinstance(op, AllocOp):
@@ -465,35 +469,22 @@ def _annotate(t: Tensor, slots: dict) -> None:
         multibuffer.set_copies(alloc, t.copies, t.stride, t.nest, slots)
 
 
-def module_target(module: ModuleOp, option: str) -> str:
-    """The target to allocate for: the pass option, else ``nisa.target``, else the default
-    target (:data:`nki_mlir.targets.DEFAULT`)."""
-    attr = module.attributes.get("nisa.target")
-    target = option or (attr.target.data if isinstance(attr, TargetAttr) else
-                        attr.data if isinstance(attr, StringAttr) else DEFAULT)
-    if target not in TARGETS:
-        err = NKIError(f"unknown target '{target}' (expected one of {', '.join(TARGETS)})",
-                       category="bad option" if option else "error")
-        if not option:
-            err.op = module  # the module's nisa.target attribute: located at the module
-        raise err
-    return target
-
-
 @dataclass(frozen=True)
 class NisaAllocate(ModulePass):
     """Place SBUF/PSUM tensors (see the module docstring).  Options: ``target=trn1|trn2|trn3``,
-    ``max-copies=1..4`` (rotating copies of a multi-buffered tensor at most; 1 = off)."""
+    ``max-copies=1..4`` (rotating copies of a multi-buffered tensor at most; 1 = off),
+    ``spill=true|false`` (spill SBUF tensors to HBM when they do not fit, :mod:`.spill`)."""
 
     name = "nisa-allocate"
     target: str = ""
     max_copies: int = multibuffer.MAX_COPIES
+    spill: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = module_target(op, self.target)
         if not 1 <= self.max_copies <= multibuffer.MAX_COPIES:
             raise NKIError(f"nisa-allocate: max-copies must be 1..{multibuffer.MAX_COPIES}, "
                            f"got {self.max_copies}", category="bad option")
-        per_function = [place_function(func, target, self.max_copies)
+        per_function = [place_function(func, target, self.max_copies, self.spill)
                         for func in op.walk() if isinstance(func, FuncOp)]
         memory_report.annotate(op, per_function)

@@ -14,6 +14,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ..dialects.effects import RegionCache
 from .conflict_index import ConflictIndex
+from .interval_index import IntervalIndex
 from .dependence import Acc, Edge, Graph, Node, _kind, _pair, collect_nodes, describe
 
 
@@ -62,10 +63,11 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None,
     # it may share bytes with
     bases = list(touches)
     done: set[tuple[int, int]] = set()
+    aliases = _alias_finder(bases, regions)
     for b1 in list(inner):
-        for b2 in bases:
+        for b2 in aliases(b1):
             key = (id(b1), id(b2)) if id(b1) <= id(b2) else (id(b2), id(b1))
-            if key in done or not regions.may_alias(b1, b2):
+            if key in done:
                 continue
             done.add(key)
             same = b1 is b2
@@ -101,6 +103,32 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None,
         index.add(y.index, y.accs, None if queue is None else queue[y])
     g.edges.sort(key=lambda e: (e.dst.index, e.src.index, e.level if e.level is not None else -1))
     return g
+
+
+def _alias_finder(bases: list[SSAValue], regions: RegionCache):
+    """``aliases(b)``: the bases of ``bases`` that may share bytes with ``b``
+    (:meth:`RegionCache.may_alias`), in ``bases`` order -- from an interval index of the
+    placements per memory, so the nested pairs cost O(n log n + aliasing pairs), not a
+    may_alias test of every nested base against every base (quadratic: a kernel with
+    thousands of placed tiles)."""
+    pos = {b: i for i, b in enumerate(bases)}
+    by_space: dict[str, IntervalIndex] = {}
+    for b in bases:
+        r = regions.region(b)
+        if r is not None and r.size > 0:
+            by_space.setdefault(r.space, IntervalIndex()).insert(r.offset, r.offset + r.size - 1, b)
+
+    def aliases(b1: SSAValue) -> list[SSAValue]:
+        r1 = regions.region(b1)
+        idx = by_space.get(r1.space) if r1 is not None and r1.size > 0 else None
+        if idx is None:
+            return [b1]
+        out = [b2 for b2 in idx.query(r1.offset, r1.offset + r1.size - 1)
+               if b2 is not b1 and r1.overlaps(regions.region(b2))]
+        out.append(b1)
+        out.sort(key=pos.__getitem__)
+        return out
+    return aliases
 
 
 def format_deps(func: FuncOp) -> list[str]:

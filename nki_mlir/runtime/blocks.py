@@ -21,6 +21,9 @@ Units: bytes of a partition; partitions are not split (a block holds all 128).
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 from xdsl.dialects.builtin import IntegerAttr
 
 from .. import dtypes
@@ -31,10 +34,36 @@ from .memory import MemoryFault, free_elems, resolve_psum_offset
 PLACEMENT = ("nkim.partition", "nkim.offset", "nkim.bank", "nkim.copies", "nkim.copy_stride")
 
 
+#: the placements worked out during the current decode (:func:`memoized`), or None
+_MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("nki_mlir_placements",
+                                                                    default=None)
+
+
+@contextlib.contextmanager
+def memoized():
+    """While decoding a function (its IR does not change): each alloc's :func:`placement`
+    worked out once (the decoders ask for the same allocs' placements many times)."""
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
 def placement(op) -> tuple[str, int, int, int, int] | None:
     """``(space, offset, nbytes, copies, stride)`` of a placed SBUF / PSUM ``nisa.alloc``
     (``offset`` resolved as the alloc does), or None (unplaced, HBM, or attributes the alloc
     itself rejects)."""
+    memo = _MEMO.get()
+    if memo is None:
+        return _placement(op)
+    hit = memo.get(op, memo)        # (ops hash and compare by identity)
+    if hit is memo:
+        hit = memo[op] = _placement(op)
+    return hit
+
+
+def _placement(op) -> tuple[str, int, int, int, int] | None:
     t = op.result.type
     ms = getattr(t, "memory_space", None)
     space = ms.space.data if isinstance(ms, MemSpaceAttr) else None

@@ -68,6 +68,9 @@ class Decoder:
         self.hbm_tracked: dict[Operation, int] = {}
         #: analyses computed once per decode and shared by the builders (:mod:`.forward`)
         self.memo: dict = {}
+        #: the first memory-touching op after each alloc-like op, by ``id`` (memo of
+        #: :func:`.isa_memory.written_first`)
+        self.next_memory_op: dict[int, Operation | None] = {}
 
     # -------------------------------------------------------------- slots and values
 

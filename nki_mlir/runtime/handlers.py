@@ -103,6 +103,11 @@ def decode_function(target: str, fop: func.FuncOp) -> Program:
     Raises:
         NKIRuntimeError: located at the first op or argument the interpreter cannot run.
     """
+    with blocks.memoized():
+        return _decode_function(target, fop)
+
+
+def _decode_function(target: str, fop: func.FuncOp) -> Program:
     dec = Decoder(target, dispatch, queues.Schedule())
     dec.blocks = blocks.plan(fop)
     block = fop.body.block

@@ -253,45 +253,59 @@ class Checker:
         self.owner[slot] = buf
 
     # ------------------------------------------------------------ instructions
+    def _view(self, a) -> tuple | None:
+        """``(a, root state, footprint)`` of an operand (:meth:`_footprint`), or None when it
+        is not an array (the common cases of :meth:`check`, without its inlining)."""
+        hit = self.kept.get(id(a))
+        if hit is not None and hit[0] is a:
+            if hit[1].stamp is not self.stamp:
+                self._enter(hit[1])
+            return hit
+        return self._footprint(a) if isinstance(a, np.ndarray) else None
+
+    def _dst(self, info, env: list):
+        """The footprint of the one on-chip tensor an elementwise instruction (:data:`PROPAGATE`,
+        ``ELEMENTWISE_OPS``) writes, which carries never-written elements through (poison), or
+        None."""
+        name = info.op.name
+        if name not in PROPAGATE and name not in ELEMENTWISE_OPS:
+            return None
+        writes = []
+        for slot, _, is_write, _, _ in info.accesses:
+            hit = self._view(env[slot]) if is_write else None
+            if hit is not None and hit[2] is not None:
+                writes.append(hit)
+        return writes[0][2] if len(writes) == 1 and writes[0][1].w is not None else None
+
     def check(self, inst: Instance, env: list) -> None:
         """Check the accesses of ``inst`` (enqueue time), then record them."""
         info = inst.info
         op = info.op
-        seen = []
-        fps = self.fps
-        nwrites, wrow = 0, None
         accs = info.accesses
         if accs is None:
             accs = info.resolve_accesses()
+        seen = []
+        fps, owner = self.fps, self.owner
         kept, stamp = self.kept, self.stamp
+        auto = info.matmul == "auto"
+        dst = poison = None
         for slot, role, is_write, is_read, bslot in accs:
             a = env[slot]
             hit = kept.get(id(a))     # (the common cases of :meth:`_footprint`, inline; the
             if hit is not None and hit[0] is a:     # entries keep their views alive: ids
-                if hit[1].stamp is not stamp:       # are unique)
-                    self._enter(hit[1])
+                rs = hit[1]                         # are unique)
+                if rs.stamp is not stamp:
+                    self._enter(rs)
             else:
                 hit = fps.get(id(a))
                 if hit is None or hit[0] is not a:
                     if not isinstance(a, np.ndarray):
                         continue
                     hit = self._footprint(a)
+                rs = hit[1]
             fp = hit[2]
-            if fp is not None:
-                row = (fp, is_write, is_read, hit[1], role, bslot)
-                seen.append(row)
-                if is_write:
-                    nwrites += 1
-                    wrow = row
-        # an elementwise instruction writing one on-chip tensor carries never-written
-        # elements through to its dst (poison) instead of failing at once
-        dst = wrow[0] if nwrites == 1 and wrow[3].w is not None and (
-            op.name in PROPAGATE or op.name in ELEMENTWISE_OPS) else None
-        poison = None
-        plans = []
-        owner = self.owner
-        auto = info.matmul == "auto"
-        for fp, is_write, is_read, rs, role, bslot in seen:
+            if fp is None:
+                continue
             if bslot is not None:
                 buf = owner.get(bslot)
                 if buf is not None and buf.evicted_by is not None:
@@ -302,9 +316,13 @@ class Checker:
             w = rs.w
             if is_read and w is not None and (w.uniform(fp) or 0) == 0 and \
                     not self._all_written(w, fp):
+                # an elementwise instruction writing one on-chip tensor carries never-written
+                # elements through to its dst (poison) instead of failing at once
+                if dst is None:
+                    dst = self._dst(info, env) or False
                 mv = w.elems(fp)
                 n = int(np.prod(fp.shape))
-                if dst is not None and n == int(np.prod(dst.shape)):
+                if dst is not False and n == int(np.prod(dst.shape)):
                     bad = (mv == 0).any(axis=-1).reshape(-1)
                     poison = bad if poison is None else poison | bad
                 else:
@@ -326,9 +344,10 @@ class Checker:
                                        f"matmul overwrites that value instead of adding to it",
                                        NKIHazardError)
             hist = rs.hist
-            plans.append(None if hist is None or not hist.alive
-                         else self._race(inst, role, is_write, fp, hist))
-        for (fp, is_write, is_read, rs, role, bslot), plan in zip(seen, plans):
+            seen.append((fp, is_write, rs, role, None if hist is None or not hist.alive
+                         else self._race(inst, role, is_write, fp, hist)))
+        # then record them (after every check: an instruction may read what it writes)
+        for fp, is_write, rs, role, plan in seen:
             if is_write:
                 w = rs.w
                 if w is not None:

@@ -99,7 +99,7 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
     token = next(_TOKENS)  # the typed views per copy, kept with the state's memory
     # the contiguous block of bytes each copy is stored in (blocks.py), None: the whole memory
     in_block = tuple(dec.blocks.get((op, c)) for c in range(copies))
-    first = written_first(op, dec.blocks)
+    first = written_first(op, dec.blocks, dec.next_memory_op)
     fill = None if first else sentinel_filler(dt)
     # the next instruction sets every flag of a tile it wholly writes, except a matmul,
     # which reads them (overwrite or add) first
@@ -159,7 +159,8 @@ def _matmul_overwrites(op) -> bool:
     return mode in ("overwrite", "auto")
 
 
-def written_first(op: nisa.AllocOp, blocks: dict | None = None) -> str | None:
+def written_first(op: nisa.AllocOp, blocks: dict | None = None,
+                  skips: dict | None = None) -> str | None:
     """The name of the instruction that, in program order, wholly writes the tensor ``op``
     allocates before anything could read its bytes, or None: the next instruction in its
     block that may touch its bytes writes it as a whole (:data:`FULL_WRITES`, not through a
@@ -168,24 +169,56 @@ def written_first(op: nisa.AllocOp, blocks: dict | None = None) -> str | None:
     lie outside the blocks of ``op``'s bytes, come between.  Then the sentinel fill of a
     fresh tile can never be observed (by this tensor or by one placed over the same bytes)
     and is skipped.  (A ``nisa.matmul`` writes the whole tile without reading it only when
-    the alloc has cleared the tile's matmul-written flags.)"""
+    the alloc has cleared the tile's matmul-written flags.)
+
+    ``skips`` (one dict per decoded function, :attr:`.decoder.Decoder.next_memory_op`)
+    memoises the first memory-touching op after each op, so a block of ``n`` consecutive
+    allocs costs O(n), not O(n^2) (a kernel allocating thousands of tiles up front)."""
     v = op.result
     mine = _blocks_of(op, blocks) if blocks is not None else None
-    nxt = op.next_op
-    while nxt is not None:
+    skips = {} if skips is None else skips
+    cur = op
+    while True:
+        nxt = _next_memory_op(cur, skips)
+        for use in v.uses:  # a use between ``cur`` and ``nxt`` (a subview, ...): None
+            # (every op walked over is in ``skips``, mapped to ``nxt``; a later one is not)
+            if skips.get(id(use.operation), _ABSENT) is nxt:
+                return None
+        if nxt is None:
+            return None
         roles = FULL_WRITES.get(nxt.name)
         if roles is not None and v in nxt.operands:
             written = [getattr(nxt, r, None) for r in roles]
             ok = v in written and sum(1 for o in nxt.operands if o is v) == 1 and \
                 (nxt.name != "nisa.matmul" or _matmul_overwrites(nxt))
             return nxt.name if ok else None
-        if v in nxt.operands:
+        if v in nxt.operands or mine is None or not _apart(nxt, op, mine, blocks):
             return None
-        if not nxt.name.startswith(_NO_MEMORY) and not (
-                mine is not None and _apart(nxt, op, mine, blocks)):
-            return None
+        cur = nxt
+
+
+_ABSENT = object()
+
+
+def _next_memory_op(op, skips: dict):
+    """The first op after ``op`` in its block whose name is not in :data:`_NO_MEMORY`, or
+    None; every op walked over is memoised in ``skips`` (keyed by ``id``)."""
+    walked = []
+    nxt = op.next_op
+    found = None
+    while nxt is not None:
+        hit = skips.get(id(nxt), _ABSENT)
+        if hit is not _ABSENT:
+            found = hit
+            break
+        if not nxt.name.startswith(_NO_MEMORY):
+            found = nxt
+            break
+        walked.append(nxt)
         nxt = nxt.next_op
-    return None
+    for w in walked:        # each op after a skipped one leads to the same op
+        skips[id(w)] = found
+    return found
 
 
 def _blocks_of(op, blocks: dict) -> tuple | None:

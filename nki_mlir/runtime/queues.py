@@ -95,11 +95,12 @@ class Info:
 
     def resolve_accesses(self) -> tuple:
         """:attr:`accesses`, computed on first use from the decoder's slots (every SSA value
-        has one slot, assigned once, so they are the same as at decode time)."""
-        if self.accesses is None:
-            self.accesses = _accesses(self._slot_of, self.op)
-            self._slot_of = None
-        return self.accesses
+        has one slot, assigned once, so they are the same as at decode time; threads of an
+        SPMD launch resolving at once compute the same tuple)."""
+        accs = self.accesses
+        if accs is None:
+            accs = self.accesses = _accesses(self._slot_of, self.op)
+        return accs
 
 
 class Schedule:

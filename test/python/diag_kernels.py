@@ -49,7 +49,7 @@ def moving_too_big(a):
     return a
 
 
-@nki.jit
+@nki.jit(spill=False)  # with spilling (the default) big is kept in HBM: test_spill.py
 def overflow(a):
     out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
     big = nl.ndarray((128, 40000), dtype=nl.float32, buffer=nl.sbuf)

@@ -234,3 +234,44 @@ def test_out_of_bounds_hbm_stays_a_located_runtime_error(tmp_path):
     with pytest.raises(NKIRuntimeError, match="out-of-bounds") as exc:
         k.build(tmp_path).run([X.copy()], hazards=True)
     assert exc.value.loc is not None
+
+
+def hbm_rows_kernel(overlap: bool):
+    """Two DMA queues copy two tiles into rows [0, 64) and [64, 128) (or [32, 96) if
+    ``overlap``) of the argument ``x``, unordered; then ``x`` rows go out."""
+    k = Sched()
+    x = k.arg("x", (128, 4))
+    o = k.out("out", (128, 4))
+    a = k.alloc("a", (64, 4), at=(0, 0))
+    b = k.alloc("b", (64, 4), at=(0, 64))
+    k.ins("memset", engine="vector", dst=a, value=k.const(1.0))
+    k.at(0, "vector")
+    k.ins("memset", engine="gpsimd", dst=b, value=k.const(2.0))
+    k.at(1, "gpsimd")
+    k.dma(k.subview(x, [0, 0], [64, 4]), a)
+    k.at(2, "dma0", deps=[0])
+    k.dma(k.subview(x, [32 if overlap else 64, 0], [64, 4]), b)
+    k.at(3, "dma1", deps=[1])
+    c = k.alloc("c", (128, 4), at=(0, 128))
+    k.dma(c, x)
+    k.at(4, "dma2", deps=[2, 3])
+    k.dma(o, c)
+    k.at(5, "dma0", deps=[4])
+    return k
+
+
+def test_checks_kept_across_runs_follow_the_caller_arrays(tmp_path):
+    """The hazard state kept across runs (runtime/hazards.py: the footprints of views of the
+    state's memories, and while they live the geometry of views of the caller's arrays and
+    their roots' addresses) gives each run the verdict of a fresh check: the same array passed
+    again, a new one, a new one at a dead one's address."""
+    ok = hbm_rows_kernel(False).build(tmp_path)
+    (tmp_path / "bad").mkdir()
+    bad = hbm_rows_kernel(True).build(tmp_path / "bad")
+    x = X.copy()
+    want = np.concatenate([np.ones((64, 4), np.float32), 2 * np.ones((64, 4), np.float32)])
+    for arr in (x, x, X.copy(), x, X.copy(), X.copy()):
+        (out,) = ok.run([arr], hazards=True)
+        np.testing.assert_array_equal(out, want)
+        with pytest.raises(NKIHazardError, match="race: it writes 'dst'"):
+            bad.run([arr], hazards=True)

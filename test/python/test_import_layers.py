@@ -67,6 +67,7 @@ LAYERS: dict[str, str] = {
     "nki_mlir.targets": "base",
     "nki_mlir.version": "base",
     "nki_mlir.options": "base",
+    "nki_mlir.dialect_extensions": "base",
 }
 
 _BELOW_DRIVER = ["instructions", "frontend", "passes", "perf", "runtime", "dialects", "base"]

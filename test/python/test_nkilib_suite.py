@@ -65,3 +65,20 @@ def test_timeouts_and_crashes_are_one_cause_each():
            "d": _rec("d", "failed", "worker 'gw1' crashed while running 'y.py::u'")}
     t = nkilib_suite.tally(per, ["a", "b", "c", "d"])
     assert sorted(len(v) for v in t["causes"].values()) == [2, 2]
+
+
+def test_a_timeout_says_whether_nki_mlir_was_running():
+    import nkilib_report_plugin as rp
+    here = rp.timeout_site(sys._getframe())
+    assert here.startswith("in the suite's code at ") and here.endswith("(nki-mlir not running)")
+    assert "test_nkilib_suite.py:" in here
+    ns: dict = {}
+    exec(compile("import sys\nf = sys._getframe()", "/x/nki_mlir/passes/p.py", "exec"), ns)
+    assert rp.timeout_site(ns["f"]) == "in nki-mlir at /x/nki_mlir/passes/p.py:2"
+    harness = _rec("h", "failed", "nkilib_report_plugin.TestTimeout: test exceeded 120 s "
+                                  f"(NKILIB_TEST_TIMEOUT) {here}")
+    ours = _rec("o", "failed", "nkilib_report_plugin.TestTimeout: test exceeded 120 s "
+                               "(NKILIB_TEST_TIMEOUT) in nki-mlir at /x/nki_mlir/passes/p.py:2")
+    t = nkilib_suite.tally({"h": harness, "o": ours}, ["h", "o"])
+    assert t["counts"]["failed"] == 2 and len(t["causes"]) == 2
+    assert any("nki-mlir not running" in k for k in t["causes"])

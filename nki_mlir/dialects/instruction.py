@@ -102,6 +102,37 @@ class OperandEffects(MemoryEffect):
         return out
 
 
+#: the engine state of the cross-core synchronisation instructions (an LNC2 launch's
+#: semaphores and mailboxes; ``nki_mlir/instructions/cross_core.py``): an instruction with it
+#: is a fence, ordered against every instruction on every queue (``nisa-schedule``, the
+#: interpreter's queues, the cost model), and needs the cores of an LNC2 launch to run
+#: concurrently
+CROSS_CORE = "cross_core"
+
+
+def is_cross_core(op: Operation) -> bool:
+    """Whether ``op`` reads and writes the :data:`CROSS_CORE` engine state (cached per class)."""
+    cls = type(op)
+    r = _CROSS.get(cls)
+    if r is None:
+        r = _CROSS[cls] = is_cross_core_class(cls)
+    return r
+
+
+def cross_core_op_names() -> tuple[str, ...]:
+    """The ``nisa`` op names of the :data:`CROSS_CORE` instructions defined so far."""
+    return tuple(c.name for c in DEFINED_OPS["nisa"] if is_cross_core_class(c))
+
+
+def is_cross_core_class(cls: type[Operation]) -> bool:
+    """:func:`is_cross_core` of an op class."""
+    trait = cls.get_trait(OperandEffects) if hasattr(cls, "get_trait") else None
+    return trait is not None and trait.state == CROSS_CORE
+
+
+_CROSS: dict[type, bool] = {}
+
+
 def write_roles(cls: type[Operation]) -> frozenset[str] | tuple[str, ...]:
     """The operand roles ops of class ``cls`` write: its :class:`OperandEffects`, else
     :data:`WRITE_ROLES` (cached per class)."""

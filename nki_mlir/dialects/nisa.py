@@ -34,8 +34,8 @@ from xdsl.utils.exceptions import VerifyException
 from . import rules
 from .common import ON_CHIP, MemSpaceAttr, TargetAttr, space_of
 from .instruction import NisaInstruction, dialect_ops
+from .vector_rules import ARITH_NAMES
 
-from .vector_rules import ACTIVATIONS, ARITH_NAMES, ARITH_OPS  # noqa: E402,F401
 REVERSE = ("none_", "first", "second", "both")
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
 ACCUMULATE = ("auto", "accumulate", "overwrite")
@@ -108,21 +108,6 @@ class ReleaseOp(IRDLOperation):
 
 
 @irdl_op_definition
-class MemsetOp(NisaInstruction):
-    """Fill ``dst`` with the scalar ``value``."""
-
-    name = "nisa.memset"
-    dst = operand_def(MemRefType)
-    value = operand_def()
-
-    def verify_(self) -> None:
-        rules.tile(self, "dst", self.dst)
-        rules.engine(self, ("vector", "gpsimd"))
-        rules.core(self, ("dst",), "vector")
-        rules.memset_value(self, self.dst, self.value)
-
-
-@irdl_op_definition
 class IotaOp(NisaInstruction):
     """GpSimd ``dst[p, i...] = offset + p*channel_multiplier + sum_k step_k*i_k`` (int32, cast);
     the optional ``offset_index`` (loop-index arithmetic) is added to ``offset`` at run time."""
@@ -170,7 +155,7 @@ class AffineSelectOp(NisaInstruction):
         rules.engine(self, ("gpsimd",))
 
 
-INSTRUCTIONS = (MemsetOp, IotaOp,
+INSTRUCTIONS = (IotaOp,
                 AffineSelectOp)
 
 def _family_ops() -> list:

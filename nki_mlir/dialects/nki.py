@@ -34,8 +34,6 @@ from .common import ON_CHIP, space_of
 from .instruction import NkiInstruction, dialect_ops
 from .syntax import KeywordOp
 
-# the ALU vocabularies, read here by the modules that have not moved to vector_rules yet
-from .vector_rules import ACTIVATIONS, ALU_OPS, REDUCE_OPS  # noqa: E402,F401
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
 COMPUTE_ENGINES = ("vector", "scalar", "gpsimd")
 
@@ -66,21 +64,6 @@ class NdarrayOp(KeywordOp):
 
 
 # ------------------------------------------------------------------- vector / scalar
-
-
-@irdl_op_definition
-class MemsetOp(NkiInstruction):
-    """``nisa.memset(dst, value)``: fill dst with a constant."""
-
-    name = "nki.memset"
-    dst = operand_def(MemRefType)
-    value = operand_def()
-
-    def verify_(self) -> None:
-        rules.tile(self, "dst", self.dst)
-        rules.engine(self, ("vector", "gpsimd"))
-        rules.core(self, ("dst",), "vector")
-        rules.memset_value(self, self.dst, self.value)
 
 
 @irdl_op_definition
@@ -170,7 +153,7 @@ def family_ops(attr: str) -> list:
 
 NKI = Dialect(  # with the ops of the instruction definitions (dialect_ops: a live list)
     "nki",
-    dialect_ops("nki", [NdarrayOp, ZerosOp, MemsetOp, IotaOp, AffineSelectOp,
+    dialect_ops("nki", [NdarrayOp, ZerosOp, IotaOp, AffineSelectOp,
      LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
      *family_ops("NKI_OPS")]),
     [],

@@ -117,6 +117,8 @@ class Scalar(Param):
             the tile operands that name it.
         omit: the operand may be absent although the API has a default (the definition's
             ``call`` hook sets the argument to None when the instruction does without it).
+        dtype_of: a tile role whose dtype a number is emitted with (``memset``'s ``value``
+            takes ``dst``'s; None: the number's own kind, f32 or an integer).
     """
 
     default: Any = REQUIRED
@@ -124,6 +126,7 @@ class Scalar(Param):
     const: bool = False
     tile: bool = False
     omit: bool = False
+    dtype_of: str | None = None
 
     @property
     def optional(self) -> bool:

@@ -237,7 +237,8 @@ class LaunchedKernel:
     def run(self, args: tuple, kwargs: dict) -> tuple[Any, list]:
         """Compile and run every instance; returns ``(result, compiled kernels per instance)``."""
         from ..interop import from_numpy, prepare_args
-        from ..runtime.spmd import CROSS_CORE_OPS, run_instances
+        from ..dialects.instruction import cross_core_op_names
+        from ..runtime.spmd import run_instances
 
         # once for the launch: every instance sees the same (contiguous) arrays
         args, kwargs, kind, write_back = prepare_args(args, kwargs)
@@ -250,7 +251,7 @@ class LaunchedKernel:
                                f"same shared_hbm tensors", caller_loc(), category="bad launch")
         distinct = list({id(c): c for c in compiled}.values())
         concurrent = cores > 1 and any(f"{name}(" in ck.ir("nisa")
-                                       for ck in distinct for name in CROSS_CORE_OPS)
+                                       for ck in distinct for name in cross_core_op_names())
         try:
             for ck in distinct:
                 ck.program  # decode here, not concurrently in the core threads  # noqa: B018

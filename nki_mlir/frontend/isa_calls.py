@@ -12,42 +12,9 @@ from ..dialects import nki
 from ..errors import NKITypeError
 from . import args as A
 from .builtins import handles
-from .values import Index, Tensor
+from .values import Index
 
 
-def _check_memset_value(cg, api: str, d: Tensor, value) -> None:
-    """NKI API common tables (nki/api/nki.api.shared) (item 26): the value's kind must match ``dst``'s dtype
-    (an int literal in range for int tensors) and packed x4 tensors accept only 0."""
-    import numpy as np
-
-    from .. import dtypes
-    if not isinstance(value, (bool, int, float, np.integer, np.floating, np.bool_)):
-        return  # tile_or_scalar reports the wrong kind
-    dt = d.dtype
-    if dt in dtypes.X4_VALUE:
-        if value != 0:
-            raise cg.b.error(f"{api}: dst is {dtypes.name_of(dt)}, a packed x4 type; memset accepts "
-                             f"only the value 0 for it, got {value!r}", NKITypeError)
-        return
-    if dtypes.is_int(dt) and dt != dtypes.bool_:
-        if isinstance(value, (float, np.floating)) and not float(value).is_integer():
-            raise cg.b.error(f"{api}: dst is {dtypes.name_of(dt)}, so value must be an integer, got "
-                             f"{value!r}", NKITypeError)
-        info = np.iinfo(dt)
-        if not info.min <= int(value) <= info.max:
-            raise cg.b.error(f"{api}: value {value!r} is out of range for dst dtype "
-                             f"{dtypes.name_of(dt)} [{info.min}, {info.max}]", NKITypeError)
-
-
-@handles("nisa.memset")
-def memset(cg, dst, value, engine=None, name=None):
-    api = "nisa.memset"
-    d = A.tensor(cg, api, "dst", dst)
-    if isinstance(value, Tensor):
-        raise cg.b.error(f"{api}: value must be a compile-time number", NKITypeError)
-    _check_memset_value(cg, api, d, value)
-    A.emit(cg, nki.MemsetOp, {"dst": d.value, "value": A.tile_or_scalar(cg, api, "value", value, dtype=d.dtype)},
-           {"engine": A.engine(cg, api, engine)})
 
 
 def _pattern(cg, api, pattern):

@@ -61,12 +61,14 @@ def _tile(cg, api: str, p: Tile, v):
     return None if t is None else t.value
 
 
-def _scalar(cg, api: str, p: Scalar, v):
+def _scalar(cg, api: str, p: Scalar, v, args):
     if v is None and p.if_none is not None:
         v = p.if_none
     if p.const:
         v = A.const_float(cg, api, p.role, v)
-    return A.tile_or_scalar(cg, api, p.role, v, optional=p.optional)
+    like = args.get(p.dtype_of) if p.dtype_of is not None else None
+    return A.tile_or_scalar(cg, api, p.role, v, optional=p.optional,
+                            dtype=like.dtype if isinstance(like, Tensor) else None)
 
 
 def op_token(cg, api: str, role: str, v: Any, allowed, arith: bool = False) -> str:
@@ -129,9 +131,10 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
                 continue
             if type(p) in CONVERTERS:
                 operands[p.role] = CONVERTERS[type(p)](cg, api, p, a[p.role])
-            elif isinstance(p, Tile):                operands[p.role] = _tile(cg, api, p, a[p.role])
+            elif isinstance(p, Tile):
+                operands[p.role] = _tile(cg, api, p, a[p.role])
             elif isinstance(p, Scalar):
-                operands[p.role] = _scalar(cg, api, p, a[p.role])
+                operands[p.role] = _scalar(cg, api, p, a[p.role], a)
             elif isinstance(p, Engine):
                 if p.param:
                     props["engine"] = A.engine(cg, api, a["engine"])

@@ -23,6 +23,7 @@ import numpy as np
 from xdsl.utils.exceptions import VerifyException
 
 from ..dialects import rules
+from ..dialects.instruction import CROSS_CORE  # the launch's semaphores and mailboxes
 from ..dialects.common import HBM_SPACES, MEM_SPACES, describe, dtype_of, free_size, space_of
 from ..dialects.ods import Engine, EnumProp, Formula, Int, IntList, Tile
 from ..errors import NKITypeError
@@ -33,9 +34,6 @@ from .define import instruction
 
 #: the only supported ``cores`` of core_barrier (the two cores of one LNC2 logical core)
 BARRIER_CORES = (0, 1)
-#: the state both instructions read and write besides their operands: the launch's
-#: cross-core semaphores and mailboxes (so neither is ever dead code)
-CROSS_CORE = "cross_core"
 #: ranks of an LNC2 launch
 RANKS = (0, 1)
 #: ``nisa.dma_engine`` members

@@ -24,7 +24,7 @@ from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import rules
 from ..dialects.common import HBM_SPACES, describe, dtype_of, prop_int, shape_of, space_of
-from ..dialects.nki import ALU_OPS
+from ..dialects.vector_rules import ALU_OPS
 from ..dialects.ods import Engine, EnumProp, Flag, Int, IntList, OpToken, Tile
 from ..dialects.ods_forms import Dma, FloatList, Tiles
 from ..errors import NKIRuntimeError, NKITypeError

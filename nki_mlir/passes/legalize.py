@@ -67,7 +67,7 @@ class LegalizeZeros(RewritePattern):
             zero = arith.ConstantOp(attr, attr.type)
         else:
             zero = _f32(0.0)
-        fill = nki.MemsetOp.build(operands=[alloc.result, zero.result])
+        fill = op_class("nki.memset").build(operands=[alloc.result, zero.result])
         rewriter.replace(op, _with_loc(op, [alloc, zero, fill]), [alloc.result])
 
 

@@ -22,6 +22,7 @@ from xdsl.ir import SSAValue
 from .. import dtypes
 from ..dialects import nki
 from ..dialects import nki_sugar as S
+from ..dialects.ods_ops import op_class
 from ..dialects.common import dtype_of, free_size, shape_of, space_of
 from ..dialects.ods_ops import op_class
 
@@ -71,7 +72,7 @@ class BroadcastEmitter:
         set on GpSimd: its queue is usually idle, so the matmul does not wait behind
         VectorE work."""
         ones = self.alloc((1, parts), dtypes.float32)
-        self.add(nki.MemsetOp.build(operands=[ones, self.f32(1.0)],
+        self.add(op_class("nki.memset").build(operands=[ones, self.f32(1.0)],
                                     properties={"engine": StringAttr("gpsimd")}))
         return ones
 

@@ -134,7 +134,7 @@ class Emitter(BroadcastEmitter):
         self.add(op_class("nki.tensor_copy").build(operands=[dst, src]))
 
     def memset(self, dst: SSAValue, value: SSAValue) -> None:
-        self.add(nki.MemsetOp.build(operands=[dst, value]))
+        self.add(op_class("nki.memset").build(operands=[dst, value]))
 
     def tt(self, dst, a, b, fn: str, engine: str | None = None) -> None:
         props = {"op": StringAttr(fn)}

@@ -33,7 +33,7 @@ from xdsl.utils.exceptions import VerifyException
 from ..dialects import nisa, nki
 from ..dialects.common import i64_attr, str_attr
 from ..dialects.instruction import DIRECT_LOWERINGS
-from ..dialects.nisa import ARITH_OPS
+from ..dialects.vector_rules import ARITH_OPS
 
 
 def _engine(op: Operation, default: str) -> StringAttr:
@@ -69,11 +69,6 @@ class LowerNdarray(RewritePattern):
         _replace(rewriter, op, [new], [new.result])
 
 
-class LowerMemset(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.MemsetOp, rewriter: PatternRewriter) -> None:
-        _replace(rewriter, op, [nisa.MemsetOp.build(
-            operands=[op.dst, op.value], properties={"engine": _engine(op, "vector")})])
 
 
 class LowerIota(RewritePattern):
@@ -119,7 +114,7 @@ class LowerDirect(RewritePattern):
         _replace(rewriter, op, [new], list(new.results))
 
 
-PATTERNS = (LowerDirect, LowerNdarray, LowerMemset, LowerIota, LowerAffineSelect)
+PATTERNS = (LowerDirect, LowerNdarray, LowerIota, LowerAffineSelect)
 
 
 @dataclass(frozen=True)

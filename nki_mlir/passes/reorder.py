@@ -29,10 +29,9 @@ from ..dialects import nisa
 from ..dialects.isa_control import NoReorderBeginOp, NoReorderEndOp, no_reorder_groups
 from .conflict_index import ConflictIndex
 from .dependence import Acc, Box, node_accesses
+from ..dialects.instruction import is_cross_core
 from ..dialects.effects import LOOP_OPS, RegionCache, base_buffer, enclosing_loops, is_instruction
 
-#: instructions ordered against everything on every queue
-FENCES = ("nisa.core_barrier", "nisa.sendrecv")
 WEIGHT_DMA, WEIGHT_TENSOR, WEIGHT_OTHER = 4, 3, 2
 
 
@@ -73,7 +72,7 @@ def _describe(op: Operation, index: int, queues: dict[Operation, str], cache: di
             n.accs += node_accesses(inner, cache)
             n.queues.add(queues[inner])
             n.prints |= inner.name == "nisa.device_print"
-            n.barrier |= inner.name in FENCES
+            n.barrier |= is_cross_core(inner)
             n.weight += (WEIGHT_DMA if is_dma(inner) else
                          WEIGHT_TENSOR if queues[inner] == "tensor" else WEIGHT_OTHER)
         elif isinstance(inner, nisa.AllocOp):

@@ -99,7 +99,8 @@ from .output_deps import check_output_dependencies
 from .affine import trip_count
 from ..dialects.effects import LOOP_OPS, RegionCache, is_instruction
 from .straight_waits import is_straight_line, straight_line_waits
-from .reorder import FENCES, is_dma, reorder_block, reorder_function  # noqa: F401 (re-exported)
+from ..dialects.instruction import is_cross_core
+from .reorder import is_dma, reorder_block, reorder_function  # noqa: F401 (re-exported)
 
 MODES = ("list", "in-order")
 ALIASES = {"program-order": "in-order"}
@@ -372,7 +373,7 @@ def schedule_function(func: FuncOp, mode: str = "list", fast: bool = True) -> li
         reorder_function(func, queues, cache)
     nodes = collect_nodes(func, cache)
     queue = {n: queues[n.op] for n in nodes}
-    fence = {n: n.op.name in FENCES for n in nodes}
+    fence = {n: is_cross_core(n.op) for n in nodes}
     extra = _extra_waits(func, nodes, mode)
     if fast and is_straight_line(func, nodes):
         edges: list[Edge] = []

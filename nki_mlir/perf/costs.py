@@ -235,7 +235,6 @@ def _flag(op: Operation, name: str) -> bool:
 #: class "copy" (copy perf mode), "other" (bf16 -> pm_other) or None (no perf mode).
 #: ``+MIN_II`` whenever a ``reduce_res`` is written.
 _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
-    "nisa.memset": (("dst",), 1.0, "copy", None),
     "nisa.iota": (("dst",), 1.0, None, None),
     "nisa.affine_select": (("on_true_tile",), 1.0, None, None),
 }

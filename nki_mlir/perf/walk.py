@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import dtypes
-from ..runtime.queues import FENCE_OPS
+from ..dialects.instruction import is_cross_core
 from .estimate import Estimate
 from ..targets import TargetModel
 from .plan_walk import Unwalkable, walk_plan
@@ -81,7 +81,7 @@ def _facts(program) -> tuple[bool, bool, str]:
     facts = _FACTS.get(program)
     if facts is None:
         sched = program.schedule
-        fences = any(info.op is not None and info.op.name in FENCE_OPS for info in sched.infos)
+        fences = any(info.op is not None and is_cross_core(info.op) for info in sched.infos)
         name = "in-order" if sched.in_order else "list"
         if not any(q.startswith(("tensor", "vector", "scalar", "gpsimd", "dma")) for q in sched.queues):
             name = "none (unscheduled IR: one program-order queue)"

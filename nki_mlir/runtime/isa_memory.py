@@ -21,8 +21,6 @@
   ``dst[dst_index[i]] = src[i]`` by rows (dim 0); an index outside the indexed tensor's
   rows is a runtime error naming the index, its partition and the bound
   (``oob_is_err=true``, the default) or that row is not transferred (``false``).
-- ``nisa.memset``: an integer value into a non-bool integer tensor is stored exactly (wrapping),
-  anything else through float32.
 
 Semantics: nki.isa API reference (nki/api/nki/isa) (the NKI ``nki.isa`` API pages of these instructions).
 """
@@ -32,10 +30,9 @@ import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import OpResult
 
-from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import nisa
 from ..dialects.common import HBM_SPACES, MemSpaceAttr, prop_flag
@@ -142,7 +139,7 @@ _TOKENS = itertools.count()
 #: :func:`_matmul_overwrites`)
 #: (the instruction definitions' ``full_writes`` and these hand-written ones: a live dict)
 FULL_WRITES = _FULL_WRITES
-FULL_WRITES.update({"nisa.memset": ("dst",), "nisa.iota": ("dst",)})
+FULL_WRITES.update({"nisa.iota": ("dst",)})
 #: ops that neither read nor write SBUF / PSUM bytes
 _NO_MEMORY = ("arith.", "memref.subview", "memref.reinterpret_cast", "memref.cast",
               "nisa.view_dtype", "nisa.alloc", "nisa.release")
@@ -335,19 +332,3 @@ def dma_copy_indirect(dec: Decoder, op):
     return finish(op, run, dst)
 
 
-def memset(dec: Decoder, op: nisa.MemsetOp):
-    dst = dec.buf(op, op.dst, "dst")
-    if isinstance(op.value.type, MemRefType):
-        raise error_at(op, "nisa.memset: 'value' must be a scalar", NKIRuntimeError)
-    d, v = dst.slot, dec.use(op, op.value, "value")
-    store = nm.make_store(dst.dtype)
-    int_value = isinstance(op.value.type, (IntegerType, IndexType))
-    if int_value and dtypes.is_int(dst.dtype) and dst.dtype != np.bool_:
-        dt = dst.dtype
-
-        def run(env):
-            env[d][...] = np.asarray(int(env[v]), dtype=np.int64).astype(dt)
-    else:
-        def run(env):
-            store(env[d], np.float32(env[v]))
-    return finish(op, run, dst)

@@ -29,8 +29,8 @@ Hardware model (NKI API common tables (nki/api/nki.api.shared), from the NKI doc
   (nki/api/nki.api.shared) allows.  The ScalarE polynomial out-of-range behaviour is not
   reproduced.
 
-Operator spellings are AWS's ``ArithOp`` names (``nki_mlir.dialects.nisa.ARITH_NAMES``) and
-``ActivationFunction`` names (``nisa.ACTIVATIONS``).
+Operator spellings are AWS's ``ArithOp`` names (``nki_mlir.dialects.vector_rules.ARITH_NAMES``) and
+``ActivationFunction`` names (``nki_mlir.dialects.vector_rules.ACTIVATIONS``).
 """
 from __future__ import annotations
 
@@ -400,7 +400,7 @@ def act_range_violation(name: str, x: np.ndarray) -> float | None:
     return float(bad)
 
 
-#: ScalarE activation functions: float32 array -> float32 array (``nisa.ACTIVATIONS``)
+#: ScalarE activation functions: float32 array -> float32 array (``nki_mlir.dialects.vector_rules.ACTIVATIONS``)
 ACTIVATION: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "copy": lambda x: x,
     "identity": lambda x: x,

@@ -46,6 +46,7 @@ from xdsl.ir import Operation, OpResult
 from xdsl.irdl import IRDLOperation
 
 from ..diagnostics import error_at
+from ..dialects.instruction import is_cross_core
 from ..dialects.nisa import AllocOp
 from ..errors import NKIRuntimeError
 from .env import STATE, Closure
@@ -59,8 +60,6 @@ MAX_PENDING = 512
 CARRIED_HISTORY = 16
 #: queue of instructions without ``nkim.queue`` (hand-written IR): one program-order queue
 PROGRAM_QUEUE = "program"
-#: the op names that are fences even without ``nkim.fence``
-FENCE_OPS = ("nisa.core_barrier", "nisa.sendrecv")
 
 
 class Info:
@@ -215,7 +214,7 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
     info = Info(sid=len(sched.infos), op=op, qi=qi,
                 nid=int(nid.value.data) if isinstance(nid, IntegerAttr) else None,
                 deps=tuple(_ints(op, "nkim.deps")), carried=tuple(carried),
-                fence=isinstance(op.attributes.get("nkim.fence"), UnitAttr) or op.name in FENCE_OPS,
+                fence=isinstance(op.attributes.get("nkim.fence"), UnitAttr) or is_cross_core(op),
                 eager=eager, drain=eager and bool(accs),
                 accesses=accs, matmul=matmul)
     if accs is None:

@@ -48,8 +48,6 @@ from .memory import Memory
 #: (environment ``NKI_MLIR_BARRIER_TIMEOUT`` overrides)
 BARRIER_TIMEOUT = float(os.environ.get("NKI_MLIR_BARRIER_TIMEOUT", "30"))
 
-#: op names of the instructions that need the cores of an LNC2 launch to run concurrently
-CROSS_CORE_OPS = ("nisa.core_barrier", "nisa.sendrecv")
 
 
 class PeerFailed(NKIRuntimeError):
@@ -346,4 +344,4 @@ def run_ranks(work: Sequence[Callable[[Instance], Any]], timeout: float | None =
 
 
 __all__ = ["Launch", "Comm", "run_ranks", "Instance", "run_instances", "shared_alloc", "BARRIER_TIMEOUT",
-           "CROSS_CORE_OPS", "PeerFailed"]
+           "PeerFailed"]

@@ -91,3 +91,14 @@ def test_engine_kinds_of_the_cost_model():
                                              ("send_to_rank", "recv_from_rank", "pipe_id")}}
     send = ods_ops.op_class("nisa.sendrecv").build(operands=[t, t], properties=props)
     assert resolve_engine(send) == "dma"
+
+
+def test_the_fences_are_the_definitions_with_the_cross_core_state():
+    """nisa-schedule, the interpreter's queues, the cost model and the LNC2 launcher read
+    which instructions are cross-core fences from the definitions' ``state``."""
+    import nki_mlir.instructions  # noqa: F401
+    from nki_mlir.dialects.instruction import cross_core_op_names, is_cross_core
+
+    assert sorted(cross_core_op_names()) == ["nisa.core_barrier", "nisa.sendrecv"]
+    copy = ods_ops.op_class("nisa.tensor_copy")
+    assert not is_cross_core(copy.__new__(copy))

@@ -34,7 +34,7 @@ from typing import Any
 from ... import dtypes
 from ...dialects import nki
 from ...dialects.ods_ops import op_class
-from ...dialects.nki import ALU_OPS
+from ...dialects.vector_rules import ALU_OPS
 from ...errors import NKIError, NKITypeError
 from .. import args as A
 from ..builtins import HANDLERS, handles

@@ -108,26 +108,6 @@ class ReleaseOp(IRDLOperation):
 
 
 @irdl_op_definition
-class IotaOp(NisaInstruction):
-    """GpSimd ``dst[p, i...] = offset + p*channel_multiplier + sum_k step_k*i_k`` (int32, cast);
-    the optional ``offset_index`` (loop-index arithmetic) is added to ``offset`` at run time."""
-
-    name = "nisa.iota"
-    dst = operand_def(MemRefType)
-    offset_index = opt_operand_def(IndexType)
-    pattern = prop_def(ArrayAttr)
-    offset = prop_def(IntegerAttr)
-    channel_multiplier = prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        from .nki import _verify_pattern
-        rules.core(self, ("dst",), "gpsimd", why=" (iota is a GpSimd instruction)")
-        rules.tile(self, "dst", self.dst, spaces=("sbuf",))
-        _verify_pattern(self, self.dst)
-        rules.engine(self, ("gpsimd",))
-
-
-@irdl_op_definition
 class AffineSelectOp(NisaInstruction):
     """GpSimd ``dst = on_true_tile where cmp_op(iota value, 0) else on_false_value`` (the
     optional ``offset_index`` is added to ``offset`` at run time, as for ``nisa.iota``)."""
@@ -155,8 +135,7 @@ class AffineSelectOp(NisaInstruction):
         rules.engine(self, ("gpsimd",))
 
 
-INSTRUCTIONS = (IotaOp,
-                AffineSelectOp)
+INSTRUCTIONS = (AffineSelectOp,)
 
 def _family_ops() -> list:
     from .nki import family_ops

@@ -66,29 +66,6 @@ class NdarrayOp(KeywordOp):
 # ------------------------------------------------------------------- vector / scalar
 
 
-@irdl_op_definition
-class IotaOp(NkiInstruction):
-    """``nisa.iota(dst, pattern, offset, channel_multiplier)``.
-
-    ``dst[p, i...] = offset + p*channel_multiplier + sum_k step_k * i_k`` for
-    ``pattern = [[step, count], ...]`` (computed in int32, cast to dst's dtype).  The
-    optional ``offset_index`` (an ``index`` computed from loop indices) is added to
-    ``offset`` at run time: an offset that depends on the iteration keeps the loop rolled.
-    """
-
-    name = "nki.iota"
-    dst = operand_def(MemRefType)
-    offset_index = opt_operand_def(IndexType)
-    pattern = prop_def(ArrayAttr)
-    offset = prop_def(IntegerAttr)
-    channel_multiplier = prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        rules.core(self, ("dst",), "gpsimd", why=" (iota is a GpSimd instruction)")
-        rules.tile(self, "dst", self.dst, spaces=("sbuf",))
-        _verify_pattern(self, self.dst)
-
-
 def _verify_pattern(op, dst) -> None:
     from .common import free_size
     count = 1
@@ -153,7 +130,7 @@ def family_ops(attr: str) -> list:
 
 NKI = Dialect(  # with the ops of the instruction definitions (dialect_ops: a live list)
     "nki",
-    dialect_ops("nki", [NdarrayOp, ZerosOp, IotaOp, AffineSelectOp,
+    dialect_ops("nki", [NdarrayOp, ZerosOp, AffineSelectOp,
      LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
      *family_ops("NKI_OPS")]),
     [],

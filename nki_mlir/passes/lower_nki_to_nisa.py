@@ -71,15 +71,6 @@ class LowerNdarray(RewritePattern):
 
 
 
-class LowerIota(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.IotaOp, rewriter: PatternRewriter) -> None:
-        _replace(rewriter, op, [nisa.IotaOp.build(
-            operands=[op.dst, op.offset_index], properties={"pattern": op.pattern, "offset": op.offset,
-                                           "channel_multiplier": op.channel_multiplier,
-                                           "engine": StringAttr("gpsimd")})])
-
-
 class LowerAffineSelect(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nki.AffineSelectOp, rewriter: PatternRewriter) -> None:
@@ -114,7 +105,7 @@ class LowerDirect(RewritePattern):
         _replace(rewriter, op, [new], list(new.results))
 
 
-PATTERNS = (LowerDirect, LowerNdarray, LowerIota, LowerAffineSelect)
+PATTERNS = (LowerDirect, LowerNdarray, LowerAffineSelect)
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,7 @@ ALIASES = {"program-order": "in-order"}
 
 #: the engine an instruction runs on when its ``engine`` is ``unknown``
 NATURAL_ENGINE = {
-    nisa.IotaOp: "gpsimd", nisa.AffineSelectOp: "gpsimd",
+    nisa.AffineSelectOp: "gpsimd",
 }
 DMA_LOAD_QUEUES = ("dma0", "dma1")
 DMA_STORE_QUEUES = ("dma2", "dma3")

@@ -104,7 +104,7 @@ ENGINE_KINDS = ("none", "dma")
 DMA_OPS = frozenset({"nisa.dma_copy_indirect", "nisa.collective"})
 #: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
 DEFAULT_ENGINE = {
-    "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd",
+    "nisa.affine_select": "gpsimd",
 }
 
 _TWO_BYTE_FLOAT = ("bfloat16", "float16")
@@ -235,7 +235,6 @@ def _flag(op: Operation, name: str) -> bool:
 #: class "copy" (copy perf mode), "other" (bf16 -> pm_other) or None (no perf mode).
 #: ``+MIN_II`` whenever a ``reduce_res`` is written.
 _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
-    "nisa.iota": (("dst",), 1.0, None, None),
     "nisa.affine_select": (("on_true_tile",), 1.0, None, None),
 }
 

@@ -48,7 +48,6 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "nisa.dma_copy_indirect": isa_memory.dma_copy_indirect,
     "nisa.alloc": isa_memory.alloc,
     "nisa.release": isa_memory.release,
-    "nisa.iota": isa_iota.iota,
     "nisa.affine_select": isa_iota.affine_select,
     **isa_control.HANDLERS,
     **isa_collective.HANDLERS,

@@ -63,22 +63,6 @@ def _values(dec: Decoder, op: Operation, dst: Buf) -> Callable[[list], np.ndarra
     return lambda env: (base + off(env)).astype(np.int32)
 
 
-def iota(dec: Decoder, op: nisa.IotaOp):
-    dst = dec.buf(op, op.dst, "dst")
-    values = _values(dec, op, dst)
-    store, d = nm.make_int_store(dst.dtype), dst.slot
-    if op.offset_index is None:  # the same values every time: converted once
-        pre = np.empty(dst.shape, dst.dtype)
-        store(pre, values(None))
-
-        def run(env):
-            env[d][...] = pre
-    else:
-        def run(env):
-            store(env[d], values(env))
-    return finish(op, run, dst)
-
-
 def affine_select(dec: Decoder, op: nisa.AffineSelectOp):
     dst, tru = dec.buf(op, op.dst, "dst"), dec.buf(op, op.on_true_tile, "on_true_tile")
     check_elems(op, dst, ("on_true_tile", tru))

@@ -107,35 +107,6 @@ class ReleaseOp(IRDLOperation):
     assembly_format = "$memref attr-dict `:` type($memref)"
 
 
-@irdl_op_definition
-class AffineSelectOp(NisaInstruction):
-    """GpSimd ``dst = on_true_tile where cmp_op(iota value, 0) else on_false_value`` (the
-    optional ``offset_index`` is added to ``offset`` at run time, as for ``nisa.iota``)."""
-
-    name = "nisa.affine_select"
-    dst = operand_def(MemRefType)
-    on_true_tile = operand_def(MemRefType)
-    on_false_value = operand_def()
-    offset_index = opt_operand_def(IndexType)
-    pattern = prop_def(ArrayAttr)
-    offset = prop_def(IntegerAttr)
-    channel_multiplier = prop_def(IntegerAttr)
-    cmp_op = prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        from .nki import _verify_pattern
-        rules.core(self, ("dst", "on_true_tile"), "gpsimd",
-                   why=" (affine_select is a GpSimd instruction)")
-        rules.tile(self, "dst", self.dst, spaces=("sbuf",))
-        rules.tile(self, "on_true_tile", self.on_true_tile, spaces=("sbuf",))
-        rules.same_partitions(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))
-        rules.same_free_size(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))
-        _verify_pattern(self, self.dst)
-        rules.enum(self, "cmp_op", ARITH_NAMES)
-        rules.engine(self, ("gpsimd",))
-
-
-INSTRUCTIONS = (AffineSelectOp,)
 
 def _family_ops() -> list:
     from .nki import family_ops
@@ -144,5 +115,5 @@ def _family_ops() -> list:
 
 #: the ``nisa`` dialect: the ops above, the family modules' and those of the instruction
 #: definitions (``nki_mlir/instructions``, added to the same list as they register)
-NISA = Dialect("nisa", dialect_ops("nisa", [AllocOp, ReleaseOp, *INSTRUCTIONS, *_family_ops()]),
+NISA = Dialect("nisa", dialect_ops("nisa", [AllocOp, ReleaseOp, *_family_ops()]),
                [MemSpaceAttr, TargetAttr])

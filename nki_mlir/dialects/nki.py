@@ -66,46 +66,6 @@ class NdarrayOp(KeywordOp):
 # ------------------------------------------------------------------- vector / scalar
 
 
-def _verify_pattern(op, dst) -> None:
-    from .common import free_size
-    count = 1
-    for pair in op.pattern.data:
-        if not isinstance(pair, ArrayAttr) or len(pair.data) != 2:
-            raise VerifyException(f"{op.name}: pattern must be a list of [step, count] pairs")
-        count *= pair.data[1].value.data
-    if count != free_size(dst):
-        raise VerifyException(f"{op.name}: the pattern covers {count} elements per partition but "
-                              f"dst has {free_size(dst)}")
-
-
-@irdl_op_definition
-class AffineSelectOp(NkiInstruction):
-    """``nisa.affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op, offset)``.
-
-    ``dst = on_true_tile where cmp_op(iota value, 0) else on_false_value``; the optional
-    ``offset_index`` is added to ``offset`` at run time, as for ``nki.iota``.
-    """
-
-    name = "nki.affine_select"
-    dst = operand_def(MemRefType)
-    on_true_tile = operand_def(MemRefType)
-    on_false_value = operand_def()
-    offset_index = opt_operand_def(IndexType)
-    pattern = prop_def(ArrayAttr)
-    offset = prop_def(IntegerAttr)
-    channel_multiplier = prop_def(IntegerAttr)
-    cmp_op = prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        rules.core(self, ("dst", "on_true_tile"), "gpsimd",
-                   why=" (affine_select is a GpSimd instruction)")
-        rules.tile(self, "dst", self.dst, spaces=("sbuf",))
-        rules.tile(self, "on_true_tile", self.on_true_tile, spaces=("sbuf",))
-        rules.same_partitions(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))
-        rules.same_free_size(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))
-        _verify_pattern(self, self.dst)
-
-
 # the instruction-family modules that add ops to both dialects, and the sugar ops
 from . import (  # noqa: E402
     isa_collective, isa_control,
@@ -130,7 +90,7 @@ def family_ops(attr: str) -> list:
 
 NKI = Dialect(  # with the ops of the instruction definitions (dialect_ops: a live list)
     "nki",
-    dialect_ops("nki", [NdarrayOp, ZerosOp, AffineSelectOp,
+    dialect_ops("nki", [NdarrayOp, ZerosOp,
      LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
      *family_ops("NKI_OPS")]),
     [],

@@ -38,7 +38,7 @@ from xdsl.dialects.builtin import FloatAttr, IndexType, StringAttr, f32
 from xdsl.ir import Attribute, Operation
 
 from .common import str_attr
-from .ods import InstructionDef, Param, Property, Scalar, Tile
+from .ods import REQUIRED, InstructionDef, Param, Property, Scalar, Tile
 
 #: what a definition's ``call`` hook returns when it emitted the call itself
 EMITTED = object()
@@ -188,6 +188,10 @@ class PairList(Property):
     """A required list of ``[step, count]`` pairs of compile-time integers (an ``ArrayAttr``
     of ``ArrayAttr`` s; ``iota``'s ``pattern``); the frontend converts it
     (``frontend/ods_kinds.CONVERTERS``)."""
+
+    @property
+    def api_default(self) -> Any:
+        return REQUIRED
 
 
 @dataclass(frozen=True)

@@ -45,26 +45,6 @@ CONVERTERS[PairList] = pattern_pairs
 CONVERTERS[LoopIndex] = lambda cg, api, p, v: v  # the call hook computed the index value
 
 
-@handles("nisa.affine_select")
-def affine_select(cg, dst, pattern, channel_multiplier, on_true_tile, on_false_value,
-                  cmp_op=None, offset=0, name=None):
-    from ..dialects import nki
-    from . import args as A
-    api = "nisa.affine_select"
-    d = A.tensor(cg, api, "dst", dst)
-    t = A.tensor(cg, api, "on_true_tile", on_true_tile)
-    cmp = "equal" if cmp_op is None else A.op_token(cg, api, "cmp_op", cmp_op,
-                                                     ("equal", "not_equal", "greater", "greater_equal",
-                                                      "less", "less_equal"))
-    const, dyn = loop_offset(cg, api, offset)
-    A.emit(cg, nki.AffineSelectOp,
-           {"dst": d.value, "on_true_tile": t.value,
-            "on_false_value": A.tile_or_scalar(cg, api, "on_false_value", float(on_false_value)),
-            "offset_index": dyn},
-           {"pattern": pattern_pairs(cg, api, None, pattern), "offset": const,
-            "channel_multiplier": int(channel_multiplier), "cmp_op": cmp})
-
-
 @handles("nisa.get_nc_sub_version")
 def get_nc_sub_version(cg):
     """The silicon revision within the target's generation: 0 (nki-mlir models the first)."""

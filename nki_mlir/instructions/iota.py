@@ -1,10 +1,14 @@
-"""The index-pattern instructions on GpSimd: iota (and, with it, the pattern they share).
+"""The index-pattern instructions on GpSimd: iota and affine_select.
 
 Both evaluate the affine pattern ``offset + p*channel_multiplier + sum_k step_k*i_k`` over
 ``dst``'s partitions ``p`` and its ``[step, count]`` free-dim pattern ``i_k``, in int32
 (wrapping), once at decode time, plus the run-time ``offset_index`` when the API's
-``offset`` is an affine expression of loop indices (so the loop stays rolled).
-Semantics: the NKI ``nki.isa.iota`` API page (nki/api/generated/nki.isa.iota).
+``offset`` is an affine expression of loop indices (so the loop stays rolled).  ``iota`` stores the values (cast to ``dst``'s dtype);
+``affine_select`` keeps ``on_true_tile`` where ``cmp_op(value, 0)`` holds and
+``on_false_value`` elsewhere (its ``nisa`` op spells ``cmp_op`` as AWS's ALU ops do:
+``greater_equal`` -> ``is_ge``).  Semantics: the NKI ``nki.isa.iota`` and
+``nki.isa.affine_select`` API pages (nki/api/generated/nki.isa.iota,
+nki/api/generated/nki.isa.affine_select).
 """
 from __future__ import annotations
 
@@ -18,13 +22,17 @@ from xdsl.utils.exceptions import VerifyException
 from ..diagnostics import error_at
 from ..dialects import rules
 from ..dialects.common import free_size
-from ..dialects.ods import Engine, Int, Stream, Tile
-from ..dialects.ods_forms import LoopIndex, PairList
+from ..dialects.ods import Engine, Int, OpToken, Scalar, Stream, Tile
+from ..dialects.ods_forms import IsaForm, LoopIndex, PairList
+from ..dialects.vector_rules import ARITH_NAMES, ARITH_OPS
 from ..errors import NKIRuntimeError
 from ..frontend.isa_calls import loop_offset
 from ..runtime import numerics as nm
-from ..runtime.env import Buf, finish
+from ..runtime.env import Buf, check_elems, finish, reader
 from .define import instruction
+
+#: the comparisons ``affine_select`` takes (``nl.<name>``)
+CMP_OPS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")
 
 
 def split_offset(cg, api, args) -> None:
@@ -136,4 +144,74 @@ class iota:
         else:
             def run(env):
                 store(env[d], values(env))
+        return finish(op, run, dst)
+
+
+def _default_equal(cg, args, operands, props, emit):
+    """``cmp_op=None`` means ``nl.equal``."""
+    if props["cmp_op"] is None:
+        props["cmp_op"] = "equal"
+    emit()
+
+
+def _select_rules(op: Operation) -> None:
+    gpsimd_rules(op, ("dst", "on_true_tile"), " (affine_select is a GpSimd instruction)")
+
+
+@instruction
+class affine_select:
+    """``dst = on_true_tile where cmp_op(value, 0) else on_false_value`` on the GpSimd engine,
+    ``value = offset + p*channel_multiplier + sum_k step_k * i_k`` the affine pattern of
+    ``iota`` (int32) at each element.
+
+    ``dst`` / ``on_true_tile``: SBUF tiles with the same partition count and elements per
+    partition, which the pattern covers.  ``pattern``: a list of ``[step, count]`` integer
+    pairs.  ``channel_multiplier``: an integer.  ``on_false_value``: a compile-time number
+    (cast to ``dst``'s dtype).  ``cmp_op``: ``nl.equal`` (the default), ``nl.not_equal``,
+    ``nl.greater``, ``nl.greater_equal``, ``nl.less`` or ``nl.less_equal``.  ``offset``: an
+    integer, or an affine expression of loop indices (its loop-index part computed at run
+    time, as the ops' ``offset_index`` operand).
+
+    Raises ``NKITypeError`` for another comparison, pattern, offset or a tensor
+    ``on_false_value``, and ``NKIVerifyError`` for another memory, shape or pattern size.
+    NKI docs: ``nki.isa.affine_select`` (nki/api/generated/nki.isa.affine_select).
+    """
+
+    dst = Tile(writes=True, spaces=None, like="on_true_tile")
+    pattern = PairList()
+    channel_multiplier = Int()
+    on_true_tile = Tile(spaces=None)
+    on_false_value = Scalar(const=True)
+    cmp_op = OpToken(allowed=CMP_OPS, optional=True)
+    offset = Int(default=0)
+    offset_index = LoopIndex()
+    engine = Engine("gpsimd", param=False, checked=False)
+    order = ("dst", "on_true_tile", "on_false_value", "offset_index", "pattern", "offset",
+             "channel_multiplier", "cmp_op")
+    elementwise = True
+    cost = Stream("on_true_tile", source="ISA_OLD affine_select: GPSIMD_START then ~N")
+    isa = IsaForm("affine_select",
+                  dst=Tile(writes=True, spaces=None, like="on_true_tile"),
+                  on_true_tile=Tile(spaces=None), on_false_value=Scalar(const=True),
+                  offset_index=LoopIndex(), pattern=PairList(), offset=Int(),
+                  channel_multiplier=Int(), cmp_op=OpToken(allowed=ARITH_NAMES),
+                  spellings={"cmp_op": ARITH_OPS}, verify=_select_rules)
+    call = split_offset
+    frontend = _default_equal
+    verify = _select_rules
+
+    def interpret(dec, op):
+        dst, tru = dec.buf(op, op.dst, "dst"), dec.buf(op, op.on_true_tile, "on_true_tile")
+        check_elems(op, dst, ("on_true_tile", tru))
+        cmp = op.cmp_op.data
+        if not cmp.startswith("is_"):
+            raise error_at(op, f"nisa.affine_select: cmp_op={cmp} is not a comparison (expected "
+                               f"is_eq, is_ne, is_lt, is_le, is_gt or is_ge)", NKIRuntimeError)
+        values, fn = pattern_values(dec, op, dst), nm.ALU_INT[cmp]
+        read, store, d = reader(tru, dst.shape), nm.make_store(dst.dtype), dst.slot
+        gf = dec.scalar(op, op.on_false_value, "on_false_value", dst.shape)
+
+        def run(env):
+            mask = fn(values(env).astype(np.int64), np.int64(0)) != 0
+            store(env[d], np.where(mask, read(env), gf(env)))
         return finish(op, run, dst)

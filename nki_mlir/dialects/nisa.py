@@ -16,7 +16,7 @@ Semantics: nki.isa API reference (nki/api/nki/isa) (NKI ``nki.isa`` API pages).
 """
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, StringAttr, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i64
 from xdsl.ir import Dialect
 from xdsl.irdl import (
     IRDLOperation,
@@ -24,7 +24,6 @@ from xdsl.irdl import (
     operand_def,
     opt_operand_def,
     opt_prop_def,
-    prop_def,
     result_def,
 )
 from xdsl.parser import Parser
@@ -33,8 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import rules
 from .common import ON_CHIP, MemSpaceAttr, TargetAttr, space_of
-from .instruction import NisaInstruction, dialect_ops
-from .vector_rules import ARITH_NAMES
+from .instruction import NisaInstruction, dialect_ops  # noqa: F401 (NisaInstruction re-exported)
 
 REVERSE = ("none_", "first", "second", "both")
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")

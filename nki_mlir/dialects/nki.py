@@ -17,21 +17,14 @@ and ``nki.language`` API pages).
 """
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, MemRefType, StringAttr
 from xdsl.ir import Dialect
-from xdsl.irdl import (
-    irdl_op_definition,
-    operand_def,
-    opt_operand_def,
-    opt_prop_def,
-    prop_def,
-    result_def,
-)
+from xdsl.irdl import irdl_op_definition, opt_prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from . import rules
 from .common import ON_CHIP, space_of
-from .instruction import NkiInstruction, dialect_ops
+from .instruction import dialect_ops
 from .syntax import KeywordOp
 
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")

@@ -6,8 +6,6 @@ The list below holds the instructions written family by family; an instruction d
 """
 
 INSTRUCTIONS = [
-    # vector / gpsimd
-    "iota", "affine_select",
     # queries
     "get_nc_version", "get_nc_sub_version",
 ]

@@ -16,7 +16,7 @@ Semantics: nki.isa API reference (nki/api/nki/isa) (NKI ``nki.isa`` API pages).
 """
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, StringAttr, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i64
 from xdsl.ir import Dialect
 from xdsl.irdl import (
     IRDLOperation,
@@ -24,7 +24,6 @@ from xdsl.irdl import (
     operand_def,
     opt_operand_def,
     opt_prop_def,
-    prop_def,
     result_def,
 )
 from xdsl.parser import Parser
@@ -33,8 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import rules
 from .common import ON_CHIP, MemSpaceAttr, TargetAttr, space_of
-from .instruction import NisaInstruction, dialect_ops
-from .vector_rules import ARITH_NAMES
+from .instruction import NisaInstruction, dialect_ops  # noqa: F401 (NisaInstruction re-exported)
 
 REVERSE = ("none_", "first", "second", "both")
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
@@ -107,56 +105,6 @@ class ReleaseOp(IRDLOperation):
     assembly_format = "$memref attr-dict `:` type($memref)"
 
 
-@irdl_op_definition
-class IotaOp(NisaInstruction):
-    """GpSimd ``dst[p, i...] = offset + p*channel_multiplier + sum_k step_k*i_k`` (int32, cast);
-    the optional ``offset_index`` (loop-index arithmetic) is added to ``offset`` at run time."""
-
-    name = "nisa.iota"
-    dst = operand_def(MemRefType)
-    offset_index = opt_operand_def(IndexType)
-    pattern = prop_def(ArrayAttr)
-    offset = prop_def(IntegerAttr)
-    channel_multiplier = prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        from .nki import _verify_pattern
-        rules.core(self, ("dst",), "gpsimd", why=" (iota is a GpSimd instruction)")
-        rules.tile(self, "dst", self.dst, spaces=("sbuf",))
-        _verify_pattern(self, self.dst)
-        rules.engine(self, ("gpsimd",))
-
-
-@irdl_op_definition
-class AffineSelectOp(NisaInstruction):
-    """GpSimd ``dst = on_true_tile where cmp_op(iota value, 0) else on_false_value`` (the
-    optional ``offset_index`` is added to ``offset`` at run time, as for ``nisa.iota``)."""
-
-    name = "nisa.affine_select"
-    dst = operand_def(MemRefType)
-    on_true_tile = operand_def(MemRefType)
-    on_false_value = operand_def()
-    offset_index = opt_operand_def(IndexType)
-    pattern = prop_def(ArrayAttr)
-    offset = prop_def(IntegerAttr)
-    channel_multiplier = prop_def(IntegerAttr)
-    cmp_op = prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        from .nki import _verify_pattern
-        rules.core(self, ("dst", "on_true_tile"), "gpsimd",
-                   why=" (affine_select is a GpSimd instruction)")
-        rules.tile(self, "dst", self.dst, spaces=("sbuf",))
-        rules.tile(self, "on_true_tile", self.on_true_tile, spaces=("sbuf",))
-        rules.same_partitions(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))
-        rules.same_free_size(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))
-        _verify_pattern(self, self.dst)
-        rules.enum(self, "cmp_op", ARITH_NAMES)
-        rules.engine(self, ("gpsimd",))
-
-
-INSTRUCTIONS = (IotaOp,
-                AffineSelectOp)
 
 def _family_ops() -> list:
     from .nki import family_ops
@@ -165,5 +113,5 @@ def _family_ops() -> list:
 
 #: the ``nisa`` dialect: the ops above, the family modules' and those of the instruction
 #: definitions (``nki_mlir/instructions``, added to the same list as they register)
-NISA = Dialect("nisa", dialect_ops("nisa", [AllocOp, ReleaseOp, *INSTRUCTIONS, *_family_ops()]),
+NISA = Dialect("nisa", dialect_ops("nisa", [AllocOp, ReleaseOp, *_family_ops()]),
                [MemSpaceAttr, TargetAttr])

@@ -17,21 +17,14 @@ and ``nki.language`` API pages).
 """
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, MemRefType, StringAttr
 from xdsl.ir import Dialect
-from xdsl.irdl import (
-    irdl_op_definition,
-    operand_def,
-    opt_operand_def,
-    opt_prop_def,
-    prop_def,
-    result_def,
-)
+from xdsl.irdl import irdl_op_definition, opt_prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from . import rules
 from .common import ON_CHIP, space_of
-from .instruction import NkiInstruction, dialect_ops
+from .instruction import dialect_ops
 from .syntax import KeywordOp
 
 REDUCE_CMDS = ("idle", "reset", "reduce", "reset_reduce", "load_reduce")
@@ -66,69 +59,6 @@ class NdarrayOp(KeywordOp):
 # ------------------------------------------------------------------- vector / scalar
 
 
-@irdl_op_definition
-class IotaOp(NkiInstruction):
-    """``nisa.iota(dst, pattern, offset, channel_multiplier)``.
-
-    ``dst[p, i...] = offset + p*channel_multiplier + sum_k step_k * i_k`` for
-    ``pattern = [[step, count], ...]`` (computed in int32, cast to dst's dtype).  The
-    optional ``offset_index`` (an ``index`` computed from loop indices) is added to
-    ``offset`` at run time: an offset that depends on the iteration keeps the loop rolled.
-    """
-
-    name = "nki.iota"
-    dst = operand_def(MemRefType)
-    offset_index = opt_operand_def(IndexType)
-    pattern = prop_def(ArrayAttr)
-    offset = prop_def(IntegerAttr)
-    channel_multiplier = prop_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        rules.core(self, ("dst",), "gpsimd", why=" (iota is a GpSimd instruction)")
-        rules.tile(self, "dst", self.dst, spaces=("sbuf",))
-        _verify_pattern(self, self.dst)
-
-
-def _verify_pattern(op, dst) -> None:
-    from .common import free_size
-    count = 1
-    for pair in op.pattern.data:
-        if not isinstance(pair, ArrayAttr) or len(pair.data) != 2:
-            raise VerifyException(f"{op.name}: pattern must be a list of [step, count] pairs")
-        count *= pair.data[1].value.data
-    if count != free_size(dst):
-        raise VerifyException(f"{op.name}: the pattern covers {count} elements per partition but "
-                              f"dst has {free_size(dst)}")
-
-
-@irdl_op_definition
-class AffineSelectOp(NkiInstruction):
-    """``nisa.affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op, offset)``.
-
-    ``dst = on_true_tile where cmp_op(iota value, 0) else on_false_value``; the optional
-    ``offset_index`` is added to ``offset`` at run time, as for ``nki.iota``.
-    """
-
-    name = "nki.affine_select"
-    dst = operand_def(MemRefType)
-    on_true_tile = operand_def(MemRefType)
-    on_false_value = operand_def()
-    offset_index = opt_operand_def(IndexType)
-    pattern = prop_def(ArrayAttr)
-    offset = prop_def(IntegerAttr)
-    channel_multiplier = prop_def(IntegerAttr)
-    cmp_op = prop_def(StringAttr)
-
-    def verify_(self) -> None:
-        rules.core(self, ("dst", "on_true_tile"), "gpsimd",
-                   why=" (affine_select is a GpSimd instruction)")
-        rules.tile(self, "dst", self.dst, spaces=("sbuf",))
-        rules.tile(self, "on_true_tile", self.on_true_tile, spaces=("sbuf",))
-        rules.same_partitions(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))
-        rules.same_free_size(self, ("dst", self.dst), ("on_true_tile", self.on_true_tile))
-        _verify_pattern(self, self.dst)
-
-
 # the instruction-family modules that add ops to both dialects, and the sugar ops
 from . import (  # noqa: E402
     isa_collective, isa_control,
@@ -153,7 +83,7 @@ def family_ops(attr: str) -> list:
 
 NKI = Dialect(  # with the ops of the instruction definitions (dialect_ops: a live list)
     "nki",
-    dialect_ops("nki", [NdarrayOp, ZerosOp, IotaOp, AffineSelectOp,
+    dialect_ops("nki", [NdarrayOp, ZerosOp,
      LoadOp, StoreOp, AddOp, MultiplyOp, ExpOp, MatmulOp,
      *family_ops("NKI_OPS")]),
     [],

@@ -42,6 +42,10 @@ REQUIRED = inspect.Parameter.empty
 class Param:
     """One API parameter.  ``role`` is filled in from the class attribute's name."""
 
+    #: the parameter is one of the API's (False: an operand of the ops only, which the
+    #: definition's ``call`` hook sets, e.g. ``ods_forms.LoopIndex``)
+    in_api: ClassVar[bool] = True
+
     role: str = ""
 
     @property
@@ -394,7 +398,8 @@ class InstructionDef:
     @property
     def api_params(self) -> tuple[Param, ...]:
         """The parameters of the public signature, in order (without ``name``)."""
-        return tuple(p for p in self.params if not (isinstance(p, Engine) and not p.param))
+        return tuple(p for p in self.params
+                     if p.in_api and not (isinstance(p, Engine) and not p.param))
 
     @property
     def operands(self) -> tuple[Param, ...]:

@@ -31,14 +31,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, StringAttr, f32
+from xdsl.dialects.builtin import FloatAttr, IndexType, StringAttr, f32
 from xdsl.ir import Attribute, Operation
 
 from .common import str_attr
-from .ods import InstructionDef, Param, Property, Scalar, Tile
+from .ods import REQUIRED, InstructionDef, Param, Property, Scalar, Tile
 
 #: what a definition's ``call`` hook returns when it emitted the call itself
 EMITTED = object()
@@ -184,6 +184,33 @@ class FloatList(Property):
 
 
 @dataclass(frozen=True)
+class PairList(Property):
+    """A required list of ``[step, count]`` pairs of compile-time integers (an ``ArrayAttr``
+    of ``ArrayAttr`` s; ``iota``'s ``pattern``); the frontend converts it
+    (``frontend/ods_kinds.CONVERTERS``)."""
+
+    @property
+    def api_default(self) -> Any:
+        return REQUIRED
+
+
+@dataclass(frozen=True)
+class LoopIndex(Tile):
+    """An optional ``index`` operand of the ops that is no API parameter: loop-index
+    arithmetic the definition's ``call`` hook splits off an API argument (``iota``'s
+    ``offset_index``, added to ``offset`` at run time).  Not memory: no tile checks."""
+
+    in_api: ClassVar[bool] = False
+    tile_checks: ClassVar[bool] = False
+    constraint: ClassVar[Any] = IndexType
+    optional: bool = True
+    spaces: tuple[str, ...] | None = None
+
+    def check(self, op: Operation) -> None:
+        """The IRDL constraint checks the type; nothing more to check."""
+
+
+@dataclass(frozen=True)
 class Dma:
     """The cost model's row of a DMA instruction: it is timed on the DMA engines
     (``nki_mlir/perf/dma_costs.py``: bytes moved, rows spread over the engines, contiguous
@@ -209,4 +236,4 @@ class Dma:
 
 
 __all__ = ["ApiArg", "IsaForm", "form_record", "default_engine", "lowering", "Tiles", "FloatList",
-           "Dma", "EMITTED"]
+           "PairList", "LoopIndex", "Dma", "EMITTED"]

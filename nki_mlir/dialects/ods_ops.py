@@ -34,7 +34,7 @@ from . import rules
 from .common import dtype_of, shape_of
 from .instruction import (DEFINED_OPS, ELEMENTWISE_OPS, FULL_WRITES, NisaInstruction, NkiInstruction, OperandEffects,
                           direct_lowering)
-from .ods_forms import FloatList, Tiles, form_record, lowering
+from .ods_forms import FloatList, PairList, Tiles, form_record, lowering
 from .ods import (REQUIRED, Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
                   Scalar, Tile)
 from .vector_rules import arith_only, start_partitions
@@ -42,7 +42,7 @@ from .vector_rules import arith_only, start_partitions
 #: the property constraint of each kind of :class:`~.ods.Property`
 _PROPERTY_TYPES = {Flag: IntegerAttr, Int: IntegerAttr, IntList: ArrayAttr, IntPair: ArrayAttr,
                    OpToken: StringAttr,
-                   EnumProp: StringAttr, FloatList: ArrayAttr}
+                   EnumProp: StringAttr, FloatList: ArrayAttr, PairList: ArrayAttr}
 
 #: op name (``"nki.rng"``, ``"nisa.rng"``) -> the op class generated from a definition
 OPS_BY_NAME: dict[str, type[Operation]] = {}
@@ -86,7 +86,8 @@ def _body(rec: InstructionDef, shape: InstructionDef | None = None) -> dict:
         body[p.role] = opt_operand_def(*args) if p.optional else operand_def(*args)
     for p in rec.properties:
         required = (isinstance(p, OpToken) and not p.optional) or \
-            (isinstance(p, Int) and p.default is REQUIRED) or (isinstance(p, IntList) and not p.optional)
+            (isinstance(p, Int) and p.default is REQUIRED) or (isinstance(p, IntList) and not p.optional) or \
+            isinstance(p, PairList)
         body[p.role] = (prop_def if required else opt_prop_def)(_PROPERTY_TYPES[type(p)])
     if any(p.optional for p in rec.operands):  # as the hand-written ops: sizes in the generic form
         body["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)

@@ -1,23 +1,26 @@
-"""Frontend handlers for ``nki.isa`` instructions: each emits one ``nki`` dialect op.
+"""Frontend pieces of the index-pattern instructions (``iota``, ``affine_select``) and the
+``nki.isa`` version queries.
 
-Signatures mirror the NKI 0.6 ``nki.isa`` API (nki.isa API reference (nki/api/nki/isa)), ``dst`` first.
-Each handler checks the kinds of its arguments (tensor / number / op token / enum) and
-leaves shape, memory and dtype rules to the op verifiers, which report at the call's line.
+The argument conversions of the ``pattern`` and ``offset_index`` kinds
+(:mod:`nki_mlir.dialects.ods_forms` ``PairList`` / ``LoopIndex``, registered in
+:data:`.ods_kinds.CONVERTERS`), :func:`loop_offset` for the definitions' ``call`` hooks, and
+the handlers of ``get_nc_version`` / ``get_nc_sub_version``.  Semantics: nki.isa API
+reference (nki/api/nki/isa).
 """
 from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
-from ..dialects import nki
+from ..dialects.ods_forms import LoopIndex, PairList
 from ..errors import NKITypeError
-from . import args as A
 from .builtins import handles
+from .ods_kinds import CONVERTERS
 from .values import Index
 
 
-
-
-def _pattern(cg, api, pattern):
+def pattern_pairs(cg, api: str, p, pattern) -> list[list[int]]:
+    """A ``pattern`` argument (:class:`~nki_mlir.dialects.ods_forms.PairList`): a list of
+    ``[step, count]`` pairs of integers, else ``NKITypeError``."""
     try:
         pairs = [[int(s), int(c)] for s, c in pattern]
     except (TypeError, ValueError):
@@ -25,7 +28,7 @@ def _pattern(cg, api, pattern):
     return pairs
 
 
-def _offset(cg, api: str, offset) -> tuple[int, SSAValue | None]:
+def loop_offset(cg, api: str, offset) -> tuple[int, SSAValue | None]:
     """An iota / affine_select ``offset``: (its constant part, an SSA ``index`` computing its
     loop-index part or None).  An offset may be an affine expression of loop indices."""
     if isinstance(offset, Index):
@@ -38,32 +41,8 @@ def _offset(cg, api: str, offset) -> tuple[int, SSAValue | None]:
                          f"indices, got {offset!r}", NKITypeError) from None
 
 
-@handles("nisa.iota")
-def iota(cg, dst, pattern, offset=0, channel_multiplier=0, name=None):
-    api = "nisa.iota"
-    d = A.tensor(cg, api, "dst", dst)
-    const, dyn = _offset(cg, api, offset)
-    A.emit(cg, nki.IotaOp, {"dst": d.value, "offset_index": dyn},
-           {"pattern": _pattern(cg, api, pattern), "offset": const,
-            "channel_multiplier": int(channel_multiplier)})
-
-
-@handles("nisa.affine_select")
-def affine_select(cg, dst, pattern, channel_multiplier, on_true_tile, on_false_value,
-                  cmp_op=None, offset=0, name=None):
-    api = "nisa.affine_select"
-    d = A.tensor(cg, api, "dst", dst)
-    t = A.tensor(cg, api, "on_true_tile", on_true_tile)
-    cmp = "equal" if cmp_op is None else A.op_token(cg, api, "cmp_op", cmp_op,
-                                                     ("equal", "not_equal", "greater", "greater_equal",
-                                                      "less", "less_equal"))
-    const, dyn = _offset(cg, api, offset)
-    A.emit(cg, nki.AffineSelectOp,
-           {"dst": d.value, "on_true_tile": t.value,
-            "on_false_value": A.tile_or_scalar(cg, api, "on_false_value", float(on_false_value)),
-            "offset_index": dyn},
-           {"pattern": _pattern(cg, api, pattern), "offset": const,
-            "channel_multiplier": int(channel_multiplier), "cmp_op": cmp})
+CONVERTERS[PairList] = pattern_pairs
+CONVERTERS[LoopIndex] = lambda cg, api, p, v: v  # the call hook computed the index value
 
 
 @handles("nisa.get_nc_sub_version")

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..dialects.ods import (Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
-                            Scalar, Tile)
+                            Property, Scalar, Tile)
 from ..dialects.ods_forms import EMITTED, ApiArg, FloatList, Tiles
 from ..dialects.vector_rules import BITVEC
 from ..errors import NKITypeError
@@ -129,8 +129,9 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
         for p in rec.params:
             if isinstance(p, ApiArg):
                 continue
-            if type(p) in CONVERTERS:
-                operands[p.role] = CONVERTERS[type(p)](cg, api, p, a[p.role])
+            if type(p) in CONVERTERS:  # a property kind's value goes to the properties
+                (props if isinstance(p, Property) else operands)[p.role] = \
+                    CONVERTERS[type(p)](cg, api, p, a.get(p.role))
             elif isinstance(p, Tile):
                 operands[p.role] = _tile(cg, api, p, a[p.role])
             elif isinstance(p, Scalar):

@@ -377,7 +377,7 @@ def _identity(e: Emitter, op: S.SharedIdentityOp) -> SSAValue:
     n = shape_of(r)[0]
     io = e.alloc((n, n), dtypes.int32)
     pattern = ArrayAttr([ArrayAttr([IntegerAttr(-1, i64), IntegerAttr(n, i64)])])
-    e.add(nki.IotaOp.build(operands=[io, None], properties={
+    e.add(op_class("nki.iota").build(operands=[io, None], properties={
         "pattern": pattern, "offset": IntegerAttr(0, i64), "channel_multiplier": IntegerAttr(1, i64)}))
     e.ts(r, io, "equal", e.f32(0.0))
     return r

@@ -33,16 +33,11 @@ from xdsl.utils.exceptions import VerifyException
 from ..dialects import nisa, nki
 from ..dialects.common import i64_attr, str_attr
 from ..dialects.instruction import DIRECT_LOWERINGS
-from ..dialects.vector_rules import ARITH_OPS
 
 
 def _engine(op: Operation, default: str) -> StringAttr:
     e = op.properties.get("engine")
     return e if isinstance(e, StringAttr) and e.data != "unknown" else str_attr(default)
-
-
-def _arith(token: StringAttr) -> StringAttr:
-    return str_attr(ARITH_OPS[token.data])
 
 
 def _replace(rewriter: PatternRewriter, op: Operation, new: list[Operation], results=None) -> None:
@@ -71,25 +66,6 @@ class LowerNdarray(RewritePattern):
 
 
 
-class LowerIota(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.IotaOp, rewriter: PatternRewriter) -> None:
-        _replace(rewriter, op, [nisa.IotaOp.build(
-            operands=[op.dst, op.offset_index], properties={"pattern": op.pattern, "offset": op.offset,
-                                           "channel_multiplier": op.channel_multiplier,
-                                           "engine": StringAttr("gpsimd")})])
-
-
-class LowerAffineSelect(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nki.AffineSelectOp, rewriter: PatternRewriter) -> None:
-        _replace(rewriter, op, [nisa.AffineSelectOp.build(
-            operands=[op.dst, op.on_true_tile, op.on_false_value, op.offset_index],
-            properties={"pattern": op.pattern, "offset": op.offset,
-                        "channel_multiplier": op.channel_multiplier, "cmp_op": _arith(op.cmp_op),
-                        "engine": StringAttr("gpsimd")})])
-
-
 class LowerDirect(RewritePattern):
     """Any op registered with ``instruction.direct_lowering``: ``nki.X(roles..., props...)`` ->
     its ``nisa`` twin with the same operands and properties, ``engine=`` filled in.
@@ -114,7 +90,7 @@ class LowerDirect(RewritePattern):
         _replace(rewriter, op, [new], list(new.results))
 
 
-PATTERNS = (LowerDirect, LowerNdarray, LowerIota, LowerAffineSelect)
+PATTERNS = (LowerDirect, LowerNdarray)
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,6 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
-from ..dialects import nisa
 from ..errors import NKIError
 from ..dialects.common import HBM_SPACES, i64_attr, space_of, str_attr
 from ..dialects.isa_control import no_reorder_groups
@@ -105,10 +104,6 @@ from .reorder import is_dma, reorder_block, reorder_function  # noqa: F401 (re-e
 MODES = ("list", "in-order")
 ALIASES = {"program-order": "in-order"}
 
-#: the engine an instruction runs on when its ``engine`` is ``unknown``
-NATURAL_ENGINE = {
-    nisa.IotaOp: "gpsimd", nisa.AffineSelectOp: "gpsimd",
-}
 DMA_LOAD_QUEUES = ("dma0", "dma1")
 DMA_STORE_QUEUES = ("dma2", "dma3")
 
@@ -123,7 +118,7 @@ def engine_queue(op: Operation) -> str:
     if name != "unknown":
         return name
     defn = getattr(op, "DEFINITION", None)  # an instruction definition names its default engine
-    return defn.engine.default if defn is not None else NATURAL_ENGINE.get(type(op), "vector")
+    return defn.engine.default if defn is not None else "vector"
 
 
 def writes_hbm(op: Operation, cache: dict | None = None) -> bool:

@@ -102,10 +102,6 @@ ENGINE_KINDS = ("none", "dma")
 #: ops that are DMA transfers (timed by :func:`dma_engine_shares`)
 #: (and the instructions whose definition's cost row is a ``Dma`` or ``Formula("dma")``)
 DMA_OPS = frozenset({"nisa.dma_copy_indirect", "nisa.collective"})
-#: engine of an instruction without ``nkim.queue`` and without a usable ``engine``
-DEFAULT_ENGINE = {
-    "nisa.iota": "gpsimd", "nisa.affine_select": "gpsimd",
-}
 
 _TWO_BYTE_FLOAT = ("bfloat16", "float16")
 _SCALAR_FAST = ("bfloat16", "float16", "float8_e4m3", "float8_e4m3fn", "float8_e5m2")
@@ -143,7 +139,7 @@ class InstrCost:
 
 def resolve_engine(op: Operation) -> str:
     """The engine kind ``op`` occupies: ``nkim.queue`` (``dma*`` -> ``dma``), else its
-    ``engine`` property, else its definition's default engine or :data:`DEFAULT_ENGINE`
+    ``engine`` property, else its definition's default engine
     (``vector`` for other instructions);
     ``none`` for :data:`NO_COST_OPS`, non-``nisa`` ops and the ``sync`` queue."""
     name = op.name
@@ -165,7 +161,7 @@ def resolve_engine(op: Operation) -> str:
                 return "dma"
             if word == "sync":
                 return "none"
-    return defn.engine.default if defn is not None else DEFAULT_ENGINE.get(name, "vector")
+    return defn.engine.default if defn is not None else "vector"
 
 
 # ------------------------------------------------------------------------ compute costs
@@ -235,8 +231,6 @@ def _flag(op: Operation, name: str) -> bool:
 #: class "copy" (copy perf mode), "other" (bf16 -> pm_other) or None (no perf mode).
 #: ``+MIN_II`` whenever a ``reduce_res`` is written.
 _SIMPLE: dict[str, tuple[tuple[str, ...], float, str | None, float | None]] = {
-    "nisa.iota": (("dst",), 1.0, None, None),
-    "nisa.affine_select": (("on_true_tile",), 1.0, None, None),
 }
 
 

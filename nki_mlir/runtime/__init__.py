@@ -7,8 +7,7 @@
   :class:`~.interpreter.Program`, then ``Program.run(args)`` it.  Its parts:
   :mod:`.handlers` / :mod:`.decoder` / :mod:`.program` / :mod:`.env` (decode and run), :mod:`.control` and
   :mod:`.views` (func/scf/arith and memref.subview), and one module per instruction family
-  (:mod:`.isa_memory`, :mod:`.isa_alu`, :mod:`.isa_activation`, :mod:`.isa_matmul`,
-  :mod:`.isa_iota`).
+  (:mod:`.isa_memory`, :mod:`.isa_alu`, :mod:`.isa_activation`, :mod:`.isa_matmul`).
 
 Design: docs/backend.md; semantics: the NKI ``nki.isa`` API pages and the NKI architecture guide.
 """

@@ -21,7 +21,7 @@ from ..diagnostics import error_at
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import (
-    control, isa_control, isa_iota, isa_memory, lang_ops, views,
+    control, isa_control, isa_memory, lang_ops, views,
 )
 from . import isa_collective, queues, spmd, timing_plan  # LNC2 cross-core ops; shared HBM of launches
 from . import blocks  # the contiguous storage of placed on-chip tensors
@@ -48,8 +48,6 @@ HANDLERS: dict[str, Callable[[Decoder, Operation], Closure | None]] = {
     "nisa.dma_copy_indirect": isa_memory.dma_copy_indirect,
     "nisa.alloc": isa_memory.alloc,
     "nisa.release": isa_memory.release,
-    "nisa.iota": isa_iota.iota,
-    "nisa.affine_select": isa_iota.affine_select,
     **isa_control.HANDLERS,
     **isa_collective.HANDLERS,
     **lang_ops.HANDLERS,

@@ -65,7 +65,7 @@ FOOTPRINTS_MAX = 1 << 16
 #: so they carry never-written elements into ``dst`` (see check 3)
 #: (and the instruction definitions' ``elementwise`` ops, ``ELEMENTWISE_OPS``)
 PROPAGATE = frozenset({
-    "nisa.dma_copy", "nisa.affine_select",
+    "nisa.dma_copy",
 })
 
 

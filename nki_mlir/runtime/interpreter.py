@@ -29,7 +29,7 @@ closure builders), with the decoder's state in :mod:`.decoder` and the slot envi
 shared helpers in :mod:`.env`; the closure builders are in :mod:`.control`
 (``func`` / ``scf`` / ``arith``), :mod:`.views` (``memref.subview``), :mod:`.isa_memory`
 (``alloc`` / ``release`` / ``memset`` / the copy closure), :mod:`.isa_alu`, :mod:`.isa_activation`,
-:mod:`.isa_matmul` (``matmul``) and :mod:`.isa_iota` (``iota`` / ``affine_select``), and
+:mod:`.isa_matmul` (``matmul``), and
 the instruction definitions' ``interpret`` (``nki_mlir/instructions``); :mod:`.program`
 runs the result.
 

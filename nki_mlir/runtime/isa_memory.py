@@ -139,7 +139,6 @@ _TOKENS = itertools.count()
 #: :func:`_matmul_overwrites`)
 #: (the instruction definitions' ``full_writes`` and these hand-written ones: a live dict)
 FULL_WRITES = _FULL_WRITES
-FULL_WRITES.update({"nisa.iota": ("dst",)})
 #: ops that neither read nor write SBUF / PSUM bytes
 _NO_MEMORY = ("arith.", "memref.subview", "memref.reinterpret_cast", "memref.cast",
               "nisa.view_dtype", "nisa.alloc", "nisa.release")

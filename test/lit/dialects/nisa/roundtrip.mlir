@@ -87,5 +87,5 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 // GENERIC:      "nisa.activation"(%b, %v, %p, %v, %f1) <{op = "square", reduce_op = "add", reduce_cmd = "reset_reduce", engine = "scalar", operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}>
 // GENERIC:      "nisa.tensor_reduce_arith"(%v, %w) <{op = "max", negated = false, num_r_dim = 2 : i64, engine = "vector"}>
 // GENERIC:      "nisa.matmul"(%p, %t, %a) <{is_transpose = false, engine = "tensor", operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
-// GENERIC:      "nisa.iota"(%w) <{pattern = {{\[\[}}64 : i64, 8 : i64], [1 : i64, 64 : i64]], offset = 0 : i64, channel_multiplier = 512 : i64, engine = "gpsimd"}>
+// GENERIC:      "nisa.iota"(%w) <{pattern = {{\[\[}}64 : i64, 8 : i64], [1 : i64, 64 : i64]], offset = 0 : i64, channel_multiplier = 512 : i64, engine = "gpsimd", operandSegmentSizes = array<i32: 1, 0>}>
 // GENERIC:      "nisa.release"(%qt) : (memref<32x32xf32, #nisa.mem<sbuf>>) -> ()

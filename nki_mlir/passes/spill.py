@@ -50,6 +50,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from ..dialects.common import MemSpaceAttr, bool_attr, i64_attr, memref, shape_of, dtype_of, space_of
 from ..dialects.effects import accesses, base_buffer, bytes_per_partition, is_view
+from ..dialects.instruction import FULL_WRITES
 from ..dialects.nisa import AllocOp, NisaInstruction, ReleaseOp
 from ..dialects.ods_ops import op_class
 from .alloc_sinking import ancestor_in
@@ -60,10 +61,13 @@ from .spill_source import TiledSource, tiled_source
 ATTR_SPILL_OF = "nkim.spill_of"
 #: the memory of the internal tensors
 SCRATCH_SPACE = "private_hbm"
-#: instructions that write every element of ``dst`` without reading it
-FULL_WRITES = ("nisa.dma_copy", "nisa.memset", "nisa.tensor_copy", "nisa.tensor_tensor_arith",
-               "nisa.tensor_scalar_arith", "nisa.activation", "nisa.tensor_reduce_arith",
-               "nisa.iota")
+
+
+def writes_whole_dst(op: Operation) -> bool:
+    """Whether ``op`` writes every element of its ``dst`` without reading it: the instruction
+    definitions' ``full_writes`` (``dialects.instruction.FULL_WRITES``), except a
+    ``nisa.matmul``, which may accumulate into ``dst``."""
+    return op.name != "nisa.matmul" and "dst" in FULL_WRITES.get(op.name, ())
 
 
 @dataclass
@@ -107,7 +111,7 @@ class Segment:
         """Whether the tile must be loaded first: unless the first instruction writes all
         of it (its ``dst``, the tile itself) without reading it."""
         u = self.uses[0]
-        if u.reads or u.op.name not in FULL_WRITES or len(u.operands) != 1:
+        if u.reads or not writes_whole_dst(u.op) or len(u.operands) != 1:
             return True
         dst = getattr(u.op, "dst", None)
         value = u.op.operands[u.operands[0]]

@@ -32,7 +32,7 @@ from xdsl.ir import Operation, OpResult
 from xdsl.irdl import IRDLOperation
 
 from ..dialects.effects import accesses, base_buffer
-from .blocks import placement
+from .blocks import alone, blocks_of, placement
 from .env import STATE, Closure, scratch
 
 if TYPE_CHECKING:
@@ -43,30 +43,6 @@ READERS = ("nisa.tensor_copy", "nisa.dma_copy")
 #: ops that touch no memory (besides the nisa instructions, walked with :func:`accesses`)
 _PURE = ("arith.", "memref.subview", "memref.reinterpret_cast", "memref.cast",
          "nisa.view_dtype", "nisa.alloc", "nisa.release", "scf.yield")
-
-
-def _blocks_of(dec: Decoder, alloc: Operation) -> tuple | None:
-    """``(space, {block of each copy})`` of a placed on-chip ``alloc``, or None."""
-    p = placement(alloc)
-    if p is None:
-        return None
-    got = {dec.blocks.get((alloc, c)) for c in range(p[3])}
-    return None if None in got else (p[0], got)
-
-
-def _alone(dec: Decoder, alloc: Operation) -> bool:
-    """Whether every copy of the placed on-chip ``alloc`` is the only rectangle of its block."""
-    mine = _blocks_of(dec, alloc)
-    if mine is None:
-        return False
-    count = dec.memo.get("bind block users")
-    if count is None:
-        count = dec.memo["bind block users"] = {}
-        for (op, _c), b in dec.blocks.items():
-            q = placement(op)
-            if q is not None:
-                count[(q[0], b)] = count.get((q[0], b), 0) + 1
-    return all(count.get((mine[0], b), 0) == 1 for b in mine[1])
 
 
 def _roots(dec: Decoder, value, depth: int = 0) -> list | None:
@@ -94,7 +70,7 @@ def _kind(dec: Decoder, buf) -> tuple:
     """How a buffer's bytes may be shared: ``("off",)`` (HBM / kernel argument: any such
     buffer may), ``("chip", space, blocks)`` (placed), ``("own", buf)`` (a private array)."""
     if isinstance(buf, OpResult) and buf.op.name == "nisa.alloc":
-        mine = _blocks_of(dec, buf.op)
+        mine = blocks_of(buf.op, dec.blocks)
         if mine is not None:
             return ("chip",) + mine
         ms = getattr(buf.type, "memory_space", None)
@@ -158,7 +134,7 @@ def _bindable(dec: Decoder, op: Operation) -> bool:
     if dst.type.element_type != src.type.element_type or len(dst.type.get_shape()) != 2 or \
             len(src.type.get_shape()) != 2:
         return False
-    if not _alone(dec, dst.op):
+    if not alone(dst.op, dec.blocks, dec.memo):
         return False
     block = op.parent_block()
     later: set[int] = set()

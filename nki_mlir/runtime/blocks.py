@@ -122,3 +122,30 @@ def plan(fop) -> dict:
                 out[g] = (glo, ghi)
             group, glo, ghi = [(op, c)], lo, hi
     return out
+
+
+def blocks_of(alloc, blocks: dict) -> tuple | None:
+    """``(space, {(lo, hi) block of each copy})`` of a placed on-chip ``alloc`` in the plan
+    ``blocks`` (:func:`plan`), or None (not placed, or a copy without a block)."""
+    p = placement(alloc)
+    if p is None:
+        return None
+    got = {blocks.get((alloc, c)) for c in range(p[3])}
+    return None if None in got else (p[0], got)
+
+
+def alone(alloc, blocks: dict, memo: dict) -> bool:
+    """Whether every copy of the placed on-chip ``alloc`` is the only tensor in its block of
+    the plan ``blocks`` (:func:`plan`); ``memo`` (one dict per decode) keeps the count of
+    tensors per block."""
+    mine = blocks_of(alloc, blocks)
+    if mine is None:
+        return False
+    count = memo.get("block users")
+    if count is None:
+        count = memo["block users"] = {}
+        for (op, _c), b in blocks.items():
+            q = placement(op)
+            if q is not None:
+                count[(q[0], b)] = count.get((q[0], b), 0) + 1
+    return all(count.get((mine[0], b), 0) == 1 for b in mine[1])

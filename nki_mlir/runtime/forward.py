@@ -29,30 +29,11 @@ from xdsl.ir import BlockArgument, Operation, OpResult
 from xdsl.irdl import IRDLOperation
 
 from ..dialects.effects import accesses, base_buffer
-from .blocks import placement
+from .blocks import alone, placement
 from .env import STATE, Closure
 
 if TYPE_CHECKING:
     from .decoder import Decoder
-
-
-def _alone(dec: Decoder, alloc: Operation) -> bool:
-    """Whether every copy of the placed SBUF ``alloc`` is the only rectangle of its block."""
-    p = placement(alloc)
-    if p is None or p[0] != "sbuf":
-        return False
-    count = dec.memo.get("block users")
-    if count is None:
-        count = dec.memo["block users"] = {}
-        for (op, _c), b in dec.blocks.items():
-            q = placement(op)
-            if q is not None:
-                count[(q[0], b)] = count.get((q[0], b), 0) + 1
-    for c in range(p[3]):
-        b = dec.blocks.get((alloc, c))
-        if b is None or count.get(("sbuf", b), 0) != 1:
-            return False
-    return True
 
 
 def _args_written(dec: Decoder, func_op: Operation) -> bool:
@@ -114,7 +95,9 @@ def forwardable(dec: Decoder, op: Operation) -> bool:
         func_op = func_op.parent_op()
     if func_op is None or _args_written(dec, func_op):
         return False
-    return _alone(dec, dst.op) and _only_read(dst, op)
+    p = placement(dst.op)      # an SBUF tile alone in its block
+    return p is not None and p[0] == "sbuf" and alone(dst.op, dec.blocks, dec.memo) \
+        and _only_read(dst, op)
 
 
 def forwarding(copy: Closure, d: int, s: int, shape: tuple[int, ...], itemsize: int) -> Closure:

@@ -39,7 +39,7 @@ from ..dialects.common import HBM_SPACES, MemSpaceAttr, prop_flag
 from ..dialects.instruction import FULL_WRITES as _FULL_WRITES
 from ..errors import NKIRuntimeError
 from . import bind, hbm_fill
-from .blocks import PLACEMENT, placement
+from .blocks import PLACEMENT, blocks_of, placement
 from . import numerics as nm
 from .env import STATE, Buf, Closure, Fault, finish, guard, reader
 from .memory import Memory, MemoryFault, fill_sentinel, resolve_psum_offset, sentinel_filler
@@ -171,7 +171,7 @@ def written_first(op: nisa.AllocOp, blocks: dict | None = None,
     memoises the first memory-touching op after each op, so a block of ``n`` consecutive
     allocs costs O(n), not O(n^2) (a kernel allocating thousands of tiles up front)."""
     v = op.result
-    mine = _blocks_of(op, blocks) if blocks is not None else None
+    mine = blocks_of(op, blocks) if blocks is not None else None
     skips = {} if skips is None else skips
     cur = op
     while True:
@@ -217,15 +217,6 @@ def _next_memory_op(op, skips: dict):
     return found
 
 
-def _blocks_of(op, blocks: dict) -> tuple | None:
-    """``(space, {(lo, hi) block of each copy})`` of a placed on-chip alloc, or None."""
-    p = placement(op)
-    if p is None:
-        return None
-    got = {blocks.get((op, c)) for c in range(p[3])}
-    return None if None in got else (p[0], got)
-
-
 def _apart(ins, op, mine: tuple, blocks: dict) -> bool:
     """Whether instruction ``ins`` (no regions) has only tensor operands that cannot share
     bytes with ``op``'s: HBM tensors, unplaced (private) tiles, or placed tiles of the
@@ -244,7 +235,7 @@ def _apart(ins, op, mine: tuple, blocks: dict) -> bool:
             continue
         if not isinstance(x, OpResult) or x.op.name != "nisa.alloc" or x.op is op:
             return False
-        theirs = _blocks_of(x.op, blocks)
+        theirs = blocks_of(x.op, blocks)
         if theirs is None:
             if placement(x.op) is None and all(x.op.attributes.get(k) is None
                                                 for k in PLACEMENT):

@@ -11,8 +11,9 @@ math is ``arith``.
 Sugar ops (``nki.load``, ``nki.store``, ``nki.add``, ``nki.multiply``, ``nki.exp``,
 ``nki.matmul``, ``nki.zeros``: :mod:`.nki_wrappers`; the generic ones: :mod:`.nki_sugar`)
 mirror the NKI 0.3 value-returning wrappers and exist only until the ``nki-legalize`` pass.
-The instruction families (:mod:`.isa_movement`, ...) add their ops to
-both dialects.  Semantics: nki.isa API reference (nki/api/nki/isa) (the NKI ``nki.isa``
+The instructions are defined once in ``nki_mlir/instructions`` (their op twins join both
+dialects when defined); the hand-written families left (:mod:`.isa_control`,
+:mod:`.isa_collective`: markers and collectives, not ``nki.isa`` instructions) add theirs too.  Semantics: nki.isa API reference (nki/api/nki/isa) (the NKI ``nki.isa``
 and ``nki.language`` API pages).
 """
 from __future__ import annotations

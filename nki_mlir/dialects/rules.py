@@ -133,6 +133,14 @@ def per_partition_vector(op: Operation, role: str, v: SSAValue | None, parts: in
                               f"per-partition tensor, got {describe(v)}")
 
 
+def same_dtype(op: Operation, a: str, b: str, why: str) -> None:
+    """Operands ``a`` and ``b`` of ``op`` (role names) have one dtype; ``why`` ends the message."""
+    da, db = dtype_of(getattr(op, a)), dtype_of(getattr(op, b))
+    if da != db:
+        raise VerifyException(f"{api(op)}: '{a}' dtype {dtypes.name_of(da)} differs "
+                              f"from '{b}' dtype {dtypes.name_of(db)}; {why}")
+
+
 def not_both_psum(op: Operation, a: tuple[str, SSAValue | None], b: tuple[str, SSAValue | None]) -> None:
     if a[1] is not None and b[1] is not None and space_of(a[1]) == "psum" == space_of(b[1]):
         raise VerifyException(f"{api(op)}: inputs '{a[0]}' and '{b[0]}' are both in PSUM; "

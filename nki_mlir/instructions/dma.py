@@ -179,10 +179,7 @@ class dma_transpose:
         if shape_of(op.dst) != want:
             raise VerifyException(f"{api}: 'dst' must have the permuted shape {list(want)} "
                                   f"(src {list(shape)} permuted by {perm}), got {describe(op.dst)}")
-        if dtype_of(op.dst) != dtype_of(op.src):
-            raise VerifyException(f"{api}: 'dst' dtype {dtypes.name_of(dtype_of(op.dst))} differs "
-                                  f"from 'src' dtype {dtypes.name_of(dtype_of(op.src))}; "
-                                  f"dma_transpose keeps the dtype")
+        rules.same_dtype(op, "dst", "src", "dma_transpose keeps the dtype")
         mode = op.properties.get("dge_mode")
         mode = mode.data if isinstance(mode, StringAttr) else "unknown"
         if mode in ("swdge", "none"):

@@ -33,13 +33,6 @@ QUADRANT = 32
 SHUFFLE_KEEP = 255
 
 
-def _same_dtype(op, a: str, b: str, why: str) -> None:
-    da, db = dtype_of(getattr(op, a)), dtype_of(getattr(op, b))
-    if da != db:
-        raise VerifyException(f"{rules.api(op)}: '{a}' dtype {dtypes.name_of(da)} differs "
-                              f"from '{b}' dtype {dtypes.name_of(db)}; {why}")
-
-
 # ------------------------------------------------------------------------ nc_n_gather
 
 
@@ -64,7 +57,7 @@ class nc_n_gather:
 
     def verify(op):
         api = rules.api(op)
-        _same_dtype(op, "dst", "data", "nc_n_gather does not cast")
+        rules.same_dtype(op, "dst", "data", "nc_n_gather does not cast")
         if dtype_of(op.indices) != dtypes.uint32:
             raise VerifyException(f"{api}: 'indices' must be uint32, got "
                                   f"{dtypes.name_of(dtype_of(op.indices))}")
@@ -138,7 +131,7 @@ class local_gather:
         if dtype_of(op.index) != dtypes.uint16:
             raise VerifyException(f"{api}: 'index' must be uint16, got "
                                   f"{dtypes.name_of(dtype_of(op.index))}")
-        _same_dtype(op, "dst", "src_buffer", "local_gather does not cast")
+        rules.same_dtype(op, "dst", "src_buffer", "local_gather does not cast")
         elems = prop_int(op, "num_elem_per_idx") or 1
         if elems not in LOCAL_GATHER_ELEMS:
             raise VerifyException(f"{api}: num_elem_per_idx={elems} is not supported (expected "
@@ -225,7 +218,7 @@ class nc_stream_shuffle:
     def verify(op):
         api = rules.api(op)
         rules.same_free_size(op, ("dst", op.dst), ("src", op.src))
-        _same_dtype(op, "dst", "src", "nc_stream_shuffle does not cast")
+        rules.same_dtype(op, "dst", "src", "nc_stream_shuffle does not cast")
         mask = _mask(op)
         if len(mask) != QUADRANT:
             raise VerifyException(f"{api}: shuffle_mask has {len(mask)} entries; it must have "

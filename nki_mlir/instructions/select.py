@@ -66,10 +66,7 @@ class tensor_copy_predicated:
                                   f"{dtypes.name_of(dtype_of(op.predicate))}, but it must be uint8, "
                                   f"uint16 or uint32")
         if isinstance(op.src.type, MemRefType):
-            if dtype_of(op.src) != dtype_of(op.dst):
-                raise VerifyException(f"{api}: 'src' dtype {dtypes.name_of(dtype_of(op.src))} "
-                                      f"differs from 'dst' dtype {dtypes.name_of(dtype_of(op.dst))}; "
-                                      f"they must be the same")
+            rules.same_dtype(op, "src", "dst", "they must be the same")
             rules.not_both_psum(op, ("src", op.src), ("predicate", op.predicate))
 
     def interpret(dec, op):

@@ -17,7 +17,7 @@ from ..dialects.ods import Engine, EnumProp, Flag, Stream, Tile
 from ..dialects.ods_forms import EMITTED, ApiArg, Dma, IsaForm
 from ..errors import NKIRuntimeError, NKITypeError
 from ..frontend import args as A
-from ..runtime import bind, forward, hbm_fill
+from ..runtime import bind, forward, hbm_fill, out_forward
 from ..runtime.env import check_elems, engine, finish
 from ..runtime.isa_memory import copy_closure
 from .define import instruction
@@ -107,6 +107,7 @@ class dma_copy:
                             transposed=bind.bound_source(dec, op.src))
         if forward.forwardable(dec, op):      # program order: read the input in place
             impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, np.dtype(dst.dtype).itemsize)
+        impl = out_forward.copying(dec, op, impl, src.slot)   # a tile computed in dst
         ts = dec.hbm_tracked.get(op)
         if ts is not None:
             impl = hbm_fill.recording(impl, dst.slot, ts)

@@ -59,6 +59,7 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
                 if env[ts] is None:
                     env[s] = np.empty(shape, dt)
                     env[ts] = []
+            out_forward.create_once(dec, op, run_once)
             return guard(op, run_once)
         if ts is not None:    # write-only: sentinels where no DMA wrote, after the run
             def run_tracked(env):

@@ -232,6 +232,13 @@ def hoisted(dec: Decoder, alloc: Operation) -> bool:
     return alloc in dec.memo.get("out hoisted", ())
 
 
+def create_once(dec: Decoder, alloc: Operation, run: Closure) -> None:
+    """``run`` (creating the :func:`hoisted` ``alloc``'s tensor once per run) is what a
+    forwarded tile evaluates ahead for it: in program order outside launches (the only
+    runs that evaluate ahead) the alloc's own closure runs just that."""
+    dec.memo.setdefault("out once", {})[alloc] = run
+
+
 def copying(dec: Decoder, dma: Operation, impl: Closure, src: int) -> Closure:
     """The closure of ``dma``: ``impl``, skipped when its source tile was forwarded to its
     destination in this execution (module docstring)."""
@@ -239,7 +246,9 @@ def copying(dec: Decoder, dma: Operation, impl: Closure, src: int) -> Closure:
     if pl is None:
         return impl
     pl.view = dec.slot_of[dma.dst]
-    pl.pre = tuple(dec.built[op] for op in pl.chain if dec.built.get(op) is not None)
+    once = dec.memo.get("out once", {})
+    pl.pre = tuple(once.get(op) or dec.built[op] for op in pl.chain
+                   if op in once or dec.built.get(op) is not None)
     bound = pl.bound
 
     def run(env):

@@ -14,7 +14,9 @@ copy (:func:`plan` checks it at decode time):
   through ``memref.subview`` chains; ``nisa.release`` excepted) is an instruction operand
   the access table describes (:func:`~nki_mlir.dialects.effects.accesses`), placed between
   the two (so every write reaches the output before the DMA would have copied it, and no
-  read happens after the DMA, when a later DMA may have overwritten the output);
+  read happens after the DMA, when a later DMA may have overwritten the output), and none
+  lets another value show the tile's bytes (no other view op; no ``nc_transpose`` bound
+  to the tile's transposed view, :mod:`.bind`);
 - the output is written only by ``nisa.dma_copy`` and never read (write-only), and none of
   its other DMAs lies between the alloc and the DMA: nothing observes the output while
   the tile is live, and writes to it keep their order;
@@ -40,7 +42,8 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.irdl import IRDLOperation
 
 from ..dialects.common import HBM_SPACES, MemSpaceAttr
-from ..dialects.effects import accesses
+from ..dialects.effects import VIEW_OPS, accesses
+from .bind import bindable
 from .blocks import alone, placement
 from .control import INT_BINARY
 from .env import Closure
@@ -133,9 +136,11 @@ def _the_dma(t: SSAValue) -> Operation | None:
     return found
 
 
-def _uses_between(t: SSAValue, dma: Operation, inside) -> bool:
+def _uses_between(dec: Decoder, t: SSAValue, dma: Operation, inside) -> bool:
     """Whether every use of ``t`` (and of its subviews) but ``dma`` and ``nisa.release``s
-    is an instruction operand the access table describes, ``inside`` the window."""
+    is an instruction operand the access table describes, ``inside`` the window, and none
+    makes another value show the tile's storage (another view op, or a transpose bound to
+    the tile's transposed view, :mod:`.bind`, whose readers may run after the DMA)."""
     todo = [t]
     while todo:
         x = todo.pop()
@@ -145,12 +150,16 @@ def _uses_between(t: SSAValue, dma: Operation, inside) -> bool:
                 continue
             if not inside(u):
                 return False
-            if u.name == "memref.subview" and use.index == 0:
+            if u.name in VIEW_OPS:
+                if u.name != "memref.subview" or use.index != 0:
+                    return False
                 todo.append(u.results[0])
                 continue
             if not (isinstance(u, IRDLOperation) and u.name.startswith("nisa.")) or u.regions:
                 return False
             if not any(a.value is x for a in accesses(u)):
+                return False
+            if u.name == "nisa.nc_transpose" and u.data is x and bindable(dec, u):
                 return False
     return True
 
@@ -180,7 +189,7 @@ def plan(dec: Decoder, alloc: Operation) -> Plan | None:
         o = _in(block, op)
         return o is not None and lo < pos[o] < hi
 
-    if not _uses_between(t, dma, inside):
+    if not _uses_between(dec, t, dma, inside):
         return None
     out = _view_base(v)
     writers = write_only(out.results[0])

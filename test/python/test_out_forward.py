@@ -88,6 +88,24 @@ def overwritten(x):
     return out, out2
 
 
+@nki.jit
+def transposed_after(x):
+    """t's transpose u is bound to t's transposed view (runtime/bind.py) and read after t's
+    DMA, once another DMA has overwritten out: t must stay in SBUF."""
+    out = nl.ndarray((32, 32), dtype=F32, buffer=nl.shared_hbm)
+    out2 = nl.ndarray((32, 32), dtype=F32, buffer=nl.shared_hbm)
+    xt = nl.ndarray((32, 32), dtype=F32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=xt, src=x)
+    t = nl.ndarray((32, 32), dtype=F32, buffer=nl.sbuf)
+    nisa.tensor_scalar(dst=t, data=xt, op0=nl.add, operand0=1.0)
+    u = nl.ndarray((32, 32), dtype=F32, buffer=nl.sbuf)
+    nisa.nc_transpose(dst=u, data=t, engine=nisa.engine.vector)
+    nisa.dma_copy(dst=out, src=t)
+    nisa.dma_copy(dst=out, src=xt)
+    nisa.dma_copy(dst=out2, src=u)
+    return out, out2
+
+
 def _name(op) -> str:
     a = op.attributes.get("nkim.name")
     return a.data if a is not None else "?"
@@ -180,6 +198,24 @@ def test_output_written_meanwhile_keeps_the_order(monkeypatch):
     assert not got["u"] and not got["t"] and binds == []
     np.testing.assert_array_equal(out, 2 * x)
     np.testing.assert_array_equal(out2, x + 1)
+
+
+def test_tile_behind_a_bound_transpose_stays_in_sbuf(monkeypatch):
+    from nki_mlir.runtime import bind
+    seen = []
+    orig = bind.bindable
+
+    def spy(dec, op):
+        seen.append(orig(dec, op))
+        return seen[-1]
+    monkeypatch.setattr(bind, "bindable", spy)
+    monkeypatch.setattr(out_forward, "bindable", spy)
+    x = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    (out, out2), got, _ = _same_as_copying(transposed_after, (x,), monkeypatch,
+                                           schedule="in-order")
+    assert True in seen and not got["t"]
+    np.testing.assert_array_equal(out, x)
+    np.testing.assert_array_equal(out2, (x + 1).T)
 
 
 @pytest.mark.parametrize("view,ok", [("rows", True), ("wide rows", True),

@@ -85,6 +85,10 @@ def _buffer_name(op: Operation) -> str:
     return f"'%{hint}'" if hint else "the buffer"
 
 
+def _copies_nothing(env: list) -> None:
+    """The closure of a forwarded DMA instance (:meth:`Checker.forward`)."""
+
+
 class _Buffer:
     """One execution of an on-chip ``nisa.alloc``: its bytes and who evicted it."""
 
@@ -359,6 +363,25 @@ class Checker:
                 if pw is not None:
                     pw.fill(fp, -(info.sid + 1) if info.matmul is None else info.sid + 1)
             self._remember(rs, fp, is_write, inst, role, plan)
+
+    def forward(self, plan: tuple, inst: Instance, env: list) -> None:
+        """After :meth:`check` of a forwarding DMA ``inst`` (:mod:`.forward`): bind its tile's
+        slot in ``env`` (the live slots, which later instances copy) to a fresh view of the
+        source that this run's checks know as the tile (its root state and footprint), and
+        make ``inst`` copy nothing; unless the source's layout is not the tile's or the
+        per-run footprints are full (then it copies)."""
+        d, s, free, row = plan
+        v = env[s]
+        st = v.strides
+        if st[1:] != free or st[0] < row or len(self.fps) >= FOOTPRINTS_MAX:
+            return
+        hit = self._view(env[d])
+        if hit is None or hit[2] is None:
+            return
+        fv = v[...]
+        self.fps[id(fv)] = (fv, hit[1], hit[2])     # (the entry keeps fv alive: ids unique)
+        env[d] = fv
+        inst.fn = _copies_nothing
 
     def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, hist: History):
         """Raise on a race with a remembered access of ``hist`` (the :class:`History` of

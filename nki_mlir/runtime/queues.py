@@ -50,6 +50,7 @@ from ..dialects.instruction import is_cross_core
 from ..dialects.nisa import AllocOp
 from ..errors import NKIRuntimeError
 from .env import STATE, Closure
+from .forward import QUEUED
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -80,16 +81,19 @@ class Info:
             so a decode leaves them to the first hazard-checked run).
         matmul: ``None``, or the ``psum_accumulate_flags`` of a ``nisa.matmul``.
         track: loop indices whose serial this instruction's instances must record.
+        forward: the plan of a DMA that forwards in hazard-checked runs
+            (:func:`.forward.queued`), else None.
     """
 
     __slots__ = ("sid", "op", "qi", "nid", "deps", "carried", "fence", "eager", "drain",
-                 "accesses", "matmul", "track", "_slot_of")
+                 "accesses", "matmul", "track", "forward", "_slot_of")
 
     def __init__(self, sid, op, qi, nid=None, deps=(), carried=(), fence=False, eager=False,
                  drain=False, accesses=(), matmul=None):
         self.sid, self.op, self.qi, self.nid, self.deps, self.carried = sid, op, qi, nid, deps, carried
         self.fence, self.eager, self.drain, self.accesses, self.matmul = fence, eager, drain, accesses, matmul
         self.track: tuple[int, ...] = ()
+        self.forward = None
         self._slot_of: dict | None = None
 
     def resolve_accesses(self) -> tuple:
@@ -219,6 +223,9 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
                 accesses=accs, matmul=matmul)
     if accs is None:
         info._slot_of = dec.slot_of
+    fwd = dec.memo.get(QUEUED)
+    if fwd is not None:
+        info.forward = fwd.get(op)
     sched.infos.append(info)
 
     def run(env):
@@ -368,6 +375,8 @@ class QueueRun:
         if self.hazards is not None:
             self._clock(inst, waits)
             self.hazards.check(inst, inst.env)
+            if info.forward is not None:
+                self.hazards.forward(info.forward, inst, env)
         self._record(info, inst)
         if now:
             if info.fence or info.drain:

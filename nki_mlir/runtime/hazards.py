@@ -58,6 +58,9 @@ from .queues import Instance, QueueRun
 #: accesses remembered per memory before pruning by the queues' frontier
 HISTORY_MAX = 256
 
+#: the rows of a race search (:meth:`Checker._race`) when every live row is redundant
+EVERY = object()
+
 #: footprints remembered per run (:meth:`Checker._footprint`)
 FOOTPRINTS_MAX = 1 << 16
 
@@ -387,25 +390,29 @@ class Checker:
         """Raise on a race with a remembered access of ``hist`` (the :class:`History` of
         ``fp``'s root).  Returns ``(rows, n, gen)``: the rows this access will make
         redundant (:meth:`_remember`) as of the history's ``n`` rows and ``gen``."""
-        drop = []
-        boxes = len(fp.lo) > 2        # (the rows hold the first and last dimensions only)
-        entries, krows = hist.entries, hist.rows
         clock = inst.clock
         cover = fp.exact
+        boxes = len(fp.lo) > 2        # (the rows hold the first and last dimensions only)
+        if cover and not boxes and hist.settled(clock, fp.box):
+            # every row happens before inst (no race) and fp covers it: all are redundant
+            # (a read: the reads)
+            return EVERY, hist.n, hist.gen
+        drop = []
+        krows = hist.rows
         lo0, hi0, lo1, hi1 = fp.box
         for i in hist.candidates(fp):
             r = krows[i]
             if r[0] >= hi0 or lo0 >= r[1] or r[2] >= hi1 or lo1 >= r[3]:
                 continue            # (boxes apart: :meth:`History.near`, inline)
-            ofp, owrite, other, orole = entries[i]
-            q = other.info.qi
-            if other.clock[q] <= clock[q]:       # happens before (:func:`~.queues.hb`, inline)
+            if r[5] <= clock[r[4]]:       # happens before (:func:`~.queues.hb`, inline)
                 # a row fp covers (on <= 2-D roots: its box on the first and last dimensions
                 # inside fp's) that happens before inst is redundant
-                if cover and (is_write or not owrite) and r[0] >= lo0 and r[1] <= hi0 and \
-                        r[2] >= lo1 and r[3] <= hi1 and (not boxes or fp.contains(ofp)):
-                    drop.append(i)
+                if cover and r[0] >= lo0 and r[1] <= hi0 and r[2] >= lo1 and r[3] <= hi1:
+                    e = hist.entries[i]
+                    if (is_write or not e[1]) and (not boxes or fp.contains(e[0])):
+                        drop.append(i)
                 continue
+            ofp, owrite, other, orole = hist.entries[i]
             if other is inst or not (owrite or is_write) or (boxes and not fp.overlaps(ofp)) \
                     or not bytes_overlap(fp, ofp):
                 continue
@@ -435,8 +442,7 @@ class Checker:
             if r[0] < lo0 or r[1] > hi0 or r[2] < lo1 or r[3] > hi1 or \
                     (boxes and not fp.contains(e[0])):
                 continue
-            q = e[2].info.qi
-            if e[2].clock[q] <= clock[q]:
+            if r[5] <= clock[r[4]]:
                 out.append(i)
         return out
 
@@ -447,9 +453,18 @@ class Checker:
         :meth:`_race` (``plan``) or here."""
         hist = rs.hist
         if hist is None:
-            hist = rs.hist = History()
+            hist = rs.hist = History(queues=len(self.qclock))
         elif plan is not None and plan[1] == hist.n and plan[2] == hist.gen:
-            if plan[0]:             # (nothing appended since the race search: its rows)
+            if plan[0] is EVERY:    # (nothing appended since the race search: its rows)
+                if is_write:
+                    hist.reset()
+                else:
+                    entries = hist.entries
+                    drop = [i for i in range(plan[1]) if entries[i] is not None and
+                            not entries[i][1]]
+                    if drop:
+                        hist.remove(drop)
+            elif plan[0]:
                 entries = hist.entries
                 drop = [i for i in plan[0] if entries[i] is not None]
                 if drop:
@@ -457,19 +472,22 @@ class Checker:
         elif fp.exact and hist.alive:
             if plan is not None and plan[2] == hist.gen:
                 entries = hist.entries
-                drop = [i for i in plan[0] if entries[i] is not None]
+                drop = [i for i in (range(plan[1]) if plan[0] is EVERY else plan[0])
+                        if entries[i] is not None and (plan[0] is not EVERY or is_write or
+                                                       not entries[i][1])]
                 if plan[1] != hist.n:        # rows this instruction appended since
                     drop += self._covered(hist, fp, is_write, inst, range(plan[1], hist.n))
             else:
                 drop = self._covered(hist, fp, is_write, inst, hist.near(fp))
             if drop:
                 hist.remove(drop)
-        hist.append((fp, is_write, inst, role))
+        qi = inst.info.qi
+        hist.append((fp, is_write, inst, role), (qi, inst.clock[qi]))
         if hist.alive > HISTORY_MAX:
             qclock = self.qclock
             nq = len(qclock)
             frontier = [min(qclock[q][j] for q in range(nq)) for j in range(nq)]
-            hist.keep([r[2].clock[r[2].info.qi] > frontier[r[2].info.qi] for r in hist.live()])
+            hist.keep([c > frontier[q] for q, c in hist.epochs()])
             if hist.alive > HISTORY_MAX:
                 hist.keep([False] * (hist.alive - HISTORY_MAX * 3 // 4) +
                           [True] * (HISTORY_MAX * 3 // 4))

@@ -129,6 +129,7 @@ class Checker:
         # QueueRun itself: it holds this checker, and the cycle would leave every run's
         # hazard state to the garbage collector (a collection every run or two)
         self.sched = queues.sched
+        self.sched.prepare_checks()
         self.qclock = queues.qclock
         self.state = state
         self.stamp = object()                       # this run (see :meth:`_enter`)
@@ -288,9 +289,7 @@ class Checker:
         """Check the accesses of ``inst`` (enqueue time), then record them."""
         info = inst.info
         op = info.op
-        accs = info.accesses
-        if accs is None:
-            accs = info.resolve_accesses()
+        accs = info.checked
         seen = []
         fps, owner = self.fps, self.owner
         kept, stamp = self.kept, self.stamp

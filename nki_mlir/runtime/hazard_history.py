@@ -91,6 +91,18 @@ class History:
         vector clock ``clock``; False may be a miss."""
         return self.key == box and all(map(le, self.bound, clock))
 
+    def restart(self, entry, epoch: tuple[int, int]) -> None:
+        """:meth:`reset`, then :meth:`append` ``entry`` with ``epoch``."""
+        box = entry[0].box
+        self.entries, self.rows = [entry], [box + epoch]
+        self.buckets = None
+        self.n = self.alive = 1
+        self.gen += 1
+        q, c = epoch
+        bound = self.bound = [0] * max(len(self.bound), q + 1)
+        bound[q] = c
+        self.key = box
+
     def reset(self) -> None:
         """Forget every row."""
         self.entries, self.rows = [], []

@@ -370,7 +370,7 @@ class QueueRun:
                 wc = w.clock
                 q = w.info.qi
                 if wc[q] > c[q]:
-                    c = [x if x > y else y for x, y in zip(c, wc)]
+                    c = list(map(max, c, wc))
             if c is qclock[qi]:
                 c = c[:]
         c[qi] += 1

@@ -204,6 +204,25 @@ class History:
                 out.append(i)
         return out
 
+    def covered(self, fp: Footprint, is_write: bool, clock: list[int], rows) -> list[int]:
+        """The live rows among ``rows`` that ``fp`` (exact) covers and that happen before an
+        instance of vector clock ``clock``, unless that access only reads and they write."""
+        boxes = len(fp.lo) > 2
+        lo0, hi0, lo1, hi1 = fp.box
+        entries, krows = self.entries, self.rows
+        out = []
+        for i in rows:
+            e = entries[i]
+            if e is None or not (is_write or not e[1]):
+                continue
+            r = krows[i]
+            if r[0] < lo0 or r[1] > hi0 or r[2] < lo1 or r[3] > hi1 or \
+                    (boxes and not fp.contains(e[0])):
+                continue
+            if r[5] <= clock[r[4]]:
+                out.append(i)
+        return out
+
     def live(self) -> list:
         """The entries not removed, oldest first."""
         return [e for e in self.entries if e is not None]

@@ -439,26 +439,6 @@ class Checker:
                            f"ordering edge between the two instructions", NKIHazardError)
         return drop, hist.n, hist.gen
 
-    @staticmethod
-    def _covered(hist: History, fp: Footprint, is_write: bool, inst: Instance, rows) -> list:
-        """The live rows among ``rows`` of ``hist`` that ``fp`` (exact) covers and that
-        happen before ``inst``, unless ``inst`` only reads and they write."""
-        boxes = len(fp.lo) > 2
-        lo0, hi0, lo1, hi1 = fp.box
-        entries, krows, clock = hist.entries, hist.rows, inst.clock
-        out = []
-        for i in rows:
-            e = entries[i]
-            if e is None or not (is_write or not e[1]):
-                continue
-            r = krows[i]
-            if r[0] < lo0 or r[1] > hi0 or r[2] < lo1 or r[3] > hi1 or \
-                    (boxes and not fp.contains(e[0])):
-                continue
-            if r[5] <= clock[r[4]]:
-                out.append(i)
-        return out
-
     def _remember(self, rs: _Root, fp: Footprint, is_write: bool, inst: Instance, role: str,
                   plan=None) -> None:
         """Record the access, first forgetting the rows it makes redundant: those it covers
@@ -489,9 +469,9 @@ class Checker:
                         if entries[i] is not None and (plan[0] is not EVERY or is_write or
                                                        not entries[i][1])]
                 if plan[1] != hist.n:        # rows this instruction appended since
-                    drop += self._covered(hist, fp, is_write, inst, range(plan[1], hist.n))
+                    drop += hist.covered(fp, is_write, inst.clock, range(plan[1], hist.n))
             else:
-                drop = self._covered(hist, fp, is_write, inst, hist.near(fp))
+                drop = hist.covered(fp, is_write, inst.clock, hist.near(fp))
             if drop:
                 hist.remove(drop)
         qi = inst.info.qi

@@ -40,27 +40,24 @@ whose message names the other one (the earlier access, the evicting or placing
 """
 from __future__ import annotations
 
-import linecache
 import weakref
 from operator import le
 
 import numpy as np
 from xdsl.ir import Operation
 
-from ..diagnostics import error_at, loc_of
+from ..diagnostics import error_at
 from ..dialects.instruction import ELEMENTWISE_OPS
 from ..errors import NKIHazardError
 from .footprint import Footprint, address, bytes_overlap, footprint, root_of, view_geometry
 from .hazard_history import History
+from .hazard_races import EVERY, HISTORY_MAX, describe, prune, race, remember
 from .hazard_marks import Marks
 from .memory import VIEWS_MAX
 from .queues import Instance, QueueRun
 
-#: accesses remembered per memory before pruning by the queues' frontier
-HISTORY_MAX = 256
-
-#: the rows of a race search (:meth:`Checker._race`) when every live row is redundant
-EVERY = object()
+#: a missing log entry of :class:`Marks` (its value: never written)
+_UNSET = (None, 0)
 
 #: footprints remembered per run (:meth:`Checker._footprint`)
 FOOTPRINTS_MAX = 1 << 16
@@ -71,17 +68,6 @@ FOOTPRINTS_MAX = 1 << 16
 PROPAGATE = frozenset({
     "nisa.dma_copy",
 })
-
-
-def describe(op: Operation | None) -> str:
-    """``nisa.x at file:line (`source text`)`` for a message."""
-    if op is None:
-        return "an earlier instruction"
-    loc = loc_of(op)
-    if loc is None:
-        return f"{op.name} (no source location)"
-    text = linecache.getline(loc.file, loc.line).strip()
-    return f"{op.name} at {loc.file}:{loc.line}" + (f" (`{text}`)" if text else "")
 
 
 def _buffer_name(op: Operation) -> str:
@@ -322,8 +308,8 @@ class Checker:
                                        f"but {describe(buf.evicted_by)} placed another buffer on "
                                        f"its bytes while it is still in use", NKIHazardError)
             w = rs.w
-            if is_read and w is not None and (w.uniform(fp) or 0) == 0 and \
-                    not self._all_written(w, fp):
+            if is_read and w is not None and not (fp.exact and (w.log.get(fp.key) or _UNSET)[1]) \
+                    and (w.uniform(fp) or 0) == 0 and not self._all_written(w, fp):
                 # an elementwise instruction writing one on-chip tensor carries never-written
                 # elements through to its dst (poison) instead of failing at once
                 if dst is None:
@@ -358,7 +344,7 @@ class Checker:
                     all(map(le, hist.bound, clock)):    # (:meth:`_race`'s shortcut, inline)
                 plan = (EVERY, hist.n, hist.gen)
             else:
-                plan = self._race(inst, role, is_write, fp, hist)
+                plan = race(inst, role, is_write, fp, hist, self.sched.queues)
             seen.append((fp, is_write, rs, role, plan))
         # then record them (after every check: an instruction may read what it writes)
         epoch = (info.qi, clock[info.qi])
@@ -368,6 +354,8 @@ class Checker:
                 if w is not None:
                     if poison is not None:
                         w.elems(fp)[...] = (~poison).reshape(fp.shape)[..., None]
+                    elif fp.exact and fp.key in w.log:     # (:meth:`Marks.fill`, inline)
+                        w.log[fp.key] = (fp, 1)
                     else:
                         w.fill(fp, 1)
                 pw = rs.pw
@@ -378,7 +366,17 @@ class Checker:
                     if plan[1] == hist.n and plan[2] == hist.gen:
                         hist.restart((fp, True, inst, role), epoch)   # (:meth:`_remember`)
                         continue
-            self._remember(rs, fp, is_write, inst, role, plan)
+            elif plan is not None and plan[0] is EVERY:
+                hist = rs.hist
+                if plan[1] == hist.n and plan[2] == hist.gen:    # (:meth:`_remember`, inline)
+                    drop = [i for i, e in enumerate(hist.entries) if e is not None and not e[1]]
+                    if drop:
+                        hist.remove(drop)
+                    hist.append((fp, False, inst, role), epoch)
+                    if hist.alive > HISTORY_MAX:
+                        prune(hist, self.qclock)
+                    continue
+            remember(rs, fp, is_write, inst, role, plan, self.qclock)
 
     def forward(self, plan: tuple, inst: Instance, env: list) -> None:
         """After :meth:`check` of a forwarding DMA ``inst`` (:mod:`.forward`): bind its tile's
@@ -398,89 +396,3 @@ class Checker:
         self.fps[id(fv)] = (fv, hit[1], hit[2])     # (the entry keeps fv alive: ids unique)
         env[d] = fv
         inst.fn = _copies_nothing
-
-    def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, hist: History):
-        """Raise on a race with a remembered access of ``hist`` (the :class:`History` of
-        ``fp``'s root).  Returns ``(rows, n, gen)``: the rows this access will make
-        redundant (:meth:`_remember`) as of the history's ``n`` rows and ``gen``."""
-        clock = inst.clock
-        cover = fp.exact
-        boxes = len(fp.lo) > 2        # (the rows hold the first and last dimensions only)
-        if cover and not boxes and hist.settled(clock, fp.box):
-            # every row happens before inst (no race) and fp covers it: all are redundant
-            # (a read: the reads)
-            return EVERY, hist.n, hist.gen
-        drop = []
-        krows = hist.rows
-        lo0, hi0, lo1, hi1 = fp.box
-        for i in hist.candidates(fp):
-            r = krows[i]
-            if r[0] >= hi0 or lo0 >= r[1] or r[2] >= hi1 or lo1 >= r[3]:
-                continue            # (boxes apart: :meth:`History.near`, inline)
-            if r[5] <= clock[r[4]]:       # happens before (:func:`~.queues.hb`, inline)
-                # a row fp covers (on <= 2-D roots: its box on the first and last dimensions
-                # inside fp's) that happens before inst is redundant
-                if cover and r[0] >= lo0 and r[1] <= hi0 and r[2] >= lo1 and r[3] <= hi1:
-                    e = hist.entries[i]
-                    if (is_write or not e[1]) and (not boxes or fp.contains(e[0])):
-                        drop.append(i)
-                continue
-            ofp, owrite, other, orole = hist.entries[i]
-            if other is inst or not (owrite or is_write) or (boxes and not fp.overlaps(ofp)) \
-                    or not bytes_overlap(fp, ofp):
-                continue
-            names = self.sched.queues
-            what = "writes" if is_write else "reads"
-            owhat = "writes" if owrite else "reads"
-            raise error_at(inst.info.op,
-                           f"{inst.info.op.name}: race: it {what} '{role}' (queue "
-                           f"'{names[inst.info.qi]}') bytes that {describe(other.info.op)} "
-                           f"{owhat} as '{orole}' (queue '{names[other.info.qi]}'), with no "
-                           f"ordering edge between the two instructions", NKIHazardError)
-        return drop, hist.n, hist.gen
-
-    def _remember(self, rs: _Root, fp: Footprint, is_write: bool, inst: Instance, role: str,
-                  plan=None) -> None:
-        """Record the access, first forgetting the rows it makes redundant: those it covers
-        that happen before it (every future conflict with them is one with it), found by
-        :meth:`_race` (``plan``) or here."""
-        hist = rs.hist
-        if hist is None:
-            hist = rs.hist = History(queues=len(self.qclock))
-        elif plan is not None and plan[1] == hist.n and plan[2] == hist.gen:
-            if plan[0] is EVERY:    # (nothing appended since the race search: its rows)
-                if is_write:
-                    hist.reset()
-                else:
-                    entries = hist.entries
-                    drop = [i for i in range(plan[1]) if entries[i] is not None and
-                            not entries[i][1]]
-                    if drop:
-                        hist.remove(drop)
-            elif plan[0]:
-                entries = hist.entries
-                drop = [i for i in plan[0] if entries[i] is not None]
-                if drop:
-                    hist.remove(drop)
-        elif fp.exact and hist.alive:
-            if plan is not None and plan[2] == hist.gen:
-                entries = hist.entries
-                drop = [i for i in (range(plan[1]) if plan[0] is EVERY else plan[0])
-                        if entries[i] is not None and (plan[0] is not EVERY or is_write or
-                                                       not entries[i][1])]
-                if plan[1] != hist.n:        # rows this instruction appended since
-                    drop += hist.covered(fp, is_write, inst.clock, range(plan[1], hist.n))
-            else:
-                drop = hist.covered(fp, is_write, inst.clock, hist.near(fp))
-            if drop:
-                hist.remove(drop)
-        qi = inst.info.qi
-        hist.append((fp, is_write, inst, role), (qi, inst.clock[qi]))
-        if hist.alive > HISTORY_MAX:
-            qclock = self.qclock
-            nq = len(qclock)
-            frontier = [min(qclock[q][j] for q in range(nq)) for j in range(nq)]
-            hist.keep([c > frontier[q] for q, c in hist.epochs()])
-            if hist.alive > HISTORY_MAX:
-                hist.keep([False] * (hist.alive - HISTORY_MAX * 3 // 4) +
-                          [True] * (HISTORY_MAX * 3 // 4))

@@ -106,7 +106,9 @@ class dma_copy:
         impl = copy_closure(dst, src, exact=dst.dtype == src.dtype,
                             transposed=bind.bound_source(dec, op.src))
         if forward.forwardable(dec, op):      # program order: read the input in place
-            impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, np.dtype(dst.dtype).itemsize)
+            itemsize = np.dtype(dst.dtype).itemsize
+            impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, itemsize)
+            forward.queued(dec, op, dst.slot, src.slot, dst.shape, itemsize)
         impl = out_forward.copying(dec, op, impl, src.slot)   # a tile computed in dst
         ts = dec.hbm_tracked.get(op)
         if ts is not None:

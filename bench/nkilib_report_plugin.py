@@ -22,7 +22,8 @@ Loaded with ``-p nkilib_report_plugin`` (``bench/`` on PYTHONPATH).  Environment
   with nki-mlir not running (its input generation, golden and validation; default 0 = none);
 - ``NKILIB_MAX_RSS_GB``: resident memory (GiB) the process running the test may reach
   (default 0 = none): some of the suite's inputs take several GiB, and two workers that each
-  hold 10 GiB would exhaust a 23 GB machine.
+  hold 10 GiB would exhaust a 23 GB machine.  Past 1.2 times the limit the process is ended
+  (:class:`_Watchdog`), its test reported as failed by :class:`MemoryLimit`.
 
 The limits are checked twice a second by a watchdog thread, which interrupts the test's
 thread with ``SIGALRM`` (:func:`signal.pthread_kill`; the handler raises, the method
@@ -32,7 +33,7 @@ the limit's variable and says where the test was (:func:`timeout_site`): in nki-
 (tracing, a pass or the interpreter: a frame of ``nki_mlir`` / ``nki_cpu_simulator`` on
 the stack) or in the suite's own code with nki-mlir not running.  A Python signal handler
 runs between bytecodes: one NumPy call that allocates more than the memory limit still
-completes (the limit then strikes right after it).  If the harness swallows the exception,
+completes (the limit then strikes right after it, or the process is ended past 1.2 times it).  If the harness swallows the exception,
 it is raised again every 30 s.
 """
 from __future__ import annotations
@@ -40,6 +41,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -161,22 +163,45 @@ def _env(name: str) -> float:
     return float(os.environ.get(name, "0") or 0)
 
 
+#: the process is killed past this multiple of NKILIB_MAX_RSS_GB (its thread did not stop)
+HARD_RSS = 1.2
+
+
 class _Watchdog(threading.Thread):
     """Checks one test's limits twice a second; interrupts ``target`` (a thread id) with
-    SIGALRM when one is exceeded, after setting :attr:`pending` to the exception to raise."""
+    SIGALRM when one is exceeded, after setting :attr:`pending` to the exception to raise.
+    Past :data:`HARD_RSS` times the memory limit (the test's thread is inside one long C
+    call and cannot raise), it appends the test's failure to ``NKILIB_REPORT`` itself and
+    ends the process (pytest-xdist then starts another worker), before the machine runs
+    out of memory."""
 
-    def __init__(self, target: int, nki: float, harness: float, rss: float):
+    def __init__(self, target: int, nodeid: str, nki: float, harness: float, rss: float):
         super().__init__(daemon=True, name="nkilib-watchdog")
-        self.target, self.limits = target, (nki, harness, rss)
+        self.target, self.nodeid, self.limits = target, nodeid, (nki, harness, rss)
         self.stop, self.pending, self.peak_rss = threading.Event(), None, 0.0
         self.t0 = time.perf_counter()
 
-    def check(self):
+    def kill(self, rss: float) -> None:
+        frame = sys._current_frames().get(self.target)
+        site = timeout_site(frame) if frame is not None else "?"
+        msg = (f"nkilib_report_plugin.MemoryLimit: the test's process reached {rss:.1f} GiB "
+               f"resident, over {HARD_RSS:g} x NKILIB_MAX_RSS_GB = {self.limits[2]:g}: the "
+               f"process was ended {site}")
+        path = os.environ.get("NKILIB_REPORT")
+        if path:
+            rec = {"nodeid": self.nodeid, "when": "call", "outcome": "failed", "message": msg,
+                   "where": site, "duration": round(time.perf_counter() - self.t0, 2),
+                   "rss_gb": round(rss, 2)}
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(rec) + "\n")
+        sys.stderr.write(msg + "\n")
+        sys.stderr.flush()
+        os._exit(70)
+
+    def check(self, rss: float):
         nki_lim, har_lim, rss_lim = self.limits
         busy, running = nkilib_timing.busy()
         harness = time.perf_counter() - self.t0 - busy
-        rss = _rss_gb()
-        self.peak_rss = max(self.peak_rss, rss)
         if nki_lim > 0 and busy > nki_lim:
             return TestTimeout, (f"nki-mlir's time in the test exceeded {nki_lim:g} s "
                                  f"(NKILIB_TEST_TIMEOUT)")
@@ -189,13 +214,18 @@ class _Watchdog(threading.Thread):
         return None
 
     def run(self):
+        raised = None
         while not self.stop.wait(0.5):
-            hit = self.check()
+            rss = _rss_gb()
+            self.peak_rss = max(self.peak_rss, rss)
+            if self.limits[2] > 0 and rss > HARD_RSS * self.limits[2]:
+                self.kill(rss)
+            if raised is not None and time.perf_counter() - raised < 30:
+                continue        # raised: again in 30 s if the harness swallowed it
+            hit = self.check(rss)
             if hit is not None:
-                self.pending = hit
+                self.pending, raised = hit, time.perf_counter()
                 signal.pthread_kill(self.target, signal.SIGALRM)
-                if self.stop.wait(30):  # swallowed by the harness: raise it again
-                    return
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -206,7 +236,7 @@ def pytest_runtest_call(item):
             or threading.current_thread() is not threading.main_thread():
         yield
         return
-    dog = _Watchdog(threading.get_ident(), *limits)
+    dog = _Watchdog(threading.get_ident(), item.nodeid, *limits)
 
     def _expired(signum, frame):
         if dog.pending is not None:

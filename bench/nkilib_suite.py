@@ -24,7 +24,7 @@ Per-test limits (``bench/nkilib_report_plugin.py``): ``--test-timeout`` (default
 nki-mlir's own time in a test -- what issue 17's "slowest test <= 60 s (harness input
 generation not counted)" measures; ``--harness-timeout`` (default 600 s) bounds, separately,
 the suite's own code in the test's call phase with nki-mlir not running (input generation,
-golden, validation); ``--max-rss-gb`` bounds the resident memory of each worker (default 70%
+golden, validation); ``--max-rss-gb`` bounds the resident memory of each worker (default 60%
 of the machine's memory over the workers: some of the suite's inputs take 10 GiB).  A test
 stopped by the harness or memory limit in the suite's code did not finish: it counts as a
 failure (never excluded) and is listed with where the suite's code was.  The slowest

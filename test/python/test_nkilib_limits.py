@@ -80,6 +80,48 @@ def test_limits_stop_the_right_tests_and_say_where(tmp_path):
     assert 1.5 <= n["nki"]["nki"][0] < 10
 
 
+_MEMORY = '''
+import os
+import signal
+import time
+import numpy as np
+import nkilib_report_plugin as rp
+
+os.environ["NKILIB_MAX_RSS_GB"] = str(round(rp._rss_gb() + 0.25, 3))
+
+def test_soft():
+    a = np.ones(int(0.28 * 2 ** 30) // 8)     # over the limit, under 1.2 times it
+    time.sleep(20)
+
+def test_hard():
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})   # as inside one long C call
+    a = np.ones(int(0.6 * 2 ** 30) // 8)
+    time.sleep(20)
+'''
+
+
+def test_memory_limit_raises_then_ends_the_process(tmp_path):
+    (tmp_path / "test_memory_case.py").write_text(_MEMORY)
+    report = tmp_path / "r.jsonl"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(BENCH), str(ROOT)]),
+           "NKILIB_REPORT": str(report), "NKILIB_TEST_TIMEOUT": "0",
+           "NKILIB_HARNESS_TIMEOUT": "0", "NKILIB_MAX_RSS_GB": "0"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "nkilib_report_plugin",
+                           "-p", "no:cacheprovider", str(tmp_path / "test_memory_case.py")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 70, proc.stdout[-2000:]
+    import json
+    recs = {r["nodeid"].rsplit("::", 1)[1]: r
+            for r in map(json.loads, report.read_text().splitlines())}
+    soft, hard = recs["test_soft"], recs["test_hard"]
+    assert soft["outcome"] == "failed"
+    assert "MemoryLimit: the test's process reached" in soft["message"]
+    assert nkilib_causes.cause(soft, nkilib_sample.cause_key) == nkilib_causes.MEMORY_SUITE
+    assert soft["duration"] < 10 and soft["rss_gb"] > 0.25
+    assert "over 1.2 x NKILIB_MAX_RSS_GB" in hard["message"] and hard["duration"] < 10
+    assert nkilib_causes.site(hard).endswith(("test_memory_case.py:16", "test_memory_case.py:17"))
+
+
 def _rec(nodeid, kind, message="", duration=1.0, nki=None):
     r = {"nodeid": nodeid, "kind": kind, "when": "call", "message": message, "where": "",
          "duration": duration}

@@ -48,6 +48,7 @@ from .blocks import alone, placement
 from .control import INT_BINARY
 from .env import Closure
 from .hbm_fill import write_only
+from .views import skips_oob
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -124,12 +125,13 @@ def _positions(dec: Decoder, block: Block) -> dict:
 
 
 def _the_dma(t: SSAValue) -> Operation | None:
-    """The one ``nisa.dma_copy`` copying all of ``t`` into a view of an HBM alloc."""
+    """The one ``nisa.dma_copy`` copying all of ``t`` into a view of an HBM alloc (and not
+    skipping out-of-bounds addresses: :func:`.views.skips_oob`)."""
     found = None
     for use in t.uses:
         u = use.operation
         if u.name == "nisa.dma_copy" and u.src is t and u.dst is not t \
-                and _view_base(u.dst) is not None:
+                and _view_base(u.dst) is not None and not skips_oob(u):
             if found is not None:
                 return None
             found = u

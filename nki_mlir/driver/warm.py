@@ -14,18 +14,21 @@ types and shapes / dtypes / constant values, the options), a :class:`Guard`:
 - the code object of every user function it visited (the kernel and its helpers).
 
 :func:`lookup` gives the compiled kernel only while the files are unchanged and every name
-is still bound to the *same object* (:meth:`Guard.valid`).  The warm-call plan
-(:mod:`.warm_plan`) checks the objects only (:meth:`Guard.holds`: no ``stat`` per call):
-what a call runs is the function objects the guard holds, and an edit of a source file
-changes none of them until the module is executed again -- a re-import or IPython's
-``autoreload`` rebinds the module's names (and the latter swaps the ``__code__`` of the old
-function objects), which :meth:`Guard.holds` sees; the tracer parses a function's source
-once per code object (:class:`~nki_mlir.frontend.source.FunctionSource`), so before that
-a retrace would build the same program.  The full path (:func:`lookup`, and so
-``nki.compile``) still compares the files, whose hashes are part of the cache key.  That is exact for values whose digest is fixed by
-their identity (numbers, strings, dtypes, modules, classes, functions, tuples of them).  A
-kernel reading a mutable value (an array, a list, a dict, a configuration object: their
-content may change in place) gets no guard and computes its key on every call.
+is still bound to the *same object* (:meth:`Guard.valid`).  That is exact for values whose
+digest is fixed by their identity (numbers, strings, dtypes, modules, classes, functions,
+tuples of them).  A kernel reading a mutable value (an array, a list, a dict, a
+configuration object: their content may change in place) gets no guard and computes its key
+on every call.
+
+The warm-call plan (:mod:`.warm_plan`) checks the objects only (:meth:`Guard.holds`, no
+``stat`` per call): what a call runs is the function objects the guard holds, and an edit
+of a source file changes none of them until the module is executed again -- a re-import or
+IPython's ``autoreload`` rebinds the module's names (and the latter swaps the ``__code__``
+of the old function objects), which :meth:`Guard.holds` sees; the tracer parses a
+function's source once per code object (:class:`~nki_mlir.frontend.source.FunctionSource`),
+so before that a retrace would trace the same code (only the tensor names and messages it
+reads from the edited lines could differ).  The full path (:func:`lookup`, and so
+``nki.compile``) still compares the files, whose hashes are part of the cache key.
 """
 from __future__ import annotations
 

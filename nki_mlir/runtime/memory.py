@@ -136,6 +136,10 @@ class Memory:
         #: source is the same array (they keep the caller's arguments alive while this
         #: memory is pooled, :mod:`.program`)
         self.subviews: dict = {}
+        #: ``id(view) -> (view, source, start index)`` of the kept ``memref.subview`` results
+        #: that are unit-step boxes of their source (:mod:`.views`), for
+        #: :func:`.hbm_fill.covered` (an array's address costs more than the lookup)
+        self.origins: dict = {}
         #: ``(flags view, all set?, bytes written?)`` of the PSUM flags view written last,
         #: while no other flag byte has been written since (:meth:`set_flags`), else None
         self.known: tuple | None = None
@@ -278,6 +282,7 @@ class Memory:
         self.block_bytes = 0
         self.views.clear()
         self.subviews.clear()
+        self.origins.clear()
         self.known = None
         return True
 

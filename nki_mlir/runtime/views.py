@@ -87,6 +87,7 @@ def subview(dec: Decoder, op: memref.SubviewOp):
         raise error_at(op, f"memref.subview: sizes {sizes} do not match the result shape "
                            f"{list(res_shape)}", NKIRuntimeError)
     dyn_slots = [dec.use(op, v, "offset") for v in op.offsets]
+    box = all(keep) and all(st == 1 for st in strides)     # (Memory.origins)
     res = dec.define(op.result, op)
     rb = dec.bufs[op.result]
     fsrc, fres = src.flags, rb.flags
@@ -118,7 +119,7 @@ def subview(dec: Decoder, op: memref.SubviewOp):
                 raise Fault(msg)
             return guard(op, fail)
         idx = tuple(index(d, off) for d, off in enumerate(offsets))
-        return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx))
+        return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx, box))
 
     plan = []  # per dim: (static offset or None, dyn slot)
     it = iter(dyn_slots)
@@ -137,15 +138,18 @@ def subview(dec: Decoder, op: memref.SubviewOp):
             idx.append(index(d, off))
         return tuple(idx)
 
-    return guard(op, _kept(ss, res, fsrc, fres, tuple(dyn_slots), indices))
+    return guard(op, _kept(ss, res, fsrc, fres, tuple(dyn_slots), indices, box))
 
 
-def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, indices):
+def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, indices,
+          box: bool = False):
     """The closure of a subview: its views are kept with the run's memory
     (``Memory.subviews``) by the subview and its dynamic offsets, and reused while the
     source is the same array object (a placed tensor's views are kept across runs, and so
     are the caller's arguments when they are passed again), so a loop body does not build
-    them again, and the hazard checks find their footprints known (:mod:`.hazards`)."""
+    them again, and the hazard checks find their footprints known (:mod:`.hazards`).
+    ``box``: the view keeps every dim with unit steps; its start index is then recorded
+    in ``Memory.origins`` while it is kept."""
     token = next(_TOKENS)
 
     def run(env):
@@ -164,8 +168,15 @@ def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, ind
         env[res] = v
         if fres is not None:
             env[fres] = fv
+        mem = env[STATE].mem
         if len(kept) >= VIEWS_MAX:
             kept.clear()
+            mem.origins.clear()
+        if box:
+            old = kept.get(key)
+            if old is not None:
+                mem.origins.pop(id(old[1]), None)
+            mem.origins[id(v)] = (v, src, tuple(x.start for x in t))
         kept[key] = (src, v, fv)
     return run
 

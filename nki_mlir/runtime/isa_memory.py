@@ -38,7 +38,7 @@ from ..dialects import nisa
 from ..dialects.common import HBM_SPACES, MemSpaceAttr, prop_flag
 from ..dialects.instruction import FULL_WRITES as _FULL_WRITES
 from ..errors import NKIRuntimeError
-from . import bind, hbm_fill
+from . import bind, hbm_fill, out_forward
 from .blocks import PLACEMENT, blocks_of, placement
 from . import numerics as nm
 from .env import STATE, Buf, Closure, Fault, finish, guard, reader
@@ -54,6 +54,12 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
     shape, dt, space, fslot = b.shape, b.dtype, b.space, b.flags
     if space in HBM_SPACES:
         ts = hbm_fill.track(dec, op.result)
+        if ts is not None and out_forward.hoisted(dec, op):
+            def run_once(env):    # also evaluated ahead by a forwarded tile (out_forward.py)
+                if env[ts] is None:
+                    env[s] = np.empty(shape, dt)
+                    env[ts] = []
+            return guard(op, run_once)
         if ts is not None:    # write-only: sentinels where no DMA wrote, after the run
             def run_tracked(env):
                 env[s] = np.empty(shape, dt)
@@ -102,9 +108,17 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
     # the next instruction sets every flag of a tile it wholly writes, except a matmul,
     # which reads them (overwrite or add) first
     clear = fslot is not None and (first is None or first == "nisa.matmul")
+    fwd = out_forward.plan(dec, op)   # computed in an output view (program order)
 
     def run(env):
         st = env[STATE]
+        if fwd is not None and st.queues is None and st.launch is None:
+            v = fwd.bind(env)
+            if v is not None:
+                env[s] = v
+                if fill is not None:
+                    fill(v)
+                return
         c = 0 if cslot is None else int(env[cslot]) % copies
         v = st.mem.views.get((token, c))
         if v is None:

@@ -44,21 +44,24 @@ class MemoryFault(Exception):
 
 def fill_sentinel(a: np.ndarray) -> None:
     """Fill ``a`` in place with the uninitialized-memory sentinel (NaN, or 4 for ints)."""
-    if dtypes.is_float(a.dtype):
-        a.fill(np.nan)
-    elif a.dtype == np.bool_:
-        a.view(np.uint8).fill(INT_SENTINEL)
-    else:
-        a.fill(INT_SENTINEL)
+    sentinel_filler(a.dtype)(a)
 
 
 def sentinel_filler(dt: np.dtype):
-    """``fill(a)``: :func:`fill_sentinel` for arrays of dtype ``dt``, with the dtype test done
-    once (at decode time)."""
+    """``fill(a)``: fill an array of dtype ``dt`` in place with the uninitialized-memory
+    sentinel (NaN, or 4 for ints), with the dtype test done once (at decode time).
+
+    A float ``dt`` is filled through an unsigned view with the bits of ``dt``'s NaN: the
+    same bytes as ``a.fill(nan)``, ~4x faster for the ``ml_dtypes`` types (bfloat16, fp8),
+    whose ``fill`` converts the scalar per element."""
     dt = np.dtype(dt)
     if dtypes.is_float(dt):
         nan = dt.type(np.nan)
-        return lambda a: a.fill(nan)
+        udt = _FLAG_DTYPES.get(dt.itemsize)
+        if udt is None:
+            return lambda a: a.fill(nan)
+        bits = np.array(nan, dt).view(udt)[()]
+        return lambda a: a.view(udt).fill(bits)
     if dt == np.bool_:
         return lambda a: a.view(np.uint8).fill(INT_SENTINEL)
     return lambda a: a.fill(INT_SENTINEL)

@@ -140,6 +140,8 @@ class Decoder:
                                        f"for a bitvec operator, got {dtypes.name_of(b.dtype)}",
                                    NKIRuntimeError)
                 return lambda env: nm.to_int64(env[s]).reshape(tshape)
+            if b.shape == tshape and np.dtype(b.dtype) == nm.F32:
+                return lambda env: env[s]    # (already float32 in that shape)
             return lambda env: nm.to_f32(env[s]).reshape(tshape)
         s = self.use(op, v, role)
         if v in self.consts:

@@ -336,7 +336,7 @@ class Program:
                 qr.drain()
         finally:
             _leave_numerics(numerics)
-            state.mem.settle()          # the last PSUM flag write's bytes (Memory.set_flags)
+            state.mem.settle()          # the pending PSUM flag writes (Memory.set_flags)
             state.launch = None
             state.queues = None
             _release_state(state)

@@ -218,7 +218,7 @@ def bench_runtime(repeat: int, only: set[str]) -> None:
         if "hazards" in only:
             hz = lambda: prog.run(list(args), hazards=True)   # noqa: E731
             hz()
-            t_h, t_n = paired(hz, run, repeat=max(2, repeat // 2))
+            t_h, t_n = paired(hz, run, repeat=repeat)
             r = t_h / t_n
             row(f"hazards / normal: {name}", f"{r:.2f}x ({t_h * 1e3:.0f}/{t_n * 1e3:.0f} ms)",
                 "<= 2x", r <= GOALS["hazards"])

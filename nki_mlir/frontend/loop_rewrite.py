@@ -1,7 +1,8 @@
 """Let the tracer see every loop of a kernel: its ``for`` / ``while`` statements are rewritten.
 
 ``for T in ITER: BODY`` becomes ``for T in __nki_loop__(ITER, key, can_roll, carried,
-targets): BODY`` and ``while TEST:`` becomes ``while __nki_while__(TEST, key, can_roll):``
+targets): BODY`` (a loop that may stay rolled inside a ``try`` that can run it again in
+place, :func:`retrying_for`) and ``while TEST:`` becomes ``while __nki_while__(TEST, key, can_roll):``
 (AutoGraph's idea, reduced to the one decision we need: see :mod:`.loops`); ``isinstance(a,
 b)`` becomes ``__nki_isinstance__(a, b)`` (a loop index is an ``int``: :mod:`.py_builtins`).  Everything
 else is the kernel's own code, compiled from its own source with its own file name, line

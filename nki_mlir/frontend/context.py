@@ -61,7 +61,8 @@ _ACTIVE: list["TraceContext"] = []
 
 
 class Retrace(BaseException):
-    """Loops that must be unrolled (``{loop key: reason}``); the kernel is traced again.
+    """Loops that must be unrolled (``{loop key: reason}``); an enclosing rolled loop
+    (:mod:`.loop_retry`) or the whole kernel (:mod:`.trace_build`) is traced again.
 
     A ``BaseException`` so that a kernel's own ``except Exception`` cannot swallow it.
     """

@@ -35,8 +35,12 @@ from .loops import RolledLoop, _mutation, nki_loop
 MISSING: Any = object()
 
 
-def may_retry(it: Any, exc: BaseException) -> bool:
-    """``exc`` (raised by the ``for`` over ``it``) is a ``Retrace`` this loop can handle."""
+def may_retry(it: Any, exc: BaseException | None) -> bool:
+    """``exc`` (raised by the ``for`` over ``it``) is a ``Retrace`` this loop can handle;
+    ``exc`` None: the ``for`` over ``it`` may be retried at all (a rolled loop, not started:
+    the rewritten code then saves the variables its body binds)."""
+    if exc is None:
+        return type(it) is RolledLoop and it.step == 0
     if type(exc) is not Retrace or type(it) is not RolledLoop or it.step == 0:
         return False
     ctx = active()

@@ -1,7 +1,8 @@
 """Let the tracer see every loop of a kernel: its ``for`` / ``while`` statements are rewritten.
 
 ``for T in ITER: BODY`` becomes ``for T in __nki_loop__(ITER, key, can_roll, carried,
-targets): BODY`` and ``while TEST:`` becomes ``while __nki_while__(TEST, key, can_roll):``
+targets): BODY`` (a loop that may stay rolled inside a ``try`` that can run it again in
+place, :func:`retrying_for`) and ``while TEST:`` becomes ``while __nki_while__(TEST, key, can_roll):``
 (AutoGraph's idea, reduced to the one decision we need: see :mod:`.loops`); ``isinstance(a,
 b)`` becomes ``__nki_isinstance__(a, b)`` (a loop index is an ``int``: :mod:`.py_builtins`).  Everything
 else is the kernel's own code, compiled from its own source with its own file name, line
@@ -260,8 +261,9 @@ def retrying_for(node: ast.For, call: ast.Call, bound: set[str]) -> list[ast.stm
     """``for T in ITER: BODY else: ORELSE`` (no ``break`` at its level, no ``return``) as
     a ``for`` that :mod:`.loop_retry` can run again in place::
 
-        <save the variables BODY binds>
         __nki_it = __nki_loop__(ITER, ...)
+        if __nki_may_retry__(__nki_it, None):      # a rolled loop
+            <save the variables BODY binds>
         while True:
             try:
                 for T in __nki_it: BODY
@@ -277,11 +279,12 @@ def retrying_for(node: ast.For, call: ast.Call, bound: set[str]) -> list[ast.stm
     it, exc = f"__nki_it_{tag}", f"__nki_e_{tag}"
     names = sorted(n for n in bound | {node.target.id} if not n.startswith("__nki_"))
     save = {n: f"__nki_s_{tag}_{n}" for n in names}
-    src = [f"try:\n    {s} = {n}\nexcept NameError:\n    {s} = __nki_missing__" for n, s in save.items()]
+    saves = [f"try:\n    {s} = {n}\nexcept NameError:\n    {s} = __nki_missing__" for n, s in save.items()]
     back = [f"if {s} is __nki_missing__:\n    try:\n        del {n}\n    except NameError:\n"
             f"        pass\nelse:\n    {n} = {s}" for n, s in save.items()]
     restore = "\n".join(back).replace("\n", "\n        ")
-    src.append(f"{it} = None")
+    body = "\n".join(saves).replace("\n", "\n    ") or "pass"
+    src = [f"{it} = None", f"if __nki_may_retry__({it}, None):\n    {body}"]
     src.append(f"while True:\n    try:\n        pass\n    except BaseException as {exc}:\n"
                f"        if not __nki_may_retry__({it}, {exc}):\n            raise\n"
                f"        {restore}\n        {it} = __nki_retry__({it}, {exc})\n        continue\n"
@@ -291,7 +294,7 @@ def retrying_for(node: ast.For, call: ast.Call, bound: set[str]) -> list[ast.stm
         for n in ast.walk(st):
             if "lineno" in n._attributes:
                 ast.copy_location(n, node)
-    stmts[-2].value = call
+    stmts[0].value = call
     inner = ast.copy_location(ast.For(node.target, ast.Name(it, ast.Load()), node.body, [],
                                       node.type_comment), node)
     ast.copy_location(inner.iter, node)

@@ -19,8 +19,9 @@ start): rolling it buys nothing, and it would keep a function with one-iteration
 being straight-line code, which ``nisa-schedule`` handles in O(n log n) instead of comparing
 every pair of accesses (:mod:`nki_mlir.passes.straight_waits`).
 
-Otherwise :class:`~.context.Retrace` names the loop and the kernel is traced again with
-that loop unrolled: plain Python iteration, exactly Python's result.  What the check
+Otherwise :class:`~.context.Retrace` names the loop and it is traced again unrolled: plain
+Python iteration, exactly Python's result -- in place by its rewritten ``for`` statement
+when that is exact (:mod:`.loop_retry`), else the whole kernel (:mod:`.trace_build`).  What the check
 cannot see: mutations of module globals or of objects reachable only from them; Python
 side effects of the body run once per trace rather than once per iteration (as in any
 tracing compiler, e.g. ``jax.jit``).  ``nl.static_range`` is always unrolled;

@@ -172,3 +172,36 @@ def test_helper_loop_is_retried_in_place(monkeypatch, tmp_path):
     scale = np.tile(np.repeat([0.5, 1.0], 128), 2)[:, None]
     np.testing.assert_allclose(got, a * scale, rtol=1e-6)
     np.testing.assert_array_equal(got, _unrolled(monkeypatch, via_helper, a))
+
+
+def _last_rows(a, r0, neg):
+    """Copies two row tiles; returns the last one (made in the loop).  ``neg and r == 1``
+    reads the index only when ``neg``."""
+    for r in range(2):
+        t = nl.ndarray((128, a.shape[1]), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[r0 + r * 128:r0 + (r + 1) * 128, :])
+        if neg and r == 1:
+            nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=-1.0)
+    return t
+
+
+@nki.jit
+def unrolled_late(a):
+    """The helper's loop stays rolled in the first call, is retried in place in the second;
+    then the first call's tile is used after its (rolled) loop: the whole kernel is traced
+    again with that loop unrolled from the start."""
+    out = nl.ndarray((256, a.shape[1]), a.dtype, buffer=nl.shared_hbm)
+    t1 = _last_rows(a, 0, False)
+    t2 = _last_rows(a, 256, True)
+    nisa.dma_copy(dst=out[0:128, :], src=t1)
+    nisa.dma_copy(dst=out[128:256, :], src=t2)
+    return out
+
+
+def test_loop_retried_in_place_then_named_by_an_earlier_instance(monkeypatch, tmp_path):
+    monkeypatch.setenv("NKI_MLIR_CACHE_DIR", str(tmp_path))
+    runs = _count_traces(monkeypatch)
+    a = _rows(512)
+    got = nki.compile(unrolled_late, a, use_cache=False)(a)
+    assert len(runs) == 2
+    np.testing.assert_array_equal(got, np.concatenate([a[128:256], -a[384:512]]))

@@ -13,10 +13,13 @@
   (``nki_cpu_simulator.nki.cpu_simulate(kernel)[lnc](...)``: argument conversion, cache
   look-up, compile, run, results).
 
-``nki``, in :func:`take`'s totals, is nki-mlir's own wall time in the test: the union of the
+``nki``, in :func:`take`'s totals, is nki-mlir's own time in the test: the union of the
 intervals during which any of ``call``, ``compile`` or ``run`` was active in any thread
-(nested and concurrent calls counted once); the rest of a test's call phase is the suite's own
-code (input generation, golden, validation).  :func:`busy` gives that time so far, the
+(nested and concurrent calls counted once), as wall seconds and as the CPU seconds the whole
+process spent in them (``time.process_time``: every thread, so the instances of an LNC
+launch count; on a loaded machine CPU stays near what an idle one would take in wall time);
+the rest of a test's call phase is the suite's own code (input generation, golden,
+validation).  :func:`busy` gives that time so far, the
 interval in progress included, and whether nki-mlir is running now (the report plugin's
 per-test limits read it while the test runs).
 
@@ -24,8 +27,7 @@ Each phase gets its wall time and the CPU time of the thread that ran it
 (``time.thread_time``, steadier than wall time on a loaded machine), in seconds, summed
 over the calls of the current test.  :func:`take` returns the totals since the last call
 and resets them: ``{"compile": [wall, cpu], "run": [...], "trace": [...], "pass:<name>":
-[...], "nki": [wall, 0], "compiles": n, "runs": n}`` (``nki``'s CPU entry is 0: the
-thread CPU of its parts is in ``compile`` and ``run``).  Nothing is recorded while :func:`install` was not
+[...], "nki": [wall, process CPU], "compiles": n, "runs": n}``.  Nothing is recorded while :func:`install` was not
 called; the library itself is unchanged.
 """
 from __future__ import annotations
@@ -39,32 +41,47 @@ _TOTALS: dict[str, list[float]] = {}
 _COUNTS: dict[str, int] = {}
 _INSTALLED = False
 _ACTIVE = 0             # top-level nki-mlir phases running now (all threads)
-_SINCE = 0.0            # perf_counter() when _ACTIVE went from 0 to 1
-_BUSY = 0.0             # closed busy intervals since the last take()
+_SINCE = (0.0, 0.0)     # (perf_counter(), process_time()) when _ACTIVE went from 0 to 1
+_BUSY = [0.0, 0.0]      # closed busy intervals since the last take(): wall, process CPU
+
+
+def _now() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
 
 
 def _enter() -> None:
     global _ACTIVE, _SINCE
     with _LOCK:
         if _ACTIVE == 0:
-            _SINCE = time.perf_counter()
+            _SINCE = _now()
         _ACTIVE += 1
 
 
 def _leave() -> None:
-    global _ACTIVE, _BUSY
+    global _ACTIVE
     with _LOCK:
         _ACTIVE -= 1
         if _ACTIVE == 0:
-            _BUSY += time.perf_counter() - _SINCE
+            w, c = _now()
+            _BUSY[0] += w - _SINCE[0]
+            _BUSY[1] += c - _SINCE[1]
 
 
-def busy() -> tuple[float, bool]:
+def _busy() -> tuple[float, float]:
+    """(wall, CPU) of the busy intervals, the open one included (call with _LOCK held)."""
+    if not _ACTIVE:
+        return _BUSY[0], _BUSY[1]
+    w, c = _now()
+    return _BUSY[0] + w - _SINCE[0], _BUSY[1] + c - _SINCE[1]
+
+
+def busy() -> tuple[float, float, bool]:
     """(nki-mlir's wall seconds since the last :func:`take`, the running interval included;
-    whether an nki-mlir phase is running now)."""
+    the process's CPU seconds in that time, all threads; whether an nki-mlir phase is
+    running now)."""
     with _LOCK:
-        run = time.perf_counter() - _SINCE if _ACTIVE else 0.0
-        return _BUSY + run, _ACTIVE > 0
+        w, c = _busy()
+        return w, c, _ACTIVE > 0
 
 
 def _add(phase: str, wall: float, cpu: float) -> None:
@@ -142,10 +159,10 @@ def take() -> dict:
     """Totals since the last call (see the module docstring), then reset."""
     global _BUSY, _SINCE
     with _LOCK:
-        now = time.perf_counter()
         out: dict = {k: [round(v[0], 3), round(v[1], 3)] for k, v in _TOTALS.items()}
-        out["nki"] = [round(_BUSY + (now - _SINCE if _ACTIVE else 0.0), 3), 0.0]
-        _BUSY, _SINCE = 0.0, now
+        w, c = _busy()
+        out["nki"] = [round(w, 3), round(c, 3)]
+        _BUSY, _SINCE = [0.0, 0.0], _now()
         out["compiles"] = _COUNTS.get("compile", 0)
         out["runs"] = _COUNTS.get("run", 0)
         _TOTALS.clear()

@@ -17,7 +17,7 @@ from ..dialects.ods import Engine, EnumProp, Flag, Stream, Tile
 from ..dialects.ods_forms import EMITTED, ApiArg, Dma, IsaForm
 from ..errors import NKIRuntimeError, NKITypeError
 from ..frontend import args as A
-from ..runtime import bind, forward, hbm_fill, views
+from ..runtime import bind, forward, hbm_fill, out_forward, views
 from ..runtime.env import check_elems, engine, finish
 from ..runtime.isa_memory import copy_closure
 from .define import instruction
@@ -108,7 +108,11 @@ class dma_copy:
                             transposed=bind.bound_source(dec, op.src))
         skip = views.skips_oob(op)
         if not skip and forward.forwardable(dec, op):  # program order: read the input in place
-            impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, np.dtype(dst.dtype).itemsize)
+            itemsize = np.dtype(dst.dtype).itemsize
+            impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, itemsize)
+            forward.queued(dec, op, dst.slot, src.slot, dst.shape, itemsize)
+        if not skip:
+            impl = out_forward.copying(dec, op, impl, src.slot)   # a tile computed in dst
         ts = dec.hbm_tracked.get(op)
         if ts is not None:
             impl = hbm_fill.recording(impl, dst.slot, ts)

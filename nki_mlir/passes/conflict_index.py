@@ -234,8 +234,14 @@ class ConflictIndex:
     # ------------------------------------------------------------------------ update
 
     def add(self, node: int, accs: list[Acc], tag: Hashable = None) -> None:
-        """Record the accesses of ``node`` (after every earlier node) under ``tag``, then
-        retire the earlier entries of that tag its whole accesses cover."""
+        """Retire the earlier entries of ``tag`` the whole accesses of ``node`` (after every
+        earlier node) cover, then record its accesses under ``tag``.  (Retiring first: the
+        node's own entries, which it never retires, are not walked once per whole access --
+        a loop node with many whole accesses of placed-overlapping buffers made that
+        quadratic in its accesses.)"""
+        for a in accs:
+            if (a.is_write or self.reads_retire_reads) and _geometry(a).whole:
+                self._retire_covered(node, a, tag)
         live, history = self.live, self.history
         for a in accs:
             span = _geometry(a).span
@@ -248,9 +254,6 @@ class ConflictIndex:
             idx.insert(span[0], span[1], e)
             history[base].append(e)
             self._mark_live(base, +1)
-        for a in accs:
-            if (a.is_write or self.reads_retire_reads) and _geometry(a).whole:
-                self._retire_covered(node, a, tag)
 
     def _mark_live(self, base: SSAValue, delta: int) -> None:
         before = self.count[base]

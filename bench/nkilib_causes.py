@@ -128,14 +128,14 @@ def cause(rec: dict, key) -> str:
     if "NKILIB_HARNESS_TIMEOUT" in msg:
         return HARNESS
     if "NKILIB_MAX_RSS_GB" in msg:
-        if "(nki-mlir not running)" in msg:
+        if "(nki-mlir not running" in msg:
             return MEMORY_SUITE
         return "memory: the process exceeded --max-rss-gb (NKILIB_MAX_RSS_GB) in nki-mlir"
     if "NKILIB_TEST_TIMEOUT" in msg:
         if "nki-mlir's time in the test exceeded" in msg:
             return ("timeout: nki-mlir's own time in the test exceeded --test-timeout "
                     "(NKILIB_TEST_TIMEOUT)")
-        if "(nki-mlir not running)" in msg:
+        if "(nki-mlir not running" in msg:
             return ("timeout: the test exceeded the per-test limit (NKILIB_TEST_TIMEOUT) in the "
                     "suite's own code (input generation, golden or validation), nki-mlir not "
                     "running")

@@ -70,25 +70,29 @@ class MemoryLimit(Exception):
 _OURS = ("/nki_mlir/", "/nki_cpu_simulator/")
 
 
-def timeout_site(frame) -> str:
-    """Where a test stood when its time ran out, from the interrupted ``frame``:
-    ``"in nki-mlir at <file:line>"`` (the innermost nki-mlir frame on the stack) or
-    ``"in the suite's code at <file:line> (nki-mlir not running)"`` (the innermost frame
-    outside Python's and the site-packages' own files)."""
+def timeout_site(frame, running: bool = True) -> str:
+    """Where a test stood when a limit struck, from the interrupted ``frame``:
+    ``"in nki-mlir at <file:line>"`` (the innermost nki-mlir frame on the stack, while
+    nki-mlir runs: ``running``, :func:`nkilib_timing.busy`) or ``"in the suite's code at
+    <file:line> (nki-mlir not running)"`` (the innermost frame outside Python's, the
+    site-packages' and nki-mlir's own files; when the suite called a helper of
+    ``nki_cpu_simulator`` or ``nki_mlir`` outside a kernel, e.g. the ``neuron_dtypes``
+    stand-in for a golden, ``; inside <file:line>`` names it)."""
     ours = suite = None
     f = frame
     while f is not None:
         fn = f.f_code.co_filename
         here = f"{fn}:{f.f_lineno}"
-        if ours is None and any(m in fn for m in _OURS):
-            ours = here
+        if any(m in fn for m in _OURS):
+            ours = ours or here
         elif suite is None and not fn.startswith(("<", _STDLIB)) and "site-packages" not in fn \
                 and not fn.endswith("nkilib_report_plugin.py"):
             suite = here
         f = f.f_back
-    if ours is not None:
+    if ours is not None and running:
         return f"in nki-mlir at {ours}"
-    return f"in the suite's code at {suite or '?'} (nki-mlir not running)"
+    inside = f"; inside {ours}" if ours is not None else ""
+    return f"in the suite's code at {suite or '?'} (nki-mlir not running{inside})"
 
 
 _STDLIB = os.path.dirname(os.__file__)
@@ -188,7 +192,7 @@ class _Watchdog(threading.Thread):
 
     def kill(self, rss: float) -> None:
         frame = sys._current_frames().get(self.target)
-        site = timeout_site(frame) if frame is not None else "?"
+        site = timeout_site(frame, nkilib_timing.busy()[2]) if frame is not None else "?"
         msg = (f"nkilib_report_plugin.MemoryLimit: the test's process reached {rss:.1f} GiB "
                f"resident, over {HARD_RSS:g} x NKILIB_MAX_RSS_GB = {self.limits[2]:g}: the "
                f"process was ended {site}")
@@ -251,7 +255,7 @@ def pytest_runtest_call(item):
     def _expired(signum, frame):
         if dog.pending is not None:
             exc, what = dog.pending
-            raise exc(f"{what} {timeout_site(frame)}")
+            raise exc(f"{what} {timeout_site(frame, nkilib_timing.busy()[2])}")
 
     old = signal.signal(signal.SIGALRM, _expired)
     dog.start()

@@ -87,7 +87,11 @@ def summarise(records: list[dict], ids: list[str]) -> dict:
             kind = r["outcome"]  # "passed" (call) or "skipped"
         # a setup/teardown error outranks the call's outcome, a failure outranks a pass
         rank = {"error": 3, "failed": 2, "skipped": 1, "passed": 0}
-        if cur is None or rank[kind] > rank[cur["kind"]]:
+        # the watchdog's own record of a worker it ended (nkilib_report_plugin) comes before
+        # pytest-xdist's "worker crashed" error for the same test, and says more
+        crash = r["message"].startswith("worker '") and cur is not None \
+            and cur["kind"] in ("failed", "error")
+        if not crash and (cur is None or rank[kind] > rank[cur["kind"]]):
             keep = {k: cur[k] for k in ("nki", "duration", "rss_gb") if k in cur} \
                 if cur and "nki" in cur else {}
             per[r["nodeid"]] = cur = {**r, "kind": kind, **keep}

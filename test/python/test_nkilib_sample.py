@@ -38,3 +38,14 @@ def test_ids_become_paths_under_the_rootdir(tmp_path):
     (tmp_path / "test" / "unit").mkdir(parents=True)
     (tmp_path / "test" / "unit" / "test_a.py").write_text("")
     assert ns.as_arg(tmp_path, "unit/test_a.py::test_x[1]") == "test/unit/test_a.py::test_x[1]"
+
+
+def test_the_watchdogs_record_of_an_ended_worker_outranks_the_crash_report():
+    ended = {"nodeid": "a", "when": "call", "outcome": "failed", "where": "x.py:3",
+             "message": "nkilib_report_plugin.MemoryLimit: ... the process was ended ...",
+             "duration": 5}
+    crash = {"nodeid": "a", "when": "???", "outcome": "failed", "where": "", "duration": 0,
+             "message": "worker 'gw0' crashed while running 'a'"}
+    s = ns.summarise([ended, crash], ["a"])
+    assert s["per"]["a"]["message"].startswith("nkilib_report_plugin.MemoryLimit")
+    assert ns.summarise([crash], ["a"])["per"]["a"]["message"].startswith("worker 'gw0'")

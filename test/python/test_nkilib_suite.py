@@ -75,6 +75,10 @@ def test_a_timeout_says_whether_nki_mlir_was_running():
     ns: dict = {}
     exec(compile("import sys\nf = sys._getframe()", "/x/nki_mlir/passes/p.py", "exec"), ns)
     assert rp.timeout_site(ns["f"]) == "in nki-mlir at /x/nki_mlir/passes/p.py:2"
+    # a helper of nki-mlir called by the suite outside a kernel is the suite's time
+    site = rp.timeout_site(ns["f"], running=False)
+    assert site.startswith("in the suite's code at ") and "test_nkilib_suite.py:" in site
+    assert site.endswith("(nki-mlir not running; inside /x/nki_mlir/passes/p.py:2)")
     harness = _rec("h", "failed", "nkilib_report_plugin.TestTimeout: test exceeded 120 s "
                                   f"(NKILIB_TEST_TIMEOUT) {here}")
     ours = _rec("o", "failed", "nkilib_report_plugin.TestTimeout: test exceeded 120 s "

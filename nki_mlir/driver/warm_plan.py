@@ -12,7 +12,9 @@ mode and the environment variables the full path reads.  :func:`call` runs it on
 - no kernel is being traced (a call inside a kernel runs inline, :meth:`.jit.Kernel.__call__`),
 - the kernel's decorator options and the environment variables are those of the plan
   (``NEURON_PLATFORM_TARGET_OVERRIDE``, ``NKI_MLIR_OUTPUT_CHECK``, ``NKI_MLIR_HAZARDS``),
-- the guard holds (source files unchanged, every name bound to the same object) and
+- the guard holds (every name bound to the same object, every function with the same code
+  object: :meth:`.warm.Guard.holds`, which does not ``stat`` the source files -- see
+  :mod:`.warm` for why that is exact) and
 - the in-memory compile cache still holds the compiled kernel (an evicted or cleared
   entry takes the full path, which rebuilds it);
 
@@ -124,7 +126,7 @@ def call(spec: tuple, kernel: Any, args: tuple, kwargs: dict) -> Any:
     if (d.get(_K0), d.get(_K1), d.get(_K2)) != plan.env or kernel.options != plan.options:
         return MISS
     g = plan.guard
-    if not g.valid() or _memory_get(g.key) is not plan.ck:
+    if not g.holds() or _memory_get(g.key) is not plan.ck:
         _PLANS.pop(spec, None)
         return MISS
     vals = args + tuple(kwargs.values()) if kwargs else args

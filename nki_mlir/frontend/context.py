@@ -89,6 +89,9 @@ class TraceContext:
         self.block_loop: dict[Any, str] = {}  # body block of a rolled loop -> its key
         self.open_whiles: dict[str, Any] = {}
         self.decisions: dict[str, tuple[str, str]] = {}  # loop key -> (rolled|unrolled, why)
+        self.loop_seq = 0  # rolled loops entered so far (numbers them, see loops.RolledLoop)
+        self.entered: dict[str, int] = {}  # loop key -> number of its latest rolled entry
+        self.erased: list[Any] = []  # ops of loops traced again in place (kept: ids stay unique)
 
     def decide(self, key: str, what: str, why: str) -> None:
         """Record how the loop at ``key`` was traced (for the loop report)."""

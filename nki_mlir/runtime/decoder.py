@@ -72,6 +72,9 @@ class Decoder:
         #: the first memory-touching op after each alloc-like op, by ``id`` (memo of
         #: :func:`.isa_memory.written_first`)
         self.next_memory_op: dict[int, Operation | None] = {}
+        #: the closure built for each op so far (output forwarding evaluates some ahead,
+        #: :mod:`.out_forward`)
+        self.built: dict[Operation, Closure] = {}
 
     # -------------------------------------------------------------- slots and values
 
@@ -165,6 +168,7 @@ class Decoder:
             c, step = dispatch(self, op)
             if c is not None:
                 out.append(c)
+                self.built[op] = c
             if plan is not None:
                 if step is UNSUPPORTED:
                     plan = None

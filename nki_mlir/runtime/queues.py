@@ -272,6 +272,7 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
             closure(env)
         else:
             qr.enqueue(info, closure, env)
+    run.program_order = closure    # what run() runs in program order (Program's top level)
     return run
 
 

@@ -7,7 +7,12 @@
   memory.  For an SBUF/PSUM buffer the storage is ``[P, F]`` (``F`` = free size): the
   partition stride must be a multiple of ``F`` and the free part of every access must stay
   inside one partition.  Static offsets are bounds-checked at decode time (the fault is
-  raised when the op executes), dynamic ones on every execution.
+  raised when the op executes), dynamic ones on every execution: a dynamic view out of
+  bounds whose every user is a ``nisa.dma_copy`` with ``oob_is_err=false``
+  (``oob_mode=skip``) is not an error, its slot holds ``None`` and those DMAs transfer
+  nothing (:func:`skips_oob`, :func:`unless_skipped`; NKI docs ``nki.isa.dma_copy``: with a
+  dynamic start address, ``oob_mode.skip`` "skip[s] the DMA transfer for a given dynamic
+  address ... when it is out of bound").
 - ``nisa.view_dtype``: ``ndarray.view(dtype)`` (the last axis is contiguous).  A
   ``reinterpret_cast`` below it views the buffer's bytes in its own element type.
 
@@ -33,7 +38,7 @@ from xdsl.ir import OpResult
 
 from ..diagnostics import error_at
 from ..errors import NKIRuntimeError
-from .env import STATE, Fault, guard
+from .env import STATE, Closure, Fault, guard
 from .memory import VIEWS_MAX, flag_dtype
 
 if TYPE_CHECKING:
@@ -192,6 +197,26 @@ def _last_contiguous(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def skips_oob(op) -> bool:
+    """Whether ``op`` is a ``nisa.dma_copy`` that skips out-of-bounds dynamic addresses
+    (``oob_is_err`` false: ``oob_mode=skip``)."""
+    if op.name != "nisa.dma_copy":
+        return False
+    flag = op.properties.get("oob_is_err")
+    return flag is not None and not bool(flag.value.data)
+
+
+def unless_skipped(impl: Closure, slots: tuple[int, ...]) -> Closure:
+    """``impl``, not run when one of ``slots`` holds ``None`` (an out-of-bounds dynamic view
+    of a DMA with ``oob_mode=skip``: the transfer is skipped)."""
+    def run(env):
+        for s in slots:
+            if env[s] is None:
+                return
+        impl(env)
+    return run
+
+
 def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
     src = dec.buf(op, op.source, "source")
     base = dec.buf(op, _base(op.source), "source")
@@ -291,10 +316,20 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
             kept[token] = (b, v, fv)
         return guard(op, run)
     ds = dyn[0]
+    users = [u.operation for u in op.result.uses]
+    skip = bool(users) and all(skips_oob(u) for u in users)
 
     def run_dyn(env):
         off = int(env[ds])
-        check(off)
+        try:
+            check(off)
+        except Fault:
+            if not skip:
+                raise
+            env[res] = None         # out of bounds: the DMAs using it skip their transfer
+            if fres is not None:
+                env[fres] = None
+            return
         env[res] = make(env[bs], dt, off)
         if fres is not None:
             env[fres] = make(env[bf], ft, off)

@@ -9,6 +9,7 @@ import nki_mlir as nki
 import nki_mlir.isa as nisa
 import nki_mlir.language as nl
 from nki_mlir.frontend import trace_build
+from trace_counting import count_traces
 
 
 @nki.jit
@@ -29,25 +30,10 @@ def two_retraces(x):
     return out
 
 
-def _count_traces(monkeypatch) -> list:
-    runs = []
-    real = trace_build.traced_function
-
-    def counting(fn):
-        traced = real(fn)
-
-        def run(*a, **k):
-            runs.append(fn.__name__)
-            return traced(*a, **k)
-        return run
-    monkeypatch.setattr(trace_build, "traced_function", counting)
-    return runs
-
-
 def test_second_instance_starts_with_the_first_ones_unrolled_loops(monkeypatch, tmp_path):
     monkeypatch.setenv("NKI_MLIR_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("NKI_MLIR_LOOPS", "auto")
-    runs = _count_traces(monkeypatch)
+    runs = count_traces(monkeypatch)
     x = np.arange(128 * 64, dtype=np.float32).reshape(128, 64) / 1000
     x = np.concatenate([x, x], axis=1)
     got = nki.simulate(two_retraces[2])(x)

@@ -8,27 +8,13 @@ import nki_mlir as nki
 import nki_mlir.isa as nisa
 import nki_mlir.language as nl
 from nki_mlir.frontend import trace_build
+from trace_counting import count_traces
 
 RNG = np.random.default_rng(11)
 
 
 def _rows(n, f=64):
     return RNG.standard_normal((n, f)).astype(np.float32)
-
-
-def _count_traces(monkeypatch) -> list:
-    runs = []
-    real = trace_build.traced_function
-
-    def counting(fn):
-        traced = real(fn)
-
-        def run(*a, **k):
-            runs.append(fn.__name__)
-            return traced(*a, **k)
-        return run
-    monkeypatch.setattr(trace_build, "traced_function", counting)
-    return runs
 
 
 def _unrolled(monkeypatch, kernel, *args):
@@ -58,7 +44,7 @@ def rebinds_then_branches(a):
 
 def test_rebinding_before_the_failure_is_undone(monkeypatch, tmp_path):
     monkeypatch.setenv("NKI_MLIR_CACHE_DIR", str(tmp_path))
-    runs = _count_traces(monkeypatch)
+    runs = count_traces(monkeypatch)
     a = _rows(512)
     got = nki.compile(rebinds_then_branches, a, use_cache=False)(a)
     assert len(runs) == 1
@@ -84,7 +70,7 @@ def inner_needs_unrolling(a):
 
 def test_inner_loop_retried_outer_stays_rolled(monkeypatch, tmp_path):
     monkeypatch.setenv("NKI_MLIR_CACHE_DIR", str(tmp_path))
-    runs = _count_traces(monkeypatch)
+    runs = count_traces(monkeypatch)
     a = _rows(512)
     got = nki.compile(inner_needs_unrolling, a, use_cache=False)(a)
     assert len(runs) == 1
@@ -110,7 +96,7 @@ def inner_tile_escapes(a):
 
 def test_tile_escaping_an_inner_loop_retries_the_outer_one(monkeypatch, tmp_path):
     monkeypatch.setenv("NKI_MLIR_CACHE_DIR", str(tmp_path))
-    runs = _count_traces(monkeypatch)
+    runs = count_traces(monkeypatch)
     a = _rows(768)
     got = nki.compile(inner_tile_escapes, a, use_cache=False)(a)
     assert len(runs) == 1
@@ -136,7 +122,7 @@ def appends_then_branches(a):
 
 def test_changed_python_object_falls_back_to_a_whole_retrace(monkeypatch, tmp_path):
     monkeypatch.setenv("NKI_MLIR_CACHE_DIR", str(tmp_path))
-    runs = _count_traces(monkeypatch)
+    runs = count_traces(monkeypatch)
     a = _rows(384)
     got = nki.compile(appends_then_branches, a, use_cache=False)(a)
     assert len(runs) == 2
@@ -165,7 +151,7 @@ def via_helper(a):
 
 def test_helper_loop_is_retried_in_place(monkeypatch, tmp_path):
     monkeypatch.setenv("NKI_MLIR_CACHE_DIR", str(tmp_path))
-    runs = _count_traces(monkeypatch)
+    runs = count_traces(monkeypatch)
     a = _rows(512)
     got = nki.compile(via_helper, a, use_cache=False)(a)
     assert len(runs) == 1
@@ -200,7 +186,7 @@ def unrolled_late(a):
 
 def test_loop_retried_in_place_then_named_by_an_earlier_instance(monkeypatch, tmp_path):
     monkeypatch.setenv("NKI_MLIR_CACHE_DIR", str(tmp_path))
-    runs = _count_traces(monkeypatch)
+    runs = count_traces(monkeypatch)
     a = _rows(512)
     got = nki.compile(unrolled_late, a, use_cache=False)(a)
     assert len(runs) == 2

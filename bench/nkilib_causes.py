@@ -108,14 +108,33 @@ def classify(rec: dict) -> Category | None:
     return None
 
 
+#: the cause of a test stopped by ``--harness-timeout``: a test that did not finish (counted
+#: as a failure, never excluded), listed test by test with where the suite's code was
+HARNESS = ("did not finish: the suite's own code (input generation, golden or validation) "
+           "exceeded --harness-timeout (NKILIB_HARNESS_TIMEOUT), nki-mlir not running")
+#: the cause of a test stopped by ``--max-rss-gb`` while the suite's own code ran
+MEMORY_SUITE = ("did not finish: the process exceeded --max-rss-gb (NKILIB_MAX_RSS_GB) in the "
+                "suite's own code, nki-mlir not running")
+
+
 def cause(rec: dict, key) -> str:
-    """Grouping key of a simulator failure: one key for the per-test timeouts (the plugin's
-    ``TestTimeout``, however the harness wraps it) that struck while nki-mlir ran (or where
-    the plugin did not say), one for those that struck in the suite's own code with nki-mlir
-    not running, one for crashed xdist workers, else
-    ``key(message)`` (``nkilib_sample.cause_key``)."""
+    """Grouping key of a simulator failure: one key each for the plugin's limits, however
+    the harness wraps the exception -- nki-mlir's time over ``--test-timeout``
+    (NKILIB_TEST_TIMEOUT; older reports: the whole call phase, split by where it struck),
+    the suite's own code over ``--harness-timeout`` (:data:`HARNESS`), the memory limit in
+    the suite's code (:data:`MEMORY_SUITE`) or in nki-mlir -- one for crashed xdist workers,
+    else ``key(message)`` (``nkilib_sample.cause_key``)."""
     msg = rec.get("message", "")
+    if "NKILIB_HARNESS_TIMEOUT" in msg:
+        return HARNESS
+    if "NKILIB_MAX_RSS_GB" in msg:
+        if "(nki-mlir not running)" in msg:
+            return MEMORY_SUITE
+        return "memory: the process exceeded --max-rss-gb (NKILIB_MAX_RSS_GB) in nki-mlir"
     if "NKILIB_TEST_TIMEOUT" in msg:
+        if "nki-mlir's time in the test exceeded" in msg:
+            return ("timeout: nki-mlir's own time in the test exceeded --test-timeout "
+                    "(NKILIB_TEST_TIMEOUT)")
         if "(nki-mlir not running)" in msg:
             return ("timeout: the test exceeded the per-test limit (NKILIB_TEST_TIMEOUT) in the "
                     "suite's own code (input generation, golden or validation), nki-mlir not "
@@ -124,6 +143,25 @@ def cause(rec: dict, key) -> str:
     if re.match(r"worker '\w+' crashed while running", msg):
         return "pytest-xdist worker crashed (the process died, e.g. out of memory)"
     return key(msg)
+
+
+#: causes whose tests are listed one by one with where the suite's code was
+UNFINISHED = (HARNESS, MEMORY_SUITE)
+
+_SITE = re.compile(r"in the suite's code at (\S+?:\d+)")
+
+
+def site(rec: dict) -> str:
+    """``file:line`` where the suite's code was when a limit stopped the test (from the
+    plugin's message; the part after ``nki-library/``), else ``?``."""
+    m = _SITE.search(rec.get("message", ""))
+    if not m:
+        return "?"
+    where = m.group(1)
+    for marker in ("/nki-library/", "/nkilib_src/"):
+        if marker in where:
+            return where.split(marker, 1)[1]
+    return where
 
 
 _LOC = re.compile(r"(/[^\s:]+\.py):(\d+)(?::\d+)?")

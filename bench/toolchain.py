@@ -8,8 +8,9 @@ Rows (the baseline of each ratio is measured in the same run, interleaved with i
 - ``warm call``: a warm call of a trivial kernel (one-tile add, 128x8 fp32: two DMAs in,
   one ``tensor_tensor``, one DMA out) beyond the same NumPy work (``a + b``), in us, and
   the same for ``tensor_add`` 128x512 (its 256 KiB tiles make it mostly interpreter work);
-  each split into the driver (the call beyond ``Program.run`` on the same arrays) and the
-  interpreter (``Program.run`` beyond ``a + b``);
+  each split into the driver (the call beyond ``Program.run_checked`` on the same arrays:
+  what the warm call runs after its plan's checks) and the interpreter (``run_checked``
+  beyond ``a + b``);
 - ``decode``: a disk-cache hit of each main-job kernel (examples/run_examples.py): the
   artifact read, checked and decoded into an interpreter program (ms), and the decode
   straight from the in-memory module after a compile;
@@ -145,7 +146,8 @@ def small_add(a, b):
 
 def bench_warm_call(repeat: int) -> None:
     """A warm call beyond ``a + b``, and its parts: the driver (the call beyond
-    ``Program.run`` on the same arrays) and the interpreter (``Program.run`` beyond ``a + b``)."""
+    ``Program.run_checked`` on the same arrays) and the interpreter (``run_checked`` beyond
+    ``a + b``)."""
     import nki_mlir as nki
     from kernels import tensor_add
     rng = np.random.default_rng(1)
@@ -163,12 +165,13 @@ def bench_warm_call(repeat: int) -> None:
         kernel(a, b)
         prog = kernel.compile(a, b).program
         calls = many(lambda: kernel(a, b))
-        runs = many(lambda: prog.run([a, b], mode="program-order", hazards=False))
+        # what the warm call runs: Program.run on arguments the plan checked once
+        runs = many(lambda: prog.run_checked([a, b], None, "program-order", False))
         t_k, t_run, t_np = paired(calls, runs, many(lambda: a + b), repeat=max(repeat, 7))
         us = (t_k - t_np) / n * 1e6
         row(f"warm call ({name}) beyond NumPy", f"{us:.1f} us", "<= 20 us",
             us <= GOALS["warm call"])
-        row("  of which driver | Program.run beyond NumPy",
+        row("  of which driver | run_checked beyond NumPy",
             f"{(t_k - t_run) / n * 1e6:.1f} | {(t_run - t_np) / n * 1e6:.1f} us", "", None)
 
 
@@ -215,7 +218,7 @@ def bench_runtime(repeat: int, only: set[str]) -> None:
         if "hazards" in only:
             hz = lambda: prog.run(list(args), hazards=True)   # noqa: E731
             hz()
-            t_h, t_n = paired(hz, run, repeat=max(2, repeat // 2))
+            t_h, t_n = paired(hz, run, repeat=repeat)
             r = t_h / t_n
             row(f"hazards / normal: {name}", f"{r:.2f}x ({t_h * 1e3:.0f}/{t_n * 1e3:.0f} ms)",
                 "<= 2x", r <= GOALS["hazards"])

@@ -10,13 +10,25 @@ types and shapes / dtypes / constant values, the options), a :class:`Guard`:
 - the full cache key (the in-memory cache is then consulted as usual, so eviction and
   ``cache clear`` behave as before);
 - ``(path, mtime, size)`` of every source file whose hash is part of the key;
-- every name the key's digest read, with the object it was bound to.
+- every name the key's digest read, with the object it was bound to;
+- the code object of every user function it visited (the kernel and its helpers).
 
 :func:`lookup` gives the compiled kernel only while the files are unchanged and every name
-is still bound to the *same object*.  That is exact for values whose digest is fixed by
-their identity (numbers, strings, dtypes, modules, classes, functions, tuples of them).  A
-kernel reading a mutable value (an array, a list, a dict, a configuration object: their
-content may change in place) gets no guard and computes its key on every call.
+is still bound to the *same object* (:meth:`Guard.valid`).  That is exact for values whose
+digest is fixed by their identity (numbers, strings, dtypes, modules, classes, functions,
+tuples of them).  A kernel reading a mutable value (an array, a list, a dict, a
+configuration object: their content may change in place) gets no guard and computes its key
+on every call.
+
+The warm-call plan (:mod:`.warm_plan`) checks the objects only (:meth:`Guard.holds`, no
+``stat`` per call): what a call runs is the function objects the guard holds, and an edit
+of a source file changes none of them until the module is executed again -- a re-import or
+IPython's ``autoreload`` rebinds the module's names (and the latter swaps the ``__code__``
+of the old function objects), which :meth:`Guard.holds` sees; the tracer parses a
+function's source once per code object (:class:`~nki_mlir.frontend.source.FunctionSource`),
+so before that a retrace would trace the same code (only the tensor names and messages it
+reads from the edited lines could differ).  The full path (:func:`lookup`, and so
+``nki.compile``) still compares the files, whose hashes are part of the cache key.
 """
 from __future__ import annotations
 
@@ -41,21 +53,31 @@ _MISSING = object()
 class Guard:
     """What keeps a spec key's cache key valid (module docstring)."""
 
-    __slots__ = ("key", "files", "names", "cells")
+    __slots__ = ("key", "files", "names", "cells", "codes")
 
-    def __init__(self, key: str, files: tuple, names: tuple, cells: tuple):
+    def __init__(self, key: str, files: tuple, names: tuple, cells: tuple, codes: tuple = ()):
         self.key = key
         self.files = files      # ((path, mtime_ns, size), ...)
         self.names = names      # ((namespace dict, name, value), ...)
         self.cells = cells      # ((closure cell, value), ...)
+        self.codes = codes      # ((function, its __code__), ...)
 
     def valid(self) -> bool:
+        """Whether the files are unchanged and :meth:`holds` (the full path's check)."""
         for path, mtime, size in self.files:
             try:
                 st = os.stat(path)
             except OSError:
                 return False
             if st.st_mtime_ns != mtime or st.st_size != size:
+                return False
+        return self.holds()
+
+    def holds(self) -> bool:
+        """Whether every name and closure cell is bound to the same object and every
+        function has the same code object (the warm-call plan's check, module docstring)."""
+        for fn, code in self.codes:
+            if fn.__code__ is not code:
                 return False
         for ns, name, value in self.names:
             if ns.get(name, _MISSING) is not value:
@@ -160,6 +182,7 @@ def _guard(fn: Any, key: str) -> Guard | None:
     files: dict[str, tuple] = {}
     names: list = []
     cells: list = []
+    codes: list = []
     seen: set[int] = set()
 
     def add_file(path: str) -> bool:
@@ -202,6 +225,7 @@ def _guard(fn: Any, key: str) -> Guard | None:
             return True
         if not add_file(src.file):
             return False
+        codes.append((f, code))
         glb = getattr(f, "__globals__", {})
         cvars = _closure_vars(f)
         cell_of = dict(zip(code.co_freevars, f.__closure__ or ()))
@@ -227,5 +251,5 @@ def _guard(fn: Any, key: str) -> Guard | None:
         return None
     if not visit(target):
         return None
-    return Guard(key, tuple(files.values()), tuple(names), tuple(cells))
+    return Guard(key, tuple(files.values()), tuple(names), tuple(cells), tuple(codes))
 

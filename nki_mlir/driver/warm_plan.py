@@ -12,7 +12,9 @@ mode and the environment variables the full path reads.  :func:`call` runs it on
 - no kernel is being traced (a call inside a kernel runs inline, :meth:`.jit.Kernel.__call__`),
 - the kernel's decorator options and the environment variables are those of the plan
   (``NEURON_PLATFORM_TARGET_OVERRIDE``, ``NKI_MLIR_OUTPUT_CHECK``, ``NKI_MLIR_HAZARDS``),
-- the guard holds (source files unchanged, every name bound to the same object) and
+- the guard holds (every name bound to the same object, every function with the same code
+  object: :meth:`.warm.Guard.holds`, which does not ``stat`` the source files -- see
+  :mod:`.warm` for why that is exact) and
 - the in-memory compile cache still holds the compiled kernel (an evicted or cleared
   entry takes the full path, which rebuilds it);
 
@@ -79,6 +81,12 @@ def call_spec(kernel: Any, args: tuple, kwargs: dict) -> tuple | None:
     argument has no cheap spec (the call has no plan)."""
     spec = [kernel]
     for a in args:
+        if type(a) is np.ndarray:      # (_arg_spec, inlined for the common argument)
+            f = a.flags
+            if not (f.c_contiguous and f.writeable):
+                return None
+            spec.append((a.shape, a.dtype))
+            continue
         s = _arg_spec(a)
         if s is None:
             return None
@@ -96,7 +104,7 @@ class Plan:
     """What a warm call needs (module docstring)."""
 
     __slots__ = ("guard", "ck", "program", "picks", "options", "env", "mode", "hazards",
-                 "returns_tuple")
+                 "returns_tuple", "in_order")
 
     def __init__(self, guard, ck, picks: tuple, options: dict, env: tuple, mode: str,
                  hazards: bool):
@@ -104,6 +112,7 @@ class Plan:
         self.ck = ck
         self.program = ck.program
         self.picks = picks                # per program tensor: its index in args + kwargs values
+        self.in_order = picks == tuple(range(len(picks)))   # the program's tensors: args[:n]
         self.options = dict(options)
         self.env = env
         self.mode = mode
@@ -124,11 +133,15 @@ def call(spec: tuple, kernel: Any, args: tuple, kwargs: dict) -> Any:
     if (d.get(_K0), d.get(_K1), d.get(_K2)) != plan.env or kernel.options != plan.options:
         return MISS
     g = plan.guard
-    if not g.valid() or _memory_get(g.key) is not plan.ck:
+    if not g.holds() or _memory_get(g.key) is not plan.ck:
         _PLANS.pop(spec, None)
         return MISS
-    vals = args + tuple(kwargs.values()) if kwargs else args
-    outs = plan.program.run_checked([vals[i] for i in plan.picks], None, plan.mode, plan.hazards)
+    if plan.in_order and len(args) == len(plan.picks):
+        vals = list(args)
+    else:
+        every = args + tuple(kwargs.values()) if kwargs else args
+        vals = [every[i] for i in plan.picks]
+    outs = plan.program.run_checked(vals, None, plan.mode, plan.hazards)
     if plan.returns_tuple:
         return outs
     return outs[0] if outs else None

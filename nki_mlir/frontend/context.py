@@ -61,7 +61,8 @@ _ACTIVE: list["TraceContext"] = []
 
 
 class Retrace(BaseException):
-    """Loops that must be unrolled (``{loop key: reason}``); the kernel is traced again.
+    """Loops that must be unrolled (``{loop key: reason}``); an enclosing rolled loop
+    (:mod:`.loop_retry`) or the whole kernel (:mod:`.trace_build`) is traced again.
 
     A ``BaseException`` so that a kernel's own ``except Exception`` cannot swallow it.
     """
@@ -89,6 +90,9 @@ class TraceContext:
         self.block_loop: dict[Any, str] = {}  # body block of a rolled loop -> its key
         self.open_whiles: dict[str, Any] = {}
         self.decisions: dict[str, tuple[str, str]] = {}  # loop key -> (rolled|unrolled, why)
+        self.loop_seq = 0  # rolled loops entered so far (numbers them, see loops.RolledLoop)
+        self.entered: dict[str, int] = {}  # loop key -> number of its latest rolled entry
+        self.erased: list[Any] = []  # ops of loops traced again in place (kept: ids stay unique)
 
     def decide(self, key: str, what: str, why: str) -> None:
         """Record how the loop at ``key`` was traced (for the loop report)."""

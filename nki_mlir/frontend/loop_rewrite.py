@@ -1,7 +1,8 @@
 """Let the tracer see every loop of a kernel: its ``for`` / ``while`` statements are rewritten.
 
 ``for T in ITER: BODY`` becomes ``for T in __nki_loop__(ITER, key, can_roll, carried,
-targets): BODY`` and ``while TEST:`` becomes ``while __nki_while__(TEST, key, can_roll):``
+targets): BODY`` (a loop that may stay rolled inside a ``try`` that can run it again in
+place, :func:`retrying_for`) and ``while TEST:`` becomes ``while __nki_while__(TEST, key, can_roll):``
 (AutoGraph's idea, reduced to the one decision we need: see :mod:`.loops`); ``isinstance(a,
 b)`` becomes ``__nki_isinstance__(a, b)`` (a loop index is an ``int``: :mod:`.py_builtins`).  Everything
 else is the kernel's own code, compiled from its own source with its own file name, line
@@ -27,7 +28,7 @@ from typing import Any
 from .source import FunctionSource
 
 _HELPERS = ("__nki_loop__", "__nki_while__", "__nki_annotated__", "__nki_pow__", "__nki_lshift__",
-            "__nki_isinstance__")
+            "__nki_isinstance__", "__nki_may_retry__", "__nki_retry__", "__nki_missing__")
 _GUARDED = {ast.Pow: "__nki_pow__", ast.LShift: "__nki_lshift__"}   # see .guards
 _CODE_CACHE: dict[Any, types.CodeType | None] = {}
 
@@ -55,11 +56,13 @@ def _helper_functions() -> dict[str, Any]:
     """What the rewritten code calls, by the names in ``_HELPERS``."""
     from .beta1.trace import check_annotation
     from .guards import nki_lshift, nki_pow
+    from .loop_retry import MISSING, may_retry, retry
     from .loops import nki_loop, nki_while
     from .py_builtins import nki_isinstance
     return {"__nki_loop__": nki_loop, "__nki_while__": nki_while,
             "__nki_annotated__": check_annotation, "__nki_pow__": nki_pow,
-            "__nki_lshift__": nki_lshift, "__nki_isinstance__": nki_isinstance}
+            "__nki_lshift__": nki_lshift, "__nki_isinstance__": nki_isinstance,
+            "__nki_may_retry__": may_retry, "__nki_retry__": retry, "__nki_missing__": MISSING}
 
 
 # ------------------------------------------------------------- helper functions
@@ -195,15 +198,20 @@ class _Rewriter(ast.NodeTransformer):
     def _key(self, node: ast.AST) -> str:
         return f"{self.file}:{node.lineno}:{node.col_offset + 1}"
 
-    def visit_For(self, node: ast.For) -> ast.For:
-        self.generic_visit(node)
+    def visit_For(self, node: ast.For) -> ast.For | list[ast.stmt]:
+        # the static facts of the kernel's own body, before its inner loops are rewritten
         targets = tuple(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
         carried = tuple(sorted(_carried(node.body) - set(targets)))
-        args = [node.iter, ast.Constant(self._key(node)), ast.Constant(_can_roll(node.body)),
+        can_roll = _can_roll(node.body)
+        names = bound_names(node.body)
+        self.generic_visit(node)
+        args = [node.iter, ast.Constant(self._key(node)), ast.Constant(can_roll),
                 ast.Constant(carried), ast.Constant(targets)]
-        call = ast.Call(ast.Name("__nki_loop__", ast.Load()), args, [])
-        node.iter = ast.copy_location(call, node.iter)
-        return node
+        call = ast.copy_location(ast.Call(ast.Name("__nki_loop__", ast.Load()), args, []), node.iter)
+        if not (can_roll and isinstance(node.target, ast.Name)):
+            node.iter = call        # never rolled: never traced again in place
+            return node
+        return retrying_for(node, call, names)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AnnAssign:
         """``x: nt.tensor[...] = v`` -> ``x: ... = __nki_annotated__(v, <annotation>, "x")``
@@ -247,6 +255,85 @@ class _Rewriter(ast.NodeTransformer):
         node.test = ast.copy_location(ast.Call(ast.Name("__nki_while__", ast.Load()), args, []),
                                       node.test)
         return node
+
+
+def retrying_for(node: ast.For, call: ast.Call, bound: set[str]) -> list[ast.stmt]:
+    """``for T in ITER: BODY else: ORELSE`` (no ``break`` at its level, no ``return``) as
+    a ``for`` that :mod:`.loop_retry` can run again in place::
+
+        __nki_it = __nki_loop__(ITER, ...)
+        if __nki_may_retry__(__nki_it, None):      # a rolled loop
+            <save the variables BODY binds>
+        while True:
+            try:
+                for T in __nki_it: BODY
+            except BaseException as __nki_e:
+                if not __nki_may_retry__(__nki_it, __nki_e): raise
+                <put the variables back>
+                __nki_it = __nki_retry__(__nki_it, __nki_e)
+                continue
+            break
+        ORELSE                     # the loop has no break: its else always runs
+    """
+    tag = f"{node.lineno}_{node.col_offset}"
+    it, exc = f"__nki_it_{tag}", f"__nki_e_{tag}"
+    names = sorted(n for n in bound | {node.target.id} if not n.startswith("__nki_"))
+    save = {n: f"__nki_s_{tag}_{n}" for n in names}
+    saves = [f"try:\n    {s} = {n}\nexcept NameError:\n    {s} = __nki_missing__" for n, s in save.items()]
+    back = [f"if {s} is __nki_missing__:\n    try:\n        del {n}\n    except NameError:\n"
+            f"        pass\nelse:\n    {n} = {s}" for n, s in save.items()]
+    restore = "\n".join(back).replace("\n", "\n        ")
+    body = "\n".join(saves).replace("\n", "\n    ") or "pass"
+    src = [f"{it} = None", f"if __nki_may_retry__({it}, None):\n    {body}"]
+    src.append(f"while True:\n    try:\n        pass\n    except BaseException as {exc}:\n"
+               f"        if not __nki_may_retry__({it}, {exc}):\n            raise\n"
+               f"        {restore}\n        {it} = __nki_retry__({it}, {exc})\n        continue\n"
+               f"    break")
+    stmts = ast.parse("\n".join(src)).body
+    for st in stmts:                     # the generated code is located at the ``for``
+        for n in ast.walk(st):
+            if "lineno" in n._attributes:
+                ast.copy_location(n, node)
+    stmts[0].value = call
+    inner = ast.copy_location(ast.For(node.target, ast.Name(it, ast.Load()), node.body, [],
+                                      node.type_comment), node)
+    ast.copy_location(inner.iter, node)
+    stmts[-1].body[0].body = [inner]     # while True: try: <the for>
+    return [*stmts, *node.orelse]
+
+
+def bound_names(stmts: list[ast.stmt]) -> set[str]:
+    """The local variables ``stmts`` may bind or delete (not those of nested functions,
+    classes, lambdas or comprehension targets)."""
+    out: set[str] = set()
+
+    def visit(n: ast.AST, in_comp: bool) -> None:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+            for d in n.decorator_list:
+                visit(d, in_comp)
+            return
+        if isinstance(n, ast.Lambda):
+            return
+        if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            in_comp = True
+        if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+            out.add(n.target.id)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and not in_comp:
+            out.add(n.id)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in n.names if a.name != "*")
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            out.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            out.add(n.rest)
+        for c in ast.iter_child_nodes(n):
+            visit(c, in_comp)
+    for s in stmts:
+        visit(s, False)
+    return out
 
 
 # ------------------------------------------------------------------- analyses

@@ -19,8 +19,9 @@ start): rolling it buys nothing, and it would keep a function with one-iteration
 being straight-line code, which ``nisa-schedule`` handles in O(n log n) instead of comparing
 every pair of accesses (:mod:`nki_mlir.passes.straight_waits`).
 
-Otherwise :class:`~.context.Retrace` names the loop and the kernel is traced again with
-that loop unrolled: plain Python iteration, exactly Python's result.  What the check
+Otherwise :class:`~.context.Retrace` names the loop and it is traced again unrolled: plain
+Python iteration, exactly Python's result -- in place by its rewritten ``for`` statement
+when that is exact (:mod:`.loop_retry`), else the whole kernel (:mod:`.trace_build`).  What the check
 cannot see: mutations of module globals or of objects reachable only from them; Python
 side effects of the body run once per trace rather than once per iteration (as in any
 tracing compiler, e.g. ``jax.jit``).  ``nl.static_range`` is always unrolled;
@@ -65,7 +66,7 @@ class StaticRange:
 
 
 def nki_loop(iterable: Any, key: str, can_roll: bool, carried: tuple[str, ...],
-             targets: tuple[str, ...]) -> Any:
+             targets: tuple[str, ...], frame: Any = None) -> Any:
     """The iterable a rewritten ``for`` statement runs over (see module docstring).
 
     Args:
@@ -74,6 +75,7 @@ def nki_loop(iterable: Any, key: str, can_roll: bool, carried: tuple[str, ...],
         can_roll: False when the body has ``break``, ``return`` or ``yield`` at this level.
         carried: names the body reads before it rebinds them.
         targets: the names bound by the ``for`` target.
+        frame: the frame running the ``for`` (default: the caller's).
     """
     ctx = active()
     if ctx is None:
@@ -96,7 +98,8 @@ def nki_loop(iterable: Any, key: str, can_roll: bool, carried: tuple[str, ...],
     if why is not None:
         ctx.decide(key, "unrolled", why)
         return iter(rng)
-    return _rolled(ctx, rng, kind, key, carried, targets, sys._getframe(1))
+    return RolledLoop(ctx, rng, kind, key, carried, targets, frame or sys._getframe(1),
+                      (iterable, key, can_roll, carried, targets))
 
 
 def _why_unrolled(ctx, key: str, can_roll: bool, targets, trips: int) -> str | None:
@@ -121,48 +124,91 @@ def key_loc(key: str) -> SourceLoc:
     return SourceLoc(file, int(line), int(col))
 
 
-def _rolled(ctx, rng: range, kind: str, key: str, carried, targets, frame):
-    b = ctx.b
-    loc = key_loc(key)
-    before = dict(frame.f_locals)
-    fp_before = _fingerprint_locals(before, targets)
-    b.loc = loc
-    if rng.step < 0:  # a descending range: count up, index = start + step * k
-        start, rng = rng, range(0, len(rng), 1)
-    else:
-        start = None
-    lb, ub, step = (b.const_index(v) for v in (rng.start, rng.stop, rng.step))
-    body = Block(arg_types=[IndexType()])
-    iv = body.args[0]
-    if targets[0].isidentifier() and targets[0] != "_":
-        iv.name_hint = targets[0]
-    loop = scf.ForOp(lb, ub, step, [], Region([body]))
-    loop.attributes["nki.range"] = StringAttr(kind)
-    b.loop_ranges[iv] = (rng.start, rng.stop, rng.step)
-    b.emit(loop, verify=False)
-    ctx.block_loop[body] = key
-    ctx.open_loops.append(key)
-    ctx.ir_loop_depth += 1
-    saved = b.block
-    b.block = body
-    index = Index.of(iv) if start is None else Index.of(iv).scale(start.step).add(start.start)
-    yield LoopIndex(index, frozenset((key,)))
-    # the body finished one (symbolic) iteration
-    b.block = saved
-    ctx.ir_loop_depth -= 1
-    ctx.open_loops.pop()
-    after = frame.f_locals
-    why = _carried_change(before, after, carried) or _mutation(fp_before, after, targets)
-    if why is not None:
-        if ctx.mode == "roll":
-            raise NKISyntaxError(f"this loop cannot stay rolled: {why} (loops are forced rolled "
-                                 f"by NKI_MLIR_LOOPS=roll)", loc)
-        raise Retrace({key: why})
-    b.loc = loc
-    with b.at(body):
-        b.emit(scf.YieldOp(), verify=False)
-    loop.verify_()
-    ctx.decide(key, "rolled", f"{kind} loop, {len(rng)} iterations in one body")
+class RolledLoop:
+    """One rolled loop being traced: the iterator a rewritten ``for`` runs over.
+
+    It yields one symbolic :class:`~.proxies.LoopIndex` (the body traced once into an
+    ``scf.for``), then checks that the iteration left no Python-visible change.  It also
+    keeps what :mod:`.loop_retry` needs to trace the loop again in place when the body
+    turns out to need an unrolled loop: the ``scf.for`` op, the frame and its locals'
+    fingerprint, and the trace state from before the loop.
+    """
+
+    def __init__(self, ctx, rng: range, kind: str, key: str, carried, targets, frame, args):
+        self.ctx, self.rng, self.kind, self.key = ctx, rng, kind, key
+        self.carried, self.targets, self.frame = carried, targets, frame
+        self.args = args            # nki_loop's (iterable, key, can_roll, carried, targets)
+        self.step = 0               # 0: not started, 1: body running, 2: done (or failed)
+        self.loop: scf.ForOp | None = None
+
+    def __iter__(self) -> "RolledLoop":
+        return self
+
+    def __next__(self) -> LoopIndex:
+        self.step += 1
+        if self.step == 1:
+            return self._open()
+        if self.step == 2:
+            self._close()
+        raise StopIteration
+
+    def _open(self) -> LoopIndex:
+        ctx, rng, key = self.ctx, self.rng, self.key
+        b = ctx.b
+        loc = key_loc(key)
+        self.before = dict(self.frame.f_locals)
+        self.fp_before = _fingerprint_locals(self.before, self.targets)
+        # the trace state a retry (loop_retry.py) puts back
+        ctx.loop_seq += 1
+        self.seq = ctx.loop_seq
+        ctx.entered[key] = self.seq
+        self.saved = b.block
+        self.open_depth, self.ir_depth = len(ctx.open_loops), ctx.ir_loop_depth
+        self.decisions, self.whiles = dict(ctx.decisions), dict(ctx.open_whiles)
+        self.pending = {n: getattr(ctx, n, None) for n in ("last_call", "accumulated")}
+        b.loc = loc
+        if rng.step < 0:  # a descending range: count up, index = start + step * k
+            start, rng = rng, range(0, len(rng), 1)
+        else:
+            start = None
+        lb, ub, step = (b.const_index(v) for v in (rng.start, rng.stop, rng.step))
+        body = Block(arg_types=[IndexType()])
+        iv = body.args[0]
+        if self.targets[0].isidentifier() and self.targets[0] != "_":
+            iv.name_hint = self.targets[0]
+        loop = self.loop = scf.ForOp(lb, ub, step, [], Region([body]))
+        loop.attributes["nki.range"] = StringAttr(self.kind)
+        b.loop_ranges[iv] = (rng.start, rng.stop, rng.step)
+        b.emit(loop, verify=False)
+        ctx.block_loop[body] = key
+        ctx.open_loops.append(key)
+        ctx.ir_loop_depth += 1
+        b.block = body
+        index = Index.of(iv) if start is None else Index.of(iv).scale(start.step).add(start.start)
+        return LoopIndex(index, frozenset((key,)))
+
+    def _close(self) -> None:
+        """The body finished one (symbolic) iteration: check it, terminate the body."""
+        ctx, key = self.ctx, self.key
+        b = ctx.b
+        body = self.loop.body.block
+        b.block = self.saved
+        ctx.ir_loop_depth -= 1
+        ctx.open_loops.pop()
+        loc = key_loc(key)
+        after = self.frame.f_locals
+        why = _carried_change(self.before, after, self.carried) or \
+            _mutation(self.fp_before, after, self.targets)
+        if why is not None:
+            if ctx.mode == "roll":
+                raise NKISyntaxError(f"this loop cannot stay rolled: {why} (loops are forced "
+                                     f"rolled by NKI_MLIR_LOOPS=roll)", loc)
+            raise Retrace({key: why})
+        b.loc = loc
+        with b.at(body):
+            b.emit(scf.YieldOp(), verify=False)
+        self.loop.verify_()
+        ctx.decide(key, "rolled", f"{self.kind} loop, {len(self.rng)} iterations in one body")
 
 
 def _dynamic(ctx, rng: DynamicRange, key: str, can_roll: bool, targets):
@@ -254,8 +300,9 @@ def _fingerprint(obj: Any, depth: int, memo: dict) -> Any:
 
 
 def _fingerprint_locals(frame_locals: dict, targets) -> dict:
-    memo: dict = {}
-    return {n: _fingerprint(v, 0, memo) for n, v in frame_locals.items() if n not in targets}
+    memo: dict = {}       # (the rewrite's own __nki_* variables are not the kernel's state)
+    return {n: _fingerprint(v, 0, memo) for n, v in frame_locals.items()
+            if n not in targets and not n.startswith("__nki_")}
 
 
 def _mutation(fp_before: dict, after: dict, targets) -> str | None:

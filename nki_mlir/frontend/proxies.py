@@ -273,7 +273,8 @@ class LoopCondition:
     """``i < n`` (or ``<= > >= == !=``) on a loop index.
 
     Passed as ``mask=`` it predicates a whole instruction (Beta 1); its Python truth value
-    (``if i < n``, ``min``/``max``) is known only per iteration, so using it unrolls the loop.
+    (``if i < n``, ``min``/``max``) is known only per iteration, so using it unrolls the loop
+    -- unless it is the same in every iteration (:mod:`.index_bounds`).
     """
 
     __slots__ = ("mask", "index", "what")
@@ -282,6 +283,10 @@ class LoopCondition:
         self.mask, self.index, self.what = mask, index, what
 
     def __bool__(self) -> bool:
+        from .index_bounds import uniform_truth
+        known = uniform_truth(self.mask)    # the same in every iteration: no unrolling
+        if known is not None:
+            return known
         _tracer().concretize(self.index, f"compared in a Python condition ({self.what})")
 
     def __and__(self, other: Any) -> Any:

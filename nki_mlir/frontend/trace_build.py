@@ -2,7 +2,9 @@
 
 :func:`trace` runs the kernel (its loops rewritten by :mod:`.loop_rewrite`) with
 :class:`~.proxies.NkiTensor` arguments under a fresh :class:`~.tracer.TraceContext`.  A
-:class:`~.tracer.Retrace` names loops that cannot stay rolled; the kernel is then traced
+:class:`~.tracer.Retrace` names loops that cannot stay rolled.  The rewritten ``for`` of an
+enclosing rolled loop traces itself again in place when it can (:mod:`.loop_retry`); a
+``Retrace`` that reaches this function has the kernel traced
 again from scratch with those loops unrolled (each retrace unrolls at least one more
 source loop, so there are at most as many retraces as loops).  The loops a trace had to
 unroll are remembered under the caller's ``unroll_key`` (the other program instances of one
@@ -69,6 +71,7 @@ def trace(make_kernel: Callable[[], Any], unroll_key: str | None = None):
     hinted = unroll_key is not None and mode == "auto"
     unroll: dict[str, str] = dict(_UNROLL_HINTS.get(unroll_key, {})) if hinted else {}
     while True:
+        known = set(unroll)     # (loops retried in place join ``unroll`` during the trace)
         k = make_kernel()
         ctx = TraceContext(k.b, k.src, unroll, mode)
         fn = traced_function(k.fn)
@@ -86,12 +89,12 @@ def trace(make_kernel: Callable[[], Any], unroll_key: str | None = None):
             if ctx.open_whiles:
                 raise NKISyntaxError("a device 'while' loop was left by break or return", ret_loc)
         except Retrace as r:
-            fresh = {key: why for key, why in r.loops.items() if key not in unroll}
+            fresh = {key: why for key, why in r.loops.items() if key not in known}
             if not fresh:
                 raise NKIError(f"internal compiler error: the tracer asked to unroll loops that "
                                f"are already unrolled ({', '.join(r.loops)})",
                                category="internal error") from None
-            unroll.update(fresh)
+            unroll.update({key: why for key, why in fresh.items() if key not in unroll})
             continue
         except NKIError as exc:
             raise exc.relocate(ctx.b.loc) from None

@@ -169,9 +169,11 @@ def _into_f32(op, fn, read, d, shape, P, gs, gb, check, cmd, rr_slot, rr_shape, 
     are bit-identical and no tile-sized temporary is allocated.  A ``dst`` access pattern
     with a zero step (several elements stored to one address, e.g. ``dst.ap([[1, P], [0, F]])``
     when only ``reduce_res`` is wanted) takes the ``general`` path: the accumulators sum the
-    computed values, not what is left in ``dst``."""
+    computed values, not what is left in ``dst``.  ``reduce_cmd=reset_reduce`` folds the
+    results into the accumulators in place (:func:`_reset_fold`)."""
     f64 = nm.ACTIVATION_F64.get(op.op.data)
     into = nm.ACTIVATION_INTO.get(op.op.data)
+    fold = _reset_fold(P, rr_slot, rr_shape, rr_store) if cmd == "reset_reduce" else None
 
     def run(env):
         dv = env[d]
@@ -212,12 +214,32 @@ def _into_f32(op, fn, read, d, shape, P, gs, gb, check, cmd, rr_slot, rr_shape, 
                 y = fn(x)
                 if y is not dv:
                     dv[...] = y
+        if fold is not None:
+            fold(env, dv)
+            return
         acc = env[STATE].act_acc
         if cmd != "idle":
             accumulate(acc, cmd, "add", dv)
         if rr_slot is not None:
             rr_store(env[rr_slot], acc[:P].reshape(rr_shape))
     return run
+
+
+_ZERO = np.float32(0.0)
+
+
+def _reset_fold(P, rr_slot, rr_shape, rr_store):
+    """``fold(env, dv)``: ``reduce_cmd=reset_reduce`` of the float32 results ``dv`` into the
+    ScalarE accumulators, and ``reduce_res`` when given: the steps of :func:`accumulate`
+    (each row summed in float32, added to the reset lane 0.0, so -0.0 becomes +0.0) with the
+    sums written straight into the lanes."""
+    def fold(env, dv):
+        acc = env[STATE].act_acc[:P]
+        np.add.reduce(dv.reshape(P, -1), axis=1, out=acc)
+        np.add(acc, _ZERO, out=acc)
+        if rr_slot is not None:
+            rr_store(env[rr_slot], acc.reshape(rr_shape))
+    return fold
 
 
 @instruction

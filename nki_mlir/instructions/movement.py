@@ -17,7 +17,7 @@ from ..dialects.ods import Engine, EnumProp, Flag, Stream, Tile
 from ..dialects.ods_forms import EMITTED, ApiArg, Dma, IsaForm
 from ..errors import NKIRuntimeError, NKITypeError
 from ..frontend import args as A
-from ..runtime import bind, forward, hbm_fill
+from ..runtime import bind, forward, hbm_fill, out_forward, views
 from ..runtime.env import check_elems, engine, finish
 from ..runtime.isa_memory import copy_closure
 from .define import instruction
@@ -71,7 +71,8 @@ class dma_copy:
     elements.  ``dge_mode``: the descriptor generation (``nisa.dge_mode``; ``hwdge`` needs
     trn2 and equal dtypes), ``engine``: ``sync`` or ``scalar``, the queue that drives the
     hardware DGE (only with ``dge_mode=hwdge``); ``oob_mode``: what an out-of-bounds index
-    of an indirect side does (``error`` or ``skip``); ``priority``: a QoS level 0..3.  An
+    of an indirect side or dynamic address (``.ap(scalar_offset=...)``) does: ``error``, or
+    ``skip`` the row / the whole transfer; ``priority``: a QoS level 0..3.  An
     indirect ``dst`` / ``src`` (``.ap(..., vector_offset=...)``) is a scatter / gather.
 
     Raises ``NKITypeError`` for a removed or ill-typed argument (``dst_rmw_op``: use
@@ -105,11 +106,18 @@ class dma_copy:
                                f"has {int(np.prod(src.shape))}", NKIRuntimeError)
         impl = copy_closure(dst, src, exact=dst.dtype == src.dtype,
                             transposed=bind.bound_source(dec, op.src))
-        if forward.forwardable(dec, op):      # program order: read the input in place
-            impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, np.dtype(dst.dtype).itemsize)
+        skip = views.skips_oob(op)
+        if not skip and forward.forwardable(dec, op):  # program order: read the input in place
+            itemsize = np.dtype(dst.dtype).itemsize
+            impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, itemsize)
+            forward.queued(dec, op, dst.slot, src.slot, dst.shape, itemsize)
+        if not skip:
+            impl = out_forward.copying(dec, op, impl, src.slot)   # a tile computed in dst
         ts = dec.hbm_tracked.get(op)
         if ts is not None:
             impl = hbm_fill.recording(impl, dst.slot, ts)
+        if skip:        # an out-of-bounds dynamic address: no transfer (runtime/views.py)
+            impl = views.unless_skipped(impl, (dst.slot, src.slot))
         return finish(op, impl, dst)
 
 

@@ -21,7 +21,7 @@ from ..dialects.vector_rules import ARITH_NAMES, ARITH_OPS, REDUCE_OPS
 from ..errors import NKIRuntimeError, NKITypeError
 from ..frontend.values import Tensor
 from ..runtime import numerics as nm
-from ..runtime.env import finish
+from ..runtime.env import finish, writes_f32
 from .alu import require_int
 from .define import instruction
 
@@ -132,6 +132,15 @@ class tensor_reduce:
             def run(env):
                 r = fn(env[s].astype(np.int64).reshape(P, kept, red))
                 store(env[d], (-r if negated else r).reshape(shape))
+        elif name in nm.REDUCE_UFUNC and writes_f32(dst) and dst.shape == (P, kept):
+            # float32 sums straight into dst (the same reduction: bit-identical)
+            u = nm.REDUCE_UFUNC[name]
+
+            def run(env):
+                dv = env[d]
+                u.reduce(nm.to_f32(env[s]).reshape(P, kept, red), axis=-1, out=dv)
+                if negated:
+                    np.negative(dv, out=dv)
         elif name in nm.REDUCE:
             fn, store = nm.REDUCE[name], nm.make_store(dst.dtype)
 

@@ -264,8 +264,19 @@ class ConflictIndex:
     # ------------------------------------------------------------------------ update
 
     def add(self, node: int, accs: list[Acc], tag: Hashable = None) -> None:
-        """Record the accesses of ``node`` (after every earlier node) under ``tag``, then
-        retire the earlier entries of that tag its whole accesses cover."""
+        """Retire the earlier entries of ``tag`` the whole accesses of ``node`` (after every
+        earlier node) cover, and those its constant partial writes contain, then record its
+        accesses under ``tag``.  (Retiring first: the
+        node's own entries, which it never retires, are not walked once per whole access --
+        a loop node with many whole accesses of placed-overlapping buffers made that
+        quadratic in its accesses.)"""
+        for a in accs:
+            if a.is_write or self.reads_retire_reads:
+                geo = _geometry(a)
+                if geo.whole:
+                    self._retire_covered(node, a, tag)
+                elif geo.inside and _const_dims(a.box):
+                    self._retire_contained(node, a, geo, tag)
         live, history = self.live, self.history
         for a in accs:
             span = _geometry(a).span
@@ -278,13 +289,6 @@ class ConflictIndex:
             idx.insert(span[0], span[1], e)
             history[base].append(e)
             self._mark_live(base, +1)
-        for a in accs:
-            if a.is_write or self.reads_retire_reads:
-                geo = _geometry(a)
-                if geo.whole:
-                    self._retire_covered(node, a, tag)
-                elif geo.inside and _const_dims(a.box):
-                    self._retire_contained(node, a, geo, tag)
 
     def _mark_live(self, base: SSAValue, delta: int) -> None:
         before = self.count[base]

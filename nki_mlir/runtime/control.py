@@ -160,7 +160,13 @@ def int_binary(dec: Decoder, op: Operation):
 
     def run(env):
         env[r] = fn(env[sa], env[sb])
-    return guard(op, run)
+    # (add, sub, mul, min, max and the logic ops of Python ints cannot fail: no guard)
+    return run if op.name in _TOTAL else guard(op, run)
+
+
+#: the ops of :data:`INT_BINARY` defined for every pair of ints
+_TOTAL = frozenset({"arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi",
+                    "arith.minui", "arith.maxui", "arith.andi", "arith.ori", "arith.xori"})
 
 
 def scf_for(dec: Decoder, op: scf.ForOp):

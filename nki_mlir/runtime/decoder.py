@@ -72,6 +72,9 @@ class Decoder:
         #: the first memory-touching op after each alloc-like op, by ``id`` (memo of
         #: :func:`.isa_memory.written_first`)
         self.next_memory_op: dict[int, Operation | None] = {}
+        #: the closure built for each op so far (output forwarding evaluates some ahead,
+        #: :mod:`.out_forward`)
+        self.built: dict[Operation, Closure] = {}
 
     # -------------------------------------------------------------- slots and values
 
@@ -137,6 +140,8 @@ class Decoder:
                                        f"for a bitvec operator, got {dtypes.name_of(b.dtype)}",
                                    NKIRuntimeError)
                 return lambda env: nm.to_int64(env[s]).reshape(tshape)
+            if b.shape == tshape and np.dtype(b.dtype) == nm.F32:
+                return lambda env: env[s]    # (already float32 in that shape)
             return lambda env: nm.to_f32(env[s]).reshape(tshape)
         s = self.use(op, v, role)
         if v in self.consts:
@@ -165,6 +170,7 @@ class Decoder:
             c, step = dispatch(self, op)
             if c is not None:
                 out.append(c)
+                self.built[op] = c
             if plan is not None:
                 if step is UNSUPPORTED:
                     plan = None

@@ -12,6 +12,7 @@ operands.
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 
 import numpy as np
@@ -57,20 +58,29 @@ class Buf:
         return free_elems(self.shape)
 
 
-def guard(op: Operation, impl: Closure) -> Closure:
-    """Wrap ``impl`` so that any failure becomes an NKIRuntimeError located at ``op``."""
-    name = op.name
+def located(op: Operation, e: Exception) -> tuple[NKIRuntimeError, Exception | None]:
+    """The NKIRuntimeError located at ``op`` for a failure ``e`` while it executed, and the
+    exception to chain it to (None for a runtime fault: its message says it all)."""
+    if isinstance(e, (Fault, MemoryFault)):
+        return error_at(op, f"{op.name}: {e}", NKIRuntimeError), None
+    # never leak a raw traceback to the user
+    return error_at(op, f"{op.name}: internal error while executing this instruction: "
+                        f"{type(e).__name__}: {e}", NKIRuntimeError), e
 
+
+def guard(op: Operation, impl: Closure) -> Closure:
+    """Wrap ``impl`` so that any failure becomes an NKIRuntimeError located at ``op``
+    (:func:`located`).  The wrapper's ``guarded`` attribute is ``(op, impl)``, so a caller
+    adding another layer can guard ``impl`` itself and save a call."""
     def run(env):
         try:
             impl(env)
         except NKIError:
             raise
-        except (Fault, MemoryFault) as e:
-            raise error_at(op, f"{name}: {e}", NKIRuntimeError) from None
-        except Exception as e:  # noqa: BLE001 -- never leak a raw traceback to the user
-            raise error_at(op, f"{name}: internal error while executing this instruction: "
-                               f"{type(e).__name__}: {e}", NKIRuntimeError) from e
+        except Exception as e:  # noqa: BLE001
+            err, cause = located(op, e)
+            raise err from cause
+    run.guarded = (op, impl)
     return run
 
 
@@ -134,6 +144,10 @@ def engine(op: Operation) -> str:
 def reader(b: Buf, shape: tuple[int, ...]) -> Callable[[list], np.ndarray]:
     """Read ``b`` as float32 in ``shape`` (same element count)."""
     s = b.slot
+    if np.dtype(b.dtype) == nm.F32:     # to_f32 is the identity on a float32 array
+        if b.shape == shape:
+            return operator.itemgetter(s)          # env[s], no Python frame
+        return lambda env: env[s].reshape(shape)
     if b.shape == shape:
         return lambda env: nm.to_f32(env[s])
     return lambda env: nm.to_f32(env[s]).reshape(shape)

@@ -17,8 +17,17 @@ source (:func:`forwardable`, decided at decode time):
   partition's bytes, as the tile's: NumPy then iterates both alike, so every reader computes
   the same bits on either array.
 
-The tile's SBUF bytes then keep what they held (no reader can see them); in queue mode
-(hazard checks, the cost model) the DMA copies as always.
+The tile's SBUF bytes then keep what they held (no reader can see them).
+
+In queue mode with the hazard checks on (:mod:`.hazards`), a forwardable DMA whose tile is
+read only directly (no subview of it: :func:`queued`) forwards too, decided when it is
+enqueued: the checks first see the DMA and every later reader exactly as without forwarding
+(the tile's footprint, written by the DMA), then the tile's SSA value is bound to a fresh
+view of the source that the checks know as the tile (:meth:`~.hazards.Checker.forward`), and
+the DMA instance copies nothing.  A reader the checks pass happens after the DMA, which
+would have run first, and the source never changes, so it reads the same bits.  Queue mode
+without the checks (where a missing wait must change the results) and the cost model copy
+as always.
 """
 from __future__ import annotations
 
@@ -100,16 +109,43 @@ def forwardable(dec: Decoder, op: Operation) -> bool:
         and _only_read(dst, op)
 
 
-def forwarding(copy: Closure, d: int, s: int, shape: tuple[int, ...], itemsize: int) -> Closure:
-    """The closure of a :func:`forwardable` DMA: in program order, bind ``env[d]`` to the
-    source ``env[s]`` when its layout is the tile's (free strides row-major, partition stride
-    at least a partition's bytes); otherwise (and in queue mode) run ``copy``."""
+#: :attr:`Decoder.memo <.decoder.Decoder.memo>` key of ``{dma op: plan}``: the DMAs that forward in
+#: hazard-checked queue mode (:func:`queued`)
+QUEUED = "forward in queue mode"
+
+
+def _direct_only(v, dma: Operation) -> bool:
+    """Whether every use of ``v`` other than ``dma`` (and ``nisa.release``) is an instruction
+    operand taking ``v`` itself (no subview: the checks find a reader's bytes from its view)."""
+    return all(u.operation is dma or u.operation.name == "nisa.release" or
+               u.operation.name != "memref.subview" for u in v.uses)
+
+
+def queued(dec: Decoder, op: Operation, d: int, s: int, shape: tuple[int, ...],
+           itemsize: int) -> None:
+    """Record the plan ``(d, s, free strides, partition bytes)`` of the :func:`forwardable` DMA
+    ``op`` in ``dec.memo[QUEUED]`` when its tile is read only directly, so that it forwards in
+    hazard-checked queue mode too (see the module docstring)."""
+    if _direct_only(op.dst, op):
+        free, row = _layout(shape, itemsize)
+        dec.memo.setdefault(QUEUED, {})[op] = (d, s, free, row)
+
+
+def _layout(shape: tuple[int, ...], itemsize: int) -> tuple[tuple[int, ...], int]:
+    """The free strides (row-major) and the partition's bytes of a tile of ``shape``."""
     free = []
     n = itemsize
     for dim in reversed(shape[1:]):
         free.append(n)
         n *= dim
-    free_strides, row = tuple(reversed(free)), n
+    return tuple(reversed(free)), n
+
+
+def forwarding(copy: Closure, d: int, s: int, shape: tuple[int, ...], itemsize: int) -> Closure:
+    """The closure of a :func:`forwardable` DMA: in program order, bind ``env[d]`` to the
+    source ``env[s]`` when its layout is the tile's (free strides row-major, partition stride
+    at least a partition's bytes); otherwise (and in queue mode) run ``copy``."""
+    free_strides, row = _layout(shape, itemsize)
 
     def run(env):
         v = env[s]

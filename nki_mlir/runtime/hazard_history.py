@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from operator import le
+
 from .footprint import Footprint, geometry
 
 #: bytes of a partition per bucket of an on-chip root's access history (a PSUM bank, a
@@ -22,7 +24,7 @@ _BUCKET_ROWS = 128
 #: rows a :class:`History` holds before it indexes them in buckets
 INDEX_MIN = 12
 #: the key row of a removed entry: it meets no footprint
-_DEAD_ROW = (np.iinfo(np.int64).max, np.iinfo(np.int64).min) * 2
+_DEAD_ROW = (np.iinfo(np.int64).max, np.iinfo(np.int64).min) * 2 + (0, 0)
 
 
 def _index_dim(root: np.ndarray) -> tuple[int, int]:
@@ -55,23 +57,60 @@ class History:
     ``entries[i]`` is row ``i`` (None once removed: removal marks rows dead; the rows are
     compacted, in order, when most are dead).  ``rows[i]`` holds the row's box on the
     root's first and last dimensions, :attr:`Footprint.box <.footprint.Footprint.box>`
-    ``(lo0, hi0, lo_last, hi_last)`` (``_DEAD_ROW``, which meets nothing, when removed).
+    ``(lo0, hi0, lo_last, hi_last)``, then its access's epoch ``(queue, clock)``: the
+    instance's queue index and its own entry of its vector clock (it happens before an
+    instance whose clock holds at least that entry on that queue; :func:`~.queues.hb`)
+    (``_DEAD_ROW``, which meets nothing, when removed).
     ``buckets`` indexes the rows by
     their range on one dimension of the root (:func:`_index_dim`, unless given): :meth:`near`
     tests only the rows sharing a bucket with the footprint, once there are
     :data:`INDEX_MIN` rows (before, ``buckets`` is None and it tests every row).  ``alive``:
-    the rows not removed."""
+    the rows not removed.
 
-    __slots__ = ("entries", "rows", "buckets", "dim", "width", "n", "alive", "gen")
+    A summary of the live rows answers the common question at once (:meth:`settled`):
+    ``key``, the box every live row has when they all have one (else None), and
+    ``bound[q]``, at least the largest clock entry of a live row on queue ``q`` (exact after
+    :meth:`reset` and compaction, an upper bound after removals)."""
 
-    def __init__(self, dim: int | None = None, width: int | None = None):
+    __slots__ = ("entries", "rows", "buckets", "dim", "width", "n", "alive", "gen", "bound",
+                 "key")
+
+    def __init__(self, dim: int | None = None, width: int | None = None, queues: int = 0):
         self.entries: list = []
         self.rows: list[tuple] = []
         self.buckets: dict[int, list[int]] | None = None
         self.dim, self.width = dim, width
         self.n = 0
         self.alive = 0
-        self.gen = 0        # compactions so far (row numbers change at each)
+        self.gen = 0        # compactions and resets so far (row numbers change at each)
+        self.bound: list[int] = [0] * queues
+        self.key: tuple | None = None
+
+    def settled(self, clock: list[int], box: tuple) -> bool:
+        """Whether every live row has the box ``box`` and happens before an instance of
+        vector clock ``clock``; False may be a miss."""
+        return self.key == box and all(map(le, self.bound, clock))
+
+    def restart(self, entry, epoch: tuple[int, int]) -> None:
+        """:meth:`reset`, then :meth:`append` ``entry`` with ``epoch``."""
+        box = entry[0].box
+        self.entries, self.rows = [entry], [box + epoch]
+        self.buckets = None
+        self.n = self.alive = 1
+        self.gen += 1
+        q, c = epoch
+        bound = self.bound = [0] * max(len(self.bound), q + 1)
+        bound[q] = c
+        self.key = box
+
+    def reset(self) -> None:
+        """Forget every row."""
+        self.entries, self.rows = [], []
+        self.buckets = None
+        self.n = self.alive = 0
+        self.gen += 1
+        self.bound = [0] * len(self.bound)
+        self.key = None
 
     def _index(self, i: int, fp: Footprint) -> None:
         w, d, buckets = self.width, self.dim, self.buckets
@@ -82,10 +121,22 @@ class History:
             else:
                 rows.append(i)
 
-    def append(self, entry) -> None:
+    def append(self, entry, epoch: tuple[int, int] = (0, 0)) -> None:
+        """Remember ``entry`` ``(fp, is_write, inst, role)`` with its ``epoch`` (see above)."""
         fp = entry[0]
-        self.rows.append(fp.box)
+        box = fp.box
+        self.rows.append(box + epoch)
         self.entries.append(entry)
+        if not self.alive:
+            self.key = box
+        elif self.key != box:
+            self.key = None
+        q, c = epoch
+        bound = self.bound
+        if q >= len(bound):
+            bound.extend([0] * (q + 1 - len(bound)))
+        if c > bound[q]:
+            bound[q] = c
         n = self.n
         self.n = n + 1
         self.alive += 1
@@ -153,6 +204,25 @@ class History:
                 out.append(i)
         return out
 
+    def covered(self, fp: Footprint, is_write: bool, clock: list[int], rows) -> list[int]:
+        """The live rows among ``rows`` that ``fp`` (exact) covers and that happen before an
+        instance of vector clock ``clock``, unless that access only reads and they write."""
+        boxes = len(fp.lo) > 2
+        lo0, hi0, lo1, hi1 = fp.box
+        entries, krows = self.entries, self.rows
+        out = []
+        for i in rows:
+            e = entries[i]
+            if e is None or not (is_write or not e[1]):
+                continue
+            r = krows[i]
+            if r[0] < lo0 or r[1] > hi0 or r[2] < lo1 or r[3] > hi1 or \
+                    (boxes and not fp.contains(e[0])):
+                continue
+            if r[5] <= clock[r[4]]:
+                out.append(i)
+        return out
+
     def live(self) -> list:
         """The entries not removed, oldest first."""
         return [e for e in self.entries if e is not None]
@@ -166,13 +236,24 @@ class History:
         if self.n > 64 and 2 * self.alive < self.n:
             self.keep([True] * self.alive)
 
+    def epochs(self) -> list[tuple[int, int]]:
+        """The epochs of the live rows, oldest first."""
+        return [r[4:] for r, e in zip(self.rows, self.entries) if e is not None]
+
     def keep(self, mask) -> None:
         """Keep the live entries (oldest first) whose ``mask`` entry is true; compacts."""
-        kept = [e for e, k in zip(self.live(), mask) if k]
+        kept = [(e, r) for e, r in zip(self.entries, self.rows) if e is not None]
+        kept = [t for t, k in zip(kept, mask) if k]
         self.gen += 1
-        self.entries = kept
+        self.entries = [t[0] for t in kept]
         self.n = self.alive = len(kept)
-        self.rows = [e[0].box for e in kept]
+        self.rows = [t[1] for t in kept]
+        bound = self.bound = [0] * len(self.bound)
+        boxes = {r[:4] for r in self.rows}
+        self.key = boxes.pop() if len(boxes) == 1 else None
+        for r in self.rows:
+            if r[5] > bound[r[4]]:
+                bound[r[4]] = r[5]
         self.buckets = None
         if self.n >= INDEX_MIN:
             self._reindex()

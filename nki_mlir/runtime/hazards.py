@@ -40,23 +40,24 @@ whose message names the other one (the earlier access, the evicting or placing
 """
 from __future__ import annotations
 
-import linecache
 import weakref
+from operator import le
 
 import numpy as np
 from xdsl.ir import Operation
 
-from ..diagnostics import error_at, loc_of
+from ..diagnostics import error_at
 from ..dialects.instruction import ELEMENTWISE_OPS
 from ..errors import NKIHazardError
 from .footprint import Footprint, address, bytes_overlap, footprint, root_of, view_geometry
 from .hazard_history import History
+from .hazard_races import EVERY, HISTORY_MAX, describe, prune, race, remember
 from .hazard_marks import Marks
 from .memory import VIEWS_MAX
 from .queues import Instance, QueueRun
 
-#: accesses remembered per memory before pruning by the queues' frontier
-HISTORY_MAX = 256
+#: a missing log entry of :class:`Marks` (its value: never written)
+_UNSET = (None, 0)
 
 #: footprints remembered per run (:meth:`Checker._footprint`)
 FOOTPRINTS_MAX = 1 << 16
@@ -69,20 +70,13 @@ PROPAGATE = frozenset({
 })
 
 
-def describe(op: Operation | None) -> str:
-    """``nisa.x at file:line (`source text`)`` for a message."""
-    if op is None:
-        return "an earlier instruction"
-    loc = loc_of(op)
-    if loc is None:
-        return f"{op.name} (no source location)"
-    text = linecache.getline(loc.file, loc.line).strip()
-    return f"{op.name} at {loc.file}:{loc.line}" + (f" (`{text}`)" if text else "")
-
-
 def _buffer_name(op: Operation) -> str:
     hint = op.results[0].name_hint if op.results else None
     return f"'%{hint}'" if hint else "the buffer"
+
+
+def _copies_nothing(env: list) -> None:
+    """The closure of a forwarded DMA instance (:meth:`Checker.forward`)."""
 
 
 class _Buffer:
@@ -122,6 +116,7 @@ class Checker:
         # QueueRun itself: it holds this checker, and the cycle would leave every run's
         # hazard state to the garbage collector (a collection every run or two)
         self.sched = queues.sched
+        self.sched.prepare_checks()
         self.qclock = queues.qclock
         self.state = state
         self.stamp = object()                       # this run (see :meth:`_enter`)
@@ -281,13 +276,12 @@ class Checker:
         """Check the accesses of ``inst`` (enqueue time), then record them."""
         info = inst.info
         op = info.op
-        accs = info.accesses
-        if accs is None:
-            accs = info.resolve_accesses()
+        accs = info.checked
         seen = []
         fps, owner = self.fps, self.owner
         kept, stamp = self.kept, self.stamp
         auto = info.matmul == "auto"
+        clock = inst.clock
         dst = poison = None
         for slot, role, is_write, is_read, bslot in accs:
             a = env[slot]
@@ -314,8 +308,8 @@ class Checker:
                                        f"but {describe(buf.evicted_by)} placed another buffer on "
                                        f"its bytes while it is still in use", NKIHazardError)
             w = rs.w
-            if is_read and w is not None and (w.uniform(fp) or 0) == 0 and \
-                    not self._all_written(w, fp):
+            if is_read and w is not None and not (fp.exact and (w.log.get(fp.key) or _UNSET)[1]) \
+                    and (w.uniform(fp) or 0) == 0 and not self._all_written(w, fp):
                 # an elementwise instruction writing one on-chip tensor carries never-written
                 # elements through to its dst (poison) instead of failing at once
                 if dst is None:
@@ -344,109 +338,61 @@ class Checker:
                                        f"matmul overwrites that value instead of adding to it",
                                        NKIHazardError)
             hist = rs.hist
-            seen.append((fp, is_write, rs, role, None if hist is None or not hist.alive
-                         else self._race(inst, role, is_write, fp, hist)))
+            if hist is None or not hist.alive:
+                plan = None
+            elif hist.key == fp.box and fp.exact and len(fp.lo) < 3 and \
+                    all(map(le, hist.bound, clock)):    # (:meth:`_race`'s shortcut, inline)
+                plan = (EVERY, hist.n, hist.gen)
+            else:
+                plan = race(inst, role, is_write, fp, hist, self.sched.queues)
+            seen.append((fp, is_write, rs, role, plan))
         # then record them (after every check: an instruction may read what it writes)
+        epoch = (info.qi, clock[info.qi])
         for fp, is_write, rs, role, plan in seen:
             if is_write:
                 w = rs.w
                 if w is not None:
                     if poison is not None:
                         w.elems(fp)[...] = (~poison).reshape(fp.shape)[..., None]
+                    elif fp.exact and fp.key in w.log:     # (:meth:`Marks.fill`, inline)
+                        w.log[fp.key] = (fp, 1)
                     else:
                         w.fill(fp, 1)
                 pw = rs.pw
                 if pw is not None:
                     pw.fill(fp, -(info.sid + 1) if info.matmul is None else info.sid + 1)
-            self._remember(rs, fp, is_write, inst, role, plan)
+                if plan is not None and plan[0] is EVERY:
+                    hist = rs.hist
+                    if plan[1] == hist.n and plan[2] == hist.gen:
+                        hist.restart((fp, True, inst, role), epoch)   # (:meth:`_remember`)
+                        continue
+            elif plan is not None and plan[0] is EVERY:
+                hist = rs.hist
+                if plan[1] == hist.n and plan[2] == hist.gen:    # (:meth:`_remember`, inline)
+                    drop = [i for i, e in enumerate(hist.entries) if e is not None and not e[1]]
+                    if drop:
+                        hist.remove(drop)
+                    hist.append((fp, False, inst, role), epoch)
+                    if hist.alive > HISTORY_MAX:
+                        prune(hist, self.qclock)
+                    continue
+            remember(rs, fp, is_write, inst, role, plan, self.qclock)
 
-    def _race(self, inst: Instance, role: str, is_write: bool, fp: Footprint, hist: History):
-        """Raise on a race with a remembered access of ``hist`` (the :class:`History` of
-        ``fp``'s root).  Returns ``(rows, n, gen)``: the rows this access will make
-        redundant (:meth:`_remember`) as of the history's ``n`` rows and ``gen``."""
-        drop = []
-        boxes = len(fp.lo) > 2        # (the rows hold the first and last dimensions only)
-        entries, krows = hist.entries, hist.rows
-        clock = inst.clock
-        cover = fp.exact
-        lo0, hi0, lo1, hi1 = fp.box
-        for i in hist.candidates(fp):
-            r = krows[i]
-            if r[0] >= hi0 or lo0 >= r[1] or r[2] >= hi1 or lo1 >= r[3]:
-                continue            # (boxes apart: :meth:`History.near`, inline)
-            ofp, owrite, other, orole = entries[i]
-            q = other.info.qi
-            if other.clock[q] <= clock[q]:       # happens before (:func:`~.queues.hb`, inline)
-                # a row fp covers (on <= 2-D roots: its box on the first and last dimensions
-                # inside fp's) that happens before inst is redundant
-                if cover and (is_write or not owrite) and r[0] >= lo0 and r[1] <= hi0 and \
-                        r[2] >= lo1 and r[3] <= hi1 and (not boxes or fp.contains(ofp)):
-                    drop.append(i)
-                continue
-            if other is inst or not (owrite or is_write) or (boxes and not fp.overlaps(ofp)) \
-                    or not bytes_overlap(fp, ofp):
-                continue
-            names = self.sched.queues
-            what = "writes" if is_write else "reads"
-            owhat = "writes" if owrite else "reads"
-            raise error_at(inst.info.op,
-                           f"{inst.info.op.name}: race: it {what} '{role}' (queue "
-                           f"'{names[inst.info.qi]}') bytes that {describe(other.info.op)} "
-                           f"{owhat} as '{orole}' (queue '{names[other.info.qi]}'), with no "
-                           f"ordering edge between the two instructions", NKIHazardError)
-        return drop, hist.n, hist.gen
-
-    @staticmethod
-    def _covered(hist: History, fp: Footprint, is_write: bool, inst: Instance, rows) -> list:
-        """The live rows among ``rows`` of ``hist`` that ``fp`` (exact) covers and that
-        happen before ``inst``, unless ``inst`` only reads and they write."""
-        boxes = len(fp.lo) > 2
-        lo0, hi0, lo1, hi1 = fp.box
-        entries, krows, clock = hist.entries, hist.rows, inst.clock
-        out = []
-        for i in rows:
-            e = entries[i]
-            if e is None or not (is_write or not e[1]):
-                continue
-            r = krows[i]
-            if r[0] < lo0 or r[1] > hi0 or r[2] < lo1 or r[3] > hi1 or \
-                    (boxes and not fp.contains(e[0])):
-                continue
-            q = e[2].info.qi
-            if e[2].clock[q] <= clock[q]:
-                out.append(i)
-        return out
-
-    def _remember(self, rs: _Root, fp: Footprint, is_write: bool, inst: Instance, role: str,
-                  plan=None) -> None:
-        """Record the access, first forgetting the rows it makes redundant: those it covers
-        that happen before it (every future conflict with them is one with it), found by
-        :meth:`_race` (``plan``) or here."""
-        hist = rs.hist
-        if hist is None:
-            hist = rs.hist = History()
-        elif plan is not None and plan[1] == hist.n and plan[2] == hist.gen:
-            if plan[0]:             # (nothing appended since the race search: its rows)
-                entries = hist.entries
-                drop = [i for i in plan[0] if entries[i] is not None]
-                if drop:
-                    hist.remove(drop)
-        elif fp.exact and hist.alive:
-            if plan is not None and plan[2] == hist.gen:
-                entries = hist.entries
-                drop = [i for i in plan[0] if entries[i] is not None]
-                if plan[1] != hist.n:        # rows this instruction appended since
-                    drop += self._covered(hist, fp, is_write, inst, range(plan[1], hist.n))
-            else:
-                drop = self._covered(hist, fp, is_write, inst, hist.near(fp))
-            if drop:
-                hist.remove(drop)
-        hist.append((fp, is_write, inst, role))
-        if hist.alive > HISTORY_MAX:
-            qclock = self.qclock
-            nq = len(qclock)
-            frontier = [min(qclock[q][j] for q in range(nq)) for j in range(nq)]
-            hist.keep([r[2].clock[r[2].info.qi] > frontier[r[2].info.qi] for r in hist.live()])
-            if hist.alive > HISTORY_MAX:
-                hist.keep([False] * (hist.alive - HISTORY_MAX * 3 // 4) +
-                          [True] * (HISTORY_MAX * 3 // 4))
+    def forward(self, plan: tuple, inst: Instance, env: list) -> None:
+        """After :meth:`check` of a forwarding DMA ``inst`` (:mod:`.forward`): bind its tile's
+        slot in ``env`` (the live slots, which later instances copy) to a fresh view of the
+        source that this run's checks know as the tile (its root state and footprint), and
+        make ``inst`` copy nothing; unless the source's layout is not the tile's or the
+        per-run footprints are full (then it copies)."""
+        d, s, free, row = plan
+        v = env[s]
+        st = v.strides
+        if st[1:] != free or st[0] < row or len(self.fps) >= FOOTPRINTS_MAX:
+            return
+        hit = self._view(env[d])
+        if hit is None or hit[2] is None:
+            return
+        fv = v[...]
+        self.fps[id(fv)] = (fv, hit[1], hit[2])     # (the entry keeps fv alive: ids unique)
+        env[d] = fv
+        inst.fn = _copies_nothing

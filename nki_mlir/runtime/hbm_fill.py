@@ -91,11 +91,12 @@ def finisher(fills: list) -> Closure:
         qr = env[STATE].queues
         if qr is not None:
             qr.drain()
+        origins = env[STATE].mem.origins
         for s, ts, dt in items:
             seen = env[ts]
             if seen is not None:
                 env[ts] = None
-                fill_unwritten(env[s], seen, dt)
+                fill_unwritten(env[s], seen, dt, origins)
     return run
 
 
@@ -111,21 +112,29 @@ def _box(a: np.ndarray, v: np.ndarray, base: int) -> tuple | None:
     return tuple(start), v.shape
 
 
-def covered(a: np.ndarray, views: list) -> bool:
+def covered(a: np.ndarray, views: list, origins: dict | None = None) -> bool:
     """Whether the views of ``a`` (basic slices) cover all of it: ``a`` itself, or boxes of
     one shape at distinct starts aligned to that shape (so disjoint) as many as fill ``a``.
-    False when that is not shown (the caller then computes the coverage element-wise)."""
+    False when that is not shown (the caller then computes the coverage element-wise).
+    ``origins`` (``Memory.origins``) gives the start index of the kept subviews of ``a``
+    (else it is worked out from the views' addresses)."""
     if a.size == 0:
         return True
     ashape, astrides = a.shape, a.strides
     for v in views:      # a slice of a with a's shape and strides starts at 0 (in bounds)
         if v.shape == ashape and v.strides == astrides:
             return True
-    base = a.__array_interface__["data"][0]
+    base = None
     starts = set()
     shape = None
     for v in views:
-        b = _box(a, v, base)
+        o = origins.get(id(v)) if origins else None
+        if o is not None and o[0] is v and o[1] is a and v.strides == astrides:
+            b = (o[2], v.shape)
+        else:
+            if base is None:
+                base = a.__array_interface__["data"][0]
+            b = _box(a, v, base)
         if b is None or (shape is not None and b[1] != shape):
             return False
         shape = b[1]
@@ -135,10 +144,11 @@ def covered(a: np.ndarray, views: list) -> bool:
     return shape is not None and len(starts) * math.prod(shape) == a.size
 
 
-def fill_unwritten(a: np.ndarray, views: list, dt: np.dtype) -> None:
+def fill_unwritten(a: np.ndarray, views: list, dt: np.dtype, origins: dict | None = None) -> None:
     """Fill the elements of ``a`` (C-contiguous) that none of ``views`` (basic-slice views
-    of ``a``) covers with the sentinel of :func:`~.memory.fill_sentinel`."""
-    if covered(a, views):
+    of ``a``) covers with the sentinel of :func:`~.memory.fill_sentinel` (``origins``: as
+    for :func:`covered`)."""
+    if covered(a, views, origins):
         return
     if not views:
         fill_sentinel(a)

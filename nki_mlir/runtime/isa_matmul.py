@@ -64,14 +64,16 @@ def psum_writer(op, dst: Buf, mode: str) -> Callable[[list, np.ndarray], None]:
     else:
         def write(env, res):
             dv, fv = env[d], env[fl]
-            written = fv != 0
-            if not written.any():
+            mem = env[STATE].mem
+            known = mem.flags_state(fv)   # (settles a pending flag write otherwise)
+            written = None if known is not None else fv != 0
+            if known is False or (known is None and not written.any()):
                 store(dv, res)
-            elif written.all():
+            elif known or written.all():
                 store(dv, nm.to_f32(dv) + res)
             else:
                 store(dv, np.where(written, nm.to_f32(dv) + res, res))
-            env[STATE].mem.set_flags(fv, True)
+            mem.set_flags(fv, True)
     return write
 
 

@@ -8,8 +8,8 @@
   ``nkim.copy_stride = s`` and ``copy(%slot)``, copy ``slot mod k`` at byte offset
   ``nkim.offset + (slot mod k) * s`` (copy 0 without the operand).  In program order every
   execution refills the region with sentinels and clears its PSUM flags, except where the
-  next instruction overwrites the whole tile before anything can read it
-  (:func:`written_first`: no sentinel can then be observed, and that instruction sets
+  next instruction (or the first iteration of the loop that follows) overwrites the whole
+  tile before anything can read it (:func:`written_first`: no sentinel can then be observed, and that instruction sets
   every flag itself unless it is a matmul, which reads them); in queue mode
   (:mod:`.queues`) it does neither at once: the flags reset is enqueued on the ``tensor``
   queue and reads of never-written bytes are the hazard checks' business.
@@ -38,7 +38,7 @@ from ..dialects import nisa
 from ..dialects.common import HBM_SPACES, MemSpaceAttr, prop_flag
 from ..dialects.instruction import FULL_WRITES as _FULL_WRITES
 from ..errors import NKIRuntimeError
-from . import bind, hbm_fill
+from . import bind, hbm_fill, out_forward
 from .blocks import PLACEMENT, blocks_of, placement
 from . import numerics as nm
 from .env import STATE, Buf, Closure, Fault, finish, guard, reader
@@ -54,6 +54,13 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
     shape, dt, space, fslot = b.shape, b.dtype, b.space, b.flags
     if space in HBM_SPACES:
         ts = hbm_fill.track(dec, op.result)
+        if ts is not None and out_forward.hoisted(dec, op):
+            def run_once(env):    # also evaluated ahead by a forwarded tile (out_forward.py)
+                if env[ts] is None:
+                    env[s] = np.empty(shape, dt)
+                    env[ts] = []
+            out_forward.create_once(dec, op, run_once)
+            return guard(op, run_once)
         if ts is not None:    # write-only: sentinels where no DMA wrote, after the run
             def run_tracked(env):
                 env[s] = np.empty(shape, dt)
@@ -102,9 +109,17 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
     # the next instruction sets every flag of a tile it wholly writes, except a matmul,
     # which reads them (overwrite or add) first
     clear = fslot is not None and (first is None or first == "nisa.matmul")
+    fwd = out_forward.plan(dec, op)   # computed in an output view (program order)
 
     def run(env):
         st = env[STATE]
+        if fwd is not None and st.queues is None and st.launch is None:
+            v = fwd.bind(env)
+            if v is not None:
+                env[s] = v
+                if fill is not None:
+                    fill(v)
+                return
         c = 0 if cslot is None else int(env[cslot]) % copies
         v = st.mem.views.get((token, c))
         if v is None:
@@ -165,7 +180,10 @@ def written_first(op: nisa.AllocOp, blocks: dict | None = None,
     lie outside the blocks of ``op``'s bytes, come between.  Then the sentinel fill of a
     fresh tile can never be observed (by this tensor or by one placed over the same bytes)
     and is skipped.  (A ``nisa.matmul`` writes the whole tile without reading it only when
-    the alloc has cleared the tile's matmul-written flags.)
+    the alloc has cleared the tile's matmul-written flags.)  When the first op touching
+    memory after the alloc is an ``scf.for`` running at least once, the answer is the
+    instruction of its body that writes the tile whole in the first iteration, under the
+    same conditions (:func:`_written_in_loop`).
 
     ``skips`` (one dict per decoded function, :attr:`.decoder.Decoder.next_memory_op`)
     memoises the first memory-touching op after each op, so a block of ``n`` consecutive
@@ -182,15 +200,68 @@ def written_first(op: nisa.AllocOp, blocks: dict | None = None,
                 return None
         if nxt is None:
             return None
-        roles = FULL_WRITES.get(nxt.name)
-        if roles is not None and v in nxt.operands:
-            written = [getattr(nxt, r, None) for r in roles]
-            ok = v in written and sum(1 for o in nxt.operands if o is v) == 1 and \
-                (nxt.name != "nisa.matmul" or _matmul_overwrites(nxt))
-            return nxt.name if ok else None
+        if nxt.name == "scf.for":
+            return _written_in_loop(nxt, op, mine, blocks)
+        found = _writes_whole(nxt, v)
+        if found is not _ABSENT:
+            return found
         if v in nxt.operands or mine is None or not _apart(nxt, op, mine, blocks):
             return None
         cur = nxt
+
+
+def _writes_whole(ins, v):
+    """The name of ``ins`` when it writes the whole of ``v`` without reading it
+    (:data:`FULL_WRITES`), None when it takes ``v`` otherwise, ``_ABSENT`` when it is not
+    a whole-tile writer taking ``v``."""
+    roles = FULL_WRITES.get(ins.name)
+    if roles is None or v not in ins.operands:
+        return _ABSENT
+    written = [getattr(ins, r, None) for r in roles]
+    ok = v in written and sum(1 for o in ins.operands if o is v) == 1 and \
+        (ins.name != "nisa.matmul" or _matmul_overwrites(ins))
+    return ins.name if ok else None
+
+
+def _const_int(v) -> int | None:
+    owner = v.op if isinstance(v, OpResult) else None
+    if owner is not None and owner.name == "arith.constant":
+        a = owner.properties.get("value")
+        if isinstance(a, IntegerAttr):
+            return int(a.value.data)
+    return None
+
+
+#: ops of a loop body :func:`_written_in_loop` looks at, at most
+_LOOP_SCAN = 64
+
+
+def _written_in_loop(loop, op, mine, blocks) -> str | None:
+    """:func:`written_first` when the first op after ``op`` touching memory is the
+    ``scf.for`` ``loop``: the name of the instruction of its body that wholly writes ``op``'s
+    tensor in the first iteration before anything could read its bytes (only ops touching
+    no memory, or instructions apart from its blocks, before it in the body), when the loop
+    runs at least once (decode-time constant bounds); else None."""
+    v = op.result
+    body = loop.body.block
+    if not any(u.operation.parent_block() is body for u in v.uses):
+        return None      # (cheap: many allocs in a row before one loop walk nothing)
+    lo, hi, step = (_const_int(x) for x in (loop.lb, loop.ub, loop.step))
+    if lo is None or hi is None or step is None or step <= 0 or lo >= hi or loop.iter_args:
+        return None
+    for n, x in enumerate(body.ops):
+        if n >= _LOOP_SCAN:
+            return None
+        if x.name.startswith(_NO_MEMORY):
+            if v in x.operands:
+                return None
+            continue
+        found = _writes_whole(x, v)
+        if found is not _ABSENT:
+            return found
+        if v in x.operands or mine is None or not _apart(x, op, mine, blocks):
+            return None
+    return None
 
 
 _ABSENT = object()

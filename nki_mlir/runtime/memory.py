@@ -67,6 +67,15 @@ def sentinel_filler(dt: np.dtype):
     return lambda a: a.fill(INT_SENTINEL)
 
 
+def _fill_flags(fv: np.ndarray, on: bool) -> None:
+    """Write every flag of the view ``fv`` (as bytes when its rows are contiguous, ~3x
+    faster than as wider integers)."""
+    if fv.ndim and fv.strides[-1] == fv.itemsize:
+        fv.view(np.uint8).fill(0xFF if on else 0)
+    else:
+        fv.fill(np.iinfo(fv.dtype).max if on else 0)
+
+
 def flag_dtype(dt: np.dtype) -> np.dtype:
     """The unsigned dtype with ``dt``'s itemsize, used to view PSUM matmul-written flags."""
     return _FLAG_DTYPES[np.dtype(dt).itemsize]
@@ -130,9 +139,19 @@ class Memory:
         #: source is the same array (they keep the caller's arguments alive while this
         #: memory is pooled, :mod:`.program`)
         self.subviews: dict = {}
-        #: ``(flags view, all set?)`` of the PSUM flags view written last, while no other
-        #: flag byte has been written since (:meth:`set_flags`), else None
+        #: ``id(view) -> (view, source, start index)`` of the kept ``memref.subview`` results
+        #: that are unit-step boxes of their source (:mod:`.views`), for
+        #: :func:`.hbm_fill.covered` (an array's address costs more than the lookup)
+        self.origins: dict = {}
+        #: ``(flags view, all set?)`` of the PSUM flags view whose bytes were written last,
+        #: while no other flag byte has been written since (:meth:`set_flags`), else None
         self.known: tuple | None = None
+        #: the byte rectangle of the flags view of each placed PSUM tile (:meth:`view`):
+        #: ``id(view) -> (view, id(flags array), first row, end row, first byte, end byte)``
+        self.rects: dict = {}
+        #: flag writes not yet done (:meth:`set_flags`): ``id(view) -> (view, on, rect)``,
+        #: of views with a rectangle; no two of them overlap
+        self.pending: dict = {}
         #: contiguous storage of groups of placed tensors (:mod:`.blocks`) by
         #: ``(space, lo, hi)``: ``(data, flags)`` byte arrays of ``[128, hi - lo]``
         self.blocks: dict = {}
@@ -142,22 +161,46 @@ class Memory:
 
     def set_flags(self, fv: np.ndarray, on: bool) -> None:
         """Set (``on``: matmul-written) or clear every PSUM matmul-written flag of the view
-        ``fv`` (filled as bytes when its rows are contiguous, ~3x faster than as wider
-        integers), and remember ``fv``'s state for :meth:`flags_state`.  Every write of flag
-        bytes goes through here or :meth:`forget_flags`."""
-        if fv.ndim and fv.strides[-1] == fv.itemsize:
-            fv.view(np.uint8).fill(0xFF if on else 0)
-        else:
-            fv.fill(np.iinfo(fv.dtype).max if on else 0)
-        self.known = (fv, on)
-
-    def forget_flags(self) -> None:
-        """Flag bytes were written other than by :meth:`set_flags`."""
+        ``fv``, and remember ``fv``'s state for :meth:`flags_state`.  The flags of a placed
+        tile's own view (:attr:`rects`) are written lazily: the write stays pending until a
+        write to an overlapping view, a read of flag bytes (:meth:`settle`) or the end of
+        the run, and a later write to the same view replaces it -- a tile's clear at its
+        ``nisa.alloc`` followed by the matmul setting all its flags, tile after tile, writes
+        each tile's bytes once per run.  Every write of flag bytes goes through here."""
+        r = self.rects.get(id(fv))
+        if r is None or r[0] is not fv:
+            self.settle()
+            _fill_flags(fv, on)
+            self.known = (fv, on)
+            return
+        pending = self.pending
+        if pending:
+            _, a, p0, p1, c0, c1 = r
+            for key, (pv, pon, pr) in list(pending.items()):
+                if pv is not fv and pr[1] == a and pr[2] < p1 and p0 < pr[3] and \
+                        pr[4] < c1 and c0 < pr[5]:
+                    _fill_flags(pv, pon)          # an earlier write under this one
+                    del pending[key]
+        pending[id(fv)] = (fv, on, r)
         self.known = None
 
+    def settle(self) -> None:
+        """Write the bytes of the pending flag writes (:meth:`set_flags`): before flag bytes
+        are read directly, and at the end of a run."""
+        if self.pending:
+            for pv, pon, _ in self.pending.values():
+                _fill_flags(pv, pon)
+            self.pending.clear()
+            self.known = None
+
     def flags_state(self, fv: np.ndarray) -> bool | None:
-        """True / False when every flag of the view ``fv`` is known set / clear (it is the
-        view :meth:`set_flags` wrote last, and no flag byte was written since), else None."""
+        """True / False when every flag of the view ``fv`` is known set / clear (its write
+        is pending, or it is the view written last and no flag byte was written since),
+        else None (the pending writes are then settled: the caller reads ``fv``'s bytes)."""
+        p = self.pending.get(id(fv))
+        if p is not None and p[0] is fv:
+            return p[1]
+        self.settle()
         k = self.known
         return k[1] if k is not None and k[0] is fv else None
 
@@ -172,8 +215,19 @@ class Memory:
         else:
             v = self.block_region(space, partition, offset, shape, dt, block)
         if len(self.views) >= VIEWS_MAX:
+            self.settle()
             self.views.clear()
+            self.rects.clear()
         self.views[(token, copy)] = v
+        fv = v[1]
+        if fv is not None:       # the flags' rectangle, for the lazy writes of set_flags
+            nbytes = free_elems(shape) * np.dtype(dt).itemsize
+            if block is None:
+                arr, c0 = self.psum_flags, offset
+            else:
+                arr, c0 = self.blocks[(space, block[0], block[1])][1], offset - block[0]
+            self.rects[id(fv)] = (fv, id(arr), partition, partition + int(shape[0]), c0,
+                                  c0 + nbytes)
         return v
 
     def capacity(self, space: str) -> int:
@@ -256,11 +310,14 @@ class Memory:
         sharing one array while they live.  Returns whether it dropped them."""
         if self.block_bytes <= BLOCK_BYTES_MAX:
             return False
+        self.settle()
+        self.rects.clear()
         self.blocks.clear()
         self.block_ids.clear()
         self.block_bytes = 0
         self.views.clear()
         self.subviews.clear()
+        self.origins.clear()
         self.known = None
         return True
 

@@ -260,6 +260,11 @@ REDUCE: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "logical_xor": _logical_reduce(np.logical_xor),
 }
 
+#: the :data:`REDUCE` entries that are one ufunc's ``reduce`` (``u.reduce(x, axis=-1)``)
+REDUCE_UFUNC: dict[str, np.ufunc] = {"add": np.add, "subtract": np.subtract,
+                                     "multiply": np.multiply, "max": np.maximum,
+                                     "min": np.minimum}
+
 #: bitvec reductions over the last axis of an int64 array -> int64
 REDUCE_INT: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "bitwise_and": lambda x: np.bitwise_and.reduce(x, axis=-1),

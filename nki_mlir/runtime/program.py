@@ -114,11 +114,14 @@ class State:
             self.mirrors.clear()
         self.act_acc.fill(0)
         self.dve_acc.fill(0)
-        self.rng.clear()
-        self.regs.clear()
+        if self.rng:
+            self.rng.clear()
+        if self.regs:
+            self.regs.clear()
         self.launch = None
         self.queues = None
-        self.once.clear()
+        if self.once:
+            self.once.clear()
         self.range_mode = None
 
 
@@ -138,12 +141,15 @@ _POOL_TIMER: list[threading.Timer] = []
 
 def _acquire_state(target: str) -> State:
     with _POOL_LOCK:
-        for i in range(len(_POOL) - 1, -1, -1):
-            if _POOL[i][0].mem.target == target:
-                state = _POOL.pop(i)[0]
-                break
+        if _POOL and _POOL[-1][0].mem.target == target:    # the state released last
+            state = _POOL.pop()[0]
         else:
-            return State(target)
+            for i in range(len(_POOL) - 1, -1, -1):
+                if _POOL[i][0].mem.target == target:
+                    state = _POOL.pop(i)[0]
+                    break
+            else:
+                return State(target)
     state.reset()
     return state
 
@@ -151,7 +157,8 @@ def _acquire_state(target: str) -> State:
 def _release_state(state: State) -> None:
     with _POOL_LOCK:
         _POOL.append((state, time.monotonic()))
-        del _POOL[:-POOL_MAX]
+        if len(_POOL) > POOL_MAX:
+            del _POOL[:-POOL_MAX]
         if not _POOL_TIMER:
             _arm_timer(IDLE_SECONDS)
 
@@ -199,6 +206,9 @@ class Program:
         self.target = target
         self.func_name = func_op.sym_name.data
         self._body = body
+        #: the body in program order: the instructions' own closures, not their queue-mode
+        #: wrappers (:func:`.queues.wrap`), at the top level
+        self._po_body = tuple(getattr(f, "program_order", f) for f in body)
         self._template = template
         self._arg_slots = arg_slots
         self._arg_specs = arg_specs
@@ -320,12 +330,13 @@ class Program:
                 qr.hazards = Checker(state, qr)
         numerics = _enter_numerics()   # floating-point errors ignored, RUN_BUFSIZE
         try:
-            for f in self._body:
+            for f in (self._po_body if qr is None else self._body):
                 f(env)
             if qr is not None:
                 qr.drain()
         finally:
             _leave_numerics(numerics)
+            state.mem.settle()          # the pending PSUM flag writes (Memory.set_flags)
             state.launch = None
             state.queues = None
             _release_state(state)

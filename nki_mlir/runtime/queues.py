@@ -42,14 +42,15 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, UnitAttr
-from xdsl.ir import Operation, OpResult
+from xdsl.ir import BlockArgument, Operation, OpResult
 from xdsl.irdl import IRDLOperation
 
 from ..diagnostics import error_at
 from ..dialects.instruction import is_cross_core
 from ..dialects.nisa import AllocOp
-from ..errors import NKIRuntimeError
-from .env import STATE, Closure
+from ..errors import NKIError, NKIRuntimeError
+from .env import STATE, Closure, located
+from .forward import QUEUED
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -80,16 +81,26 @@ class Info:
             so a decode leaves them to the first hazard-checked run).
         matmul: ``None``, or the ``psum_accumulate_flags`` of a ``nisa.matmul``.
         track: loop indices whose serial this instruction's instances must record.
+        forward: the plan of a DMA that forwards in hazard-checked runs
+            (:func:`.forward.queued`), else None.
+        checked: the :attr:`accesses` the hazard checks look at (:meth:`Schedule.prepare_checks`).
+        arg_reads: indices in :attr:`accesses` of the reads of a function argument's view.
+        stray_writes: whether it may write memory other than through a view of a ``nisa.alloc``.
     """
 
     __slots__ = ("sid", "op", "qi", "nid", "deps", "carried", "fence", "eager", "drain",
-                 "accesses", "matmul", "track", "_slot_of")
+                 "accesses", "matmul", "track", "forward", "checked", "arg_reads",
+                 "stray_writes", "_slot_of")
 
     def __init__(self, sid, op, qi, nid=None, deps=(), carried=(), fence=False, eager=False,
                  drain=False, accesses=(), matmul=None):
         self.sid, self.op, self.qi, self.nid, self.deps, self.carried = sid, op, qi, nid, deps, carried
         self.fence, self.eager, self.drain, self.accesses, self.matmul = fence, eager, drain, accesses, matmul
         self.track: tuple[int, ...] = ()
+        self.forward = None
+        self.checked: tuple | None = None
+        self.arg_reads: tuple[int, ...] = ()
+        self.stray_writes = True
         self._slot_of: dict | None = None
 
     def resolve_accesses(self) -> tuple:
@@ -98,7 +109,8 @@ class Info:
         SPMD launch resolving at once compute the same tuple)."""
         accs = self.accesses
         if accs is None:
-            accs = self.accesses = _accesses(self._slot_of, self.op)
+            accs, self.arg_reads, self.stray_writes = _accesses(self._slot_of, self.op)
+            self.accesses = accs
         return accs
 
 
@@ -120,6 +132,7 @@ class Schedule:
         self.loops: dict[Operation, int] = {}
         self.carried_track: dict[int, set[int]] = {}
         self.pseudo_flags: Info | None = None
+        self.checks_ready = False
 
     def queue_index(self, name: str) -> int:
         try:
@@ -130,6 +143,24 @@ class Schedule:
 
     def loop_index(self, op: Operation) -> int:
         return self.loops.setdefault(op, len(self.loops))
+
+    def prepare_checks(self) -> None:
+        """Before the first hazard-checked run: resolve every instruction's accesses and set
+        :attr:`Info.checked`.  When no instruction may write memory other than through a
+        view of a ``nisa.alloc``, nothing writes the function arguments' arrays (a fresh
+        allocation never shares their bytes), so reading them can race with nothing and
+        touches no on-chip marks: those reads are left out.  (Threads of an SPMD launch
+        preparing at once compute the same tuples.)"""
+        if self.checks_ready:
+            return
+        infos = self.infos
+        for info in infos:
+            info.resolve_accesses()
+        free = not any(info.stray_writes for info in infos)
+        for info in infos:
+            skip = info.arg_reads if free else ()
+            info.checked = tuple(a for k, a in enumerate(info.accesses) if k not in skip)
+        self.checks_ready = True
 
     def finish(self) -> None:
         """After decoding: tell producers which loop serials to record."""
@@ -165,25 +196,33 @@ def _enclosing_loops(op: Operation) -> list[Operation]:
     return enclosing_loops(op)[::-1]  # outermost first (docs/backend.md section A)
 
 
-def _accesses(slot_of: dict, op: Operation) -> tuple:
+def _accesses(slot_of: dict, op: Operation) -> tuple[tuple, tuple[int, ...], bool]:
+    """``(accesses, arg_reads, stray_writes)`` of ``op``: see :class:`Info` (an op without an
+    IRDL definition: no accesses known, and it may write anything)."""
     from ..dialects.effects import accesses
-    out = []
-    if not isinstance(op, IRDLOperation):   # an op without an IRDL definition: no accesses known
-        return ()
+    out, reads, stray = [], [], False
+    if not isinstance(op, IRDLOperation):
+        return (), (), True
     for a in accesses(op):
+        base = a.base
+        alloc = isinstance(base, OpResult) and isinstance(base.op, AllocOp)
+        stray = stray or (a.is_write and not alloc)
         slot = slot_of.get(a.value)
         if slot is None:
             continue
-        base = a.base
+        if not a.is_write and isinstance(base, BlockArgument) and base.owner is not None:
+            parent = base.owner.parent_op()
+            if parent is not None and parent.name == "func.func":
+                reads.append(len(out))
         bslot = None
-        if isinstance(base, OpResult) and isinstance(base.op, AllocOp):
+        if alloc:
             bslot = slot_of.get(base)
         is_read = not a.is_write
         if op.name == "nisa.matmul" and a.role == "dst":
             mode = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
             is_read = mode == "accumulate"
         out.append((slot, a.role, a.is_write, is_read, bslot))
-    return tuple(out)
+    return tuple(out), tuple(reads), stray
 
 
 def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
@@ -207,7 +246,8 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
         carried.append((pid, li, max(int(dist), 1)))
         sched.carried_track.setdefault(pid, set()).add(li)
     eager = bool(op.results)
-    accs = _accesses(dec.slot_of, op) if eager else None
+    resolved = _accesses(dec.slot_of, op) if eager else None
+    accs = resolved[0] if resolved is not None else None
     matmul = None
     if op.name == "nisa.matmul":
         matmul = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
@@ -217,9 +257,33 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
                 fence=isinstance(op.attributes.get("nkim.fence"), UnitAttr) or is_cross_core(op),
                 eager=eager, drain=eager and bool(accs),
                 accesses=accs, matmul=matmul)
-    if accs is None:
+    if resolved is not None:
+        info.arg_reads, info.stray_writes = resolved[1], resolved[2]
+    else:
         info._slot_of = dec.slot_of
+    fwd = dec.memo.get(QUEUED)
+    if fwd is not None:
+        info.forward = fwd.get(op)
     sched.infos.append(info)
+
+    guarded = getattr(closure, "guarded", None)
+    if guarded is not None:      # program order: the guard's work inline (one call less)
+        gop, impl = guarded
+
+        def run_guarded(env):
+            qr = env[STATE].queues
+            if qr is None:
+                try:
+                    impl(env)
+                except NKIError:
+                    raise
+                except Exception as e:  # noqa: BLE001
+                    err, cause = located(gop, e)
+                    raise err from cause
+            else:
+                qr.enqueue(info, closure, env)
+        run_guarded.program_order = closure    # (as run's, below)
+        return run_guarded
 
     def run(env):
         qr = env[STATE].queues
@@ -227,6 +291,7 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
             closure(env)
         else:
             qr.enqueue(info, closure, env)
+    run.program_order = closure    # what run() runs in program order (Program's top level)
     return run
 
 
@@ -325,7 +390,7 @@ class QueueRun:
                 wc = w.clock
                 q = w.info.qi
                 if wc[q] > c[q]:
-                    c = [x if x > y else y for x, y in zip(c, wc)]
+                    c = list(map(max, c, wc))
             if c is qclock[qi]:
                 c = c[:]
         c[qi] += 1
@@ -368,6 +433,8 @@ class QueueRun:
         if self.hazards is not None:
             self._clock(inst, waits)
             self.hazards.check(inst, inst.env)
+            if info.forward is not None:
+                self.hazards.forward(info.forward, inst, env)
         self._record(info, inst)
         if now:
             if info.fence or info.drain:

@@ -7,7 +7,12 @@
   memory.  For an SBUF/PSUM buffer the storage is ``[P, F]`` (``F`` = free size): the
   partition stride must be a multiple of ``F`` and the free part of every access must stay
   inside one partition.  Static offsets are bounds-checked at decode time (the fault is
-  raised when the op executes), dynamic ones on every execution.
+  raised when the op executes), dynamic ones on every execution: a dynamic view out of
+  bounds whose every user is a ``nisa.dma_copy`` with ``oob_is_err=false``
+  (``oob_mode=skip``) is not an error, its slot holds ``None`` and those DMAs transfer
+  nothing (:func:`skips_oob`, :func:`unless_skipped`; NKI docs ``nki.isa.dma_copy``: with a
+  dynamic start address, ``oob_mode.skip`` "skip[s] the DMA transfer for a given dynamic
+  address ... when it is out of bound").
 - ``nisa.view_dtype``: ``ndarray.view(dtype)`` (the last axis is contiguous).  A
   ``reinterpret_cast`` below it views the buffer's bytes in its own element type.
 
@@ -33,7 +38,8 @@ from xdsl.ir import OpResult
 
 from ..diagnostics import error_at
 from ..errors import NKIRuntimeError
-from .env import STATE, Fault, guard
+from .blocks import placement
+from .env import STATE, Closure, Fault, guard
 from .memory import VIEWS_MAX, flag_dtype
 
 if TYPE_CHECKING:
@@ -87,6 +93,10 @@ def subview(dec: Decoder, op: memref.SubviewOp):
         raise error_at(op, f"memref.subview: sizes {sizes} do not match the result shape "
                            f"{list(res_shape)}", NKIRuntimeError)
     dyn_slots = [dec.use(op, v, "offset") for v in op.offsets]
+    box = all(keep) and all(st == 1 for st in strides)     # (Memory.origins)
+    base = _base(op.source)
+    on_chip = isinstance(base, OpResult) and base.op.name == "nisa.alloc" and \
+        placement(base.op) is not None        # a placed tile: its arrays live with the memory
     res = dec.define(op.result, op)
     rb = dec.bufs[op.result]
     fsrc, fres = src.flags, rb.flags
@@ -118,7 +128,7 @@ def subview(dec: Decoder, op: memref.SubviewOp):
                 raise Fault(msg)
             return guard(op, fail)
         idx = tuple(index(d, off) for d, off in enumerate(offsets))
-        return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx))
+        return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx, box, on_chip))
 
     plan = []  # per dim: (static offset or None, dyn slot)
     it = iter(dyn_slots)
@@ -137,21 +147,34 @@ def subview(dec: Decoder, op: memref.SubviewOp):
             idx.append(index(d, off))
         return tuple(idx)
 
-    return guard(op, _kept(ss, res, fsrc, fres, tuple(dyn_slots), indices))
+    return guard(op, _kept(ss, res, fsrc, fres, tuple(dyn_slots), indices, box, on_chip))
 
 
-def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, indices):
+def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, indices,
+          box: bool = False, on_chip: bool = False):
     """The closure of a subview: its views are kept with the run's memory
     (``Memory.subviews``) by the subview and its dynamic offsets, and reused while the
     source is the same array object (a placed tensor's views are kept across runs, and so
     are the caller's arguments when they are passed again), so a loop body does not build
-    them again, and the hazard checks find their footprints known (:mod:`.hazards`)."""
+    them again, and the hazard checks find their footprints known (:mod:`.hazards`).
+    ``box``: the view keeps every dim with unit steps; its start index is then recorded
+    in ``Memory.origins`` while it is kept.  ``on_chip``: the source is a placed SBUF /
+    PSUM tensor, whose views the memory keeps across runs (one per copy of a rotating
+    tile): the key then tells the source arrays apart, so each copy keeps its views (an
+    HBM source -- a fresh output per run -- keeps one set, not one per run)."""
     token = next(_TOKENS)
+    n = len(dyn)
+    d0 = dyn[0] if n else None
 
     def run(env):
         src = env[ss]
         kept = env[STATE].mem.subviews
-        key = (token, *[env[d] for d in dyn]) if dyn else token
+        if n == 1:
+            key = (token, id(src), env[d0]) if on_chip else (token, env[d0])
+        elif n == 0:
+            key = (token, id(src)) if on_chip else token
+        else:
+            key = (token, id(src) if on_chip else 0, *[env[d] for d in dyn])
         hit = kept.get(key)
         if hit is not None and hit[0] is src:
             env[res] = hit[1]
@@ -164,8 +187,15 @@ def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, ind
         env[res] = v
         if fres is not None:
             env[fres] = fv
+        mem = env[STATE].mem
         if len(kept) >= VIEWS_MAX:
             kept.clear()
+            mem.origins.clear()
+        if box:
+            old = kept.get(key)
+            if old is not None:
+                mem.origins.pop(id(old[1]), None)
+            mem.origins[id(v)] = (v, src, tuple(x.start for x in t))
         kept[key] = (src, v, fv)
     return run
 
@@ -190,6 +220,26 @@ def _last_contiguous(a: np.ndarray) -> np.ndarray:
     if a.ndim and a.shape[-1] == 1 and a.strides[-1] != a.itemsize:
         return np.lib.stride_tricks.as_strided(a, a.shape, a.strides[:-1] + (a.itemsize,))
     return a
+
+
+def skips_oob(op) -> bool:
+    """Whether ``op`` is a ``nisa.dma_copy`` that skips out-of-bounds dynamic addresses
+    (``oob_is_err`` false: ``oob_mode=skip``)."""
+    if op.name != "nisa.dma_copy":
+        return False
+    flag = op.properties.get("oob_is_err")
+    return flag is not None and not bool(flag.value.data)
+
+
+def unless_skipped(impl: Closure, slots: tuple[int, ...]) -> Closure:
+    """``impl``, not run when one of ``slots`` holds ``None`` (an out-of-bounds dynamic view
+    of a DMA with ``oob_mode=skip``: the transfer is skipped)."""
+    def run(env):
+        for s in slots:
+            if env[s] is None:
+                return
+        impl(env)
+    return run
 
 
 def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
@@ -291,10 +341,20 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
             kept[token] = (b, v, fv)
         return guard(op, run)
     ds = dyn[0]
+    users = [u.operation for u in op.result.uses]
+    skip = bool(users) and all(skips_oob(u) for u in users)
 
     def run_dyn(env):
         off = int(env[ds])
-        check(off)
+        try:
+            check(off)
+        except Fault:
+            if not skip:
+                raise
+            env[res] = None         # out of bounds: the DMAs using it skip their transfer
+            if fres is not None:
+                env[fres] = None
+            return
         env[res] = make(env[bs], dt, off)
         if fres is not None:
             env[fres] = make(env[bf], ft, off)

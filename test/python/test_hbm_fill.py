@@ -94,3 +94,21 @@ def test_covered_and_fill_unwritten_on_integer_and_bool_arrays():
     b = np.ones((3, 2), np.bool_)
     hbm_fill.fill_unwritten(b, [b[1:]], b.dtype)
     assert (b[0].view(np.uint8) == 4).all() and b[1:].all()
+
+
+def test_covered_reads_kept_subview_starts_and_ignores_stale_ones():
+    """``Memory.origins`` gives the start of a kept subview of the array itself; an entry
+    for another array (or another object at a reused id) is not trusted."""
+    a = np.zeros((4, 6), np.float32)
+    other = np.zeros((4, 6), np.float32)
+    top, bottom = a[:2], a[2:]
+    good = {id(top): (top, a, (0, 0)), id(bottom): (bottom, a, (2, 0))}
+    assert hbm_fill.covered(a, [top, bottom], good)
+    lying = {id(top): (top, a, (0, 0)), id(bottom): (bottom, a, (0, 0))}
+    assert not hbm_fill.covered(a, [top, bottom], lying)      # the starts as recorded
+    stale = {id(top): (top, other, (0, 0)), id(bottom): (a[2:], a, (0, 0))}
+    assert hbm_fill.covered(a, [top, bottom], stale)          # addresses used instead
+    x = rand((8, 16))
+    prog = decode(_tiles_kernel(CASES["grid"]).module())
+    (out,) = prog.run([x], mode="program-order")
+    np.testing.assert_array_equal(out, x)

@@ -1,7 +1,7 @@
 """The warm-call guard (nki_mlir/driver/warm.py): a repeated call finds its compiled kernel from
 its argument specs without rebuilding the cache key, and every change the full key would
 see still compiles anew: a rebound constant or helper, a closure variable, an edited source
-file, other shapes / dtypes / constants / options, an evicted cache entry; kernels reading
+file (a re-import, a swapped code object; the warm-call plan does not stat the files), other shapes / dtypes / constants / options, an evicted cache entry; kernels reading
 mutable values are never guarded."""
 import importlib
 import os
@@ -97,8 +97,18 @@ def test_edited_source_file_gives_a_new_key(keys, tmp_path, monkeypatch):
     mod.k(x)
     assert len(keys) == 1
     src.write_text(text + "# edited\n")
-    mod.k(x)
+    k = mod.k
+    k(x)        # the warm plan: the same function objects run (no stat per call, warm.py)
+    assert len(keys) == 1
+    nki.compile(k, x)               # the full path compares the files: a new key
     assert len(keys) == 2
+    k.fn.__code__ = k.fn.__code__.replace()    # as IPython's autoreload swaps the code
+    k(x)
+    assert len(keys) == 3
+    mod = importlib.reload(mod)     # a re-import: a new kernel object and function
+    mod.k(x)
+    mod.k(x)
+    assert len(keys) == 4 and mod.k is not k
 
 
 def test_evicted_entry_and_env_options(keys, monkeypatch):

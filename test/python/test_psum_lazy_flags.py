@@ -1,0 +1,41 @@
+"""PSUM matmul-written flags written lazily (issue 20, runtime/memory.py Memory.set_flags):
+pending writes of placed tiles' flag views keep program order where views overlap, answer
+flags_state, and reach the bytes before anything reads them and at the end of a run."""
+import numpy as np
+
+from nki_mlir.runtime.memory import Memory
+
+
+def _views(mem):
+    a = mem.view(1, 0, "psum", 0, 0, (4, 8), np.float32)[1]      # bytes [0, 32)
+    b = mem.view(2, 0, "psum", 0, 16, (4, 8), np.float32)[1]     # bytes [16, 48): over a
+    c = mem.view(3, 0, "psum", 0, 64, (4, 8), np.float32)[1]     # bytes [64, 96): apart
+    return a, b, c
+
+
+def test_overlapping_writes_land_in_order_and_states_are_known():
+    mem = Memory("trn2")
+    a, b, c = _views(mem)
+    mem.set_flags(a, True)
+    mem.set_flags(c, True)
+    mem.set_flags(b, False)            # over a's last 16 bytes, after it
+    assert mem.flags_state(b) is False and mem.flags_state(c) is True
+    assert mem.flags_state(a) is None  # partly overwritten: the caller reads the bytes
+    row = mem.psum_flags[0]
+    assert (row[0:16] == 0xFF).all() and (row[16:48] == 0).all() and (row[64:96] == 0xFF).all()
+    assert np.count_nonzero(a) == 4 * 4  # its first 4 elements per row
+
+
+def test_rewrites_of_one_view_replace_and_settle_writes_the_last():
+    mem = Memory("trn2")
+    a, b, c = _views(mem)
+    for on in (False, True, False, True):
+        mem.set_flags(a, on)
+        assert mem.flags_state(a) is on
+    mem.set_flags(c, False)
+    mem.settle()
+    assert (mem.psum_flags[0:4, 0:32] == 0xFF).all() and (mem.psum_flags[0:4, 64:96] == 0).all()
+    sub = a[:, 2:4]                     # a view without a rectangle: written at once
+    mem.set_flags(sub, False)
+    assert (mem.psum_flags[0:4, 8:16] == 0).all() and mem.flags_state(sub) is False
+    assert np.count_nonzero(a) == 4 * 6

@@ -19,6 +19,11 @@ of a new node, the entries it conflicts with -- exactly the pairs the pairwise t
   with ``reads_retire_reads`` a whole read also retires covered reads, which keeps the
   LATEST conflicting entry of every index -- what a per-queue wait needs -- but not the
   closure);
+- a *partial* write ``W`` with constant, in-bounds box likewise retires the same-base entries
+  whose constant, in-bounds box provably lies inside ``W``'s (:func:`box_contains`): an
+  unrolled loop that rewrites one row of a tile per iteration (``t[p:p+1, :]`` of every
+  batch) keeps one live entry per row instead of one per write, so queries stay O(1)
+  instead of growing with the trip count;
 - an access that may lie outside its buffer (a dimension provably beyond the shape, which
   a whole access cannot be shown to meet) is checked against every entry ever added.
 
@@ -134,6 +139,31 @@ def may_escape(box: Box, dims=False) -> bool:
                                     for r in dims)
 
 
+def _const_dims(box: Box) -> bool:
+    """Every dimension of ``box`` is known with a constant offset."""
+    return box.dims is not None and all(d.known and d.offset.is_const for d in box.dims)
+
+
+def box_contains(outer: Box, inner: Box) -> bool:
+    """Every element of ``inner`` is an element of ``outer`` (same base; both boxes with
+    constant offsets, else False).  Exact per dimension: ``inner``'s indices
+    ``io + is * m`` (``m < isz``) all lie in ``{oo + os * k, k < osz}``."""
+    if outer.base is not inner.base or not (_const_dims(outer) and _const_dims(inner)) \
+            or len(outer.dims) != len(inner.dims):
+        return False
+    for do, di in zip(outer.dims, inner.dims):
+        oo, os_, osz = do.offset.const, do.stride, do.size
+        io, is_, isz = di.offset.const, di.stride, di.size
+        if isz <= 0:
+            continue
+        last_o, last_i = oo + os_ * (osz - 1), io + is_ * (isz - 1)
+        if osz <= 0 or io < oo or last_i > last_o:
+            return False
+        if osz > 1 and os_ > 1 and ((io - oo) % os_ or (isz > 1 and is_ % os_)):
+            return False
+    return True
+
+
 def _inside(inner: Region, outer: Region) -> bool:
     return (inner.space == outer.space and inner.partitions > 0 and inner.size > 0
             and outer.partition <= inner.partition
@@ -235,13 +265,18 @@ class ConflictIndex:
 
     def add(self, node: int, accs: list[Acc], tag: Hashable = None) -> None:
         """Retire the earlier entries of ``tag`` the whole accesses of ``node`` (after every
-        earlier node) cover, then record its accesses under ``tag``.  (Retiring first: the
+        earlier node) cover, and those its constant partial writes contain, then record its
+        accesses under ``tag``.  (Retiring first: the
         node's own entries, which it never retires, are not walked once per whole access --
         a loop node with many whole accesses of placed-overlapping buffers made that
         quadratic in its accesses.)"""
         for a in accs:
-            if (a.is_write or self.reads_retire_reads) and _geometry(a).whole:
-                self._retire_covered(node, a, tag)
+            if a.is_write or self.reads_retire_reads:
+                geo = _geometry(a)
+                if geo.whole:
+                    self._retire_covered(node, a, tag)
+                elif geo.inside and _const_dims(a.box):
+                    self._retire_contained(node, a, geo, tag)
         live, history = self.live, self.history
         for a in accs:
             span = _geometry(a).span
@@ -291,6 +326,19 @@ class ConflictIndex:
                     for e in self._live_items(c, kind, tag):
                         if e.node < node:
                             self._retire(e)
+
+    def _retire_contained(self, node: int, w: Acc, geo: Geometry, tag: Hashable) -> None:
+        """Retire the earlier same-base entries of ``tag`` whose box lies inside the
+        partial box of ``w`` (a write, or with ``reads_retire_reads`` a read retiring
+        reads): a later access conflicting with one of them conflicts with ``w``."""
+        kinds = (True, False) if w.is_write else (False,)
+        for kind in kinds:
+            idx = self.live.get((w.base, kind), _NO_LIVE).get(tag)
+            if not idx:
+                continue
+            for e in idx.query(*geo.span):
+                if e.node < node and _geometry(e.acc).inside and box_contains(w.box, e.acc.box):
+                    self._retire(e)
 
     def _live_items(self, base: SSAValue, kind: bool, tag: Hashable) -> list[Entry]:
         idx = self.live.get((base, kind), _NO_LIVE).get(tag)

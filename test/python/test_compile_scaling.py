@@ -57,6 +57,22 @@ def column_writes(x):
 
 
 @nki.jit
+def row_rewrites(x):
+    """One tile rewritten column by column in every unrolled batch, then stored whole (the
+    partial writes of a later batch retire the same columns' entries of the earlier ones)."""
+    out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((x.shape[0], 8), x.dtype, buffer=nl.sbuf)
+    for b in range(x.shape[1] // 8):
+        for p in range(8):     # a constant depending on (b, p) keeps the loops unrolled
+            nisa.dma_copy(dst=t[:, p:p + 1], src=x[:, b * 8 + p:b * 8 + p + 1])
+            nisa.tensor_scalar(dst=t[:, p:p + 1], data=t[:, p:p + 1], op0=nl.multiply,
+                               operand0=2.0 if (b + p) % 2 == 0 else 0.5)
+        nisa.tensor_scalar(dst=t[0:4, 0:2], data=t[0:4, 0:2], op0=nl.add, operand0=1.0)
+        nisa.dma_copy(dst=out[:, b * 8:(b + 1) * 8], src=t)
+    return out
+
+
+@nki.jit
 def rolled(x):
     """A rolled affine loop (block inside a loop, general path for the waits)."""
     out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
@@ -111,7 +127,7 @@ def _all_pairs(nodes, common, regions) -> list[set[int]]:
     return out
 
 
-@pytest.mark.parametrize("kernel,shape", CASES)
+@pytest.mark.parametrize("kernel,shape", CASES + [(row_rewrites, (4, 8 * 6))])
 def test_reorder_graph_has_the_all_pairs_closure(kernel, shape):
     func = allocated(kernel, np.zeros(shape, np.float32))
     queues = schedule.assign_queues(func)
@@ -159,6 +175,16 @@ def test_pair_tests_grow_linearly(monkeypatch):
         schedule.schedule_function(func)
         per_instruction.append(calls["n"] / (4 * iters))
     assert per_instruction[1] <= 1.5 * per_instruction[0] + 1, per_instruction
+
+
+def test_row_rewrites_compute():
+    x = np.random.default_rng(1).standard_normal((4, 8 * 5)).astype(np.float32)
+    scale = np.array([2.0 if (b + p) % 2 == 0 else 0.5 for b in range(5) for p in range(8)],
+                     np.float32)
+    want = x * scale
+    for b in range(5):
+        want[0:4, b * 8:b * 8 + 2] += 1.0
+    np.testing.assert_allclose(row_rewrites(x), want, rtol=1e-6)
 
 
 def test_unrolled_kernel_still_computes():

@@ -14,8 +14,12 @@ The latest conflicting instruction per queue comes from one query of one
 ``reads_retire_reads``: a whole access retires the earlier same-queue accesses it covers,
 which never changes the latest conflicting one), so the cost is O(n log n + candidates)
 instead of O(n^2) edges -- an
-unrolled kernel whose tiles share one placement conflicts all-to-all.  The result is the
-one :func:`.schedule.compute_waits` gives on the full graph of :func:`.dependence_graph.analyze`.
+unrolled kernel whose tiles share one placement conflicts all-to-all.  The result orders the
+instructions as :func:`.schedule.compute_waits` does on the full graph of
+:func:`.dependence_graph.analyze`: every wait of the full graph is one of these waits or implied
+by them and queue order.  The lists themselves can differ: on some kernels the fast path leaves
+out a wait that its other waits and queue order already imply (test_compile_scaling.py compares
+the transitive waits).
 """
 from __future__ import annotations
 

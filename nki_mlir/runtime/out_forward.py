@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.irdl import IRDLOperation
 
-from ..dialects.common import HBM_SPACES, MemSpaceAttr
+from ..dialects.common import HBM_SPACES, space_of
 from ..dialects.effects import VIEW_OPS, accesses
 from .bind import bindable
 from .blocks import alone, placement
@@ -95,9 +95,8 @@ class Plan:
 
 
 def _hbm(v: SSAValue) -> bool:
-    t = v.type
-    ms = t.memory_space.space.data if isinstance(t.memory_space, MemSpaceAttr) else "hbm"
-    return ms in HBM_SPACES
+    """Whether ``v`` lives in HBM (a memref without a memory space is an HBM tensor)."""
+    return (space_of(v) or "hbm") in HBM_SPACES
 
 
 def _view_base(v: SSAValue) -> Operation | None:

@@ -173,15 +173,32 @@ def binding(write: Closure, d: int, s: int) -> Closure:
     return run
 
 
+#: bytes of padding after each row of the scratch copy a transposing copy reads
+#: (:func:`copy_into`): one cache line, so consecutive rows fall in different cache sets
+_ROW_PAD = 64
+#: a C-contiguous tile whose rows are a multiple of this many bytes apart and that spans
+#: more than :data:`_L1_BYTES` is transposed through the padded scratch too
+_ROW_ALIGN = 512
+_L1_BYTES = 32 << 10
+
+
 def copy_into(env: list, dst: np.ndarray, src: np.ndarray) -> None:
     """``dst[...] = src`` (same shape and dtype), faster for a 2-D ``src`` that is the
-    transposed view of a tile with strided rows (a bound transpose): its rows are first made
-    contiguous in a scratch array (NumPy transposes a contiguous array ~3x faster).  A copy:
-    the same bits either way."""
+    transposed view of a tile ``t = src.T`` (a bound transpose): ``t`` is first copied row
+    by row into a scratch array whose rows are padded by :data:`_ROW_PAD` bytes, and
+    transposed from there.  NumPy transposes element by element, reading one element of
+    every row of ``t`` per output row; when those rows lie a multiple of 4 KiB apart (SBUF /
+    PSUM rows) or of 512 bytes in a tile over 32 KiB (a contiguous 128x128 float32 tile),
+    they map to a few sets of a typical 32 KiB 8-way L1 cache, which then misses on most
+    reads (2-3x slower).  Padded rows map to consecutive sets.  A copy: the same bits
+    either way."""
     if src.ndim == 2 and src.strides[0] == src.itemsize and src.shape[0] > 1:
         t = src.T
-        if not t.flags.c_contiguous:
-            tmp = scratch(env, t.shape, t.dtype)
+        rows, cols = t.shape
+        row = t.strides[0]
+        if not t.flags.c_contiguous or (row % _ROW_ALIGN == 0 and rows * row > _L1_BYTES):
+            pad = max(1, _ROW_PAD // t.itemsize)
+            tmp = scratch(env, (rows, cols + pad), t.dtype)[:, :cols]
             np.copyto(tmp, t)
             src = tmp.T
     dst[...] = src

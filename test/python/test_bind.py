@@ -123,3 +123,26 @@ def test_copy_into_transposes_strided_rows_exactly():
         scratch: dict = {}
     bind.copy_into([State()], dst, src)
     np.testing.assert_array_equal(dst, np.ascontiguousarray(src))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.uint16, np.uint8])
+@pytest.mark.parametrize("rows, cols, width", [(128, 128, 128), (128, 128, 512), (64, 96, 96),
+                                               (8, 128, 128), (128, 8, 8), (2, 3, 3)])
+def test_copy_into_transposes_every_layout_bit_for_bit(dtype, rows, cols, width):
+    """Contiguous tiles (copied through the padded scratch above 32 KiB), strided ones
+    (always), small ones (directly): dst is the transpose bit for bit (random bits: NaN
+    payloads, -0.0 in float32), into a strided destination too, with the scratch reused."""
+    rng = np.random.default_rng(rows * cols + width)
+    udt = np.dtype(f"u{np.dtype(dtype).itemsize}")
+    bits = rng.integers(0, np.iinfo(udt).max, (rows, width), dtype=udt, endpoint=True)
+    src = bits.view(dtype)[:, :cols].T
+    want = np.ascontiguousarray(src).view(udt)
+
+    class State:
+        scratch: dict = {}
+    env = [State()]
+    for dst in (np.empty((cols, rows), dtype), np.zeros((cols, rows + 5), dtype)[:, 2:2 + rows]):
+        for _ in range(2):
+            dst[...] = 0
+            bind.copy_into(env, dst, src)
+            np.testing.assert_array_equal(dst.view(udt), want)

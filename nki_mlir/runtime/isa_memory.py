@@ -9,7 +9,8 @@
   ``nkim.offset + (slot mod k) * s`` (copy 0 without the operand).  In program order every
   execution refills the region with sentinels and clears its PSUM flags, except where the
   next instruction (or the first iteration of the loop that follows) overwrites the whole
-  tile before anything can read it (:func:`written_first`: no sentinel can then be observed, and that instruction sets
+  tile before anything can read it, or that loop writes an SBUF tile box by box over its
+  iterations (:func:`written_first`: no sentinel can then be observed, and that instruction sets
   every flag itself unless it is a matmul, which reads them); in queue mode
   (:mod:`.queues`) it does neither at once: the flags reset is enqueued on the ``tensor``
   queue and reads of never-written bytes are the hazard checks' business.
@@ -38,11 +39,12 @@ from ..dialects import nisa
 from ..dialects.common import HBM_SPACES, MemSpaceAttr, prop_flag
 from ..dialects.instruction import FULL_WRITES as _FULL_WRITES
 from ..errors import NKIRuntimeError
-from . import bind, hbm_fill, out_forward
+from . import bind, hbm_fill, loop_cover, out_forward
 from .blocks import PLACEMENT, blocks_of, placement
 from . import numerics as nm
 from .env import STATE, Buf, Closure, Fault, finish, guard, reader
 from .memory import Memory, MemoryFault, fill_sentinel, resolve_psum_offset, sentinel_filler
+from .views import skips_oob
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -183,7 +185,8 @@ def written_first(op: nisa.AllocOp, blocks: dict | None = None,
     the alloc has cleared the tile's matmul-written flags.)  When the first op touching
     memory after the alloc is an ``scf.for`` running at least once, the answer is the
     instruction of its body that writes the tile whole in the first iteration, under the
-    same conditions (:func:`_written_in_loop`).
+    same conditions, or the instruction writing it box by box over the iterations
+    (:func:`_written_in_loop`).
 
     ``skips`` (one dict per decoded function, :attr:`.decoder.Decoder.next_memory_op`)
     memoises the first memory-touching op after each op, so a block of ``n`` consecutive
@@ -212,14 +215,15 @@ def written_first(op: nisa.AllocOp, blocks: dict | None = None,
 
 def _writes_whole(ins, v):
     """The name of ``ins`` when it writes the whole of ``v`` without reading it
-    (:data:`FULL_WRITES`), None when it takes ``v`` otherwise, ``_ABSENT`` when it is not
+    (:data:`FULL_WRITES`; not a DMA skipping out-of-bounds addresses, which may transfer
+    nothing, :func:`.views.skips_oob`), None when it takes ``v`` otherwise, ``_ABSENT`` when it is not
     a whole-tile writer taking ``v``."""
     roles = FULL_WRITES.get(ins.name)
     if roles is None or v not in ins.operands:
         return _ABSENT
     written = [getattr(ins, r, None) for r in roles]
     ok = v in written and sum(1 for o in ins.operands if o is v) == 1 and \
-        (ins.name != "nisa.matmul" or _matmul_overwrites(ins))
+        (ins.name != "nisa.matmul" or _matmul_overwrites(ins)) and not skips_oob(ins)
     return ins.name if ok else None
 
 
@@ -238,10 +242,11 @@ _LOOP_SCAN = 64
 
 def _written_in_loop(loop, op, mine, blocks) -> str | None:
     """:func:`written_first` when the first op after ``op`` touching memory is the
-    ``scf.for`` ``loop``: the name of the instruction of its body that wholly writes ``op``'s
-    tensor in the first iteration before anything could read its bytes (only ops touching
-    no memory, or instructions apart from its blocks, before it in the body), when the loop
-    runs at least once (decode-time constant bounds); else None."""
+    ``scf.for`` ``loop``, which runs at least once (decode-time constant bounds): the name
+    of the instruction of its body that wholly writes ``op``'s tensor in the first iteration
+    before anything could read its bytes (only ops touching no memory, or instructions
+    apart from its blocks, before it in the body), or else that writes it box by box over
+    the iterations (:func:`_written_over_loop`); else None."""
     v = op.result
     body = loop.body.block
     if not any(u.operation.parent_block() is body for u in v.uses):
@@ -254,14 +259,56 @@ def _written_in_loop(loop, op, mine, blocks) -> str | None:
             return None
         if x.name.startswith(_NO_MEMORY):
             if v in x.operands:
-                return None
+                break
             continue
         found = _writes_whole(x, v)
         if found is not _ABSENT:
-            return found
+            if found is not None:
+                return found
+            break
         if v in x.operands or mine is None or not _apart(x, op, mine, blocks):
+            break
+    return _written_over_loop(loop, op, mine, blocks, range(lo, hi, step))
+
+
+def _written_over_loop(loop, op, mine, blocks, ivs: range) -> str | None:
+    """The name of the instruction ``w`` of ``loop``'s body that writes the SBUF tensor
+    ``op`` allocates box by box over the iterations ``ivs``, when those boxes cover it
+    (:mod:`.loop_cover`) and nothing else in the loop can touch its bytes: its only use in
+    the loop is one ``memref.subview`` of it in the body, whose only use is ``w``, writing
+    it whole (:data:`FULL_WRITES`; not a matmul, not a DMA skipping out-of-bounds
+    addresses) with its other operands apart from the tensor's blocks, and every other op
+    of the body touches no memory or is an instruction apart from them.  Then every
+    element is written before anything reads it, in the iteration that writes it or after
+    the loop.  Else None (a PSUM tensor too: its alloc clears its matmul-written flags)."""
+    v = op.result
+    t = v.type
+    space = t.memory_space.space.data if isinstance(t.memory_space, MemSpaceAttr) else None
+    if mine is None or space != "sbuf" or len(ivs) > loop_cover.MAX_TRIPS:
+        return None
+    body = loop.body.block
+    inside = [u.operation for u in v.uses if loop.is_ancestor(u.operation)]
+    sv = inside[0] if len(inside) == 1 else None
+    if sv is None or sv.name != "memref.subview" or sv.parent_block() is not body:
+        return None
+    users = [u.operation for u in sv.result.uses]
+    w = users[0] if len(users) == 1 else None
+    if w is None or w.parent_block() is not body or w.name == "nisa.matmul" or \
+            _writes_whole(w, sv.result) in (None, _ABSENT) or \
+            not _apart(w, op, mine, blocks, besides=sv.result):
+        return None
+    for n, x in enumerate(body.ops):
+        if n >= _LOOP_SCAN:
             return None
-    return None
+        if x is sv or x is w or x.name.startswith(_NO_MEMORY) or \
+                (x.name == "scf.yield" and not x.operands):
+            continue
+        if not _apart(x, op, mine, blocks):
+            return None
+    boxes = loop_cover.subview_boxes(sv, body.args[0], ivs)
+    if boxes is None or not loop_cover.covers(t.get_shape(), *boxes):
+        return None
+    return w.name
 
 
 _ABSENT = object()
@@ -288,15 +335,16 @@ def _next_memory_op(op, skips: dict):
     return found
 
 
-def _apart(ins, op, mine: tuple, blocks: dict) -> bool:
+def _apart(ins, op, mine: tuple, blocks: dict, besides=None) -> bool:
     """Whether instruction ``ins`` (no regions) has only tensor operands that cannot share
     bytes with ``op``'s: HBM tensors, unplaced (private) tiles, or placed tiles of the
-    other memory or of other blocks (blocks never share bytes, :mod:`.blocks`)."""
+    other memory or of other blocks (blocks never share bytes, :mod:`.blocks`), the operand
+    ``besides`` (when given) left out."""
     if not ins.name.startswith("nisa.") or ins.regions:
         return False
     space, mine_blocks = mine
     for x in ins.operands:
-        if not isinstance(x.type, MemRefType):
+        if x is besides or not isinstance(x.type, MemRefType):
             continue
         while isinstance(x, OpResult) and x.op.name in _VIEW_OPS:
             x = x.op.operands[0]

@@ -152,6 +152,9 @@ class Memory:
         #: flag writes not yet done (:meth:`set_flags`): ``id(view) -> (view, on, rect)``,
         #: of views with a rectangle; no two of them overlap
         self.pending: dict = {}
+        #: the same entries grouped by the flags array they lie in (``id(array) -> {id(view):
+        #: entry}``): a write checks for overlaps only the pending writes in its own array
+        self.pending_in: dict = {}
         #: contiguous storage of groups of placed tensors (:mod:`.blocks`) by
         #: ``(space, lo, hi)``: ``(data, flags)`` byte arrays of ``[128, hi - lo]``
         self.blocks: dict = {}
@@ -174,14 +177,17 @@ class Memory:
             self.known = (fv, on)
             return
         pending = self.pending
-        if pending:
-            _, a, p0, p1, c0, c1 = r
-            for key, (pv, pon, pr) in list(pending.items()):
-                if pv is not fv and pr[1] == a and pr[2] < p1 and p0 < pr[3] and \
-                        pr[4] < c1 and c0 < pr[5]:
+        group = self.pending_in.get(r[1])
+        if group is None:
+            group = self.pending_in[r[1]] = {}
+        elif group:
+            _, _, p0, p1, c0, c1 = r
+            for key, (pv, pon, pr) in list(group.items()):
+                if pv is not fv and pr[2] < p1 and p0 < pr[3] and pr[4] < c1 and c0 < pr[5]:
                     _fill_flags(pv, pon)          # an earlier write under this one
                     del pending[key]
-        pending[id(fv)] = (fv, on, r)
+                    del group[key]
+        pending[id(fv)] = group[id(fv)] = (fv, on, r)
         self.known = None
 
     def settle(self) -> None:
@@ -191,6 +197,7 @@ class Memory:
             for pv, pon, _ in self.pending.values():
                 _fill_flags(pv, pon)
             self.pending.clear()
+            self.pending_in.clear()
             self.known = None
 
     def flags_state(self, fv: np.ndarray) -> bool | None:

@@ -39,3 +39,21 @@ def test_rewrites_of_one_view_replace_and_settle_writes_the_last():
     mem.set_flags(sub, False)
     assert (mem.psum_flags[0:4, 8:16] == 0).all() and mem.flags_state(sub) is False
     assert np.count_nonzero(a) == 4 * 6
+
+
+def test_writes_in_other_blocks_at_the_same_coordinates_stay_pending_apart():
+    """Two blocks (runtime/blocks.py) are separate arrays: views at the same rows and
+    columns of each do not overlap, so a write to one leaves the other's pending write."""
+    mem = Memory("trn2")
+    x = mem.view(1, 0, "psum", 0, 0, (4, 8), np.float32, block=(0, 64))[1]
+    y = mem.view(2, 0, "psum", 0, 64, (4, 8), np.float32, block=(64, 128))[1]
+    z = mem.view(3, 0, "psum", 0, 16, (4, 8), np.float32, block=(0, 64))[1]   # over x
+    mem.set_flags(x, True)
+    mem.set_flags(y, False)
+    assert mem.flags_state(x) is True and mem.flags_state(y) is False
+    mem.set_flags(z, False)                    # x's write lands first, then z's
+    assert mem.flags_state(z) is False and mem.flags_state(x) is None   # (settles)
+    mem.settle()
+    bx, by = mem.blocks[("psum", 0, 64)][1], mem.blocks[("psum", 64, 128)][1]
+    assert (bx[0:4, 0:16] == 0xFF).all() and (bx[0:4, 16:48] == 0).all()
+    assert (by[0:4, 0:32] == 0).all() and not mem.pending and not mem.pending_in

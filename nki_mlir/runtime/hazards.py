@@ -367,7 +367,9 @@ class Checker:
                 if key is None:     # the root's first access in the run
                     plan = TILE if fp.exact and len(fp.lo) < 3 else None
                 elif key == fp.box and fp.exact:
-                    tile_race(rs, inst, role, is_write, clock, self.sched.queues)
+                    fw = rs.fw      # (:func:`tile_race`'s common case, inline: no race)
+                    if (fw is not None and fw[4] > clock[fw[3]]) or (is_write and rs.fr):
+                        tile_race(rs, inst, role, is_write, clock, self.sched.queues)
                     plan = TILE
                 else:
                     hist = to_history(rs, len(self.qclock))
@@ -399,11 +401,19 @@ class Checker:
                     pw.fill(fp, -(info.sid + 1) if info.matmul is None else info.sid + 1)
             if plan is TILE:
                 if rs.hist is None:
-                    if rs.key is None:
-                        rs.key = fp.box
-                    if rs.key == fp.box and tile_record(rs, fp, is_write, inst, role, qi,
-                                                        epoch[1]):
-                        continue
+                    key = rs.key
+                    if key is None:
+                        key = rs.key = fp.box
+                    if key == fp.box:
+                        if is_write:        # (:func:`tile_record`'s common cases, inline)
+                            rs.fw = (fp, inst, role, qi, epoch[1])
+                            rs.fr = []
+                            continue
+                        if not rs.fr:
+                            rs.fr.append((fp, inst, role, qi, epoch[1]))
+                            continue
+                        if tile_record(rs, fp, is_write, inst, role, qi, epoch[1]):
+                            continue
                     to_history(rs, len(self.qclock))
                 plan = None     # (the search by :func:`remember`, as for a first access)
             elif is_write:

@@ -118,6 +118,10 @@ class _Root:
 class Checker:
     """The hazard state of one queue-mode run (see the module docstring)."""
 
+    #: keep whole-tile summaries (:mod:`.hazard_tiles`); False: the general history for every
+    #: root (the same answers, slower; for tests)
+    tiles = True
+
     def __init__(self, state, queues: QueueRun):
         # the queues' static facts and clocks (``qclock`` is updated in place), not the
         # QueueRun itself: it holds this checker, and the cycle would leave every run's
@@ -365,7 +369,7 @@ class Checker:
             if hist is None:        # a whole-tile summary (:mod:`.hazard_tiles`)
                 key = rs.key
                 if key is None:     # the root's first access in the run
-                    plan = TILE if fp.exact and len(fp.lo) < 3 else None
+                    plan = TILE if fp.exact and len(fp.lo) < 3 and self.tiles else None
                 elif key == fp.box and fp.exact:
                     fw = rs.fw      # (:func:`tile_race`'s common case, inline: no race)
                     if (fw is not None and fw[4] > clock[fw[3]]) or (is_write and rs.fr):

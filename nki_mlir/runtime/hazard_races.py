@@ -76,14 +76,21 @@ def race(inst: Instance, role: str, is_write: bool, fp: Footprint, hist: History
         if other is inst or not (owrite or is_write) or (boxes and not fp.overlaps(ofp)) \
                 or not bytes_overlap(fp, ofp):
             continue
-        what = "writes" if is_write else "reads"
-        owhat = "writes" if owrite else "reads"
-        raise error_at(inst.info.op,
-                       f"{inst.info.op.name}: race: it {what} '{role}' (queue "
-                       f"'{names[inst.info.qi]}') bytes that {describe(other.info.op)} "
-                       f"{owhat} as '{orole}' (queue '{names[other.info.qi]}'), with no "
-                       f"ordering edge between the two instructions", NKIHazardError)
+        raise race_error(inst, role, is_write, other, orole, owrite, names)
     return drop, hist.n, hist.gen
+
+
+def race_error(inst: Instance, role: str, is_write: bool, other: Instance, orole: str,
+               owrite: bool, names: list[str]) -> NKIHazardError:
+    """The error of a race of ``inst``'s access ``role`` with ``other``'s access ``orole``
+    (located at ``inst``'s instruction, naming the other one)."""
+    what = "writes" if is_write else "reads"
+    owhat = "writes" if owrite else "reads"
+    return error_at(inst.info.op,
+                    f"{inst.info.op.name}: race: it {what} '{role}' (queue "
+                    f"'{names[inst.info.qi]}') bytes that {describe(other.info.op)} "
+                    f"{owhat} as '{orole}' (queue '{names[other.info.qi]}'), with no "
+                    f"ordering edge between the two instructions", NKIHazardError)
 
 
 def remember(rs, fp: Footprint, is_write: bool, inst: Instance, role: str, plan,

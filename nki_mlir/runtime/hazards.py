@@ -51,6 +51,7 @@ from ..dialects.instruction import ELEMENTWISE_OPS
 from ..errors import NKIHazardError
 from .footprint import Footprint, address, bytes_overlap, footprint, root_of, view_geometry
 from .hazard_history import History
+from .hazard_tiles import TILE, tile_race, tile_record, to_history
 from .hazard_races import EVERY, HISTORY_MAX, describe, prune, race, remember
 from .hazard_marks import Marks
 from .memory import VIEWS_MAX
@@ -95,7 +96,8 @@ class _Root:
     PSUM / blocks keep theirs with the state across runs (the marks stay, the rest starts
     over at the root's first use in a run: :meth:`Checker._enter`)."""
 
-    __slots__ = ("root", "base", "owned", "stamp", "marks", "w", "pw", "hist", "live")
+    __slots__ = ("root", "base", "owned", "stamp", "marks", "w", "pw", "hist", "live", "key",
+                 "fw", "fr")
 
     def __init__(self, root: np.ndarray, owned: bool, base: int | None = None):
         self.root, self.owned = root, owned
@@ -106,10 +108,19 @@ class _Root:
         self.pw: Marks | None = None          # int32 per byte: last PSUM writer (+-(sid+1))
         self.hist: History | None = None      # [(fp, is_write, inst, role)]
         self.live: list[tuple] = []           # (Footprint.box, _Buffer)
+        # while ``hist`` is None: the whole-tile summary of the accesses (:mod:`.hazard_tiles`)
+        # of box ``key`` (None: no access yet)
+        self.key: tuple | None = None
+        self.fw: tuple | None = None
+        self.fr: list = []
 
 
 class Checker:
     """The hazard state of one queue-mode run (see the module docstring)."""
+
+    #: keep whole-tile summaries (:mod:`.hazard_tiles`); False: the general history for every
+    #: root (the same answers, slower; for tests)
+    tiles = True
 
     def __init__(self, state, queues: QueueRun):
         # the queues' static facts and clocks (``qclock`` is updated in place), not the
@@ -136,8 +147,9 @@ class Checker:
         """The first use of root ``rs`` in this run: its history and buffers start over,
         its marks are in use from its first ``nisa.alloc`` (:meth:`_mirrors`)."""
         rs.stamp = self.stamp
-        rs.w = rs.pw = rs.hist = None
+        rs.w = rs.pw = rs.hist = rs.key = rs.fw = None
         rs.live = []
+        rs.fr = []
         self.local[id(rs.root)] = rs
 
     def _root(self, root: np.ndarray) -> _Root:
@@ -224,17 +236,33 @@ class Checker:
     def on_alloc(self, op: Operation, slot: int, data: np.ndarray, space: str) -> None:
         """An on-chip ``nisa.alloc`` executed (enqueue time): clear the written flags of its
         bytes and evict the earlier buffers placed on them."""
-        _, rs, fp = self._footprint(data)
+        hit = self.kept.get(id(data))     # (:meth:`_footprint`'s common case, inline)
+        if hit is not None and hit[0] is data:
+            rs = hit[1]
+            if rs.stamp is not self.stamp:
+                self._enter(rs)
+        else:
+            hit = self._footprint(data)
+            rs = hit[1]
+        fp = hit[2]
         if fp is None:
             return
-        w, pw = self._mirrors(rs, space == "psum")
-        w.fill(fp, 0)
+        w, pw = (rs.w, rs.pw) if rs.w is not None else self._mirrors(rs, space == "psum")
+        if fp.exact and fp.key in w.log:     # (:meth:`Marks.fill`, inline)
+            w.log[fp.key] = (fp, 0)
+        else:
+            w.fill(fp, 0)
         if pw is not None:
             pw.fill(fp, 0)
         buf = _Buffer(op, fp)
+        live = rs.live
+        if not live:        # (the root's first buffer of the run)
+            rs.live = [(fp.box, buf)]
+            self.owner[slot] = buf
+            return
         keep = []
         lo0, hi0, lo1, hi1 = box = fp.box
-        for t in rs.live:
+        for t in live:
             # (the boxes on the first and last dimensions first: most buffers are apart)
             b = t[0]
             if b[2] < hi1 and lo1 < b[3] and b[0] < hi0 and lo0 < b[1]:
@@ -338,7 +366,20 @@ class Checker:
                                        f"matmul overwrites that value instead of adding to it",
                                        NKIHazardError)
             hist = rs.hist
-            if hist is None or not hist.alive:
+            if hist is None:        # a whole-tile summary (:mod:`.hazard_tiles`)
+                key = rs.key
+                if key is None:     # the root's first access in the run
+                    plan = TILE if fp.exact and len(fp.lo) < 3 and self.tiles else None
+                elif key == fp.box and fp.exact:
+                    fw = rs.fw      # (:func:`tile_race`'s common case, inline: no race)
+                    if (fw is not None and fw[4] > clock[fw[3]]) or (is_write and rs.fr):
+                        tile_race(rs, inst, role, is_write, clock, self.sched.queues)
+                    plan = TILE
+                else:
+                    hist = to_history(rs, len(self.qclock))
+            if hist is None:
+                pass
+            elif not hist.alive:
                 plan = None
             elif hist.key == fp.box and fp.exact and len(fp.lo) < 3 and \
                     all(map(le, hist.bound, clock)):    # (:meth:`_race`'s shortcut, inline)
@@ -347,7 +388,8 @@ class Checker:
                 plan = race(inst, role, is_write, fp, hist, self.sched.queues)
             seen.append((fp, is_write, rs, role, plan))
         # then record them (after every check: an instruction may read what it writes)
-        epoch = (info.qi, clock[info.qi])
+        qi = info.qi
+        epoch = (qi, clock[qi])
         for fp, is_write, rs, role, plan in seen:
             if is_write:
                 w = rs.w
@@ -361,6 +403,24 @@ class Checker:
                 pw = rs.pw
                 if pw is not None:
                     pw.fill(fp, -(info.sid + 1) if info.matmul is None else info.sid + 1)
+            if plan is TILE:
+                if rs.hist is None:
+                    key = rs.key
+                    if key is None:
+                        key = rs.key = fp.box
+                    if key == fp.box:
+                        if is_write:        # (:func:`tile_record`'s common cases, inline)
+                            rs.fw = (fp, inst, role, qi, epoch[1])
+                            rs.fr = []
+                            continue
+                        if not rs.fr:
+                            rs.fr.append((fp, inst, role, qi, epoch[1]))
+                            continue
+                        if tile_record(rs, fp, is_write, inst, role, qi, epoch[1]):
+                            continue
+                    to_history(rs, len(self.qclock))
+                plan = None     # (the search by :func:`remember`, as for a first access)
+            elif is_write:
                 if plan is not None and plan[0] is EVERY:
                     hist = rs.hist
                     if plan[1] == hist.n and plan[2] == hist.gen:
@@ -376,6 +436,8 @@ class Checker:
                     if hist.alive > HISTORY_MAX:
                         prune(hist, self.qclock)
                     continue
+            if rs.hist is None and rs.key is not None:   # (another access of inst made it)
+                to_history(rs, len(self.qclock))
             remember(rs, fp, is_write, inst, role, plan, self.qclock)
 
     def forward(self, plan: tuple, inst: Instance, env: list) -> None:

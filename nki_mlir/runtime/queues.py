@@ -430,12 +430,23 @@ class QueueRun:
         self.seq += 1
         if self.timer is not None:
             self.timer.add(inst, waits)
-        if self.hazards is not None:
-            self._clock(inst, waits)
-            self.hazards.check(inst, inst.env)
+        hazards = self.hazards
+        if hazards is not None:
+            if waits or info.fence:
+                self._clock(inst, waits)
+            else:               # (:meth:`_clock` without waits, inline)
+                qi = info.qi
+                c = self.qclock[qi][:]
+                c[qi] += 1
+                inst.clock = self.qclock[qi] = c
+            hazards.check(inst, inst.env)
             if info.forward is not None:
-                self.hazards.forward(info.forward, inst, env)
-        self._record(info, inst)
+                hazards.forward(info.forward, inst, env)
+        if info.track or info.nid is None:
+            self._record(info, inst)
+        else:                   # (:meth:`_record`'s common case, inline)
+            self.latest[info.nid] = inst
+            self.last = inst
         if now:
             if info.fence or info.drain:
                 self.drain()
@@ -468,19 +479,28 @@ class QueueRun:
         pending = self.pending
         while self.npending > keep:
             best = None
+            bseq = -1
             for dq in pending:
                 if dq:
                     h = dq[0]
-                    if best is None or h.seq > best.seq:
-                        for w in h.waits:
-                            if not w.done:
-                                break
+                    if h.seq > bseq:
+                        waits = h.waits
+                        if waits:
+                            for w in waits:
+                                if not w.done:
+                                    break
+                            else:
+                                h.waits = ()      # (ready for good: waits only finish)
+                                best, bseq = h, h.seq
                         else:
-                            best = h
+                            best, bseq = h, h.seq
             assert best is not None, "queue mode: no ready instance (internal error)"
             pending[best.info.qi].popleft()
             self.npending -= 1
-            best.run()
+            fn, env = best.fn, best.env         # (:meth:`Instance.run`, inline)
+            best.fn = best.env = best.waits = None
+            best.done = True
+            fn(env)
 
 
 def hb(a: Instance, b: Instance) -> bool:

@@ -25,7 +25,9 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None,
     ``nodes``: :func:`collect_nodes` of ``func`` when already computed.
 
     Every pair of accesses with at least one instruction *nested* (in a loop or an ``if``)
-    is tested (:func:`_pair`).  Between two instructions directly in the function's entry
+    inside one entry-block op is tested (:func:`_pair`); such pairs across entry-block ops
+    come from a scoreboard of those ops (:func:`_nested_pairs`; ``exhaustive``: test every
+    pair, for cross-checks).  Between two instructions directly in the function's entry
     block only loop-independent edges exist; those come from a scoreboard of live accesses
     (:class:`.conflict_index.ConflictIndex`, as the straight-line waits do): an earlier
     access covered by a later whole write gives no edge to the accesses after that write,

@@ -12,10 +12,15 @@ named loops unrolled:
    attempt (an enclosing loop must be unrolled by an enclosing ``for``);
 2. the rewritten code puts back every local variable the body binds (saved before the
    ``for``: a variable the body rebinds, or first binds, has its value from before the loop);
-3. :func:`retry`: no Python object reachable from the frame's variables changed (the same
-   structural fingerprint the rolled loop itself is checked with, see :mod:`.loops`);
-   otherwise the ``Retrace`` goes on to the enclosing ``for`` or to the whole-kernel
-   retrace of :mod:`.trace_build`.  The attempt's ``scf.for`` is erased with everything
+3. :func:`retry`: every Python object reachable from the frame's variables is as it was
+   before the loop (the same structural fingerprint the rolled loop itself is checked
+   with, see :mod:`.loops`).  Objects the attempt changed (a list it appended to, an
+   allocator object whose counters it advanced -- nki-library's ``SbufManager``) are put
+   back from the shallow copies of their contents taken when the loop was entered
+   (:func:`~.loops.restore`); only when the fingerprint still differs after that does the
+   ``Retrace`` go on to the enclosing ``for`` or to the whole-kernel retrace of
+   :mod:`.trace_build` (which used to happen for every such loop: one trace of the whole
+   kernel per loop whose body changes an object).  The attempt's ``scf.for`` is erased with everything
    traced into it, the trace state (insertion block, open loops, loop decisions) is put
    back and the named loops join the trace's unrolled set; the statement then runs again
    with the iterator :func:`~.loops.nki_loop` gives now.
@@ -29,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from .context import Retrace, active
-from .loops import RolledLoop, _mutation, nki_loop
+from .loops import RolledLoop, _mutation, nki_loop, restore
 
 #: a local variable unbound before the ``for`` (see loop_rewrite.py)
 MISSING: Any = object()
@@ -54,7 +59,10 @@ def retry(it: RolledLoop, exc: Retrace) -> Any:
     back); raises ``exc`` again when a Python object the body reached was changed."""
     ctx = it.ctx
     if _mutation(it.fp_before, it.frame.f_locals, it.targets) is not None:
-        raise exc
+        restore(it.states)      # the objects the attempt changed, as they were
+        if _mutation(it.fp_before, it.frame.f_locals, it.targets) is not None:
+            raise exc
+
     b = ctx.b
     loop = it.loop
     if loop is not None:

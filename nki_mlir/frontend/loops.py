@@ -157,7 +157,8 @@ class RolledLoop:
         b = ctx.b
         loc = key_loc(key)
         self.before = dict(self.frame.f_locals)
-        self.fp_before = _fingerprint_locals(self.before, self.targets)
+        self.states: list = []    # the objects' contents, which a retry puts back
+        self.fp_before = _fingerprint_locals(self.before, self.targets, self.states)
         # the trace state a retry (loop_retry.py) puts back
         ctx.loop_seq += 1
         self.seq = ctx.loop_seq
@@ -272,8 +273,10 @@ _LEAF_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, 
                type, NkiTensor, LoopIndex, np.dtype, np.ndarray, Register)
 
 
-def _fingerprint(obj: Any, depth: int, memo: dict) -> Any:
-    """A structural snapshot of the mutable Python state reachable from ``obj``."""
+def _fingerprint(obj: Any, depth: int, memo: dict, states: list | None = None) -> Any:
+    """A structural snapshot of the mutable Python state reachable from ``obj``.  With
+    ``states``, each mutable object met is also appended with a shallow copy of its contents
+    (what :func:`restore` puts back)."""
     if isinstance(obj, (int, float, complex, str, bytes, bool, type(None), np.generic)):
         return obj
     if isinstance(obj, _LEAF_TYPES) or depth > 8:
@@ -281,27 +284,36 @@ def _fingerprint(obj: Any, depth: int, memo: dict) -> Any:
     if id(obj) in memo:
         return ("ref", id(obj))
     memo[id(obj)] = obj  # keep alive: ids stay unique while fingerprinting
+    d = depth + 1
     if isinstance(obj, (list, tuple)):
-        return (type(obj).__name__, id(obj), tuple(_fingerprint(v, depth + 1, memo) for v in obj))
+        if states is not None and isinstance(obj, list):
+            states.append((obj, list, list(obj)))
+        return (type(obj).__name__, id(obj), tuple(_fingerprint(v, d, memo, states) for v in obj))
     if isinstance(obj, dict):
-        return ("dict", id(obj), tuple((_fingerprint(k, depth + 1, memo), _fingerprint(v, depth + 1, memo))
+        if states is not None:
+            states.append((obj, dict, dict(obj)))
+        return ("dict", id(obj), tuple((_fingerprint(k, d, memo, states), _fingerprint(v, d, memo, states))
                                        for k, v in obj.items()))
     if isinstance(obj, (set, frozenset)):
+        if states is not None and isinstance(obj, set):
+            states.append((obj, set, set(obj)))
         return ("set", id(obj), len(obj), frozenset(id(v) for v in obj))
     state = getattr(obj, "__dict__", None)
     if isinstance(state, dict):
-        return ("obj", id(obj), _fingerprint(state, depth + 1, memo))
+        return ("obj", id(obj), _fingerprint(state, d, memo, states))
     slots = getattr(type(obj), "__slots__", None)
     if slots:
         names = (slots,) if isinstance(slots, str) else tuple(slots)
-        return ("slots", id(obj), tuple(_fingerprint(getattr(obj, n, None), depth + 1, memo)
+        if states is not None:
+            states.append((obj, "slots", {n: getattr(obj, n, _MISSING) for n in names}))
+        return ("slots", id(obj), tuple(_fingerprint(getattr(obj, n, None), d, memo, states)
                                         for n in names))
     return ("leaf", id(obj))
 
 
-def _fingerprint_locals(frame_locals: dict, targets) -> dict:
+def _fingerprint_locals(frame_locals: dict, targets, states: list | None = None) -> dict:
     memo: dict = {}       # (the rewrite's own __nki_* variables are not the kernel's state)
-    return {n: _fingerprint(v, 0, memo) for n, v in frame_locals.items()
+    return {n: _fingerprint(v, 0, memo, states) for n, v in frame_locals.items()
             if n not in targets and not n.startswith("__nki_")}
 
 
@@ -315,6 +327,32 @@ def _mutation(fp_before: dict, after: dict, targets) -> str | None:
             return (f"the body changes the Python object in '{name}' (a list append, an "
                     f"attribute or item assignment), which outlives the iteration")
     return None
+
+
+def restore(states: list) -> None:
+    """Put back the contents the objects of ``states`` (from :func:`_fingerprint`) had:
+    lists, dicts (attribute dicts included), sets and ``__slots__`` values, in place, so
+    that every reference to them sees the state from before the loop."""
+    for obj, kind, saved in states:
+        if kind is list:
+            list.__setitem__(obj, slice(None), saved)
+        elif kind is dict:
+            if dict.__len__(obj) != len(saved) or any(
+                    dict.get(obj, k, _MISSING) is not v for k, v in saved.items()):
+                dict.clear(obj)
+                dict.update(obj, saved)
+        elif kind is set:
+            set.clear(obj)
+            set.update(obj, saved)
+        else:
+            for n, v in saved.items():
+                if v is _MISSING:
+                    try:
+                        object.__delattr__(obj, n)
+                    except AttributeError:
+                        pass
+                elif getattr(obj, n, _MISSING) is not v:
+                    object.__setattr__(obj, n, v)
 
 
 def explain(decisions: dict[str, tuple[str, str]]) -> str:

@@ -263,14 +263,19 @@ class ConflictIndex:
 
     # ------------------------------------------------------------------------ update
 
-    def add(self, node: int, accs: list[Acc], tag: Hashable = None) -> None:
+    def add(self, node: int, accs: list[Acc], tag: Hashable = None,
+            retiring: frozenset[int] | None = None) -> None:
         """Retire the earlier entries of ``tag`` the whole accesses of ``node`` (after every
         earlier node) cover, and those its constant partial writes contain, then record its
         accesses under ``tag``.  (Retiring first: the
         node's own entries, which it never retires, are not walked once per whole access --
         a loop node with many whole accesses of placed-overlapping buffers made that
-        quadratic in its accesses.)"""
+        quadratic in its accesses.)  ``retiring``: the ``id`` of the accesses that may
+        retire entries (default: all; an access of an instruction that may not run, in a
+        loop without iterations or an ``if``, must not)."""
         for a in accs:
+            if retiring is not None and id(a) not in retiring:
+                continue
             if a.is_write or self.reads_retire_reads:
                 geo = _geometry(a)
                 if geo.whole:

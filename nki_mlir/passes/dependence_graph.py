@@ -15,16 +15,19 @@ from xdsl.ir import Operation, SSAValue
 from ..dialects.effects import RegionCache
 from .conflict_index import ConflictIndex
 from .interval_index import IntervalIndex
+from .affine import trip_count
 from .dependence import Acc, Edge, Graph, Node, _kind, _pair, collect_nodes, describe
 
 
 def analyze(func: FuncOp, nodes: list[Node] | None = None,
-            queue: dict[Node, str] | None = None) -> Graph:
+            queue: dict[Node, str] | None = None, exhaustive: bool = False) -> Graph:
     """The dependence edges between the instructions of ``func`` (program = IR order);
     ``nodes``: :func:`collect_nodes` of ``func`` when already computed.
 
     Every pair of accesses with at least one instruction *nested* (in a loop or an ``if``)
-    is tested (:func:`_pair`).  Between two instructions directly in the function's entry
+    inside one entry-block op is tested (:func:`_pair`); such pairs across entry-block ops
+    come from a scoreboard of those ops (:func:`_nested_pairs`; ``exhaustive``: test every
+    pair, for cross-checks).  Between two instructions directly in the function's entry
     block only loop-independent edges exist; those come from a scoreboard of live accesses
     (:class:`.conflict_index.ConflictIndex`, as the straight-line waits do): an earlier
     access covered by a later whole write gives no edge to the accesses after that write,
@@ -41,10 +44,13 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None,
     entry = func.body.blocks[0] if func.body.blocks else None
     nested = {n for n in g.nodes if n.op.parent_block() is not entry}
     touches: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
+    writes: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)    # touches that write
     inner: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
     for n in g.nodes:
         for a in n.accs:
             touches[a.base].append((n, a))
+            if a.is_write:
+                writes[a.base].append((n, a))
             if n in nested:
                 inner[a.base].append((n, a))
     seen: set[tuple] = set()
@@ -56,11 +62,99 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None,
             seen.add(key)
             g.edges.append(Edge(src, dst, kind, role, level, distance, reason))
 
+    if not exhaustive:
+        _nested_pairs(g, entry, nested, regions, add, trips)
+    else:
+        _all_nested_pairs(nested, touches, writes, inner, regions, add, trips)
+    _entry_pairs(g, nested, regions, add, queue)
+    g.edges.sort(key=lambda e: (e.dst.index, e.src.index, e.level if e.level is not None else -1))
+    return g
+
+
+def _top_ops(g: Graph, entry) -> dict[Node, Operation]:
+    """The entry-block op (an instruction, a loop, an ``if``) holding each node."""
+    top: dict[Node, Operation] = {}
+    for n in g.nodes:
+        op = n.op
+        while op.parent_block() is not entry and op.parent_op() is not None:
+            op = op.parent_op()
+        top[n] = op
+    return top
+
+
+def _runs_surely(n: Node, top: Operation, trips: dict) -> bool:
+    """``n`` runs whenever its entry-block op does: only ``scf.for`` loops of static trip
+    count >= 1 lie between them (no ``if``, no loop that may run no iteration)."""
+    op = n.op.parent_op()
+    while op is not None and op is not top.parent_op():
+        if op.name != "scf.for":
+            return False
+        if op not in trips:
+            trips[op] = trip_count(op)
+        if not trips[op]:
+            return False
+        if op is top:
+            return True
+        op = op.parent_op()
+    return True
+
+
+def _nested_pairs(g: Graph, entry, nested: set[Node], regions: RegionCache, add, trips) -> None:
+    """The pairs with a nested instruction: within one entry-block op every pair of
+    accesses of bases that may share bytes (loop-carried edges need them all), and across
+    entry-block ops the pairs a scoreboard of those ops reports (:class:`.conflict_index.
+    ConflictIndex`, each op one node with the union of its accesses; an access retires
+    covered entries only when its instruction surely runs).  Edges between different
+    entry-block ops are loop-independent, so as for the entry block itself an earlier
+    access covered by a whole write in between reaches later ones through that write:
+    the edges keep the closure of the all-pairs graph, whose pair count grew with the
+    square of the unrolled iterations (a kernel unrolled over its batches: every batch's
+    tiles against every other batch's tiles sharing their placement)."""
+    top = _top_ops(g, entry)
+    groups: dict[Operation, list[Node]] = defaultdict(list)
+    for n in g.nodes:
+        groups[top[n]].append(n)
+    for members in groups.values():
+        if any(n in nested for n in members):
+            touches: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
+            writes: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
+            inner: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
+            for n in members:
+                for a in n.accs:
+                    touches[a.base].append((n, a))
+                    if a.is_write:
+                        writes[a.base].append((n, a))
+                    if n in nested:
+                        inner[a.base].append((n, a))
+            _all_nested_pairs(nested, touches, writes, inner, regions, add, trips)
+    index = ConflictIndex([], regions)
+    owner: dict[int, Node] = {}
+    for t, (op, members) in enumerate(groups.items()):
+        accs = [(n, a) for n in members for a in n.accs]
+        tested: set[tuple[int, int]] = set()
+        for y, ay in accs:
+            for e in index.conflicts([ay]):
+                x = owner[id(e.acc)]
+                if x not in nested and y not in nested:
+                    continue            # both in the entry block: _entry_pairs
+                key = (id(e.acc), id(ay))
+                if key in tested:
+                    continue
+                tested.add(key)
+                _pair(x, e.acc, y, ay, e.acc.base is ay.base, add, trips)
+        for n, a in accs:
+            owner[id(a)] = n
+        retiring = frozenset(id(a) for n, a in accs if n not in nested or _runs_surely(n, op, trips))
+        index.add(t, [a for _, a in accs], None, retiring)
+
+
+def _all_nested_pairs(nested: set[Node], touches, writes, inner, regions: RegionCache,
+                      add, trips) -> None:
+    """Every pair of accesses with a nested instruction (of ``inner``) and an access of
+    ``touches`` on a base that may share bytes with it, one of them a write."""
     def order(n: Node, a: Acc) -> tuple[int, int]:
         return n.index, id(a)
 
-    # pairs with a nested instruction: every base with a nested access against every base
-    # it may share bytes with
     bases = list(touches)
     done: set[tuple[int, int]] = set()
     aliases = _alias_finder(bases, regions)
@@ -71,19 +165,24 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None,
                 continue
             done.add(key)
             same = b1 is b2
-            pairs = [(x, ax, y, ay) for x, ax in inner[b1] for y, ay in touches[b2]]
+            # (read-read pairs are never listed: a base read in every unrolled iteration
+            # made this the square of its reads)
+            pairs = [(x, ax, y, ay) for x, ax in inner[b1]
+                     for y, ay in (touches[b2] if ax.is_write else writes.get(b2, ()))]
             if not same:
-                pairs += [(x, ax, y, ay) for x, ax in inner.get(b2, ()) for y, ay in touches[b1]
+                pairs += [(x, ax, y, ay) for x, ax in inner.get(b2, ())
+                          for y, ay in (touches[b1] if ax.is_write else writes.get(b1, ()))
                           if y not in nested]
             for x, ax, y, ay in pairs:
-                if not (ax.is_write or ay.is_write):
-                    continue
                 if same and y in nested and order(y, ay) < order(x, ax):
                     continue                # both nested: each unordered pair once
                 if order(y, ay) < order(x, ax) if same else y.index < x.index:
                     x, ax, y, ay = y, ay, x, ax
                 _pair(x, ax, y, ay, same, add, trips)
-    # pairs of entry-block instructions: the scoreboard
+
+
+def _entry_pairs(g: Graph, nested: set[Node], regions: RegionCache, add, queue) -> None:
+    """The pairs of entry-block instructions: the scoreboard (see :func:`analyze`)."""
     index = ConflictIndex([], regions, reads_retire_reads=queue is not None)
     for y in g.nodes:
         if y in nested:
@@ -101,8 +200,6 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None,
                 reason = "data" if e.acc.base is ay.base else "alias"
                 add(x, y, _kind(e.acc, ay), ay.role, None, None, reason)
         index.add(y.index, y.accs, None if queue is None else queue[y])
-    g.edges.sort(key=lambda e: (e.dst.index, e.src.index, e.level if e.level is not None else -1))
-    return g
 
 
 def _alias_finder(bases: list[SSAValue], regions: RegionCache):

@@ -107,7 +107,8 @@ def test_tile_escaping_an_inner_loop_retries_the_outer_one(monkeypatch, tmp_path
 @nki.jit
 def appends_then_branches(a):
     """The body appends to a list made before the loop, then its index meets a Python
-    condition: the list cannot be put back, so the whole kernel is traced again."""
+    condition: the list is put back as it was before the loop and the loop is traced
+    again in place, unrolled."""
     out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
     seen = []
     for i in range(a.shape[0] // 128):
@@ -120,15 +121,95 @@ def appends_then_branches(a):
     return out
 
 
-def test_changed_python_object_falls_back_to_a_whole_retrace(monkeypatch, tmp_path):
+def test_changed_list_is_put_back_and_retried_in_place(monkeypatch, tmp_path):
     monkeypatch.setenv("NKI_MLIR_CACHE_DIR", str(tmp_path))
     runs = count_traces(monkeypatch)
     a = _rows(384)
     got = nki.compile(appends_then_branches, a, use_cache=False)(a)
-    assert len(runs) == 2
+    assert len(runs) == 1
     want = a.copy()
     want[:128] += 1.0          # len(seen) == 1 in the first iteration, as in Python
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+class _Stack:
+    """A scoped bump allocator of our own (the pattern of nki-library's SbufManager): a
+    loop body that opens a scope, allocates and closes it changes the object's counters."""
+
+    def __init__(self):
+        self.addr, self.scopes, self.allocs = 0, [], 0
+
+    def open(self):
+        self.scopes.append(self.addr)
+
+    def alloc(self, n):
+        self.addr, self.allocs = self.addr + n, self.allocs + 1
+
+    def close(self):
+        self.addr = self.scopes.pop()
+
+
+@nki.jit
+def allocator_in_loop(a):
+    """The outer body advances ``st.allocs`` (so it is unrolled) and reads it as a Python
+    value; the inner loop stays rolled."""
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    st = _Stack()
+    for i in range(a.shape[0] // 256):
+        st.open()
+        for j in nl.affine_range(2):
+            t = nl.ndarray((128, a.shape[1]), a.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=a[i * 256 + j * 128:i * 256 + (j + 1) * 128, :])
+            nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=float(st.allocs))
+            nisa.dma_copy(dst=out[i * 256 + j * 128:i * 256 + (j + 1) * 128, :], src=t)
+        st.alloc(64)
+        st.close()
+    return out
+
+
+def test_loop_changing_an_object_is_retried_in_place(monkeypatch, tmp_path):
+    """One trace of the kernel (was two: a whole retrace for the changed object), the
+    object's state in every iteration as in Python (allocs == i), the inner loop rolled."""
+    monkeypatch.setenv("NKI_MLIR_CACHE_DIR", str(tmp_path))
+    runs = count_traces(monkeypatch)
+    a = _rows(768)
+    got = nki.compile(allocator_in_loop, a, use_cache=False)(a)
+    assert len(runs) == 1
+    np.testing.assert_allclose(got, a + np.repeat([0.0, 1.0, 2.0], 256)[:, None], rtol=1e-6)
+    report = trace_build.last_loop_report()
+    whats = sorted(w for w, _ in report.values())
+    assert whats == ["rolled", "unrolled"]
+    assert any("changes the Python object in 'st'" in why for _, why in report.values())
+    np.testing.assert_array_equal(got, _unrolled(monkeypatch, allocator_in_loop, a))
+
+
+class _Box:
+    pass
+
+
+@nki.jit
+def replaces_attribute_dict(a):
+    """The body replaces an object's whole ``__dict__``: the saved contents cannot be put
+    back into the new dict, so the whole kernel is traced again."""
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    box = _Box()
+    box.n = 0
+    for i in range(a.shape[0] // 128):
+        box.__dict__ = {"n": box.n + 1}
+        t = nl.ndarray((128, a.shape[1]), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=float(box.n))
+        nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=t)
+    return out
+
+
+def test_object_that_cannot_be_put_back_falls_back_to_a_whole_retrace(monkeypatch, tmp_path):
+    monkeypatch.setenv("NKI_MLIR_CACHE_DIR", str(tmp_path))
+    runs = count_traces(monkeypatch)
+    a = _rows(384)
+    got = nki.compile(replaces_attribute_dict, a, use_cache=False)(a)
+    assert len(runs) == 2
+    np.testing.assert_allclose(got, a + np.repeat([1.0, 2.0, 3.0], 128)[:, None], rtol=1e-6)
 
 
 def _helper_rows(a, out, k):

@@ -26,7 +26,13 @@ Loaded with ``-p nkilib_report_plugin`` (``bench/`` on PYTHONPATH).  Environment
 - ``NKILIB_MAX_RSS_GB``: resident memory (GiB) the process running the test may reach
   (default 0 = none): some of the suite's inputs take several GiB, and two workers that each
   hold 10 GiB would exhaust a 23 GB machine.  Past 1.2 times the limit the process is ended
-  (:class:`_Watchdog`), its test reported as failed by :class:`MemoryLimit`.
+  (:class:`_Watchdog`), its test reported as failed by :class:`MemoryLimit`;
+- ``NKILIB_RSS_LOG``: file to which one JSON object per test is appended (by the controller)
+  with the resident memory (GiB) of the process that ran it, ``{"nodeid", "worker", "pid",
+  "start", "end"}``: ``start`` before its setup, ``end`` after its teardown, each after a
+  ``gc.collect()`` (so cycles do not count); what a worker keeps from one test to the next
+  (what the simulator may retain across tests) is the next test's ``start`` minus the
+  first test's.
 
 The limits are checked twice a second by a watchdog thread, which interrupts the test's
 thread with ``SIGALRM`` (:func:`signal.pthread_kill`; the handler raises, the method
@@ -41,6 +47,7 @@ it is raised again every 30 s.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -114,6 +121,15 @@ def _message(report) -> tuple[str, str]:
 
 
 def pytest_runtest_logreport(report):
+    props = dict(report.user_properties)
+    log = os.environ.get("NKILIB_RSS_LOG")
+    if log and report.when == "teardown" and "rss_end_gb" in props \
+            and not os.environ.get("PYTEST_XDIST_WORKER"):
+        rec = {"nodeid": report.nodeid, "worker": props.get("worker", ""),
+               "pid": props.get("pid", 0), "start": props.get("rss_start_gb", 0.0),
+               "end": props["rss_end_gb"]}
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(json.dumps(rec) + "\n")
     path = os.environ.get("NKILIB_REPORT")
     if not path or os.environ.get("PYTEST_XDIST_WORKER"):  # xdist: the controller writes
         return
@@ -122,7 +138,6 @@ def pytest_runtest_logreport(report):
     message, where = _message(report) if report.outcome != "passed" else ("", "")
     rec = {"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
            "message": message, "where": where, "duration": round(report.duration, 2)}
-    props = dict(report.user_properties)
     if props.get("nki_times") is not None and report.when == "call":
         rec["nki"] = props["nki_times"]
         rec["rss_gb"] = props.get("peak_rss_gb", 0.0)
@@ -155,6 +170,27 @@ def pytest_runtest_makereport(item, call):
     elif call.when == "setup" and os.environ.get("NKILIB_REPORT"):
         nkilib_timing.take()        # what ran in setup (fixtures) is not the test's
     yield
+
+
+def _settled_rss_gb() -> float:
+    """:func:`_rss_gb` after a full garbage collection, rounded to MiB."""
+    gc.collect()
+    return round(_rss_gb(), 3)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    if os.environ.get("NKILIB_RSS_LOG"):
+        item.user_properties.extend((("rss_start_gb", _settled_rss_gb()), ("pid", os.getpid()),
+                                     ("worker", os.environ.get("PYTEST_XDIST_WORKER", ""))))
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item):
+    yield
+    if os.environ.get("NKILIB_RSS_LOG"):
+        item.user_properties.append(("rss_end_gb", _settled_rss_gb()))
 
 
 def _rss_gb() -> float:

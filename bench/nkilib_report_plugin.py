@@ -32,7 +32,11 @@ Loaded with ``-p nkilib_report_plugin`` (``bench/`` on PYTHONPATH).  Environment
   "start", "end"}``: ``start`` before its setup, ``end`` after its teardown, each after a
   ``gc.collect()`` (so cycles do not count); what a worker keeps from one test to the next
   (what the simulator may retain across tests) is the next test's ``start`` minus the
-  first test's.
+  first test's.  With ``NKILIB_RSS_DROP=1`` (a measurement: every test then compiles its
+  kernels afresh) ``end`` is followed by ``trimmed`` (after glibc's ``malloc_trim``: memory
+  freed but kept by the allocator) and ``dropped`` (after nki-mlir forgets its in-memory
+  kernels, warm-call guards and plans and pooled interpreter states, :func:`_drop_ours`):
+  ``trimmed - dropped`` is what those hold.
 
 The limits are checked twice a second by a watchdog thread, which interrupts the test's
 thread with ``SIGALRM`` (:func:`signal.pthread_kill`; the handler raises, the method
@@ -128,6 +132,9 @@ def pytest_runtest_logreport(report):
         rec = {"nodeid": report.nodeid, "worker": props.get("worker", ""),
                "pid": props.get("pid", 0), "start": props.get("rss_start_gb", 0.0),
                "end": props["rss_end_gb"]}
+        for k in ("trimmed", "dropped"):
+            if f"rss_{k}_gb" in props:
+                rec[k] = props[f"rss_{k}_gb"]
         with open(log, "a", encoding="utf-8") as f:
             f.write(json.dumps(rec) + "\n")
     path = os.environ.get("NKILIB_REPORT")
@@ -186,11 +193,50 @@ def pytest_runtest_setup(item):
     yield
 
 
+def _malloc_trim() -> None:
+    """Return the C allocator's free memory to the system (glibc; nothing elsewhere)."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _drop_ours() -> None:
+    """Make nki-mlir forget what it keeps between calls: the in-memory compiled kernels,
+    the warm-call guards and plans, the pooled interpreter states."""
+    if "nki_mlir" not in sys.modules:
+        return
+    from nki_mlir.driver import warm
+    from nki_mlir.runtime import cache, program
+    cache.memory_clear()
+    warm.clear()
+    program.release_idle_states(0)
+
+
+def _forget_last_failure() -> None:
+    """Drop ``sys.last_value`` / ``last_traceback`` / ``last_exc``: pytest keeps a failed
+    test's exception there (for post-mortem debugging) until the next test's call phase, and
+    its traceback holds every frame of the test -- the suite's inputs and goldens, GiBs --
+    alive through the next test's setup."""
+    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+        if hasattr(sys, name):
+            delattr(sys, name)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item):
     yield
+    if os.environ.get("NKILIB_REPORT") or os.environ.get("NKILIB_RSS_LOG"):
+        _forget_last_failure()
     if os.environ.get("NKILIB_RSS_LOG"):
         item.user_properties.append(("rss_end_gb", _settled_rss_gb()))
+        if os.environ.get("NKILIB_RSS_DROP") == "1":
+            _malloc_trim()
+            item.user_properties.append(("rss_trimmed_gb", _settled_rss_gb()))
+            _drop_ours()
+            _malloc_trim()
+            item.user_properties.append(("rss_dropped_gb", _settled_rss_gb()))
 
 
 def _rss_gb() -> float:

@@ -7,7 +7,8 @@ normal draws, e.g. ``test_attention_block_tkg.py`` KV caches), which stops them 
 (:data:`nkilib_causes.MEMORY_SUITE`) although nki-mlir never ran out of anything.  After the
 parallel run each such test is run again, one at a time in one process (``-n 1``: no other
 worker shares the machine), with ``--retry-max-rss-gb`` (default :func:`machine_rss_gb`: the
-process is ended at 85% of the machine's memory).  The retry's outcome replaces the first:
+process is ended at 85% of the machine's memory, or at its available memory when other
+processes hold more than the rest).  The retry's outcome replaces the first:
 a test that passes counts as passed, one that fails otherwise is a failure of that cause, and
 one stopped again in the suite's code stays a failure (the memory cause, never excluded),
 listed with its peak resident memory and the suite's ``file:line`` where it stood.
@@ -24,10 +25,26 @@ import nkilib_sample
 MACHINE_SHARE = 0.85
 
 
-def machine_rss_gb(share: float = MACHINE_SHARE) -> float:
+def available_gb() -> float:
+    """``MemAvailable`` of ``/proc/meminfo`` in GiB (the machine's memory where absent)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for ln in f:
+                if ln.startswith("MemAvailable:"):
+                    return int(ln.split()[1]) / 2 ** 20
+    except (OSError, ValueError, IndexError):
+        pass
+    return nkilib_sample.machine_gb()
+
+
+def machine_rss_gb(share: float = MACHINE_SHARE, available: float | None = None) -> float:
     """The ``--max-rss-gb`` of a retry: the process is ended (:data:`HARD_RSS` times the
-    limit) at ``share`` of the machine's memory, stopped between bytecodes at the limit."""
-    return round(share * nkilib_sample.machine_gb() / nkilib_report_plugin.HARD_RSS, 1)
+    limit) at ``share`` of the machine's memory, or at what the machine has available
+    (``available`` GiB, default :func:`available_gb`: other processes' memory is not ours
+    to take), whichever is less; it is stopped between bytecodes at the limit."""
+    avail = available_gb() if available is None else available
+    cap = min(share * nkilib_sample.machine_gb(), avail)
+    return round(cap / nkilib_report_plugin.HARD_RSS, 1)
 
 
 def memory_stopped(per: dict, ids: list[str]) -> list[str]:
@@ -103,7 +120,8 @@ def add_args(ap) -> None:
                     help="do not run the tests the memory limit stopped again alone")
     ap.add_argument("--retry-max-rss-gb", type=float, default=None,
                     help="--max-rss-gb of the memory retries (default: the process is ended "
-                         "at 85%% of the machine's memory)")
+                         "at 85%% of the machine's memory or at its available memory, "
+                         "whichever is less)")
 
 
 def run_retries(ns, per: dict, chosen: list[str], first_limit: float, extra: list[str]

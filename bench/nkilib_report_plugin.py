@@ -36,7 +36,10 @@ Loaded with ``-p nkilib_report_plugin`` (``bench/`` on PYTHONPATH).  Environment
   kernels afresh) ``end`` is followed by ``trimmed`` (after glibc's ``malloc_trim``: memory
   freed but kept by the allocator) and ``dropped`` (after nki-mlir forgets its in-memory
   kernels, warm-call guards and plans and pooled interpreter states, :func:`_drop_ours`):
-  ``trimmed - dropped`` is what those hold.
+  ``trimmed - dropped`` is what those hold.  ``calls``: per kernel call through
+  ``nki.cpu_simulate`` in the test, ``[before, peak, after]`` GiB (``peak`` sampled every
+  0.05 s during the call, :func:`_rss_calls`): what nki-mlir adds while it runs and keeps
+  (its outputs included) when it returns.
 
 The limits are checked twice a second by a watchdog thread, which interrupts the test's
 thread with ``SIGALRM`` (:func:`signal.pthread_kill`; the handler raises, the method
@@ -132,6 +135,7 @@ def pytest_runtest_logreport(report):
         rec = {"nodeid": report.nodeid, "worker": props.get("worker", ""),
                "pid": props.get("pid", 0), "start": props.get("rss_start_gb", 0.0),
                "end": props["rss_end_gb"]}
+        rec["calls"] = props.get("rss_calls", [])
         for k in ("trimmed", "dropped"):
             if f"rss_{k}_gb" in props:
                 rec[k] = props[f"rss_{k}_gb"]
@@ -168,6 +172,41 @@ def pytest_collection_modifyitems(config, items):
 def pytest_configure(config):
     if os.environ.get("NKILIB_REPORT"):
         nkilib_timing.install()
+    if os.environ.get("NKILIB_RSS_LOG"):
+        _rss_calls()
+
+
+_CALLS: list[list[float]] = []      # [before, peak, after] GiB per kernel call of a test
+
+
+def _rss_calls() -> None:
+    """Wrap ``nki.cpu_simulate(kernel)[lnc](...)`` to record each call's resident memory
+    before, at its peak (a sampling thread, every 0.05 s) and after, in :data:`_CALLS`."""
+    try:
+        from nki_cpu_simulator import nki as sim
+    except ImportError:
+        return
+    call = sim._CpuSimulated.__call__
+
+    def measured(self, *args, **kwargs):
+        rec = [_rss_gb(), 0.0, 0.0]
+        rec[1] = rec[0]
+        done = threading.Event()
+
+        def sample():
+            while not done.wait(0.05):
+                rec[1] = max(rec[1], _rss_gb())
+        th = threading.Thread(target=sample, daemon=True)
+        th.start()
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            done.set()
+            th.join()
+            rec[2] = _rss_gb()
+            rec[1] = max(rec[1], rec[2])
+            _CALLS.append([round(v, 3) for v in rec])
+    sim._CpuSimulated.__call__ = measured
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -188,6 +227,7 @@ def _settled_rss_gb() -> float:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item):
     if os.environ.get("NKILIB_RSS_LOG"):
+        _CALLS.clear()
         item.user_properties.extend((("rss_start_gb", _settled_rss_gb()), ("pid", os.getpid()),
                                      ("worker", os.environ.get("PYTEST_XDIST_WORKER", ""))))
     yield
@@ -230,6 +270,7 @@ def pytest_runtest_teardown(item):
     if os.environ.get("NKILIB_REPORT") or os.environ.get("NKILIB_RSS_LOG"):
         _forget_last_failure()
     if os.environ.get("NKILIB_RSS_LOG"):
+        item.user_properties.append(("rss_calls", list(_CALLS)))
         item.user_properties.append(("rss_end_gb", _settled_rss_gb()))
         if os.environ.get("NKILIB_RSS_DROP") == "1":
             _malloc_trim()

@@ -26,7 +26,20 @@ Loaded with ``-p nkilib_report_plugin`` (``bench/`` on PYTHONPATH).  Environment
 - ``NKILIB_MAX_RSS_GB``: resident memory (GiB) the process running the test may reach
   (default 0 = none): some of the suite's inputs take several GiB, and two workers that each
   hold 10 GiB would exhaust a 23 GB machine.  Past 1.2 times the limit the process is ended
-  (:class:`_Watchdog`), its test reported as failed by :class:`MemoryLimit`.
+  (:class:`_Watchdog`), its test reported as failed by :class:`MemoryLimit`;
+- ``NKILIB_RSS_LOG``: file to which one JSON object per test is appended (by the controller)
+  with the resident memory (GiB) of the process that ran it, ``{"nodeid", "worker", "pid",
+  "start", "end"}``: ``start`` before its setup, ``end`` after its teardown, each after a
+  ``gc.collect()`` (so cycles do not count); what a worker keeps from one test to the next
+  (what the simulator may retain across tests) is the next test's ``start`` minus the
+  first test's.  With ``NKILIB_RSS_DROP=1`` (a measurement: every test then compiles its
+  kernels afresh) ``end`` is followed by ``trimmed`` (after glibc's ``malloc_trim``: memory
+  freed but kept by the allocator) and ``dropped`` (after nki-mlir forgets its in-memory
+  kernels, warm-call guards and plans and pooled interpreter states, :func:`_drop_ours`):
+  ``trimmed - dropped`` is what those hold.  ``calls``: per kernel call through
+  ``nki.cpu_simulate`` in the test, ``[before, peak, after]`` GiB (``peak`` sampled every
+  0.05 s during the call, :func:`_rss_calls`): what nki-mlir adds while it runs and keeps
+  (its outputs included) when it returns.
 
 The limits are checked twice a second by a watchdog thread, which interrupts the test's
 thread with ``SIGALRM`` (:func:`signal.pthread_kill`; the handler raises, the method
@@ -41,6 +54,7 @@ it is raised again every 30 s.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -114,6 +128,19 @@ def _message(report) -> tuple[str, str]:
 
 
 def pytest_runtest_logreport(report):
+    props = dict(report.user_properties)
+    log = os.environ.get("NKILIB_RSS_LOG")
+    if log and report.when == "teardown" and "rss_end_gb" in props \
+            and not os.environ.get("PYTEST_XDIST_WORKER"):
+        rec = {"nodeid": report.nodeid, "worker": props.get("worker", ""),
+               "pid": props.get("pid", 0), "start": props.get("rss_start_gb", 0.0),
+               "end": props["rss_end_gb"]}
+        rec["calls"] = props.get("rss_calls", [])
+        for k in ("trimmed", "dropped"):
+            if f"rss_{k}_gb" in props:
+                rec[k] = props[f"rss_{k}_gb"]
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(json.dumps(rec) + "\n")
     path = os.environ.get("NKILIB_REPORT")
     if not path or os.environ.get("PYTEST_XDIST_WORKER"):  # xdist: the controller writes
         return
@@ -122,7 +149,6 @@ def pytest_runtest_logreport(report):
     message, where = _message(report) if report.outcome != "passed" else ("", "")
     rec = {"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
            "message": message, "where": where, "duration": round(report.duration, 2)}
-    props = dict(report.user_properties)
     if props.get("nki_times") is not None and report.when == "call":
         rec["nki"] = props["nki_times"]
         rec["rss_gb"] = props.get("peak_rss_gb", 0.0)
@@ -146,6 +172,41 @@ def pytest_collection_modifyitems(config, items):
 def pytest_configure(config):
     if os.environ.get("NKILIB_REPORT"):
         nkilib_timing.install()
+    if os.environ.get("NKILIB_RSS_LOG"):
+        _rss_calls()
+
+
+_CALLS: list[list[float]] = []      # [before, peak, after] GiB per kernel call of a test
+
+
+def _rss_calls() -> None:
+    """Wrap ``nki.cpu_simulate(kernel)[lnc](...)`` to record each call's resident memory
+    before, at its peak (a sampling thread, every 0.05 s) and after, in :data:`_CALLS`."""
+    try:
+        from nki_cpu_simulator import nki as sim
+    except ImportError:
+        return
+    call = sim._CpuSimulated.__call__
+
+    def measured(self, *args, **kwargs):
+        rec = [_rss_gb(), 0.0, 0.0]
+        rec[1] = rec[0]
+        done = threading.Event()
+
+        def sample():
+            while not done.wait(0.05):
+                rec[1] = max(rec[1], _rss_gb())
+        th = threading.Thread(target=sample, daemon=True)
+        th.start()
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            done.set()
+            th.join()
+            rec[2] = _rss_gb()
+            rec[1] = max(rec[1], rec[2])
+            _CALLS.append([round(v, 3) for v in rec])
+    sim._CpuSimulated.__call__ = measured
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -155,6 +216,68 @@ def pytest_runtest_makereport(item, call):
     elif call.when == "setup" and os.environ.get("NKILIB_REPORT"):
         nkilib_timing.take()        # what ran in setup (fixtures) is not the test's
     yield
+
+
+def _settled_rss_gb() -> float:
+    """:func:`_rss_gb` after a full garbage collection, rounded to MiB."""
+    gc.collect()
+    return round(_rss_gb(), 3)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    if os.environ.get("NKILIB_RSS_LOG"):
+        _CALLS.clear()
+        item.user_properties.extend((("rss_start_gb", _settled_rss_gb()), ("pid", os.getpid()),
+                                     ("worker", os.environ.get("PYTEST_XDIST_WORKER", ""))))
+    yield
+
+
+def _malloc_trim() -> None:
+    """Return the C allocator's free memory to the system (glibc; nothing elsewhere)."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _drop_ours() -> None:
+    """Make nki-mlir forget what it keeps between calls: the in-memory compiled kernels,
+    the warm-call guards and plans, the pooled interpreter states."""
+    if "nki_mlir" not in sys.modules:
+        return
+    from nki_mlir.driver import warm
+    from nki_mlir.runtime import cache, program
+    cache.memory_clear()
+    warm.clear()
+    program.release_idle_states(0)
+
+
+def _forget_last_failure() -> None:
+    """Drop ``sys.last_value`` / ``last_traceback`` / ``last_exc``: pytest keeps a failed
+    test's exception there (for post-mortem debugging) until the next test's call phase, and
+    its traceback holds every frame of the test -- the suite's inputs and goldens, GiBs --
+    alive through the next test's setup."""
+    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+        if hasattr(sys, name):
+            delattr(sys, name)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item):
+    yield
+    if os.environ.get("NKILIB_REPORT") or os.environ.get("NKILIB_RSS_LOG"):
+        _forget_last_failure()
+    if os.environ.get("NKILIB_RSS_LOG"):
+        item.user_properties.append(("rss_calls", list(_CALLS)))
+        item.user_properties.append(("rss_end_gb", _settled_rss_gb()))
+        if os.environ.get("NKILIB_RSS_DROP") == "1":
+            _malloc_trim()
+            item.user_properties.append(("rss_trimmed_gb", _settled_rss_gb()))
+            _drop_ours()
+            _malloc_trim()
+            item.user_properties.append(("rss_dropped_gb", _settled_rss_gb()))
 
 
 def _rss_gb() -> float:

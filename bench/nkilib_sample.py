@@ -176,14 +176,18 @@ def as_arg(root: Path, nodeid: str) -> str:
     return nodeid
 
 
+def machine_gb() -> float:
+    """The machine's memory in GiB (0 where ``sysconf`` cannot tell)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
+    except (ValueError, OSError):
+        return 0.0
+
+
 def default_max_rss(workers: int) -> float:
     """GiB per worker process: 60% of the machine's memory shared by the workers (a worker
     is ended at 1.2 times it: 72% for all of them)."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
-    except (ValueError, OSError):
-        return 0.0
-    return round(0.6 * total / max(workers, 1), 1)
+    return round(0.6 * machine_gb() / max(workers, 1), 1)
 
 
 def add_limit_args(ap: argparse.ArgumentParser) -> None:

@@ -2,7 +2,8 @@
 
     python bench/nkilib_suite.py [PATH] [--every N | --target T] [--offset K] [--all | --full]
         [--no-unit] [--ids-file F] [-n 2] [--test-timeout S] [--harness-timeout S]
-        [--max-rss-gb G] [--total-timeout S] [--slowest K] [--report-json F]
+        [--max-rss-gb G] [--retry-max-rss-gb G] [--no-retry] [--total-timeout S]
+        [--slowest K] [--report-json F]
         [-- extra pytest args]
 
 ``PATH`` is the nki-library checkout (default ``../shared/corpus/nki-library`` next to this
@@ -27,7 +28,11 @@ the suite's own code in the test's call phase with nki-mlir not running (input g
 golden, validation); ``--max-rss-gb`` bounds the resident memory of each worker (default 60%
 of the machine's memory over the workers: some of the suite's inputs take 10 GiB).  A test
 stopped by the harness or memory limit in the suite's code did not finish: it counts as a
-failure (never excluded) and is listed with where the suite's code was.  The slowest
+failure (never excluded) and is listed with where the suite's code was; one the memory limit
+stopped there is run again after the parallel run, alone, with the machine's limit
+(``bench/nkilib_retry.py``: ``--retry-max-rss-gb``, ``--no-retry``), and its retry's
+outcome counts, the report saying which passed on retry and which still exceeded the
+machine (peak GiB and the suite's ``file:line``).  The slowest
 ``--slowest`` tests (default 20) are shown by nki-mlir time (wall and CPU, compile and run)
 next to their call phase, with the slowest nki-mlir time against the 60 s goal.  The last
 lines are::
@@ -50,6 +55,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import nkilib_causes  # noqa: E402
 import nkilib_collect  # noqa: E402
+import nkilib_retry  # noqa: E402
 import nkilib_sample  # noqa: E402
 
 
@@ -80,7 +86,7 @@ def tally(per: dict, ids: list[str]) -> dict:
     return {"counts": counts, "excluded": excluded, "causes": causes}
 
 
-def report(t: dict, top: int, slowest: list[str]) -> list[str]:
+def report(t: dict, top: int, slowest: list[str], retries: list[str] = ()) -> list[str]:
     c = t["counts"]
     out = []
     cats = {cat.name: cat for cat in nkilib_causes.EXCLUDED}
@@ -107,8 +113,9 @@ def report(t: dict, top: int, slowest: list[str]) -> list[str]:
         out.append(f"tests that did not finish in the suite's own code ({len(recs)}; counted "
                    f"as failures): {key.removeprefix('did not finish: ')}")
         for r in recs:
-            out.append(f"  {r.get('duration', 0):6.0f}s  at {nkilib_causes.site(r)}  "
-                       f"{r['nodeid'][:120]}")
+            out.append(f"  {r.get('duration', 0):6.0f}s {r.get('rss_gb', 0.0):5.1f} GiB  at "
+                       f"{nkilib_causes.site(r)}  {r['nodeid'][:120]}")
+    out.extend(retries)
     out.extend(slowest)
     denom = c["passed"] + c["failed"]
     ratio = 100.0 * c["passed"] / denom if denom else 0.0
@@ -138,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ids-file", type=Path, help="cache of the collected ids (read if present)")
     ap.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
     nkilib_sample.add_limit_args(ap)
+    nkilib_retry.add_args(ap)
     ap.add_argument("--total-timeout", type=float, default=0,
                     help="seconds for the whole run (default: none)")
     ap.add_argument("--top", type=int, default=25, help="simulator causes to show")
@@ -162,7 +170,10 @@ def main(argv: list[str] | None = None) -> int:
         harness_timeout=ns.harness_timeout, max_rss_gb=ns.max_rss_gb,
         test_timeout_wall=ns.test_timeout_wall, keep_outputs=ns.keep_outputs)
     per = nkilib_sample.summarise(records, chosen)["per"]
-    print(f"run: {dt:.0f}s{' (stopped by --total-timeout)' if timed_out else ''}")
+    print(f"run: {dt:.0f}s{' (stopped by --total-timeout)' if timed_out else ''}", flush=True)
+    first_limit = nkilib_sample.default_max_rss(ns.workers) if ns.max_rss_gb is None \
+        else ns.max_rss_gb
+    per, retries = nkilib_retry.run_retries(ns, per, chosen, first_limit, extra)
     slowest = nkilib_sample.slowest_table({i: per[i] for i in chosen if i in per}, ns.slowest)
     for name, part in (("unit", units), ("integration", integ)):
         if part:
@@ -172,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     t = tally(per, chosen)
     if ns.report_json:
         ns.report_json.write_text(json.dumps({"ids": chosen, "per": per}, indent=1))
-    print("\n".join(report(t, ns.top, slowest)))
+    print("\n".join(report(t, ns.top, slowest, retries)))
     return 0
 
 

@@ -44,7 +44,9 @@ def to_numpy(v: Any) -> Any:
         special = _torch_dtypes().get(t.dtype)
         if special is not None:
             bits, dt = special
-            return t.contiguous().view(bits).numpy().view(dt)
+            # a view of the same bytes whatever the strides (same element size): a strided
+            # tensor becomes a strided array, which prepare_args copies and writes back
+            return t.view(bits).numpy().view(dt)
         return t.numpy()
     if kind == "jax":
         return np.asarray(v)

@@ -115,3 +115,16 @@ def test_jax_bf16_round_trip():
     y = K.add(a, a)
     assert type(y).__module__.startswith("jax") and y.dtype == jnp.bfloat16 and y.shape == a.shape
     np.testing.assert_array_equal(np.asarray(y, np.float32), 2 * np.ones((128, 64), np.float32))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_kernel_writes_a_strided_torch_input(dtype):
+    import output_coverage_kernels as OC
+    from nki_cpu_simulator import nki as cs
+    big = torch.arange(128 * 128, dtype=torch.float32).reshape(128, 128).to(dtype)
+    a = big[:, ::2]                      # not contiguous: runs as a copy, written back
+    want = a.clone()
+    want[0:64] = want[64:128]
+    cs.cpu_simulate(OC.in_place)[1](a=a)
+    assert torch.equal(a, want) and torch.equal(big[:, ::2], want)
+    assert torch.equal(big[:, 1::2], torch.arange(128 * 128).reshape(128, 128)[:, 1::2].to(dtype))

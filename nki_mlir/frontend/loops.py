@@ -333,17 +333,16 @@ def restore(states: list) -> None:
     """Put back the contents the objects of ``states`` (from :func:`_fingerprint`) had:
     lists, dicts (attribute dicts included), sets and ``__slots__`` values, in place, so
     that every reference to them sees the state from before the loop."""
-    for obj, kind, saved in states:
+    for obj, kind, saved in states:     # (subclasses -- OrderedDict, ... -- by their methods)
         if kind is list:
-            list.__setitem__(obj, slice(None), saved)
+            obj[:] = saved
         elif kind is dict:
-            if dict.__len__(obj) != len(saved) or any(
-                    dict.get(obj, k, _MISSING) is not v for k, v in saved.items()):
-                dict.clear(obj)
-                dict.update(obj, saved)
+            if len(obj) != len(saved) or any(obj.get(k, _MISSING) is not v for k, v in saved.items()):
+                obj.clear()
+                obj.update(saved)
         elif kind is set:
-            set.clear(obj)
-            set.update(obj, saved)
+            obj.clear()
+            obj.update(saved)
         else:
             for n, v in saved.items():
                 if v is _MISSING:

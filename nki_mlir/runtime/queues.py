@@ -435,18 +435,13 @@ class QueueRun:
             if waits or info.fence:
                 self._clock(inst, waits)
             else:               # (:meth:`_clock` without waits, inline)
-                qi = info.qi
-                c = self.qclock[qi][:]
-                c[qi] += 1
-                inst.clock = self.qclock[qi] = c
+                c = self.qclock[info.qi][:]
+                c[info.qi] += 1
+                inst.clock = self.qclock[info.qi] = c
             hazards.check(inst, inst.env)
             if info.forward is not None:
                 hazards.forward(info.forward, inst, env)
-        if info.track or info.nid is None:
-            self._record(info, inst)
-        else:                   # (:meth:`_record`'s common case, inline)
-            self.latest[info.nid] = inst
-            self.last = inst
+        self._record(info, inst)
         if now:
             if info.fence or info.drain:
                 self.drain()
@@ -484,15 +479,11 @@ class QueueRun:
                 if dq:
                     h = dq[0]
                     if h.seq > bseq:
-                        waits = h.waits
-                        if waits:
-                            for w in waits:
-                                if not w.done:
-                                    break
-                            else:
-                                h.waits = ()      # (ready for good: waits only finish)
-                                best, bseq = h, h.seq
+                        for w in h.waits:
+                            if not w.done:
+                                break
                         else:
+                            h.waits = ()      # (ready for good: waits only finish)
                             best, bseq = h, h.seq
             assert best is not None, "queue mode: no ready instance (internal error)"
             pending[best.info.qi].popleft()

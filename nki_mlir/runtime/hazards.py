@@ -56,6 +56,7 @@ from .hazard_races import EVERY, HISTORY_MAX, describe, prune, race, remember
 from .hazard_marks import Marks
 from .memory import VIEWS_MAX
 from .queues import Instance, QueueRun
+from .views import skips_oob
 
 #: a missing log entry of :class:`Marks` (its value: never written)
 _UNSET = (None, 0)
@@ -78,6 +79,30 @@ def _buffer_name(op: Operation) -> str:
 
 def _copies_nothing(env: list) -> None:
     """The closure of a forwarded DMA instance (:meth:`Checker.forward`)."""
+
+
+#: schedule -> ids of its DMAs that skip out-of-bounds dynamic addresses (:func:`_skipping`)
+_SKIPPING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _skipping(sched) -> frozenset:
+    """The ``sid`` of every instruction of ``sched`` that may skip its transfer at run time
+    (``nisa.dma_copy`` with ``oob_mode=skip``: :func:`.views.skips_oob`), computed once per
+    schedule."""
+    out = _SKIPPING.get(sched)
+    if out is None:
+        out = _SKIPPING[sched] = frozenset(i.sid for i in sched.infos if skips_oob(i.op))
+    return out
+
+
+def _transferred(accs: tuple, env: list) -> tuple:
+    """The accesses of a DMA that may skip its transfer (:func:`_skipping`) in this instance:
+    all of them when it transfers, else only its index reads (an out-of-bounds dynamic view
+    is ``None`` in ``env``: the DMA reads the offsets and neither reads ``src`` nor writes
+    ``dst``; NKI docs ``nki.isa.dma_copy``, ``oob_mode``)."""
+    if all(env[a[0]] is not None for a in accs if a[1] in ("dst", "src")):
+        return accs
+    return tuple(a for a in accs if a[1] not in ("dst", "src"))
 
 
 class _Buffer:
@@ -128,6 +153,7 @@ class Checker:
         # hazard state to the garbage collector (a collection every run or two)
         self.sched = queues.sched
         self.sched.prepare_checks()
+        self.skipping = _skipping(self.sched)
         self.qclock = queues.qclock
         self.state = state
         self.stamp = object()                       # this run (see :meth:`_enter`)
@@ -305,6 +331,8 @@ class Checker:
         info = inst.info
         op = info.op
         accs = info.checked
+        if self.skipping and info.sid in self.skipping:
+            accs = _transferred(accs, env)
         seen = []
         fps, owner = self.fps, self.owner
         kept, stamp = self.kept, self.stamp

@@ -11,7 +11,7 @@ import pytest
 import nki_mlir as nki
 import nki_mlir.isa as nisa
 import nki_mlir.language as nl
-from nki_mlir.errors import NKIRuntimeError
+from nki_mlir.errors import NKIHazardError, NKIRuntimeError
 
 X = np.arange(8 * 4 * 16, dtype=np.float32).reshape(8, 4, 16)
 
@@ -76,3 +76,29 @@ def test_an_out_of_bounds_dynamic_store_is_skipped(hazards):
     np.testing.assert_array_equal(got, want)
     (got,) = k.run((X, _which(8)), {}, hazards=hazards)
     np.testing.assert_array_equal(got, X)
+
+
+@nki.jit
+def load_unset(x, which):
+    """out = block which[0, 0] of x [8, 4, 16]; nothing else writes ``t``, so a skipped load
+    leaves ``t`` never written and the store reads it."""
+    idx = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=which)
+    t = nl.ndarray((4, 16), x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x.ap([[16, 4], [1, 16]], offset=0, scalar_offset=idx, indirect_dim=0),
+                  oob_mode=nisa.oob_mode.skip)
+    out = nl.ndarray((4, 16), x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def test_a_skipped_load_leaves_its_dst_unwritten_for_the_hazard_checks():
+    """With hazard checks, a skipped transfer writes nothing: the later read of its ``dst`` is
+    a read of never-written bytes, located at that read (an in-bounds address is clean)."""
+    k = nki.compile(load_unset, X, _which(3))
+    (got,) = k.run((X, _which(3)), {}, hazards=True)
+    np.testing.assert_array_equal(got, X[3])
+    with pytest.raises(NKIHazardError, match=r"test_dma_oob_skip\.py:\d+:\d+: hazard: "
+                                             r"nisa\.dma_copy: 'src' reads SBUF/PSUM bytes "
+                                             r"never written"):
+        k.run((X, _which(8)), {}, hazards=True)

@@ -161,10 +161,24 @@ def _names(code: types.CodeType) -> set[str]:
 
 def _rewrite(fn: Any, inject: bool = True) -> types.CodeType | None:
     """The code of ``fn`` with its loops rewritten; the loop helpers are free variables
-    (``inject``: for the kernel's own fresh function) or module globals (helpers)."""
+    (``inject``: for the kernel's own fresh function) or module globals (helpers).
+
+    A rolled loop's in-place retry (:func:`retrying_for`) nests its ``for`` in a ``while``
+    and a ``try``: a function whose loops nest deeply enough then passes CPython's limit of
+    20 statically nested blocks.  Its loops are then rewritten without that wrapper (a loop
+    that cannot stay rolled retraces the whole kernel instead: slower, same result)."""
     src = FunctionSource.of(fn)
     if src is None:
         return None
+    try:
+        return _rewritten(fn, src, inject, retrying=True)
+    except SyntaxError as e:
+        if "nested blocks" not in str(e.msg):
+            raise
+        return _rewritten(fn, src, inject, retrying=False)
+
+
+def _rewritten(fn: Any, src: FunctionSource, inject: bool, retrying: bool) -> types.CodeType:
     node = copy.deepcopy(src.node)
     node.decorator_list = []
     for n in ast.walk(node):
@@ -174,7 +188,7 @@ def _rewrite(fn: Any, inject: bool = True) -> types.CodeType | None:
             n.col_offset += src.col_offset
             if n.end_col_offset is not None:
                 n.end_col_offset += src.col_offset
-    _Rewriter(src.file).visit(node)
+    _Rewriter(src.file, retrying).visit(node)
     params = [ast.arg(arg=n) for n in (*fn.__code__.co_freevars, *(_HELPERS if inject else ()))]
     outer = ast.FunctionDef(
         name="__nki_outer__", args=ast.arguments(posonlyargs=[], args=params, vararg=None,
@@ -192,8 +206,9 @@ def _rewrite(fn: Any, inject: bool = True) -> types.CodeType | None:
 
 
 class _Rewriter(ast.NodeTransformer):
-    def __init__(self, file: str):
+    def __init__(self, file: str, retrying: bool = True):
         self.file = file
+        self.retrying = retrying    # rolled loops in a retrying_for (else plain, see _rewrite)
 
     def _key(self, node: ast.AST) -> str:
         return f"{self.file}:{node.lineno}:{node.col_offset + 1}"
@@ -208,8 +223,8 @@ class _Rewriter(ast.NodeTransformer):
         args = [node.iter, ast.Constant(self._key(node)), ast.Constant(can_roll),
                 ast.Constant(carried), ast.Constant(targets)]
         call = ast.copy_location(ast.Call(ast.Name("__nki_loop__", ast.Load()), args, []), node.iter)
-        if not (can_roll and isinstance(node.target, ast.Name)):
-            node.iter = call        # never rolled: never traced again in place
+        if not (self.retrying and can_roll and isinstance(node.target, ast.Name)):
+            node.iter = call        # not run again in place (a failed roll retraces the kernel)
             return node
         return retrying_for(node, call, names)
 

@@ -43,16 +43,6 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None,
     regions = RegionCache()
     entry = func.body.blocks[0] if func.body.blocks else None
     nested = {n for n in g.nodes if n.op.parent_block() is not entry}
-    touches: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
-    writes: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)    # touches that write
-    inner: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
-    for n in g.nodes:
-        for a in n.accs:
-            touches[a.base].append((n, a))
-            if a.is_write:
-                writes[a.base].append((n, a))
-            if n in nested:
-                inner[a.base].append((n, a))
     seen: set[tuple] = set()
     trips: dict[Operation, int | None] = {}     # loop -> static trip count (IR fixed here)
 
@@ -65,7 +55,7 @@ def analyze(func: FuncOp, nodes: list[Node] | None = None,
     if not exhaustive:
         _nested_pairs(g, entry, nested, regions, add, trips)
     else:
-        _all_nested_pairs(nested, touches, writes, inner, regions, add, trips)
+        _all_nested_pairs(nested, *_by_base(g.nodes, nested), regions, add, trips)
     _entry_pairs(g, nested, regions, add, queue)
     g.edges.sort(key=lambda e: (e.dst.index, e.src.index, e.level if e.level is not None else -1))
     return g
@@ -116,17 +106,7 @@ def _nested_pairs(g: Graph, entry, nested: set[Node], regions: RegionCache, add,
         groups[top[n]].append(n)
     for members in groups.values():
         if any(n in nested for n in members):
-            touches: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
-            writes: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
-            inner: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
-            for n in members:
-                for a in n.accs:
-                    touches[a.base].append((n, a))
-                    if a.is_write:
-                        writes[a.base].append((n, a))
-                    if n in nested:
-                        inner[a.base].append((n, a))
-            _all_nested_pairs(nested, touches, writes, inner, regions, add, trips)
+            _all_nested_pairs(nested, *_by_base(members, nested), regions, add, trips)
     index = ConflictIndex([], regions)
     owner: dict[int, Node] = {}
     for t, (op, members) in enumerate(groups.items()):
@@ -146,6 +126,22 @@ def _nested_pairs(g: Graph, entry, nested: set[Node], regions: RegionCache, add,
             owner[id(a)] = n
         retiring = frozenset(id(a) for n, a in accs if n not in nested or _runs_surely(n, op, trips))
         index.add(t, [a for _, a in accs], None, retiring)
+
+
+def _by_base(nodes, nested: set[Node]) -> tuple[dict, dict, dict]:
+    """``(touches, writes, inner)`` of ``nodes``: per base, its ``(node, access)`` pairs, those
+    that write, and those of a nested instruction (:func:`_all_nested_pairs`' inputs)."""
+    touches: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
+    writes: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
+    inner: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
+    for n in nodes:
+        for a in n.accs:
+            touches[a.base].append((n, a))
+            if a.is_write:
+                writes[a.base].append((n, a))
+            if n in nested:
+                inner[a.base].append((n, a))
+    return touches, writes, inner
 
 
 def _all_nested_pairs(nested: set[Node], touches, writes, inner, regions: RegionCache,

@@ -9,6 +9,7 @@ import nki_mlir.isa as nisa
 import nki_mlir.language as nl
 from nki_mlir.runtime import blocks
 from nki_mlir.runtime.isa_memory import written_first
+from test_dma_oob_skip import load_unset as load_skippable  # t loaded by a DMA that may skip
 
 
 @nki.jit
@@ -204,20 +205,6 @@ def test_blocks_read_in_loop_still_reads_sentinels_in_every_run():
     ck = nki.compile(blocks_read_in_loop, X, use_cache=False)
     for _ in range(2):
         assert np.isnan(_plain(ck, X)).all()
-
-
-@nki.jit
-def load_skippable(x, which):
-    """t [4, 16] loaded by a DMA skipping an out-of-bounds dynamic address: when it skips,
-    t keeps its sentinels (the DMA is no whole-tile writer)."""
-    idx = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=idx, src=which)
-    t = nl.ndarray((4, 16), x.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=t, src=x.ap([[16, 4], [1, 16]], offset=0, scalar_offset=idx, indirect_dim=0),
-                  oob_mode=nisa.oob_mode.skip)
-    out = nl.ndarray((4, 16), x.dtype, buffer=nl.shared_hbm)
-    nisa.dma_copy(dst=out, src=t)
-    return out
 
 
 def test_a_dma_skipping_out_of_bounds_addresses_keeps_the_fill():

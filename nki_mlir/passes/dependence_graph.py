@@ -124,7 +124,8 @@ def _nested_pairs(g: Graph, entry, nested: set[Node], regions: RegionCache, add,
                 _pair(x, e.acc, y, ay, e.acc.base is ay.base, add, trips)
         for n, a in accs:
             owner[id(a)] = n
-        retiring = frozenset(id(a) for n, a in accs if n not in nested or _runs_surely(n, op, trips))
+        sure = [n for n in members if n not in nested or _runs_surely(n, op, trips)]
+        retiring = frozenset(id(a) for n in sure for a in n.accs)
         index.add(t, [a for _, a in accs], None, retiring)
 
 

@@ -206,6 +206,15 @@ def add_limit_args(ap: argparse.ArgumentParser) -> None:
                          "the process is ended at 1.2 times it)")
 
 
+def _xdist(workers: int, tests: int) -> list[str]:
+    """pytest-xdist arguments: a test the memory limit ends takes its process with it, so
+    several tests run in xdist workers (even one worker), which xdist replaces after such an
+    end (as many times as there are tests) -- in-process, the end would stop the whole run."""
+    if tests <= 1 and workers <= 1:
+        return []
+    return ["-n", str(max(workers, 1)), "--max-worker-restart", str(tests)]
+
+
 def run_sample(root: Path, ids: list[str], workers: int, test_timeout: float,
                total_timeout: float, extra: list[str],
                warm_cache: bool = False, harness_timeout: float = 0,
@@ -233,7 +242,7 @@ def run_sample(root: Path, ids: list[str], workers: int, test_timeout: float,
                  f"{int(2 * (max(test_timeout, test_timeout_wall) + harness_timeout))}",
            "--disable-no-tests-failure", "-rN", "--no-header",
            *([] if keep_outputs else ["--force-local-cleanup"]),
-           *(["-n", str(workers)] if workers > 1 else []), *extra, f"@{argfile}"]
+           *_xdist(workers, len(ids)), *extra, f"@{argfile}"]
     env = nkilib_collect.collect_env(root)
     env["PYTHONPATH"] = os.pathsep.join([str(BENCH), env["PYTHONPATH"]])
     env["NKILIB_REPORT"] = str(report)

@@ -49,3 +49,10 @@ def test_the_watchdogs_record_of_an_ended_worker_outranks_the_crash_report():
     s = ns.summarise([ended, crash], ["a"])
     assert s["per"]["a"]["message"].startswith("nkilib_report_plugin.MemoryLimit")
     assert ns.summarise([crash], ["a"])["per"]["a"]["message"].startswith("worker 'gw0'")
+
+
+def test_several_tests_run_in_xdist_workers_even_one_so_a_memory_end_stops_one_test():
+    # in-process, the memory limit's end of the process would leave every later test not run
+    assert ns._xdist(1, 1) == []
+    assert ns._xdist(1, 40) == ["-n", "1", "--max-worker-restart", "40"]
+    assert ns._xdist(2, 40) == ["-n", "2", "--max-worker-restart", "40"]

@@ -1,6 +1,7 @@
 """The interpreter's fast paths give the results of the plain ones (issue 20): sentinel fills
 skipped only where nothing can read them, float32 results written straight into dst, PSUM
 accumulated in place."""
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -249,3 +250,21 @@ def test_sentinel_fill_skipped_across_instructions_on_other_blocks_only():
             np.testing.assert_array_equal(oc, x)
         else:       # c's first 32 bytes per row (8 floats) are a's last ones: a's sentinels
             assert np.isnan(oc[:, :8]).all() and (oc[:, 8:] == x[:, 8:]).all()
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "row-strided", "transposed", "0-d", "small"])
+def test_bf16_to_f32_shift_is_the_ml_dtypes_cast(layout):
+    """``numerics.to_f32`` converts large bfloat16 arrays by shifting their bits into float32:
+    for every one of the 65536 bfloat16 bit patterns (NaN payloads, -0, subnormals, inf) the
+    same bits as ``ml_dtypes``' cast, and the same layout as ``np.asarray`` (order K)."""
+    every = np.arange(1 << 16, dtype=np.uint16).view(ml_dtypes.bfloat16)
+    a = {"contiguous": every.reshape(128, 512),
+         "row-strided": np.concatenate([every, every]).reshape(128, 1024)[:, 256:768],
+         "transposed": every.reshape(256, 256).T,
+         "0-d": every[12345:12346].reshape(()),
+         "small": every[:100].reshape(10, 10)}[layout]
+    got, want = nm.to_f32(a), np.asarray(a, dtype=np.float32)
+    assert got.dtype == want.dtype and got.shape == want.shape and got.strides == want.strides
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    if layout in ("contiguous", "row-strided", "transposed"):
+        assert a.size >= nm.BF16_SHIFT_MIN        # (the shift path was taken)

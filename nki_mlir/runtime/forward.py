@@ -62,6 +62,21 @@ def _args_written(dec: Decoder, func_op: Operation) -> bool:
     return cached
 
 
+def function_of(op: Operation) -> Operation | None:
+    """The ``func.func`` holding ``op``, or None."""
+    f = op.parent_op()
+    while f is not None and f.name != "func.func":
+        f = f.parent_op()
+    return f
+
+
+def args_read_only(dec: Decoder, op: Operation) -> bool:
+    """Whether no instruction of the function holding ``op`` writes a kernel argument (so an
+    argument's contents are those the caller passed for the whole run)."""
+    func_op = function_of(op)
+    return func_op is not None and not _args_written(dec, func_op)
+
+
 def _only_read(v, dma: Operation) -> bool:
     """Whether every use of ``v`` (and of the subviews of it) other than ``dma`` only reads."""
     todo = [v]
@@ -99,10 +114,7 @@ def forwardable(dec: Decoder, op: Operation) -> bool:
         return False
     if not isinstance(base_buffer(src), BlockArgument):
         return False
-    func_op = dst.op.parent_op()
-    while func_op is not None and func_op.name != "func.func":
-        func_op = func_op.parent_op()
-    if func_op is None or _args_written(dec, func_op):
+    if not args_read_only(dec, dst.op):
         return False
     p = placement(dst.op)      # an SBUF tile alone in its block
     return p is not None and p[0] == "sbuf" and alone(dst.op, dec.blocks, dec.memo) \

@@ -35,6 +35,7 @@ from ..dialects.common import prop_flag
 from ..errors import NKIRuntimeError
 from . import numerics as nm
 from .env import STATE, Buf, Fault, guard, scratch
+from .forward import args_read_only, function_of
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -135,20 +136,59 @@ def matmul_closure(dec: Decoder, op):
     direct = (sta.dtype == nm.F32 and mov.dtype == nm.F32 and rows == 1 and
               len(sta.shape) == 2 and len(mov.shape) == 2 and min(K, M, N) >= 2)
 
-    def operand(a: np.ndarray, cols: int) -> np.ndarray:
+    converted = _converted(dec, op)
+
+    def operand(env: list, a: np.ndarray, cols: int) -> np.ndarray:
         if direct and a.strides[1] == 4 and a.strides[0] % 4 == 0 and a.strides[0] >= 4 * cols:
             return a
+        if converted is not None:
+            return converted(env, a, lambda: np.ascontiguousarray(nm.to_f32(a)).reshape(K, cols))
         return np.ascontiguousarray(nm.to_f32(a)).reshape(K, cols)
 
     if np.dtype(dst.dtype) == nm.F32 and len(shape) == 2 and min(K, M, N) >= 2:
-        return guard(op, _product_f32(dst, mode, lambda env: operand(env[ss], M),
-                                      lambda env: operand(env[ms], N), M, N))
+        return guard(op, _product_f32(dst, mode, lambda env: operand(env, env[ss], M),
+                                      lambda env: operand(env, env[ms], N), M, N))
 
     def run(env):
-        s = operand(env[ss], M)
-        m = operand(env[ms], N)
+        s = operand(env, env[ss], M)
+        m = operand(env, env[ms], N)
         write(env, np.matmul(s.T, m).reshape(shape))
     return guard(op, run)
+
+
+#: bytes of float32 operand copies one matmul keeps per run (:func:`_converted`)
+CONVERTED_BYTES = 64 << 20
+
+
+def _converted(dec: Decoder, op):
+    """``get(env, a, make)``: the contiguous float32 copy ``make()`` of the operand ``a`` of
+    the matmul ``op``, made once per run for each view of a kernel argument (a tile that DMA
+    forwarding, :mod:`.forward`, bound to the argument: a ``moving`` tile loaded again for
+    every output tile converts once), or None when the function writes some argument (then
+    such a copy could go stale).  Copies of other operands (SBUF tiles, whose bytes change)
+    are made every time.  At most :data:`CONVERTED_BYTES` are kept per run."""
+    if not args_read_only(dec, op):
+        return None
+    fop = function_of(op)
+    args = tuple(dec.slot_of[a] for a in fop.body.block.args if a in dec.slot_of)
+    cs = dec.fresh()        # the run's {id(view): (view, copy)} (None until the first)
+
+    def get(env, a, make):
+        root = a.base
+        if root is None or not any(root is env[s] for s in args):
+            return make()
+        kept = env[cs]
+        if kept is None:
+            kept = env[cs] = {"bytes": 0}
+        hit = kept.get(id(a))       # (the entry keeps ``a`` alive: its id is not reused)
+        if hit is not None and hit[0] is a:
+            return hit[1]
+        r = make()
+        if kept["bytes"] + r.nbytes <= CONVERTED_BYTES:
+            kept["bytes"] += r.nbytes
+            kept[id(a)] = (a, r)
+        return r
+    return get
 
 
 def _blas_out(a: np.ndarray, cols: int) -> bool:

@@ -1,6 +1,7 @@
 """The interpreter's fast paths give the results of the plain ones (issue 20): sentinel fills
 skipped only where nothing can read them, float32 results written straight into dst, PSUM
 accumulated in place."""
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -249,3 +250,88 @@ def test_sentinel_fill_skipped_across_instructions_on_other_blocks_only():
             np.testing.assert_array_equal(oc, x)
         else:       # c's first 32 bytes per row (8 floats) are a's last ones: a's sentinels
             assert np.isnan(oc[:, :8]).all() and (oc[:, 8:] == x[:, 8:]).all()
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "row-strided", "transposed", "0-d", "small"])
+def test_bf16_to_f32_shift_is_the_ml_dtypes_cast(layout):
+    """``numerics.to_f32`` converts large bfloat16 arrays by shifting their bits into float32:
+    for every one of the 65536 bfloat16 bit patterns (NaN payloads, -0, subnormals, inf) the
+    same bits as ``ml_dtypes``' cast, and the same layout as ``np.asarray`` (order K)."""
+    every = np.arange(1 << 16, dtype=np.uint16).view(ml_dtypes.bfloat16)
+    a = {"contiguous": every.reshape(128, 512),
+         "row-strided": np.concatenate([every, every]).reshape(128, 1024)[:, 256:768],
+         "transposed": every.reshape(256, 256).T,
+         "0-d": every[12345:12346].reshape(()),
+         "small": every[:100].reshape(10, 10)}[layout]
+    got, want = nm.to_f32(a), np.asarray(a, dtype=np.float32)
+    assert got.dtype == want.dtype and got.shape == want.shape and got.strides == want.strides
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    if layout in ("contiguous", "row-strided", "transposed"):
+        assert a.size >= nm.BF16_SHIFT_MIN        # (the shift path was taken)
+
+
+@nki.jit
+def matmul_writes_arg(a_t, b):
+    """tiled_matmul's loops (two output tiles reading each moving tile of b) that also write
+    the moving tile back into b after each product: b changes while the kernel runs."""
+    out = nl.ndarray((256, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    for m in nl.affine_range(2):
+        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+        lhs = nl.ndarray((128, 128), dtype=a_t.dtype, buffer=nl.sbuf)
+        rhs = nl.ndarray((128, 512), dtype=b.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=lhs, src=a_t[:, nl.ds(m * 128, 128)])
+        nisa.dma_copy(dst=rhs, src=b)
+        nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs)
+        twice = nl.ndarray((128, 512), dtype=b.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor(dst=twice, data1=rhs, data2=rhs, op=nl.add)
+        nisa.dma_copy(dst=b, src=twice)
+        res = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=res, src=acc)
+        nisa.dma_copy(dst=out[nl.ds(m * 128, 128), :], src=res)
+    return out
+
+
+def _bf16_operands(rng, k=128, m=256, n=512):
+    a_t = rng.standard_normal((k, m)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((k, n)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    return a_t, b
+
+
+def test_matmul_converts_each_argument_tile_once_per_run(monkeypatch):
+    """A bf16 moving tile forwarded from a read-only kernel argument is converted to float32
+    once per run, not once per output tile (isa_matmul._converted), with the same bits."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+    from kernels import tiled_matmul
+    from nki_mlir.runtime import isa_matmul
+    a_t, b = _bf16_operands(np.random.default_rng(3), k=256, m=256, n=512)
+    prog = nki.compile(tiled_matmul, a_t, b, use_cache=False).program
+    calls = []
+    real = nm.to_f32
+    monkeypatch.setattr(nm, "to_f32", lambda a: calls.append(a.shape) or real(a))
+    got = prog.run([a_t, b], hazards=False)[0]       # program order (forwarding)
+    n_cached = calls.count((128, 512))
+    monkeypatch.setattr(isa_matmul, "CONVERTED_BYTES", 0)      # keep nothing
+    calls.clear()
+    plain = prog.run([a_t, b], hazards=False)[0]
+    assert np.array_equal(got.view(np.uint32), plain.view(np.uint32))
+    want = a_t.astype(np.float32).T @ b.astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    # 2 K-tiles x 2 M-tiles products read 2 distinct moving tiles: 2 conversions, not 4
+    assert n_cached == 2 and calls.count((128, 512)) == 4
+
+
+@pytest.mark.parametrize("hazards", [False, True])
+def test_matmul_operand_copies_not_kept_when_the_kernel_writes_an_argument(hazards):
+    """A kernel that writes an argument keeps no operand copies (nor forwards its DMAs): the
+    second product reads b doubled, not a stale copy of the first b."""
+    a_t, b = _bf16_operands(np.random.default_rng(4))
+    b0 = b.copy()
+    prog = nki.compile(matmul_writes_arg, a_t, b, use_cache=False).program
+    out = prog.run([a_t, b], hazards=hazards)[0]
+    f = np.float32
+    want0 = a_t[:, :128].astype(f).T @ b0.astype(f)
+    want1 = a_t[:, 128:].astype(f).T @ (b0.astype(f) * 2).astype(ml_dtypes.bfloat16).astype(f)
+    np.testing.assert_allclose(out[:128], want0, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(out[128:], want1, rtol=1e-5, atol=1e-4)

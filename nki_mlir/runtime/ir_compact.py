@@ -261,13 +261,16 @@ class _Decoder:
             if cls is None:
                 raise CompactError(f"unknown op {name!r}")
             _OPS[name] = cls
-        ref, values = self.ref, self.values
+        table, values = self.attrs, self.values
+        # references are indices (never negative: min() of them; a non-integer raises
+        # TypeError, one past the end IndexError, both reported by decode())
+        if operands and min(operands) < 0 or properties and min(properties.values()) < 0 or \
+                attributes and min(attributes.values()) < 0:
+            raise CompactError(f"{name}: reference out of range")
         try:
             ins = SSAValues([values[i] for i in operands])
         except (IndexError, TypeError):
             raise CompactError(f"{name}: operand reference out of range") from None
-        if any(type(i) is not int or i < 0 for i in operands):
-            raise CompactError(f"{name}: operand reference out of range")
         new = cls.__new__(cls)
         # as Operation.__init__ (xDSL 0.74): operands and their uses, results, properties,
         # attributes, location, no successors, regions; the properties are the encoded
@@ -279,15 +282,17 @@ class _Decoder:
         new._operand_uses = uses
         rs = []
         for k, (t, hint) in enumerate(results):
-            r = OpResult(ref(t), new, k)
+            if t < 0:
+                raise CompactError(f"{name}: reference out of range")
+            r = OpResult(table[t], new, k)
             if hint is not None:
                 r._name = _hint(hint)
             rs.append(r)
         values.extend(rs)
         new.results = SSAValues(rs)
-        new.properties = {k: ref(i) for k, i in properties.items()}
-        new.attributes = {k: ref(i) for k, i in attributes.items()}
-        new.location = ref(loc)
+        new.properties = {k: table[i] for k, i in properties.items()}
+        new.attributes = {k: table[i] for k, i in attributes.items()}
+        new.location = self.ref(loc)
         new._successors = new._successor_uses = ()
         new.parent = new._next_op = new._prev_op = None
         new.regions = ()

@@ -33,7 +33,8 @@ import hashlib
 import json
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, Block, Data, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import (Attribute, Block, Data, OpResult, Operation, ParametrizedAttribute, Region,
+                     SSAValue, SSAValues, Use)
 
 FORMAT = "nki-mlir-compact-ir"
 VERSION = 1
@@ -222,95 +223,198 @@ def _enum_class(name: str):
 
 
 class _Decoder:
+    """Rebuilds the attributes and ops of one compact module.
+
+    Nothing is verified again (the form is checksummed and was made from a verified module
+    by this compiler), and the ops are built as ``Operation.create`` builds them minus its
+    per-op generic work: each attribute kind and op class is resolved once per process
+    (:func:`_maker`), an op's fields are set directly, name hints are checked once per
+    distinct hint.  Malformed data raises :class:`CompactError` (or an ``IndexError`` /
+    ``TypeError`` / ``ValueError`` that :func:`decode` reports as one)."""
+
     def __init__(self, attrs: list):
         self.ctx = _context()
-        self.attrs: list[Attribute] = []
         self.values: list[SSAValue] = []
+        table: list[Attribute] = []
+        self.attrs = table
+        if not isinstance(attrs, list):
+            raise CompactError("malformed attribute table")
+        append = table.append
+        makers = _MAKERS
         for entry in attrs:
-            self.attrs.append(self.attr(entry))
+            try:
+                make = makers[entry[0], entry[1]]
+            except (KeyError, TypeError):
+                make = _maker(entry)
+            append(make(entry, table))
 
     def ref(self, i) -> Attribute:
-        if not isinstance(i, int) or not 0 <= i < len(self.attrs):
+        if type(i) is not int or i < 0:
             raise CompactError(f"attribute reference {i!r} out of range")
-        return self.attrs[i]
-
-    def attr(self, entry) -> Attribute:
-        kind, name = entry[0], entry[1]
-        cls = _attr_class(name) if isinstance(name, str) else None
-        if cls is None:
-            raise CompactError(f"unknown attribute {name!r}")
-        if kind == "p" and issubclass(cls, ParametrizedAttribute):
-            # as ParametrizedAttribute.new without the verifier: the form is checksummed and
-            # was made from a verified module by this compiler version
-            params = entry[2]
-            fields = cls.get_irdl_definition().parameters
-            if not isinstance(params, list) or len(params) != len(fields):
-                raise CompactError(f"{name}: expected {len(fields)} parameters")
-            attr = cls.__new__(cls)
-            for (f, _), i in zip(fields, params):
-                object.__setattr__(attr, f, self.ref(i))
-            return attr
-        if kind == "d" and issubclass(cls, Data):
-            attr = cls.__new__(cls)      # as Data.new, without the verifier (see above)
-            object.__setattr__(attr, "data", self.data(cls, entry[2], entry[3]))
-            return attr
-        raise CompactError(f"malformed attribute entry for {name!r}")
-
-    def data(self, cls, kind: str, payload):
-        if kind == "i" and type(payload) is int:
-            return payload
-        if kind == "b" and type(payload) is bool:
-            return payload
-        if kind == "f" and isinstance(payload, str):
-            return float.fromhex(payload)
-        if kind == "s" and isinstance(payload, str):
-            return payload
-        if kind == "y" and isinstance(payload, str):
-            return bytes.fromhex(payload)
-        if kind == "t" and isinstance(payload, list):
-            return tuple(self.ref(i) for i in payload)
-        if kind == "m" and isinstance(payload, dict):
-            return {str(k): self.ref(i) for k, i in payload.items()}
-        if kind in ("e", "z") and isinstance(payload, list) and len(payload) == 2:
-            name, value = payload
-            if kind == "z" and name is None and value == []:
-                return frozenset()
-            et = _enum_class(name) if isinstance(name, str) else None
-            if et is not None:
-                return et(value) if kind == "e" else frozenset(et(v) for v in value)
-        raise CompactError(f"malformed {kind!r} data of {cls.name}")
+        return self.attrs[i]     # (an IndexError past the end: decode() reports it)
 
     def op(self, e) -> Operation:
         name, operands, results, attributes, properties, loc, regions = e
-        cls = self.ctx.get_optional_op(name)
+        cls = _OPS.get(name)
         if cls is None:
-            raise CompactError(f"unknown op {name!r}")
+            cls = self.ctx.get_optional_op(name) if isinstance(name, str) else None
+            if cls is None:
+                raise CompactError(f"unknown op {name!r}")
+            _OPS[name] = cls
+        table, values = self.attrs, self.values
+        # references are indices (never negative: min() of them; a non-integer raises
+        # TypeError, one past the end IndexError, both reported by decode())
+        if operands and min(operands) < 0 or properties and min(properties.values()) < 0 or \
+                attributes and min(attributes.values()) < 0:
+            raise CompactError(f"{name}: reference out of range")
         try:
-            ins = [self.values[i] for i in operands]
+            ins = SSAValues([values[i] for i in operands])
         except (IndexError, TypeError):
             raise CompactError(f"{name}: operand reference out of range") from None
-        regs = []
-        for blocks in regions:
-            region_blocks = []
-            for args, ops in blocks:
-                block = Block(arg_types=[self.ref(a[0]) for a in args])
-                for a, (_, aloc, hint) in zip(block.args, args):
-                    a.location = self.ref(aloc)
-                    if hint is not None:
-                        a.name_hint = hint
-                    self.values.append(a)
-                block.add_ops([self.op(o) for o in ops])
-                region_blocks.append(block)
-            regs.append(Region(region_blocks))
-        new = cls.create(operands=ins, result_types=[self.ref(r[0]) for r in results],
-                         attributes={k: self.ref(i) for k, i in attributes.items()},
-                         properties={k: self.ref(i) for k, i in properties.items()},
-                         location=self.ref(loc), regions=regs)
-        for r, (_, hint) in zip(new.results, results):
+        new = cls.__new__(cls)
+        # as Operation.__init__ (xDSL 0.74): operands and their uses, results, properties,
+        # attributes, location, no successors, regions; the properties are the encoded
+        # module's own (its defaults were filled when it was built)
+        uses = tuple([Use(new, k) for k in range(len(ins))])
+        for v, u in zip(ins, uses):
+            v.add_use(u)
+        new._operands = ins
+        new._operand_uses = uses
+        rs = []
+        for k, (t, hint) in enumerate(results):
+            if t < 0:
+                raise CompactError(f"{name}: reference out of range")
+            r = OpResult(table[t], new, k)
             if hint is not None:
-                r.name_hint = hint
-            self.values.append(r)
+                r._name = _hint(hint)
+            rs.append(r)
+        values.extend(rs)
+        new.results = SSAValues(rs)
+        new.properties = {k: table[i] for k, i in properties.items()}
+        new.attributes = {k: table[i] for k, i in attributes.items()}
+        new.location = self.ref(loc)
+        new._successors = new._successor_uses = ()
+        new.parent = new._next_op = new._prev_op = None
+        new.regions = ()
+        if regions:
+            for blocks in regions:
+                new.add_region(Region([self.block(args, ops) for args, ops in blocks]))
         return new
+
+    def block(self, args: list, ops: list) -> Block:
+        ref = self.ref
+        block = Block(arg_types=[ref(a[0]) for a in args])
+        for a, (_, aloc, hint) in zip(block.args, args):
+            a.location = ref(aloc)
+            if hint is not None:
+                a._name = _hint(hint)
+            self.values.append(a)
+        block.add_ops([self.op(o) for o in ops])
+        return block
+
+
+#: op name -> op class of the nki-mlir context (filled as names are met)
+_OPS: dict = {}
+#: (entry kind, attribute key) -> the function rebuilding such an entry (see :func:`_maker`)
+_MAKERS: dict = {}
+#: name hint as written -> as the ``name_hint`` setter stores it
+_HINTS: dict = {}
+
+
+def _hint(h):
+    got = _HINTS.get(h)
+    if got is None:
+        if not isinstance(h, str):
+            raise CompactError(f"malformed name hint {h!r}")
+        got = _HINTS[h] = SSAValue.extract_valid_name(h)     # ValueError: decode() reports
+    return got
+
+
+def _maker(entry):
+    """The function ``make(entry, table)`` rebuilding attribute entries of ``entry``'s kind
+    and class (made once per kind and class, then kept in :data:`_MAKERS`): a parametrized
+    attribute from earlier entries of ``table``, a data attribute from its payload; as
+    ``ParametrizedAttribute.new`` / ``Data.new`` without the verifier."""
+    if not isinstance(entry, list) or len(entry) < 3:
+        raise CompactError(f"malformed attribute entry {entry!r}")
+    kind, name = entry[0], entry[1]
+    cls = _attr_class(name) if isinstance(name, str) else None
+    if cls is None:
+        raise CompactError(f"unknown attribute {name!r}")
+    new, setattr_ = cls.__new__, object.__setattr__
+    if kind == "p" and issubclass(cls, ParametrizedAttribute):
+        fields = tuple(f for f, _ in cls.get_irdl_definition().parameters)
+        n = len(fields)
+
+        def make(e, table):
+            params = e[2]
+            if type(params) is not list or len(params) != n:
+                raise CompactError(f"{name}: expected {n} parameters")
+            attr = new(cls)
+            for f, i in zip(fields, params):
+                if type(i) is not int or i < 0:
+                    raise CompactError(f"attribute reference {i!r} out of range")
+                setattr_(attr, f, table[i])
+            return attr
+    elif kind == "d" and issubclass(cls, Data):
+        kinds = _DATA
+
+        def make(e, table):
+            data = kinds.get(e[2]) if len(e) == 4 else None
+            if data is None:
+                raise CompactError(f"malformed attribute entry for {name!r}")
+            attr = new(cls)
+            setattr_(attr, "data", data(e[2], e[3], table, cls))
+            return attr
+    else:
+        raise CompactError(f"malformed attribute entry for {name!r}")
+    _MAKERS[kind, name] = make
+    return make
+
+
+def _payload(kind: str, ok, conv):
+    def data(k, payload, table, cls):
+        if k != kind or not ok(payload):
+            raise CompactError(f"malformed {k!r} data of {cls.name}")
+        return conv(payload, table)
+    return data
+
+
+def _refs(payload, table) -> tuple:
+    if any(type(i) is not int or i < 0 for i in payload):
+        raise CompactError("attribute reference out of range")
+    return tuple([table[i] for i in payload])
+
+
+def _ref_map(payload, table) -> dict:
+    if any(type(i) is not int or i < 0 for i in payload.values()):
+        raise CompactError("attribute reference out of range")
+    return {str(k): table[i] for k, i in payload.items()}
+
+
+def _enum_data(k, payload, table, cls):
+    if isinstance(payload, list) and len(payload) == 2:
+        name, value = payload
+        if k == "z" and name is None and value == []:
+            return frozenset()
+        et = _enum_class(name) if isinstance(name, str) else None
+        if et is not None:
+            return et(value) if k == "e" else frozenset(et(v) for v in value)
+    raise CompactError(f"malformed {k!r} data of {cls.name}")
+
+
+#: data payload kind -> ``data(kind, payload, table, cls)``: the ``data`` of the attribute
+_DATA = {
+    "i": _payload("i", lambda p: type(p) is int, lambda p, t: p),
+    "b": _payload("b", lambda p: type(p) is bool, lambda p, t: p),
+    "f": _payload("f", lambda p: isinstance(p, str), lambda p, t: float.fromhex(p)),
+    "s": _payload("s", lambda p: isinstance(p, str), lambda p, t: p),
+    "y": _payload("y", lambda p: isinstance(p, str), lambda p, t: bytes.fromhex(p)),
+    "t": _payload("t", lambda p: isinstance(p, list), _refs),
+    "m": _payload("m", lambda p: isinstance(p, dict), _ref_map),
+    "e": _enum_data,
+    "z": _enum_data,
+}
 
 
 def decode(data: str, text: str | None = None) -> ModuleOp:

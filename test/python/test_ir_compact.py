@@ -111,3 +111,43 @@ def test_artifact_without_compact_form_parses_the_text(tmp_path, monkeypatch):
     assert not (old / "kernel.nisa.compact.json").exists()
     hit = compiler._disk_hit(old, ck.target)
     np.testing.assert_array_equal(hit(x, 2.0), ck(x, 2.0))
+
+
+def test_op_with_results_and_regions_round_trips():
+    # the encoder numbers an op's results before the values of its regions; a decoder
+    # numbering them after (scf.if yielding a value) misreads every later reference
+    text = print_module(parse_module('''builtin.module {
+  func.func @f(%c : i1, %a : index, %b : index) -> index {
+    %r = scf.if %c -> (index) {
+      %s = arith.addi %a, %b : index
+      scf.yield %s : index
+    } else {
+      scf.yield %a : index
+    }
+    %t = arith.addi %r, %b : index
+    func.return %t : index
+  }
+}
+'''))
+    data = ir_compact.encode(parse_module(text), text)
+    assert data is not None
+    module = ir_compact.decode(data, text)
+    module.verify()
+    assert print_module(module) == text
+
+
+def test_negative_references_are_malformed():
+    x = np.ones((128, 64), np.float32)
+    ck = nki.compile(scale_rows, x, 0.5, use_cache=False)
+    text, doc = ck.ir("nisa"), json.loads(ck._ir["compact"])
+
+    def ops(op):
+        yield op
+        for blocks in op[6]:
+            for _args, body in blocks:
+                for o in body:
+                    yield from ops(o)
+    user = next(o for o in ops(doc["op"]) if o[1])
+    user[1][0] = -1                           # its first operand: a negative value number
+    with pytest.raises(ir_compact.CompactError, match="out of range"):
+        ir_compact.decode(json.dumps(doc), text)

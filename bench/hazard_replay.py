@@ -14,7 +14,7 @@ checker repeats what a run's checks do (a new run stamp; the roots' marks kept w
 state, as across runs); ``forward`` is not replayed.
 
 Prints per kernel the calls per run and the best CPU time per replayed run (us) of each
-version, and their ratio (this tree / base); the same code measures within about 5% under
+version, and their ratio (this tree / base); the same code measures within about 8% under
 load ~10.
 """
 from __future__ import annotations

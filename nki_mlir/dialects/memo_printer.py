@@ -198,6 +198,10 @@ def _index_lists(printer: MemoPrinter, op) -> list[str] | None:
     dynamic operand where the static list says ``?``), or None (printed by the format).
     The op has exactly the :data:`_VIEW_PROPS` properties and no attributes."""
     props = op.properties
+    if len(op._operands) == 1:         # noqa: SLF001 -- the source only: every list static
+        parts = [_static_text(props["static_offsets"]), _static_text(props["static_sizes"]),
+                 _static_text(props["static_strides"])]
+        return None if None in parts else parts  # type: ignore[return-value]
     parts = []
     for dynamic, static in ((op.offsets, props["static_offsets"]), (op.sizes, props["static_sizes"]),
                             (op.strides, props["static_strides"])):
@@ -208,6 +212,18 @@ def _index_lists(printer: MemoPrinter, op) -> list[str] | None:
         parts.append("[" + ", ".join([printer.ssa_text(next(it)) if v == DYNAMIC_INDEX else f"{v}"
                                       for v in values]) + "]")
     return parts
+
+
+def _static_text(attr) -> str | None:
+    """``[v, ...]`` of a static index list without dynamic markers (once per attribute
+    object: the frontend shares one per list), or None when it has any."""
+    try:
+        return attr.__dict__["_nkim_list_text"]
+    except KeyError:
+        values = attr.get_values()
+        text = None if DYNAMIC_INDEX in values else "[" + ", ".join([f"{v}" for v in values]) + "]"
+        object.__setattr__(attr, "_nkim_list_text", text)
+        return text
 
 
 def _types(printer: MemoPrinter, op) -> str | None:

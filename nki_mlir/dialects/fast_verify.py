@@ -16,12 +16,18 @@ the types it accepted are remembered (per constraint and type object: types are 
 and shared) and not checked again.  Any failure goes to the upstream verifier, which raises
 the upstream message; so an op passes here exactly when it passes upstream.  Remove this
 override when the pinned xDSL verifies as fast by itself.
+
+The own verifiers (``verify_``) of ``memref.reinterpret_cast`` and ``memref.subview`` (the
+frontend makes one per access pattern / view) are checked the same way: their rules
+(dynamic-position counts, memref types, result sizes) read once from the op's tuples and
+the memoized integer lists, and upstream's ``verify_`` raises the message of any failure.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DenseArrayBase, i32
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, MemRefType, i32
+from xdsl.dialects.memref import ReinterpretCastOp, SubviewOp
 from xdsl.irdl.constraints import VerificationContext
 from xdsl.irdl.operations import (AttrSizedOperandSegments, AttrSizedRegionSegments,
                                   AttrSizedResultSegments, AttrSizedSuccessorSegments, OpDef,
@@ -227,3 +233,54 @@ def verify(self: OpDef, op: Operation) -> None:
 
 
 OpDef.verify = verify  # type: ignore[method-assign]
+
+
+# ------------------------------------------------------------ memref view ops' verify_
+
+
+def _index_lists_ok(op: Operation) -> tuple | None:
+    """The static sizes of a view op whose three static lists each mark as many dynamic
+    positions as it has dynamic operands; None otherwise (or when a list is missing)."""
+    props = op.properties
+    try:
+        lists = (props["static_offsets"].get_values(), props["static_sizes"].get_values(),
+                 props["static_strides"].get_values())
+        dynamic = (op.offsets, op.sizes, op.strides)
+    except Exception:  # noqa: BLE001 -- upstream raises the proper message
+        return None
+    for values, dyn in zip(lists, dynamic):
+        if values.count(DYNAMIC_INDEX) != len(dyn):
+            return None
+    return lists[1]
+
+
+#: upstream's ``verify_`` of the two ops: their definition's checks, then their own rules
+_upstream_reinterpret = ReinterpretCastOp.verify_
+_upstream_subview = SubviewOp.verify_
+_REINTERPRET_DEF = ReinterpretCastOp.get_irdl_definition()
+_SUBVIEW_DEF = SubviewOp.get_irdl_definition()
+
+
+def _reinterpret_verify(self: ReinterpretCastOp) -> None:
+    """``ReinterpretCastOp.verify_``: the definition's checks (:func:`verify`), then a fast
+    pass of its own rules, or upstream's verdict and message."""
+    _REINTERPRET_DEF.verify(self)
+    sizes = _index_lists_ok(self)
+    src, res = self.source.type, self.result.type
+    if sizes is not None and type(src) is MemRefType and type(res) is MemRefType:
+        shape = res.get_shape()
+        if len(shape) == len(sizes) and all(a == DYNAMIC_INDEX if e == DYNAMIC_INDEX else a == e
+                                            for a, e in zip(shape, sizes)):
+            return
+    _upstream_reinterpret(self)
+
+
+def _subview_verify(self: SubviewOp) -> None:
+    """``SubviewOp.verify_``: as :func:`_reinterpret_verify`."""
+    _SUBVIEW_DEF.verify(self)
+    if _index_lists_ok(self) is None:
+        _upstream_subview(self)
+
+
+ReinterpretCastOp.verify_ = _reinterpret_verify  # type: ignore[method-assign]
+SubviewOp.verify_ = _subview_verify  # type: ignore[method-assign]

@@ -5,7 +5,9 @@ locations) are shared or repeated; xDSL 0.74's :class:`~xdsl.printer.Printer` re
 attribute's text on every use, one small ``print`` call per token, and escapes string
 literals (file names in locations) byte by byte.  :class:`MemoPrinter` keeps the text of
 each attribute object it has printed (attributes are immutable) and writes straight to its
-stream.  Attribute dictionaries are printed as one string from the memoized texts, and
+stream.  Attribute dictionaries are printed as one string from the memoized texts, the ops
+frontends emit by the thousand (``memref.subview`` / ``reinterpret_cast``, ``arith.constant``,
+``arith.addi`` & co.) as one string each instead of through their assembly format, and
 :meth:`MemoPrinter.attr_text` / :meth:`MemoPrinter.ssa_text` let op printers (the keyword
 syntax of ``syntax.py``) build a whole op's text before writing it.  The output is
 byte-for-byte the one of ``Printer`` (checked by the tests).
@@ -15,9 +17,10 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (DYNAMIC_INDEX, ArrayAttr, IntegerAttr, StringAttr, UnitAttr,
                                    UnregisteredOp, i1, i64)
-from xdsl.dialects.memref import SubviewOp
+from xdsl.dialects.memref import ReinterpretCastOp, SubviewOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove
@@ -57,7 +60,8 @@ class MemoPrinter(Printer):
         if op.results:
             head = ", ".join([self.ssa_text(r) for r in op.results]) + " = " + head
         self.print_string(head)
-        text = _subview_text(self, op) if type(op) is SubviewOp else None
+        fast = _FAST.get(type(op))
+        text = None if fast is None else fast(self, op)
         if text is None:
             op.print(self)
         else:
@@ -186,29 +190,97 @@ class MemoPrinter(Printer):
         self.print_string("{" + ", ".join(parts) + "}")
 
 
-_SUBVIEW_PROPS = {"static_offsets", "static_sizes", "static_strides", "operandSegmentSizes"}
+_VIEW_PROPS = {"static_offsets", "static_sizes", "static_strides", "operandSegmentSizes"}
 
 
-def _subview_text(printer: MemoPrinter, op: SubviewOp) -> str | None:
-    """What ``memref.subview``'s assembly format prints after the op name
-    (`` %src[offsets] [sizes] [strides] : T to T``), or None (printed by the format)."""
+def _index_lists(printer: MemoPrinter, op) -> list[str] | None:
+    """The ``[...]`` texts of a view op's offsets, sizes and strides (static values, or the
+    dynamic operand where the static list says ``?``), or None (printed by the format).
+    The op has exactly the :data:`_VIEW_PROPS` properties and no attributes."""
     props = op.properties
-    if op.attributes or props.keys() != _SUBVIEW_PROPS:
-        return None
-    src, res = printer.attr_text(op.source.type), printer.attr_text(op.result.type)
-    if src is None or res is None:
-        return None
-    lists = []
+    if len(op._operands) == 1:         # noqa: SLF001 -- the source only: every list static
+        parts = [_static_text(props["static_offsets"]), _static_text(props["static_sizes"]),
+                 _static_text(props["static_strides"])]
+        return None if None in parts else parts  # type: ignore[return-value]
+    parts = []
     for dynamic, static in ((op.offsets, props["static_offsets"]), (op.sizes, props["static_sizes"]),
                             (op.strides, props["static_strides"])):
         values = static.get_values()
         if sum(1 for v in values if v == DYNAMIC_INDEX) != len(dynamic):
             return None
-        lists.append((values, dynamic))
-    head = " " + printer.ssa_text(op.source)
-    parts = []
-    for values, dynamic in lists:
         it = iter(dynamic)
         parts.append("[" + ", ".join([printer.ssa_text(next(it)) if v == DYNAMIC_INDEX else f"{v}"
                                       for v in values]) + "]")
-    return f"{head}{' '.join(parts)} : {src} to {res}"
+    return parts
+
+
+def _static_text(attr) -> str | None:
+    """``[v, ...]`` of a static index list without dynamic markers (once per attribute
+    object: the frontend shares one per list), or None when it has any."""
+    try:
+        return attr.__dict__["_nkim_list_text"]
+    except KeyError:
+        values = attr.get_values()
+        text = None if DYNAMIC_INDEX in values else "[" + ", ".join([f"{v}" for v in values]) + "]"
+        object.__setattr__(attr, "_nkim_list_text", text)
+        return text
+
+
+def _types(printer: MemoPrinter, op) -> str | None:
+    """`` : T to T`` of a view op (its source and result types), or None."""
+    src, res = printer.attr_text(op.source.type), printer.attr_text(op.result.type)
+    return None if src is None or res is None else f" : {src} to {res}"
+
+
+def _subview_text(printer: MemoPrinter, op: SubviewOp) -> str | None:
+    """What ``memref.subview``'s assembly format prints after the op name
+    (`` %src[offsets] [sizes] [strides] : T to T``), or None (printed by the format)."""
+    types = _types(printer, op)
+    if types is None or op.attributes or op.properties.keys() != _VIEW_PROPS:
+        return None
+    src = printer.ssa_text(op.source)      # (values are named in the order the format prints them)
+    lists = _index_lists(printer, op)
+    return None if lists is None else f" {src}{' '.join(lists)}{types}"
+
+
+def _reinterpret_text(printer: MemoPrinter, op: ReinterpretCastOp) -> str | None:
+    """What ``memref.reinterpret_cast``'s assembly format prints after the op name
+    (`` %src to offset: [o], sizes: [s, ...], strides: [t, ...] : T to T``), or None."""
+    types = _types(printer, op)
+    if types is None or op.attributes or op.properties.keys() != _VIEW_PROPS:
+        return None
+    src = printer.ssa_text(op.source)
+    lists = _index_lists(printer, op)
+    if lists is None:
+        return None
+    return f" {src} to offset: {lists[0]}, sizes: {lists[1]}, strides: {lists[2]}{types}"
+
+
+def _constant_text(printer: MemoPrinter, op: arith.ConstantOp) -> str | None:
+    """`` <value>`` (``arith.constant``'s format ``attr-dict $value``), or None."""
+    if op.attributes or op.properties.keys() != {"value"}:
+        return None
+    value = printer.attr_text(op.properties["value"])
+    return None if value is None else " " + value
+
+
+_NO_OVERFLOW = arith.IntegerOverflowAttr("none")
+
+
+def _int_binop_text(printer: MemoPrinter, op) -> str | None:
+    """`` %lhs, %rhs : T`` (the format of ``arith.addi`` & co. without overflow flags, which
+    print only when not ``none``), or None."""
+    props = op.properties
+    if op.attributes or not props.keys() <= {"overflowFlags"} or \
+            props.get("overflowFlags", _NO_OVERFLOW) != _NO_OVERFLOW:
+        return None
+    t = printer.attr_text(op.result.type)
+    if t is None:
+        return None
+    return f" {printer.ssa_text(op.lhs)}, {printer.ssa_text(op.rhs)} : {t}"
+
+
+#: op class -> the text after its name, built at once (None: printed by its format)
+_FAST = {SubviewOp: _subview_text, ReinterpretCastOp: _reinterpret_text,
+         arith.ConstantOp: _constant_text, arith.AddiOp: _int_binop_text,
+         arith.MuliOp: _int_binop_text, arith.SubiOp: _int_binop_text}

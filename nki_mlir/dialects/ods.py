@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from functools import cached_property
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -401,12 +402,14 @@ class InstructionDef:
         return tuple(p for p in self.params
                      if p.in_api and not (isinstance(p, Engine) and not p.param))
 
-    @property
+    # (operands / properties / tiles are read by every op's verifier: computed once per
+    # record, which is frozen; ``replace`` makes a new record, without the cached values)
+    @cached_property
     def operands(self) -> tuple[Param, ...]:
         """The operand params (tiles and scalars), in IR order (``order``, else definition order)."""
         return self._ordered(p for p in self.params if isinstance(p, (Tile, Scalar)))
 
-    @property
+    @cached_property
     def properties(self) -> tuple[Property, ...]:
         """The compile-time parameters kept as op properties, in IR order."""
         return self._ordered(p for p in self.params if isinstance(p, Property))
@@ -418,7 +421,7 @@ class InstructionDef:
         return tuple(sorted(ps, key=lambda p: self.order.index(p.role) if p.role in self.order
                             else len(self.order)))
 
-    @property
+    @cached_property
     def tiles(self) -> tuple[Tile, ...]:
         return tuple(p for p in self.params if isinstance(p, Tile))
 

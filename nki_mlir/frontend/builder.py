@@ -2,7 +2,12 @@
 
 Every op is inserted at the end of the current block, stamped with the current source
 location and verified at once, so a verifier rule broken by the kernel surfaces as an
-:class:`~nki_mlir.errors.NKIVerifyError` pointing at the user's line.
+:class:`~nki_mlir.errors.NKIVerifyError` pointing at the user's line.  The exceptions are
+the ops this builder makes itself from values it has already checked -- constants, index
+arithmetic, ``memref.subview`` / ``memref.reinterpret_cast`` whose static lists and result
+type come from the same numbers (``emit(..., verify=False)``): no kernel can make their
+verifiers fail, so they are verified once, with the whole module after the pass pipeline
+(:func:`nki_mlir.driver.pipeline.run_pipeline`; located at their source line like any op).
 """
 from __future__ import annotations
 
@@ -71,7 +76,7 @@ class IRBuilder:
     def const_index(self, v: int) -> SSAValue:
         key = (id(self.block), ("index", int(v)))
         if key not in self._consts:
-            op = self.emit(arith.ConstantOp(IntegerAttr(int(v), IndexType())))
+            op = self.emit(arith.ConstantOp(IntegerAttr(int(v), IndexType())), verify=False)
             op.results[0].name_hint = f"c{int(v)}".replace("-", "m")
             self._consts[key] = op.results[0]
         return self._consts[key]
@@ -92,11 +97,11 @@ class IRBuilder:
                 return hit
             if math.isfinite(fv) and abs(fv) > F32_MAX:
                 fv = math.copysign(F32_MAX, fv)  # what float32 rounding makes of it
-            hit = self._consts[key] = self.emit(arith.ConstantOp(FloatAttr(fv, f32), f32)).results[0]
+            hit = self._consts[key] = self.emit(arith.ConstantOp(FloatAttr(fv, f32), f32), verify=False).results[0]
             return hit
         key = (id(self.block), (str(t), int(v)))
         if key not in self._consts:
-            self._consts[key] = self.emit(arith.ConstantOp(attr, t)).results[0]
+            self._consts[key] = self.emit(arith.ConstantOp(attr, t), verify=False).results[0]
         return self._consts[key]
 
     # ----------------------------------------------------------------- index math
@@ -174,7 +179,7 @@ class IRBuilder:
         new_strides = tuple(strides[d] for d in range(t.ndim) if keep[d])
         rtype = memref(new_shape, t.dtype, t.buffer, strides=new_strides, offset=offset)
         op = memref_d.SubviewOp(t.value, dyn, [], [], static_offsets, list(sizes), list(steps), rtype)
-        self.emit(op)
+        self.emit(op, verify=False)   # lists and type from the same numbers (module docstring)
         return Tensor(op.results[0], new_shape, t.dtype, t.buffer, new_strides, offset, self.block,
                       t.name, is_base=False, storage=t.storage_shape,
                       dyn_offset=None if offset is not None else total)
@@ -191,7 +196,7 @@ class IRBuilder:
         op = memref_d.ReinterpretCastOp(t.value, dyn, [], [],
                                         [DYNAMIC_INDEX if dyn else static], list(shape),
                                         list(strides), rtype)
-        self.emit(op)
+        self.emit(op, verify=False)   # lists and type from the same numbers (module docstring)
         return Tensor(op.results[0], tuple(shape), t.dtype, t.buffer, tuple(strides), static,
                       self.block, t.name, is_base=False, storage=t.storage_shape,
                       dyn_offset=offset if dyn else None)

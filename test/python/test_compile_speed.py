@@ -43,9 +43,50 @@ def _plain(module, debuginfo: bool = True) -> str:
     return buf.getvalue() + "\n"
 
 
+@nki.jit
+def access_patterns(a):
+    """a [4, 128, 64]: ``ap`` views (memref.reinterpret_cast) at static offsets, at a loop
+    index (arith.muli / addi of index constants) and at a register value; float constants."""
+    nb, p, f = a.shape
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((p, f), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a.ap([[f, p], [1, f]], offset=p * f))
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=-0.5)
+    nisa.dma_copy(dst=out.ap([[f, p], [1, f]], offset=0), src=t)
+    for i in nl.dynamic_range(1, nb - 1):
+        u = nl.ndarray((p, f), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=u, src=a.ap([[f, p], [1, f]], offset=3, scalar_offset=i, indirect_dim=0))
+        nisa.dma_copy(dst=out.ap([[f, p], [1, f]], offset=0, scalar_offset=i, indirect_dim=0), src=u)
+    for j in range(2):
+        v = nl.ndarray((p, f // 2), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=v, src=a[j * 2 + 1, :, 1:f - 1].ap([[f, p], [2, f // 2]], offset=j))
+        nisa.dma_copy(dst=out[j * 3, :, :].ap([[f, p], [2, f // 2]], offset=1), src=v)
+    return out
+
+
 def test_memo_printer_prints_what_xdsl_prints():
-    for kernel, shape in ((views, (512, 8)), (two_ops, (128, 8))):
+    for kernel, shape in ((views, (512, 8)), (two_ops, (128, 8)), (access_patterns, (4, 128, 64))):
         _check_printer(kernel, shape)
+
+
+def test_memo_printer_builds_the_frequent_ops_at_once():
+    """The ops printed as one string (view ops, constants, index arithmetic) are in the
+    kernels whose text is compared above, and in their fast path: a printer whose fast
+    paths all decline prints the same text."""
+    from nki_mlir.dialects import memo_printer
+    x = np.zeros((4, 128, 64), np.float32)
+    module, _ = build_module(access_patterns.fn, arg_specs(access_patterns.fn, (x,), {}), "trn2")
+    names = {op.name for op in module.walk()}
+    assert {"memref.reinterpret_cast", "memref.subview", "arith.constant", "arith.addi",
+            "arith.muli"} <= names, names
+    made = {}
+    for cls, fast in memo_printer._FAST.items():
+        made[cls.name] = [t for op in module.walk() if type(op) is cls
+                          and (t := fast(MemoPrinter(stream=io.StringIO()), op)) is not None]
+    for name in ("memref.reinterpret_cast", "memref.subview", "arith.constant", "arith.addi", "arith.muli"):
+        assert made[name], name
+    text = compiler.print_module(module)
+    assert text == _plain(module)
 
 
 def _check_printer(kernel, shape):

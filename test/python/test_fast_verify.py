@@ -95,3 +95,52 @@ def test_planned(name):
     plan = fast_verify._plan(op_def)
     assert plan is not None
     assert all(pure for *_, pure in plan.props)       # their verdicts are remembered
+
+
+def _view_ops():
+    """memref.reinterpret_cast / subview ops, valid and each breaking one rule of their own
+    verifier (a dynamic-position count, the result's rank or a size, a non-memref type)."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, f32
+    from xdsl.dialects.memref import ReinterpretCastOp, SubviewOp
+    from xdsl.ir import Block
+
+    from nki_mlir.dialects.common import memref
+    src = memref((128, 64), "float32", "sbuf")
+    block = Block(arg_types=[src, IndexType()])
+    s, i = block.args
+    c = arith.ConstantOp(IntegerAttr(3, IndexType()))
+    res = memref((4, 8), "float32", "sbuf", strides=(64, 1), offset=None)
+    res0 = memref((4, 8), "float32", "sbuf", strides=(64, 1), offset=0)
+    for cls in (ReinterpretCastOp, SubviewOp):
+        yield cls(s, [i], [], [], [DYNAMIC_INDEX], [4, 8], [64, 1], res)
+        yield cls(s, [], [], [], [0], [4, 8], [64, 1], res0)
+        yield cls(s, [i, c.result], [], [], [DYNAMIC_INDEX], [4, 8], [64, 1], res)   # one too many
+        yield cls(s, [], [], [], [DYNAMIC_INDEX], [4, 8], [64, 1], res)              # one too few
+        yield cls(s, [], [i], [], [0], [4, 8], [64, 1], res0)                        # size marker
+        yield cls(s, [], [], [i], [0], [4, 8], [64, 1], res0)                        # stride marker
+        yield cls(s, [], [i], [], [0], [4, DYNAMIC_INDEX], [64, 1], res0)            # dynamic size
+        yield cls(s, [], [], [], [0], [4, 8, 1], [64, 1, 1], res0)                   # rank
+        yield cls(s, [], [], [], [0], [4, 9], [64, 1], res0)                         # a size
+        yield cls(s, [], [], [], [0], [4, 8], [64, 1], f32)                          # not a memref
+        yield cls(i, [], [], [], [0], [4, 8], [64, 1], res0)                         # source type
+
+
+def test_view_ops_same_verdicts_as_upstream():
+    outcomes = []
+    for op in _view_ops():
+        cls = type(op)
+        upstream = (fast_verify._upstream_reinterpret if cls.name == "memref.reinterpret_cast"
+                    else fast_verify._upstream_subview)
+        got, want = _own(cls.verify_, op), _own(upstream, op)
+        assert got == want, (op.name, got, want)
+        outcomes.append(want)
+    assert outcomes.count("ok") >= 4 and len(outcomes) - outcomes.count("ok") >= 12
+
+
+def _own(fn, op):
+    try:
+        fn(op)
+    except Exception as exc:  # noqa: BLE001 -- the outcome is what is compared
+        return type(exc).__name__, str(exc)
+    return "ok"

@@ -83,14 +83,10 @@ class CompiledKernel:
 
     @property
     def program(self):
-        """The decoded interpreter program (decoded once per process).  Python's cyclic
-        garbage collector is paused while it decodes, as while a kernel compiles
-        (:func:`_no_cyclic_gc`): the IR and the program's closures are thousands of new,
-        live objects that collections triggered mid-decode would walk again and again."""
+        """The decoded interpreter program (decoded once per process)."""
         if self._program is None:
             from ..runtime.interpreter import decode
-            with _no_cyclic_gc():
-                self._program = decode(self._nisa_module(), self.spec.name)
+            self._program = decode(self._nisa_module(), self.spec.name)
             self._module = None
         return self._program
 

@@ -279,7 +279,10 @@ class Checker:
         else:
             w.fill(fp, 0)
         if pw is not None:
-            pw.fill(fp, 0)
+            if fp.exact and fp.key in pw.log:     # (:meth:`Marks.fill`, inline)
+                pw.log[fp.key] = (fp, 0)
+            else:
+                pw.fill(fp, 0)
         buf = _Buffer(op, fp)
         live = rs.live
         if not live:        # (the root's first buffer of the run)
@@ -293,7 +296,9 @@ class Checker:
             b = t[0]
             if b[2] < hi1 and lo1 < b[3] and b[0] < hi0 and lo0 < b[1]:
                 other = t[1]
-                if bytes_overlap(other.fp, fp):
+                # (the same footprint: the same view allocated again, e.g. the next loop
+                # iteration's copy of a tile alone in its block; a footprint is never empty)
+                if other.fp is fp or bytes_overlap(other.fp, fp):
                     other.evicted_by = op
                     continue
             keep.append(t)
@@ -430,7 +435,11 @@ class Checker:
                         w.fill(fp, 1)
                 pw = rs.pw
                 if pw is not None:
-                    pw.fill(fp, -(info.sid + 1) if info.matmul is None else info.sid + 1)
+                    v = -(info.sid + 1) if info.matmul is None else info.sid + 1
+                    if fp.exact and fp.key in pw.log:     # (:meth:`Marks.fill`, inline)
+                        pw.log[fp.key] = (fp, v)
+                    else:
+                        pw.fill(fp, v)
             if plan is TILE:
                 if rs.hist is None:
                     key = rs.key

@@ -135,6 +135,32 @@ def accesses(op: IRDLOperation) -> Iterator[Access]:
             yield Access(role, v, base_buffer(v), write)
 
 
+def written(op: IRDLOperation) -> list[SSAValue]:
+    """The memref operands ``op`` writes: the ``value`` of every write access of
+    :func:`accesses`, in the same order, read through the write roles' accessors only."""
+    out = []
+    for role in _write_names(type(op)):
+        value = getattr(op, role)
+        for v in (value if isinstance(value, tuple) else (value,)):
+            if v is None:
+                continue
+            t = v.type
+            if t.__class__ is MemRefType or isinstance(t, MemRefType):
+                out.append(v)
+    return out
+
+
+_WRITE_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _write_names(cls: type) -> tuple[str, ...]:
+    """The write roles of ``cls`` in operand-definition order (:func:`_roles`)."""
+    hit = _WRITE_NAMES.get(cls)
+    if hit is None:
+        hit = _WRITE_NAMES[cls] = tuple(role for role, write in _roles(cls) if write)
+    return hit
+
+
 _ROLES: dict[type, tuple[tuple[str, bool], ...]] = {}
 
 

@@ -8,6 +8,8 @@ float32 on the Scalar engine (lossy for int32 above 2^24).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..diagnostics import error_at
@@ -101,9 +103,9 @@ class dma_copy:
 
     def interpret(dec, op):
         dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
-        if int(np.prod(dst.shape)) != int(np.prod(src.shape)):
-            raise error_at(op, f"nisa.dma_copy: dst has {int(np.prod(dst.shape))} elements but src "
-                               f"has {int(np.prod(src.shape))}", NKIRuntimeError)
+        if math.prod(dst.shape) != math.prod(src.shape):
+            raise error_at(op, f"nisa.dma_copy: dst has {math.prod(dst.shape)} elements but src "
+                               f"has {math.prod(src.shape)}", NKIRuntimeError)
         impl = copy_closure(dst, src, exact=dst.dtype == src.dtype,
                             transposed=bind.bound_source(dec, op.src))
         skip = views.skips_oob(op)

@@ -126,7 +126,26 @@ def plan(fop) -> dict:
 
 def blocks_of(alloc, blocks: dict) -> tuple | None:
     """``(space, {(lo, hi) block of each copy})`` of a placed on-chip ``alloc`` in the plan
-    ``blocks`` (:func:`plan`), or None (not placed, or a copy without a block)."""
+    ``blocks`` (:func:`plan`), or None (not placed, or a copy without a block).  The set is
+    shared between callers (not to be modified): while :func:`memoized`, each alloc's answer
+    for one plan is worked out once."""
+    memo = _MEMO.get()
+    if memo is None:
+        return _blocks_of(alloc, blocks)
+    per_plan = memo.get((_BLOCKS_OF, id(blocks)))
+    if per_plan is None:      # (the plan is kept with its answers: its id stays its own)
+        per_plan = memo[(_BLOCKS_OF, id(blocks))] = (blocks, {})
+    answers = per_plan[1]
+    hit = answers.get(alloc, answers)
+    if hit is answers:
+        hit = answers[alloc] = _blocks_of(alloc, blocks)
+    return hit
+
+
+_BLOCKS_OF = object()
+
+
+def _blocks_of(alloc, blocks: dict) -> tuple | None:
     p = placement(alloc)
     if p is None:
         return None

@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import BlockArgument, Operation, OpResult
 from xdsl.irdl import IRDLOperation
 
-from ..dialects.effects import accesses, base_buffer
+from ..dialects.effects import accesses, base_buffer, written
 from .blocks import alone, placement
 from .env import STATE, Closure
 
@@ -51,12 +51,9 @@ def _args_written(dec: Decoder, func_op: Operation) -> bool:
     if cached is None:
         cached = False
         for op in func_op.walk():
-            if isinstance(op, IRDLOperation) and op.name.startswith("nisa."):
-                for a in accesses(op):
-                    if a.is_write and isinstance(a.base, BlockArgument):
-                        cached = True
-                        break
-            if cached:
+            if op.name.startswith("nisa.") and isinstance(op, IRDLOperation) and \
+                    any(isinstance(base_buffer(v), BlockArgument) for v in written(op)):
+                cached = True
                 break
         dec.memo["args written"] = cached
     return cached

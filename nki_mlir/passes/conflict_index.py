@@ -24,6 +24,15 @@ of a new node, the entries it conflicts with -- exactly the pairs the pairwise t
   unrolled loop that rewrites one row of a tile per iteration (``t[p:p+1, :]`` of every
   batch) keeps one live entry per row instead of one per write, so queries stay O(1)
   instead of growing with the trip count;
+- an access ``Y`` meets every live entry of another base whose placement overlaps its own
+  (the pairwise test is per placement), but lists fewer of them: with
+  ``reads_retire_reads`` only the newest live entry of each (base, kind, tag) -- the latest
+  conflicting entry of every tag is unchanged -- and otherwise only those not older than
+  the newest live, surely-run (``retiring``) write ``W`` of ``Y``'s own base and tag that
+  ``Y`` meets.  Such an older entry ``E`` was live when ``W`` was queried and conflicts
+  with ``W`` (a write on overlapping placements), so ``E`` reaches ``W``, which reaches
+  ``Y``: the closure is kept.  (Tiles placed on partly overlapping bytes retire nothing of
+  each other: each access of one listed every entry of the other, quadratic in them.);
 - an access that may lie outside its buffer (a dimension provably beyond the shape, which
   a whole access cannot be shown to meet) is checked against every entry ever added.
 
@@ -56,6 +65,7 @@ class Entry:
     acc: Acc
     span: tuple[int | None, int | None]     # linear element range, None = unbounded
     tag: Hashable = None
+    sure: bool = True                       # its instruction surely runs (may retire)
 
 
 _NO_LIVE: dict = {}     # read only: the live indexes of a (base, kind) without entries
@@ -219,24 +229,31 @@ class ConflictIndex:
 
     def conflicts(self, accs: list[Acc]) -> list[Entry]:
         """Live (or, for an access that may escape its buffer, any earlier) entries that
-        conflict with one of ``accs``; an entry may be listed more than once."""
+        conflict with one of ``accs``, but of another base's entries only those the module
+        docstring says (the newest of each kind and tag with ``reads_retire_reads``, else
+        those not older than a surely-run write the access meets); an entry may be listed
+        more than once."""
         out: list[Entry] = []
         live = self.live          # read with .get: a query adds no empty index
         region_of = self.regions.region
+        latest = self.reads_retire_reads
         ra, rb = self._rename
         for y in accs:
             geo = _geometry(y)
             base, box = y.box.base, y.box
             kinds = _BOTH if y.is_write else _WRITES
             lo, hi = geo.span
+            since: dict[Hashable, int] = {}     # tag -> newest surely-run write y meets
             for kind in kinds:
                 by_tag = live.get((base, kind))
                 if by_tag:
-                    for idx in by_tag.values():
+                    for tag, idx in by_tag.items():
                         if idx:
                             for e in idx.query(lo, hi):
                                 if boxes_may_overlap(e.acc.box, box, ra, rb):
                                     out.append(e)
+                                    if kind and e.sure and e.node > since.get(tag, -1):
+                                        since[tag] = e.node
             region = region_of(base)
             if region is not None:
                 placed = self.placed.get(region.space)
@@ -246,8 +263,15 @@ class ConflictIndex:
                             for kind in kinds:
                                 by_tag = live.get((c, kind))
                                 if by_tag:
-                                    for idx in by_tag.values():
-                                        out.extend(idx.items())
+                                    for tag, idx in by_tag.items():
+                                        if latest:
+                                            e = idx.last()
+                                            if e is not None:
+                                                out.append(e)
+                                        elif tag in since:
+                                            out.extend(idx.newer(since[tag]))
+                                        else:
+                                            out.extend(idx.items())
             if geo.escapes:
                 out.extend(self._all_conflicts(y, region))
         return out
@@ -285,13 +309,13 @@ class ConflictIndex:
         live, history = self.live, self.history
         for a in accs:
             span = _geometry(a).span
-            e = Entry(node, a, span, tag)
+            e = Entry(node, a, span, tag, retiring is None or id(a) in retiring)
             base = a.box.base
             by_tag = live[(base, a.is_write)]
             idx = by_tag.get(tag)
             if idx is None:
                 idx = by_tag[tag] = IntervalIndex()
-            idx.insert(span[0], span[1], e)
+            idx.insert(span[0], span[1], e, node)
             history[base].append(e)
             self._mark_live(base, +1)
 

@@ -7,6 +7,11 @@ in lists sorted by ``lo``; a query ``[qlo, qhi]`` bisects each class for the ite
 one list scanned by every query.  Removal is lazy (a dead mark; lists are compacted when
 half dead, or past 8 dead entries when few are alive, so queries skip few dead ones).  Costs: insert O(log n) amortised (plus a list shift), query
 O(classes * log n + candidates).
+
+Items also keep their insertion order with a caller's ``rank`` (nondecreasing over the
+inserts): :meth:`IntervalIndex.last` is the newest alive item (amortised O(1)) and
+:meth:`IntervalIndex.newer` the alive items of rank >= a bound (O(log n + the items from
+the first such one on)), whatever their intervals.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ class IntervalIndex:
         self._item: dict[int, Hashable] = {}                   # seq -> item
         self._span: dict[int, tuple[int | None, int | None]] = {}
         self._seq_of: dict[Hashable, int] = {}
+        self._order: list[tuple[int, int]] = []                 # (rank, seq), insertion order
         self._dead = 0
         self._next = 0
 
@@ -32,10 +38,13 @@ class IntervalIndex:
     def __contains__(self, item: Hashable) -> bool:
         return item in self._seq_of
 
-    def insert(self, lo: int | None, hi: int | None, item: Hashable) -> None:
+    def insert(self, lo: int | None, hi: int | None, item: Hashable, rank: int = 0) -> None:
+        """Add ``item`` with interval ``[lo, hi]``; ``rank``: its place in the insertion
+        order for :meth:`newer` (never smaller than an earlier insert's)."""
         seq = self._next
         self._next += 1
         self._item[seq], self._span[seq], self._seq_of[item] = item, (lo, hi), seq
+        self._order.append((rank, seq))
         if lo is None or hi is None:
             self._wide.append(seq)
         else:
@@ -54,6 +63,7 @@ class IntervalIndex:
         for c, keys in list(self._classes.items()):
             self._classes[c] = [k for k in keys if k[1] in self._item]
         self._wide = [s for s in self._wide if s in self._item]
+        self._order = [k for k in self._order if k[1] in self._item]
         self._span = {s: self._span[s] for s in self._item}
         self._dead = 0
 
@@ -74,6 +84,19 @@ class IntervalIndex:
 
     def items(self) -> list[Hashable]:
         return list(self._seq_of)
+
+    def last(self) -> Hashable | None:
+        """The alive item inserted last (None when empty)."""
+        order, items = self._order, self._item
+        while order and order[-1][1] not in items:
+            order.pop()             # dead for good: never walked again
+        return items[order[-1][1]] if order else None
+
+    def newer(self, rank: int) -> list[Hashable]:
+        """The alive items inserted with a rank >= ``rank``, in insertion order."""
+        order, items = self._order, self._item
+        start = bisect_left(order, (rank, -1))
+        return [items[k[1]] for k in order[start:] if k[1] in items]
 
 
 def _meets(span: tuple[int | None, int | None], lo: int | None, hi: int | None) -> bool:

@@ -247,7 +247,7 @@ def test_interval_index_matches_brute_force():
             lo = int(rng.integers(-50, 1000))
             hi = None if rng.random() < 0.05 else lo + int(rng.integers(0, 2 ** int(rng.integers(0, 10))))
             lo = None if rng.random() < 0.03 else lo
-            idx.insert(lo, hi, step)
+            idx.insert(lo, hi, step, step)
             alive[step] = (lo, hi)
         elif r < 0.8:
             item = list(alive)[int(rng.integers(0, len(alive)))]
@@ -261,4 +261,9 @@ def test_interval_index_matches_brute_force():
             want = {k for k, (lo, hi) in alive.items()
                     if (lo is None or qhi is None or lo <= qhi) and (hi is None or qlo is None or hi >= qlo)}
             assert set(idx.query(qlo, qhi)) == want
+        # insertion order (rank = step, nondecreasing): the newest alive item, and those
+        # inserted at or after a step
+        assert idx.last() == (max(alive) if alive else None)
+        since = int(rng.integers(0, step + 2))
+        assert idx.newer(since) == sorted(k for k in alive if k >= since)
     assert len(idx) == len(alive)

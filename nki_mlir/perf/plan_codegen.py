@@ -162,7 +162,10 @@ class _Gen:
                 g = self.const("g", one[0])
                 e(f"b = books[{one[0][0]}]")
                 e(f"if b.engines is {g} and (nd + 1) % PRUNE:")
-                self.place_on_book(d + 1, self.num(one[1]))
+                if one[1] > 0:
+                    self.place_at_end(d + 1, self.num(one[1]))
+                else:
+                    self.place_on_book(d + 1, self.num(one[1]))
                 e("    nd += 1")
                 e("else:")
                 if sync:
@@ -220,6 +223,30 @@ class _Gen:
             e("lastend = end_v")
         if closure is not None:
             e(f"{self.const('k', closure)}(env)")
+
+    def place_at_end(self, d: int, ns: str) -> None:
+        """:meth:`place_on_book` of ``ns > 0`` ns, with the common case first: ``t0`` at or
+        after the start of the book's last interval.  The intervals are disjoint and never
+        touch (``ends[i] < starts[i + 1]``), so the earliest free start is then the last
+        interval's end (``t0`` inside it) or ``t0``, and the booking extends the last
+        interval (it ends at or inside it) or follows it -- what the general statements
+        do in that case."""
+        for text in (
+                "ends = b.ends",
+                "if ends and t0 >= b.starts[-1]:",
+                "    le = ends[-1]",
+                "    if t0 <= le:",
+                "        start = le",
+                f"        end_v = ends[-1] = start + {ns}",
+                "    else:",
+                "        start = t0",
+                f"        end_v = t0 + {ns}",
+                "        b.starts.append(t0)",
+                "        ends.append(end_v)",
+                f"    b.busy += {ns}",
+                "else:"):
+            self.emit(d, text)
+        self.place_on_book(d + 1, ns)
 
     def place_on_book(self, d: int, ns: str) -> None:
         """:meth:`.timeline.EngineBook.place` of ``ns`` ns at ``t0`` on book ``b``, inlined

@@ -23,6 +23,7 @@ from bisect import bisect_right
 from ..runtime import control
 from ..runtime.queues import CARRIED_HISTORY
 from ..runtime.timing_plan import FOR, IF, INSTR, RUN
+from .costs import FALLBACK_LABEL
 from .timeline import Timeline
 from .unwalkable import Unwalkable
 
@@ -62,12 +63,15 @@ class Resolved:
         def hist(pid: int, li: int) -> int:
             return keys.setdefault((pid, li), len(keys))
 
+        labels = set()
+
         def resolve(plan: tuple) -> tuple:
             out = []
             for step in plan:
                 kind = step[0]
                 if kind == INSTR:
                     info = infos[step[1]]
+                    labels.add(tl.row(info).label)
                     carried = tuple((hist(p, li), li, d) for p, li, d in info.carried)
                     nid = info.nid if info.nid is not None else -1
                     track = tuple((hist(nid, li), li) for li in info.track) if nid >= 0 else ()
@@ -81,6 +85,8 @@ class Resolved:
                     out.append(step)
             return tuple(out)
         self.plan = resolve(program.timing_plan)
+        #: no instruction of the plan is costed with the fallback
+        self.no_fallback = FALLBACK_LABEL not in labels
         self.histories = len(keys)
         self.ids = max(ids) + 1
         #: instruction steps, and instances a walk makes when every loop with bounds known
@@ -170,8 +176,8 @@ def walk_plan(program, tl: Timeline, env: list, generated: bool = True) -> None:
     fn = res.walker(tl, sched.in_order) if generated else None
     if fn is not None:
         fn(tl, env, [-1] * len(sched.loops), [([], []) for _ in range(res.histories)])
-        rows = tl.rows
-        tl.statics = {sid: rows[sid] for sid in dict.fromkeys(tl.sid)}
+        tl.statics_from_records()
+        tl.no_fallback = res.no_fallback
         return
     in_order = sched.in_order
     serial = [-1] * len(sched.loops)
@@ -241,5 +247,5 @@ def walk_plan(program, tl: Timeline, env: list, generated: bool = True) -> None:
                 walk(step[2] if step[1] is None or env[step[1]] else step[3])
 
     walk(res.plan)
-    rows = tl.rows
-    tl.statics = {sid: rows[sid] for sid in dict.fromkeys(tl.sid)}
+    tl.statics_from_records()
+    tl.no_fallback = res.no_fallback

@@ -58,8 +58,8 @@ def summarize(tl: Timeline, kernel: str, schedule: str, keep_slices: bool = True
     then not be changed afterwards."""
     latency = tl.maxend
     notes = []
-    fallback = sorted({f"{st.name} at {st.loc or '?'}" for st in tl.statics.values()
-                       if st.label == FALLBACK_LABEL})
+    fallback = () if tl.no_fallback else sorted(
+        {f"{st.name} at {st.loc or '?'}" for st in tl.statics.values() if st.label == FALLBACK_LABEL})
     if fallback:
         notes.append("costed with a conservative fallback (operands not understood): "
                      + ", ".join(fallback))

@@ -117,6 +117,30 @@ def _interned(engines: tuple[int, ...]) -> tuple[int, ...]:
     return _ENGINES.setdefault(engines, engines)
 
 
+#: the interned ``(0, ..., n - 1)`` by ``n``
+_ALL_ENGINES: dict[int, tuple[int, ...]] = {}
+#: the last queue list a timeline was made for (a copy) and its DMA queues' indices
+_DMA_QUEUES: list = [None, ()]
+
+
+def _all_engines(n: int) -> tuple[int, ...]:
+    """The interned tuple of engines ``0 .. n - 1`` (made once per ``n``)."""
+    t = _ALL_ENGINES.get(n)
+    if t is None:
+        t = _ALL_ENGINES[n] = _interned(tuple(range(n)))
+    return t
+
+
+def _dma_queue_indices(queues: list[str]) -> tuple[int, ...]:
+    """The indices of the DMA queues (``dma0`` ...) among ``queues`` (kept for the last
+    queue list asked about: the timelines of one program ask about equal lists)."""
+    memo = _DMA_QUEUES
+    if memo[0] != queues:
+        memo[1] = tuple(qi for qi, name in enumerate(queues) if name.startswith("dma"))
+        memo[0] = list(queues)
+    return memo[1]
+
+
 class _Static:
     """The cost of one static instruction, resolved once per op."""
 
@@ -166,15 +190,17 @@ class Timeline:
         self.costs = costs
         self.queues = queues
         self.throttle = throttle and model.throttle_ramp_ns > 0
-        #: the static costs of the instructions timed (by sid)
-        self.statics: dict[int, _Static] = {}
+        self._statics: dict[int, _Static] | None = {}
         self.rows: dict[int, _Static] = {} if rows is None else rows
-        self._dma_queues = [qi for qi, name in enumerate(queues) if name.startswith("dma")]
+        #: no instruction that can be timed here is costed with the fallback (set by the
+        #: timing walk: the summary then need not look for one)
+        self.no_fallback = False
+        self._dma_queues = _dma_queue_indices(queues)
         self._dma_fixed = model.dma_fixed_ns
         nq = max(len(queues), 1)
         self.qfree: list[float] = [0.0] * nq     # per queue index: when it is free
         self.qlast: list[int] = [-1] * nq        # per queue index: its last record
-        shared = EngineBook(_interned(tuple(range(model.dma_engines))))
+        shared = EngineBook(_all_engines(model.dma_engines))
         self.books = [shared] * model.dma_engines   # one book per engine (shared while equal)
         #: the last fence's finish and record, the latest finish and its record
         self._mark: list = [0.0, -1, 0.0, -1]
@@ -196,10 +222,29 @@ class Timeline:
         return self._placer()
 
     # ------------------------------------------------------------------ static costs
+    @property
+    def statics(self) -> dict[int, _Static]:
+        """The static costs of the instructions timed, by sid, in order of first timing."""
+        d = self._statics
+        if d is None:           # after a timing walk: from the records' sids, once
+            rows = self.rows
+            d = self._statics = {sid: rows[sid] for sid in dict.fromkeys(self.sid)}
+        return d
+
+    @statics.setter
+    def statics(self, value: dict[int, _Static]) -> None:
+        self._statics = value
+
+    def statics_from_records(self) -> None:
+        """Make :attr:`statics` from the records' sids and :attr:`rows` when it is first read
+        (a timing walk records sids only; the timeline must not change afterwards)."""
+        self._statics = None
+
     def static(self, info) -> _Static:
-        st = self.statics.get(info.sid)
+        statics = self.statics
+        st = statics.get(info.sid)
         if st is None:
-            st = self.statics[info.sid] = self.row(info)
+            st = statics[info.sid] = self.row(info)
         return st
 
     def row(self, info) -> _Static:

@@ -61,23 +61,30 @@ def plan_env(program, args: Sequence | None) -> list:
     """The slot environment of a timing-only walk: the decoded constants and the scalar
     arguments (``args`` checked as :meth:`~nki_mlir.runtime.program.Program.run` does; 1
     for a scalar when no ``args`` are given); tensor slots stay empty."""
+    if args is None:
+        return list(_facts(program)[3])
     env = list(program._template)
-    if args is not None:
-        vals = program._check_args(list(args))
-    else:
-        vals = [None if space is not None else
-                (np.float32(1.0) if dt is not None and dtypes.is_float(dt) else 1)
-                for _, dt, space in program.arg_types]
-    for slot, v in zip(program._arg_slots, vals):
+    for slot, v in zip(program._arg_slots, program._check_args(list(args))):
         env[slot] = v
     return env
 
 
-#: per program: (needs execution, has cross-core fences, schedule name) -- static facts
+def _default_env(program) -> list:
+    """The slot environment of a timing-only walk without arguments (:func:`plan_env`),
+    made once per program: each walk gets a shallow copy (the scalars put in are immutable)."""
+    env = list(program._template)
+    for slot, (_, dt, space) in zip(program._arg_slots, program.arg_types):
+        env[slot] = None if space is not None else \
+            (np.float32(1.0) if dt is not None and dtypes.is_float(dt) else 1)
+    return env
+
+
+#: per program: (needs execution, has cross-core fences, schedule name, the slot environment
+#: of a walk without arguments) -- static facts
 _FACTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _facts(program) -> tuple[bool, bool, str]:
+def _facts(program) -> tuple[bool, bool, str, list]:
     facts = _FACTS.get(program)
     if facts is None:
         sched = program.schedule
@@ -85,7 +92,7 @@ def _facts(program) -> tuple[bool, bool, str]:
         name = "in-order" if sched.in_order else "list"
         if not any(q.startswith(("tensor", "vector", "scalar", "gpsimd", "dma")) for q in sched.queues):
             name = "none (unscheduled IR: one program-order queue)"
-        facts = _FACTS[program] = (needs_execution(program), fences, name)
+        facts = _FACTS[program] = (needs_execution(program), fences, name, _default_env(program))
     return facts
 
 
@@ -112,7 +119,7 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
         NKITypeError / NKIRuntimeError: as :meth:`Program.run` for bad arguments or a
             faulting kernel (executed runs only).
     """
-    execute, fences, schedule = _facts(program)
+    execute, fences, schedule, _ = _facts(program)
     notes = []
     if args is None and execute:
         notes.append("control flow reads machine state: timed on synthetic standard-normal "

@@ -22,10 +22,20 @@ import math
 from ..runtime import control
 from ..runtime.queues import CARRIED_HISTORY
 from ..runtime.timing_plan import FOR, IF, INSTR, RUN
+from .timeline import _all_engines
 from .unwalkable import Unwalkable
 
 #: plans with more steps than this are walked by the interpreter (source size, compile time)
 MAX_STEPS = 20000
+#: a fence-free plan of about this many instances or more finds the latest finish after the
+#: walk (one pass over the finishes) instead of at every instance
+LATEST_AFTER = 512
+
+
+#: the book every DMA engine shares, in locals: ``BOK`` (they still share one: ``books[0]``
+#: is it), its interval lists ``BS`` / ``BE`` and busy time ``BZ`` (written back to
+#: ``B0.busy`` before the timeline books a DMA itself and at the end; read again after)
+SHARED_BOOK = "B0 = books[0]; BOK = B0.engines is GALL; BS, BE, BZ = B0.starts, B0.ends, B0.busy"
 
 
 class Unsupported(Exception):
@@ -45,8 +55,14 @@ class _Gen:
         self.loops: set[int] = set()
         self.hists: set[int] = set()        # carried-wait histories (lists mutated in place)
         self.steps = 0
+        #: the latest finish (``m2``, ``m3``) is kept while walking: a fence reads it
+        self.fences = _has_fence(res.plan) or res.dynamic < LATEST_AFTER
         self.uses_history = False
         self.dma_queues = tuple(getattr(tl, "_dma_queues", ()))
+        #: the (interned) tuple of every DMA engine: a DMA spread evenly over all of them is
+        #: booked on the shared book kept in locals (:data:`SHARED_BOOK`)
+        self.all_engines = _all_engines(tl.model.dma_engines)
+        self.ns["GALL"] = self.all_engines
 
     def const(self, prefix: str, value) -> str:
         """A name for ``value`` in the generated function's globals."""
@@ -124,15 +140,17 @@ class _Gen:
             e(f"    pred = L{dep}")
         for hi, li, dist in carried:
             self.use_history(hi, li)
-            e(f"if HS{hi}:")
-            e(f"    j = bisect_right(HS{hi}, S{li} - {dist})")
-            e("    if j:")
-            e(f"        w = HR{hi}[j - 1]")
-            e(f"    elif len(HS{hi}) >= H:")
-            e(f"        w = HR{hi}[0]")
-            e("    else:")
-            e("        w = -1")
-            e("    if w >= 0 and end[w] > ready:")
+            # the latest instance whose serial is <= the target (serials increase; a
+            # record index is >= 0), else the oldest kept when older ones were dropped
+            e(f"j = bisect_right(HS{hi}, S{li} - {dist})")
+            e("if j:")
+            e(f"    w = HR{hi}[j - 1]")
+            e("    if end[w] > ready:")
+            e("        ready = end[w]")
+            e("        pred = w")
+            e(f"elif len(HS{hi}) >= H:")
+            e(f"    w = HR{hi}[0]")
+            e("    if end[w] > ready:")
             e("        ready = end[w]")
             e("        pred = w")
         if self.in_order:
@@ -158,27 +176,29 @@ class _Gen:
             # are written back before it runs
             sync = "; ".join(f"qfree[{q}] = Q{q}" for q in self.dma_queues)
             one = st.one
-            if one is not None:
+            if one is not None and one[0] is self.all_engines:
+                # every engine, as long as they share one book: the book kept in locals
+                e("if BOK and (nd + 1) % PRUNE:")
+                if one[1] > 0:
+                    self.place_at_end(d + 1, self.num(one[1]), "BS", "BE", "BZ")
+                else:
+                    self.place_on_book(d + 1, self.num(one[1]), "BS", "BE", "BZ")
+                e("    nd += 1")
+                e("else:")
+                self.call_book(d + 1, sync, sname)
+            elif one is not None:
                 g = self.const("g", one[0])
                 e(f"b = books[{one[0][0]}]")
                 e(f"if b.engines is {g} and (nd + 1) % PRUNE:")
                 if one[1] > 0:
-                    self.place_at_end(d + 1, self.num(one[1]))
+                    self.place_at_end(d + 1, self.num(one[1]), "b.starts", "b.ends", "b.busy")
                 else:
-                    self.place_on_book(d + 1, self.num(one[1]))
+                    self.place_on_book(d + 1, self.num(one[1]), "b.starts", "b.ends", "b.busy")
                 e("    nd += 1")
                 e("else:")
-                if sync:
-                    e(f"    {sync}")
-                e("    ndma[0] = nd")
-                e(f"    start, end_v = book({sname}, t0)")
-                e("    nd = ndma[0]")
+                self.call_book(d + 1, sync, sname)
             else:
-                if sync:
-                    e(sync)
-                e("ndma[0] = nd")
-                e(f"start, end_v = book({sname}, t0)")
-                e("nd = ndma[0]")
+                self.call_book(d, sync, sname)
         else:
             e(f"if ready > Q{qi}:")
             e("    start = ready")
@@ -199,9 +219,10 @@ class _Gen:
         e(f"sid_a({int(st.sid)})")
         e(f"Q{qi} = end_v")
         e(f"R{qi} = rec")
-        e("if end_v >= m2:")
-        e("    m2 = end_v")
-        e("    m3 = rec")
+        if self.fences:        # else the latest finish is found once, after the walk
+            e("if end_v >= m2:")
+            e("    m2 = end_v")
+            e("    m3 = rec")
         if fence:
             e("m0 = end_v")
             e("m1 = rec")
@@ -224,7 +245,20 @@ class _Gen:
         if closure is not None:
             e(f"{self.const('k', closure)}(env)")
 
-    def place_at_end(self, d: int, ns: str) -> None:
+    def call_book(self, d: int, sync: str, sname: str) -> None:
+        """:meth:`.timeline.Timeline._book` of the DMA ``sname`` at ``t0``: the DMA queues'
+        free times, the DMA count and the shared book's busy time written back first (it
+        reads and prunes them), the shared book read again after (it may have split)."""
+        if sync:
+            self.emit(d, sync)
+        self.emit(d, "ndma[0] = nd")
+        self.emit(d, "if BOK:")
+        self.emit(d, "    B0.busy = BZ")
+        self.emit(d, f"start, end_v = book({sname}, t0)")
+        self.emit(d, "nd = ndma[0]")
+        self.emit(d, SHARED_BOOK)
+
+    def place_at_end(self, d: int, ns: str, starts: str, ends: str, busy: str) -> None:
         """:meth:`place_on_book` of ``ns > 0`` ns, with the common case first: ``t0`` at or
         after the start of the book's last interval.  The intervals are disjoint and never
         touch (``ends[i] < starts[i + 1]``), so the earliest free start is then the last
@@ -232,8 +266,8 @@ class _Gen:
         interval (it ends at or inside it) or follows it -- what the general statements
         do in that case."""
         for text in (
-                "ends = b.ends",
-                "if ends and t0 >= b.starts[-1]:",
+                f"ends = {ends}",
+                f"if ends and t0 >= {starts}[-1]:",
                 "    le = ends[-1]",
                 "    if t0 <= le:",
                 "        start = le",
@@ -241,18 +275,19 @@ class _Gen:
                 "    else:",
                 "        start = t0",
                 f"        end_v = t0 + {ns}",
-                "        b.starts.append(t0)",
+                f"        {starts}.append(t0)",
                 "        ends.append(end_v)",
-                f"    b.busy += {ns}",
+                f"    {busy} += {ns}",
                 "else:"):
             self.emit(d, text)
-        self.place_on_book(d + 1, ns)
+        self.place_on_book(d + 1, ns, starts, ends, busy)
 
-    def place_on_book(self, d: int, ns: str) -> None:
-        """:meth:`.timeline.EngineBook.place` of ``ns`` ns at ``t0`` on book ``b``, inlined
-        (the same statements): sets ``start`` and ``end_v``."""
+    def place_on_book(self, d: int, ns: str, starts: str, ends: str, busy: str) -> None:
+        """:meth:`.timeline.EngineBook.place` of ``ns`` ns at ``t0`` on the book of interval
+        lists ``starts`` / ``ends`` and busy time ``busy`` (expressions), inlined (the same
+        statements): sets ``start`` and ``end_v``."""
         for text in (
-                "starts, ends = b.starts, b.ends",
+                f"starts, ends = {starts}, {ends}",
                 "ix = bisect_right(ends, t0)",
                 "s = t0",
                 "nb = len(starts)",
@@ -261,7 +296,7 @@ class _Gen:
                 "        s = ends[ix]",
                 "    ix += 1",
                 f"e_ = s + {ns}",
-                f"b.busy += {ns}",
+                f"{busy} += {ns}",
                 "if ix > 0 and ends[ix - 1] >= s:",
                 "    if e_ > ends[ix - 1]:",
                 "        ends[ix - 1] = e_",
@@ -286,9 +321,10 @@ class _Gen:
                 "    start_a, end_a, sid_a = tl.start.append, tl.end.append, tl.sid.append",
                 "    pred_a, waited_a = tl.pred.append, tl.waited.append",
                 "    end = tl.end",
-                "    n = len(end)",
+                "    n = n0 = len(end)",
                 "    books, ndma, book, throttled = tl.books, tl._ndma, tl._book, tl._throttled",
                 "    nd = ndma[0]",
+                "    " + SHARED_BOOK,
                 "    mark = tl._mark",
                 "    m0, m1, m2, m3 = mark",
                 "    qfree, qlast = tl.qfree, tl.qlast",
@@ -302,14 +338,42 @@ class _Gen:
         for hi in sorted(self.hists):
             head.append(f"    HS{hi}, HR{hi} = history[{hi}]")
         head.append("    try:")
-        tail = ["    finally:",
-                "        ndma[0] = nd",
+        tail = ["    finally:"]
+        if not self.fences:
+            # Timeline.place's running ``if end >= m2: m2, m3 = end, rec``: the largest
+            # finish and the last record reaching it (finishes are finite)
+            tail += ["        if len(end) > n0:",
+                     "            ends_ = end[n0:]",
+                     "            mx = max(ends_)",
+                     "            if mx >= m2:",
+                     "                m2 = mx",
+                     "                ends_.reverse()",
+                     "                m3 = len(end) - 1 - ends_.index(mx)"]
+        tail += ["        ndma[0] = nd",
+                 "        if BOK:",
+                 "            B0.busy = BZ",
                 "        mark[0], mark[1], mark[2], mark[3] = m0, m1, m2, m3"]
         for q in sorted(self.queues | set(self.dma_queues)):
             tail.append(f"        qfree[{q}], qlast[{q}] = Q{q}, R{q}")
         for li in sorted(self.loops):
             tail.append(f"        serial[{li}] = S{li}")
         return "\n".join(head + ["    " + ln for ln in body] + tail) + "\n"
+
+
+def _has_fence(plan: tuple) -> bool:
+    """Whether a resolved plan has a fence instruction (in any loop or branch)."""
+    for step in plan:
+        kind = step[0]
+        if kind == INSTR:
+            if step[3]:
+                return True
+        elif kind == FOR:
+            if _has_fence(step[6]):
+                return True
+        elif kind == IF:
+            if _has_fence(step[2]) or _has_fence(step[3]):
+                return True
+    return False
 
 
 def generate(res, tl, in_order: bool, throttle: bool):

@@ -57,6 +57,8 @@ class _Gen:
         self.steps = 0
         #: the latest finish (``m2``, ``m3``) is kept while walking: a fence reads it
         self.fences = _has_fence(res.plan) or res.dynamic < LATEST_AFTER
+        #: the ``nkim.id`` some instruction waits on (``nkim.deps``)
+        self.read_ids = _dep_ids(res.plan, set())
         self.uses_history = False
         self.dma_queues = tuple(getattr(tl, "_dma_queues", ()))
         #: the (interned) tuple of every DMA engine: a DMA spread evenly over all of them is
@@ -226,10 +228,11 @@ class _Gen:
         if fence:
             e("m0 = end_v")
             e("m1 = rec")
-        if nid >= 0:
+        if nid >= 0 and nid in self.read_ids:      # an instruction waits on it
             self.ids.add(nid)
             e(f"L{nid} = rec")
             e(f"LE{nid} = end_v")
+        if nid >= 0:
             for hi, li in track:
                 self.use_history(hi, li)
                 e(f"if HS{hi} and HS{hi}[-1] == S{li}:")
@@ -317,7 +320,7 @@ class _Gen:
     def source(self) -> str:
         self.block(self.res.plan, 1)
         body = self.lines
-        head = ["def walk(tl, env, serial, history):",
+        head = ["def walk(tl, env, serial=None, history=None):",
                 "    start_a, end_a, sid_a = tl.start.append, tl.end.append, tl.sid.append",
                 "    pred_a, waited_a = tl.pred.append, tl.waited.append",
                 "    end = tl.end",
@@ -331,12 +334,19 @@ class _Gen:
                 "    last, lastend = -1, -1.0"]
         for q in sorted(self.queues | set(self.dma_queues)):
             head.append(f"    Q{q}, R{q} = qfree[{q}], qlast[{q}]")
-        for i in sorted(self.ids):
+        for i in sorted(self.ids & self.read_ids):
             head.append(f"    L{i}, LE{i} = -1, -1.0")
-        for li in sorted(self.loops):
-            head.append(f"    S{li} = serial[{li}]")
-        for hi in sorted(self.hists):
-            head.append(f"    HS{hi}, HR{hi} = history[{hi}]")
+        loops, hists = sorted(self.loops), sorted(self.hists)
+        if loops:
+            head.append("    if serial is None:")
+            head += [f"        S{li} = -1" for li in loops]
+            head.append("    else:")
+            head += [f"        S{li} = serial[{li}]" for li in loops]
+        if hists:
+            head.append("    if history is None:")
+            head += [f"        HS{hi}, HR{hi} = [], []" for hi in hists]
+            head.append("    else:")
+            head += [f"        HS{hi}, HR{hi} = history[{hi}]" for hi in hists]
         head.append("    try:")
         tail = ["    finally:"]
         if not self.fences:
@@ -355,9 +365,24 @@ class _Gen:
                 "        mark[0], mark[1], mark[2], mark[3] = m0, m1, m2, m3"]
         for q in sorted(self.queues | set(self.dma_queues)):
             tail.append(f"        qfree[{q}], qlast[{q}] = Q{q}, R{q}")
-        for li in sorted(self.loops):
-            tail.append(f"        serial[{li}] = S{li}")
+        if loops:
+            tail.append("        if serial is not None:")
+            tail += [f"            serial[{li}] = S{li}" for li in loops]
         return "\n".join(head + ["    " + ln for ln in body] + tail) + "\n"
+
+
+def _dep_ids(plan: tuple, out: set[int]) -> set[int]:
+    """``out`` with the ``nkim.deps`` ids of a resolved plan's instructions added."""
+    for step in plan:
+        kind = step[0]
+        if kind == INSTR:
+            out.update(step[4])
+        elif kind == FOR:
+            _dep_ids(step[6], out)
+        elif kind == IF:
+            _dep_ids(step[2], out)
+            _dep_ids(step[3], out)
+    return out
 
 
 def _has_fence(plan: tuple) -> bool:
@@ -379,8 +404,8 @@ def _has_fence(plan: tuple) -> bool:
 def generate(res, tl, in_order: bool, throttle: bool):
     """The generated walk of resolved plan ``res`` for timelines like ``tl`` (its model,
     DMA latency and throttle flag), or None (module docstring).  Called as
-    ``walk(tl, env, serial, history)``: ``serial`` the loops' serials (-1 each), ``history``
-    the carried-wait histories (``([], [])`` each); raises :class:`.unwalkable.Unwalkable`
+    ``walk(tl, env, serial=None, history=None)``: ``serial`` the loops' serials (None: -1
+    each), ``history`` the carried-wait histories (None: ``([], [])`` each); raises :class:`.unwalkable.Unwalkable`
     as the interpreted walk does."""
     from bisect import bisect_right
 

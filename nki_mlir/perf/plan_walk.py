@@ -175,7 +175,7 @@ def walk_plan(program, tl: Timeline, env: list, generated: bool = True) -> None:
     sched = program.schedule
     fn = res.walker(tl, sched.in_order) if generated else None
     if fn is not None:
-        fn(tl, env, [-1] * len(sched.loops), [([], []) for _ in range(res.histories)])
+        fn(tl, env)       # fresh loop serials and carried-wait histories
         tl.statics_from_records()
         tl.no_fallback = res.no_fallback
         return

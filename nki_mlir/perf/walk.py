@@ -119,7 +119,7 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
         NKITypeError / NKIRuntimeError: as :meth:`Program.run` for bad arguments or a
             faulting kernel (executed runs only).
     """
-    execute, fences, schedule, _ = _facts(program)
+    execute, fences, schedule, env = _facts(program)
     notes = []
     if args is None and execute:
         notes.append("control flow reads machine state: timed on synthetic standard-normal "
@@ -131,7 +131,8 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
     if plan and not execute and program.timing_plan is not None:
         tl = Timeline(model, program.schedule.queues, throttle=throttle)
         try:
-            walk_plan(program, tl, plan_env(program, args), generated)
+            walk_plan(program, tl, list(env) if args is None else plan_env(program, args),
+                      generated)
         except Unwalkable:
             tl = None
     if tl is None:

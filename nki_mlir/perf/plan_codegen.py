@@ -55,6 +55,10 @@ class _Gen:
         self.loops: set[int] = set()
         self.hists: set[int] = set()        # carried-wait histories (lists mutated in place)
         self.steps = 0
+        #: carried waits looked up in the current straight-line code: (history, loop,
+        #: distance) -> k of the locals ``cw<k>`` (record) and ``ce<k>`` (its finish)
+        self.found: dict[tuple[int, int, int], int] = {}
+        self.nfound = 0
         #: the latest finish (``m2``, ``m3``) is kept while walking: a fence reads it
         self.fences = _has_fence(res.plan) or res.dynamic < LATEST_AFTER
         #: the ``nkim.id`` some instruction waits on (``nkim.deps``)
@@ -89,6 +93,7 @@ class _Gen:
     # ------------------------------------------------------------------ steps
     def block(self, plan: tuple, d: int) -> None:
         start = len(self.lines)
+        self.found = {}
         for step in plan:
             self.steps += 1
             if self.steps > MAX_STEPS:
@@ -96,7 +101,8 @@ class _Gen:
             kind = step[0]
             if kind == INSTR:
                 self.instr(step, d)
-            elif kind == FOR:
+                continue
+            if kind == FOR:
                 self.loop(step, d)
             elif kind == RUN:
                 self.emit(d, f"{self.const('r', step[1])}(env)")
@@ -109,6 +115,7 @@ class _Gen:
                     if step[3]:
                         self.emit(d, "else:")
                         self.block(step[3], d + 1)
+            self.found = {}          # after a loop or branch: serials and histories moved
         if len(self.lines) == start:
             self.emit(d, "pass")
 
@@ -142,19 +149,27 @@ class _Gen:
             e(f"    pred = L{dep}")
         for hi, li, dist in carried:
             self.use_history(hi, li)
-            # the latest instance whose serial is <= the target (serials increase; a
-            # record index is >= 0), else the oldest kept when older ones were dropped
-            e(f"j = bisect_right(HS{hi}, S{li} - {dist})")
-            e("if j:")
-            e(f"    w = HR{hi}[j - 1]")
-            e("    if end[w] > ready:")
-            e("        ready = end[w]")
-            e("        pred = w")
-            e(f"elif len(HS{hi}) >= H:")
-            e(f"    w = HR{hi}[0]")
-            e("    if end[w] > ready:")
-            e("        ready = end[w]")
-            e("        pred = w")
+            key = (hi, li, dist)
+            k = self.found.get(key)
+            if k is None:
+                # the latest instance whose serial is <= the target (serials increase),
+                # else the oldest kept when older ones were dropped, else none (-1.0: no
+                # finish is earlier than the fence mark); kept for the same wait of a
+                # later instruction in this straight-line code
+                k = self.found[key] = self.nfound
+                self.nfound += 1
+                e(f"j = bisect_right(HS{hi}, S{li} - {dist})")
+                e("if j:")
+                e(f"    cw{k} = HR{hi}[j - 1]")
+                e(f"    ce{k} = end[cw{k}]")
+                e(f"elif len(HS{hi}) >= H:")
+                e(f"    cw{k} = HR{hi}[0]")
+                e(f"    ce{k} = end[cw{k}]")
+                e("else:")
+                e(f"    ce{k} = -1.0")
+            e(f"if ce{k} > ready:")
+            e(f"    ready = ce{k}")
+            e(f"    pred = cw{k}")
         if self.in_order:
             e("if lastend > ready:")
             e("    ready = lastend")
@@ -235,6 +250,8 @@ class _Gen:
         if nid >= 0:
             for hi, li in track:
                 self.use_history(hi, li)
+                # the history changes: a wait found in it is looked up again
+                self.found = {key: k for key, k in self.found.items() if key[0] != hi}
                 e(f"if HS{hi} and HS{hi}[-1] == S{li}:")
                 e(f"    HR{hi}[-1] = rec")
                 e("else:")

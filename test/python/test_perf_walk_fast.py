@@ -156,3 +156,72 @@ def test_fallback_note_of_a_walked_plan(generated):
     tl = Timeline(model, prog.schedule.queues)
     plan_walk.walk_plan(prog, tl, plan_env(prog, None))
     assert tl.no_fallback and summarize(tl, prog.func_name, "list", False, True).notes == []
+
+
+# ------------------------------------------------------------------ carried waits found once
+class _Program:
+    """The parts of a decoded program the walks read (a hand-made plan)."""
+
+    def __init__(self, loops: int):
+        self.schedule = type("Sched", (), {"in_order": False, "loops": [None] * loops})()
+
+
+def _op(sid: int, ns: float):
+    from types import SimpleNamespace
+    return SimpleNamespace(sid=sid, ns=ns, is_dma=False, tensor_mm=False)
+
+
+def _walks(plan: tuple, loops: int, histories: int, env: list) -> list:
+    """The timeline state of the interpreted and of the generated walk of ``plan``."""
+    from nki_mlir.runtime.timing_plan import INSTR
+    model = target_model("trn2")
+    prog = _Program(loops)
+    res = object.__new__(plan_walk.Resolved)
+    res.plan, res.rows, res.histories, res.ids = plan, {}, histories, 8
+    res.static, res.dynamic, res.no_fallback = 0, 0, True
+    assert all(step[0] != INSTR or step[1].sid >= 0 for step in plan)
+    out = []
+    for generated in (False, True):
+        tl = Timeline(model, ["tensor", "vector", "scalar"])
+        plan_walk._RESOLVED[prog] = {None: (tl.model, tl.costs, res)}
+        if generated:
+            fn = plan_codegen.generate(res, tl, False, False)
+            fn(tl, list(env))
+        else:
+            plan_walk.walk_plan(prog, tl, list(env), generated=False)
+        out.append(_state(tl))
+    return out
+
+
+def test_carried_wait_looked_up_again_after_its_history_changes():
+    """Two instructions waiting on the same history entry in one straight-line stretch
+    share one lookup, unless an instruction between them records into that history: with
+    a distance beyond the kept history the wait is on the oldest kept instance, which the
+    recording drops."""
+    from nki_mlir.runtime.timing_plan import FOR, INSTR
+    slow, fast = _op(0, 100.0), _op(1, 1.0)
+    far = ((0, 0, 20),)                            # (history, loop, distance)
+    body = ((INSTR, fast, 1, False, (), far, -1, (), None),
+            (INSTR, slow, 0, False, (), (), 0, ((0, 0),), None),   # records: drops the oldest
+            (INSTR, _op(2, 1.0), 2, False, (), far, -1, (), None))
+    plan = ((FOR, 0, 1, 2, 3, 0, body, False),)
+    interpreted, generated = _walks(plan, 1, 1, [0, 40, 1, None])
+    assert interpreted == generated
+    src = plan_codegen._Gen(type("R", (), {"plan": plan, "dynamic": 0})(),
+                            Timeline(target_model("trn2"), ["tensor"]), False, False).source()
+    assert src.count("bisect_right(HS0") == 2
+
+
+def test_carried_wait_looked_up_again_after_a_loop():
+    """A wait after a loop (here never entered) is looked up again, not taken from the
+    loop body's lookup."""
+    from nki_mlir.runtime.timing_plan import FOR, INSTR
+    near = ((0, 0, 1),)
+    inner = ((INSTR, _op(0, 50.0), 0, False, (), (), 0, ((0, 0),), None),
+             (INSTR, _op(1, 1.0), 1, False, (), near, -1, (), None))
+    outer = ((FOR, 4, 5, 2, 6, 0, inner, False),             # range(0, 0): no trips
+             (INSTR, _op(2, 1.0), 1, False, (), near, -1, (), None),
+             (INSTR, _op(3, 50.0), 0, False, (), (), 0, ((0, 0),), None))
+    plan = ((FOR, 0, 1, 2, 3, 1, outer, False),)
+    interpreted, generated = _walks(plan, 2, 1, [0, 5, 1, None, 0, 0, None])
+    assert interpreted == generated and len(interpreted[0]) == 10   # 5 trips, 2 records

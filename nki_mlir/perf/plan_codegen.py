@@ -229,23 +229,22 @@ class _Gen:
                 e(f"end_v = start + throttled(start, {self.num(st.ns)})")
             else:
                 e(f"end_v = start + {self.num(st.ns)}")
-        e("rec = n")
-        e("n += 1")
+        # ``n`` is this instance's record until the end of its statements
         e("start_a(start)")
         e("end_a(end_v)")
         e(f"sid_a({int(st.sid)})")
         e(f"Q{qi} = end_v")
-        e(f"R{qi} = rec")
+        e(f"R{qi} = n")
         if self.fences:        # else the latest finish is found once, after the walk
             e("if end_v >= m2:")
             e("    m2 = end_v")
-            e("    m3 = rec")
+            e("    m3 = n")
         if fence:
             e("m0 = end_v")
-            e("m1 = rec")
+            e("m1 = n")
         if nid >= 0 and nid in self.read_ids:      # an instruction waits on it
             self.ids.add(nid)
-            e(f"L{nid} = rec")
+            e(f"L{nid} = n")
             e(f"LE{nid} = end_v")
         if nid >= 0:
             for hi, li in track:
@@ -253,15 +252,16 @@ class _Gen:
                 # the history changes: a wait found in it is looked up again
                 self.found = {key: k for key, k in self.found.items() if key[0] != hi}
                 e(f"if HS{hi} and HS{hi}[-1] == S{li}:")
-                e(f"    HR{hi}[-1] = rec")
+                e(f"    HR{hi}[-1] = n")
                 e("else:")
                 e(f"    HS{hi}.append(S{li})")
-                e(f"    HR{hi}.append(rec)")
+                e(f"    HR{hi}.append(n)")
                 e(f"    if len(HS{hi}) > H:")
                 e(f"        del HS{hi}[0], HR{hi}[0]")
         if self.in_order:
-            e("last = rec")
+            e("last = n")
             e("lastend = end_v")
+        e("n += 1")
         if closure is not None:
             e(f"{self.const('k', closure)}(env)")
 
@@ -285,18 +285,20 @@ class _Gen:
         interval's end (``t0`` inside it) or ``t0``, and the booking extends the last
         interval (it ends at or inside it) or follows it -- what the general statements
         do in that case."""
+        if not ends.isidentifier():
+            self.emit(d, f"ends = {ends}")
+            ends = "ends"
         for text in (
-                f"ends = {ends}",
-                f"if ends and t0 >= {starts}[-1]:",
-                "    le = ends[-1]",
+                f"if {ends} and t0 >= {starts}[-1]:",
+                f"    le = {ends}[-1]",
                 "    if t0 <= le:",
                 "        start = le",
-                f"        end_v = ends[-1] = start + {ns}",
+                f"        end_v = {ends}[-1] = start + {ns}",
                 "    else:",
                 "        start = t0",
                 f"        end_v = t0 + {ns}",
                 f"        {starts}.append(t0)",
-                "        ends.append(end_v)",
+                f"        {ends}.append(end_v)",
                 f"    {busy} += {ns}",
                 "else:"):
             self.emit(d, text)

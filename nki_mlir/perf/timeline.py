@@ -241,7 +241,9 @@ class Timeline:
         self._statics = None
 
     def static(self, info) -> _Static:
-        statics = self.statics
+        statics = self._statics
+        if statics is None:
+            statics = self.statics
         st = statics.get(info.sid)
         if st is None:
             st = statics[info.sid] = self.row(info)

@@ -483,10 +483,11 @@ class Checker:
         source that this run's checks know as the tile (its root state and footprint), and
         make ``inst`` copy nothing; unless the source's layout is not the tile's or the
         per-run footprints are full (then it copies)."""
-        d, s, free, row = plan
+        d, s, free, row, broadcast = plan
         v = env[s]
         st = v.strides
-        if st[1:] != free or st[0] < row or len(self.fps) >= FOOTPRINTS_MAX:
+        if st[1:] != free or (st[0] < row and not (broadcast and st[0] == 0)) or \
+                len(self.fps) >= FOOTPRINTS_MAX:
             return
         hit = self._view(env[d])
         if hit is None or hit[2] is None:

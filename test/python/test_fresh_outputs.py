@@ -1,7 +1,9 @@
-"""Hazard checks on a fresh output array (nki_mlir/runtime/hazards.py ``Checker._footprint``):
-the tile views of an output the kernel allocates (a new array every run) are placed by their
-subviews' start indices (``Memory.origins``), not by reading array addresses (which costs
-microseconds per fresh array); the footprints are those the addresses give."""
+"""A kernel's output (a fresh array every run) in the interpreter's caches and hazard checks:
+the tile views of the output are placed by their subviews' start indices (``Memory.origins``),
+not by reading array addresses (microseconds per fresh array), with the footprints the
+addresses give (nki_mlir/runtime/hazards.py ``Checker._footprint``); and the pooled machine
+state forgets them at the end of the run (``Memory.run_views``), so the caller's output is
+freed when the caller drops it."""
 import sys
 from pathlib import Path
 
@@ -58,3 +60,21 @@ def test_footprints_placed_by_start_index_are_the_address_ones(monkeypatch):
     for got, want in seen:
         for k in ("lo", "hi", "exact", "offset", "shape", "strides", "itemsize"):
             assert getattr(got, k) == getattr(want, k), k
+
+
+def test_the_pooled_state_keeps_no_output_after_the_run():
+    """The subviews of a kernel's output (a fresh array every run) are forgotten at the end
+    of the run (``Memory.run_views``): the caller's output is freed when the caller drops
+    it, in program order and with the hazard checks, and the results stay the same."""
+    import gc
+    import weakref
+    args = _layernorm_args()
+    prog = nki.compile(ex.layernorm, *args, use_cache=False).program
+    (ref,) = prog.run(list(args))
+    for hazard in (False, True):
+        (out,) = prog.run(list(args), hazards=hazard)
+        np.testing.assert_array_equal(out.view(np.uint32), ref.view(np.uint32))
+        alive = weakref.ref(out)
+        del out
+        gc.collect()
+        assert alive() is None, hazard

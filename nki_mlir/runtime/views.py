@@ -165,10 +165,15 @@ def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, ind
     tile): the key then tells the source arrays apart, so each copy keeps its views (an
     HBM source -- a fresh output per run -- keeps one set, not one per run).  ``per_run``:
     the source is made afresh every run (an unplaced ``nisa.alloc``): its views are kept in
-    ``Memory.run_views``, forgotten at the end of the run."""
+    ``Memory.run_views``, forgotten at the end of the run.
+
+    A miss (a new source array: every run for a fresh output) indexes the source with the
+    index tuple its offsets gave before, checked then: it depends on the offsets only (the
+    shapes are static), so it is worked out once per offsets (``plans``)."""
     token = next(_TOKENS)
     n = len(dyn)
     d0 = dyn[0] if n else None
+    plans: dict = {}     # offsets -> (index tuple, start index of a box or None)
 
     def run(env):
         src = env[ss]
@@ -186,7 +191,15 @@ def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, ind
             if fres is not None:
                 env[fres] = hit[2]
             return
-        t = indices(env)          # (checks the offsets)
+        okey = key[-1] if n == 1 else key[2:] if n else None
+        p = plans.get(okey)
+        if p is None:
+            t = indices(env)          # (checks the offsets)
+            p = (t, tuple(x.start for x in t) if box else None)
+            if len(plans) >= VIEWS_MAX:
+                plans.clear()
+            plans[okey] = p
+        t = p[0]
         v = src[t]
         fv = env[fsrc][t] if fres is not None else None
         env[res] = v
@@ -199,7 +212,7 @@ def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, ind
             old = kept.get(key)
             if old is not None:
                 mem.origins.pop(id(old[1]), None)
-            mem.origins[id(v)] = (v, src, tuple(x.start for x in t))
+            mem.origins[id(v)] = (v, src, p[1])
         kept[key] = (src, v, fv)
     return run
 

@@ -78,3 +78,27 @@ def test_the_pooled_state_keeps_no_output_after_the_run():
         del out
         gc.collect()
         assert alive() is None, hazard
+
+
+def test_a_fresh_outputs_views_reuse_their_checked_index(monkeypatch):
+    """A subview of a fresh output misses the view cache every run; it indexes the new array
+    with the index tuple worked out (and bounds-checked) the first time for those offsets
+    (views.py ``_kept``; an out-of-bounds offset is never kept: it faults as before)."""
+    from nki_mlir.runtime import views
+    calls = []
+    orig = views._kept
+
+    def spy(ss, res, fsrc, fres, dyn, indices, *rest):
+        def counted(env):
+            calls.append(1)
+            return indices(env)
+        return orig(ss, res, fsrc, fres, dyn, counted, *rest)
+    monkeypatch.setattr(views, "_kept", spy)
+    args = _layernorm_args()
+    prog = nki.compile(ex.layernorm, *args, use_cache=False).program
+    (ref,) = prog.run(list(args))
+    first = len(calls)
+    for hazard in (False, True, False):
+        (out,) = prog.run(list(args), hazards=hazard)
+        np.testing.assert_array_equal(out.view(np.uint32), ref.view(np.uint32))
+    assert len(calls) == first          # no index worked out again

@@ -171,7 +171,8 @@ def _into_f32(op, fn, read, d, shape, P, gs, gb, check, cmd, rr_slot, rr_shape, 
     when only ``reduce_res`` is wanted) takes the ``general`` path: the accumulators sum the
     computed values, not what is left in ``dst``.  ``reduce_cmd=reset_reduce`` folds the
     results into the accumulators in place (:func:`_reset_fold`)."""
-    f64 = nm.ACTIVATION_F64.get(op.op.data)
+    f64 = nm.ACTIVATION_F64_TO.get(op.op.data)
+    temp = op.op.data in nm.F64_TEMP
     into = nm.ACTIVATION_INTO.get(op.op.data)
     fold = _reset_fold(P, rr_slot, rr_shape, rr_store) if cmd == "reset_reduce" else None
 
@@ -186,23 +187,17 @@ def _into_f32(op, fn, read, d, shape, P, gs, gb, check, cmd, rr_slot, rr_shape, 
         x = read(env)
         if sv is not None:
             x = np.multiply(x, sv, out=dv)
-        if f64 is not None and check is None:
-            # the float32 sum x + bias, converted exactly, straight into the float64 temporary
-            t = scratch(env, shape, nm.F64)
-            if bv is not None:
-                np.add(x, bv, out=t, dtype=nm.F32)
-            else:
-                np.copyto(t, x)
-            f64(t, out=t)
-            np.copyto(dv, t, casting="same_kind")
-        elif f64 is not None:
-            if bv is not None:
+        if f64 is not None:
+            # float64 steps on the float32 x + bias, rounded once into dst
+            t = scratch(env, shape, nm.F64) if temp or (bv is not None and check is None) \
+                else None
+            if bv is not None and check is None:
+                x = np.add(x, bv, out=t, dtype=nm.F32)   # (converted exactly into t)
+            elif bv is not None:
                 x = np.add(x, bv, out=dv)
-            check(env, x)
-            t = scratch(env, shape, nm.F64)
-            np.copyto(t, x)
-            f64(t, out=t)
-            np.copyto(dv, t, casting="same_kind")
+            if check is not None:
+                check(env, x)
+            f64(x, dv, t)
         else:
             if bv is not None:
                 x = np.add(x, bv, out=dv)

@@ -111,8 +111,9 @@ class dma_copy:
         skip = views.skips_oob(op)
         if not skip and forward.forwardable(dec, op):  # program order: read the input in place
             itemsize = np.dtype(dst.dtype).itemsize
-            impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, itemsize)
-            forward.queued(dec, op, dst.slot, src.slot, dst.shape, itemsize)
+            bc = {"broadcast": True} if forward.broadcast_readers(op) else {}
+            impl = forward.forwarding(impl, dst.slot, src.slot, dst.shape, itemsize, **bc)
+            forward.queued(dec, op, dst.slot, src.slot, dst.shape, itemsize, **bc)
         if not skip:
             impl = out_forward.copying(dec, op, impl, src.slot)   # a tile computed in dst
         ts = dec.hbm_tracked.get(op)

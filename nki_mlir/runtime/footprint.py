@@ -112,7 +112,14 @@ def view_geometry(a: np.ndarray, root: np.ndarray, base: int | None = None) -> t
     ``root`` only, so a caller may keep them while ``a`` lives."""
     if a.size == 0 or not root.flags.c_contiguous:
         return None
-    off = address(a) - (address(root) if base is None else base)
+    return view_geometry_at(a, root, address(a) - (address(root) if base is None else base))
+
+
+def view_geometry_at(a: np.ndarray, root: np.ndarray, off: int) -> tuple | None:
+    """:func:`view_geometry` of the view ``a`` starting ``off`` bytes into ``root`` (known
+    without reading addresses, e.g. from a subview's start index)."""
+    if a.size == 0 or not root.flags.c_contiguous:
+        return None
     key = (root.shape, root.itemsize, off, a.shape, a.strides, a.itemsize)
     hit = _GEOMETRY.get(key)
     if hit is None:

@@ -19,6 +19,14 @@ source (:func:`forwardable`, decided at decode time):
 
 The tile's SBUF bytes then keep what they held (no reader can see them).
 
+A *broadcast* load -- a source view repeating one row on every partition (partition stride
+0, e.g. ``gamma.ap([[0, 128], [1, F]])``) -- forwards too when every other use of the tile
+is a direct operand of an instruction computing each result element from the same element
+of each operand and nothing else (:data:`BROADCAST_READERS`: ``tensor_tensor``,
+``tensor_scalar``; no subview, no reduction, no matmul, whose bits may depend on the
+operand's layout): IEEE arithmetic on one element gives the same bits wherever the element
+is read from (:func:`broadcast_readers`, decided at decode time).
+
 In queue mode with the hazard checks on (:mod:`.hazards`), a forwardable DMA whose tile is
 read only directly (no subview of it: :func:`queued`) forwards too, decided when it is
 enqueued: the checks first see the DMA and every later reader exactly as without forwarding
@@ -118,6 +126,25 @@ def forwardable(dec: Decoder, op: Operation) -> bool:
         and _only_read(dst, op)
 
 
+#: instructions whose every result element is computed from the same element of each operand
+#: alone (no reduction, no layout-dependent BLAS call): reading a forwarded tile through a
+#: view with partition stride 0 gives them the copied tile's bits (module docstring)
+BROADCAST_READERS = frozenset({"nisa.tensor_tensor_arith", "nisa.tensor_scalar_arith"})
+
+
+def broadcast_readers(op: Operation) -> bool:
+    """Whether every use of the :func:`forwardable` DMA ``op``'s tile other than ``op`` and
+    ``nisa.release`` is an operand of a :data:`BROADCAST_READERS` instruction (so the tile
+    may be bound to a source view with partition stride 0)."""
+    for use in op.dst.uses:
+        u = use.operation
+        if u is op or u.name == "nisa.release":
+            continue
+        if u.name not in BROADCAST_READERS:
+            return False
+    return True
+
+
 #: :attr:`Decoder.memo <.decoder.Decoder.memo>` key of ``{dma op: plan}``: the DMAs that forward in
 #: hazard-checked queue mode (:func:`queued`)
 QUEUED = "forward in queue mode"
@@ -131,13 +158,15 @@ def _direct_only(v, dma: Operation) -> bool:
 
 
 def queued(dec: Decoder, op: Operation, d: int, s: int, shape: tuple[int, ...],
-           itemsize: int) -> None:
-    """Record the plan ``(d, s, free strides, partition bytes)`` of the :func:`forwardable` DMA
-    ``op`` in ``dec.memo[QUEUED]`` when its tile is read only directly, so that it forwards in
-    hazard-checked queue mode too (see the module docstring)."""
+           itemsize: int, broadcast: bool = False) -> None:
+    """Record the plan ``(d, s, free strides, partition bytes, broadcast)`` of the
+    :func:`forwardable` DMA ``op`` in ``dec.memo[QUEUED]`` when its tile is read only
+    directly, so that it forwards in hazard-checked queue mode too (see the module
+    docstring); ``broadcast``: a source with partition stride 0 forwards too
+    (:func:`broadcast_readers`)."""
     if _direct_only(op.dst, op):
         free, row = _layout(shape, itemsize)
-        dec.memo.setdefault(QUEUED, {})[op] = (d, s, free, row)
+        dec.memo.setdefault(QUEUED, {})[op] = (d, s, free, row, broadcast)
 
 
 def _layout(shape: tuple[int, ...], itemsize: int) -> tuple[tuple[int, ...], int]:
@@ -150,17 +179,19 @@ def _layout(shape: tuple[int, ...], itemsize: int) -> tuple[tuple[int, ...], int
     return tuple(reversed(free)), n
 
 
-def forwarding(copy: Closure, d: int, s: int, shape: tuple[int, ...], itemsize: int) -> Closure:
+def forwarding(copy: Closure, d: int, s: int, shape: tuple[int, ...], itemsize: int,
+               broadcast: bool = False) -> Closure:
     """The closure of a :func:`forwardable` DMA: in program order, bind ``env[d]`` to the
     source ``env[s]`` when its layout is the tile's (free strides row-major, partition stride
-    at least a partition's bytes); otherwise (and in queue mode) run ``copy``."""
+    at least a partition's bytes, or 0 with ``broadcast``: :func:`broadcast_readers`);
+    otherwise (and in queue mode) run ``copy``."""
     free_strides, row = _layout(shape, itemsize)
 
     def run(env):
         v = env[s]
         if env[STATE].queues is None:
             st = v.strides
-            if st[1:] == free_strides and st[0] >= row:
+            if st[1:] == free_strides and (st[0] >= row or (broadcast and st[0] == 0)):
                 env[d] = v
                 return
         copy(env)

@@ -41,7 +41,7 @@ whose message names the other one (the earlier access, the evicting or placing
 from __future__ import annotations
 
 import weakref
-from operator import le
+from operator import le, mul
 
 import numpy as np
 from xdsl.ir import Operation
@@ -49,8 +49,9 @@ from xdsl.ir import Operation
 from ..diagnostics import error_at
 from ..dialects.instruction import ELEMENTWISE_OPS
 from ..errors import NKIHazardError
-from .footprint import Footprint, address, bytes_overlap, footprint, root_of, view_geometry
-from .hazard_history import History
+from .footprint import (Footprint, address, bytes_overlap, footprint, root_of, view_geometry,
+                        view_geometry_at)
+from .hazard_roots import Buffer as _Buffer, Root as _Root
 from .hazard_tiles import TILE, tile_race, tile_record, to_history
 from .hazard_races import EVERY, HISTORY_MAX, describe, prune, race, remember
 from .hazard_marks import Marks
@@ -105,41 +106,6 @@ def _transferred(accs: tuple, env: list) -> tuple:
     return tuple(a for a in accs if a[1] not in ("dst", "src"))
 
 
-class _Buffer:
-    """One execution of an on-chip ``nisa.alloc``: its bytes and who evicted it."""
-
-    __slots__ = ("op", "fp", "evicted_by")
-
-    def __init__(self, op, fp):
-        self.op, self.fp, self.evicted_by = op, fp, None
-
-
-class _Root:
-    """The hazard state of one root array (:mod:`.footprint`): its written marks and PSUM
-    writers (on-chip roots; in use from the root's first ``nisa.alloc`` of the run), its
-    access history and its placed buffers not yet evicted.  The roots of the state's SBUF /
-    PSUM / blocks keep theirs with the state across runs (the marks stay, the rest starts
-    over at the root's first use in a run: :meth:`Checker._enter`)."""
-
-    __slots__ = ("root", "base", "owned", "stamp", "marks", "w", "pw", "hist", "live", "key",
-                 "fw", "fr")
-
-    def __init__(self, root: np.ndarray, owned: bool, base: int | None = None):
-        self.root, self.owned = root, owned
-        self.base = address(root) if base is None else base
-        self.stamp = None
-        self.marks: tuple | None = None     # (written, PSUM writers or None), kept
-        self.w: Marks | None = None           # uint8 per byte: written since allocation
-        self.pw: Marks | None = None          # int32 per byte: last PSUM writer (+-(sid+1))
-        self.hist: History | None = None      # [(fp, is_write, inst, role)]
-        self.live: list[tuple] = []           # (Footprint.box, _Buffer)
-        # while ``hist`` is None: the whole-tile summary of the accesses (:mod:`.hazard_tiles`)
-        # of box ``key`` (None: no access yet)
-        self.key: tuple | None = None
-        self.fw: tuple | None = None
-        self.fr: list = []
-
-
 class Checker:
     """The hazard state of one queue-mode run (see the module docstring)."""
 
@@ -191,10 +157,17 @@ class Checker:
             if w is not None and w[0]() is root:
                 rs = _Root(root, False, w[1])
             else:
-                rs = _Root(root, False)
-                self._weak(self.weak_roots, root, rs.base)
+                rs = _Root(root, False)     # (its address when needed: :meth:`_base`)
         self._enter(rs)
         return rs
+
+    def _base(self, rs: _Root) -> int:
+        """The address of the root of ``rs`` (not the state's), remembered while it lives."""
+        b = rs._base
+        if b is None:
+            b = rs._base = address(rs.root)
+            self._weak(self.weak_roots, rs.root, b)
+        return b
 
     @staticmethod
     def _weak(weak: dict, a: np.ndarray, facts) -> None:
@@ -231,8 +204,14 @@ class Checker:
         if w is not None and w[0]() is a:
             geom = w[1]
         else:
-            geom = view_geometry(a, root, rs.base)
-            self._weak(self.weak_views, a, geom)
+            o = self.state.mem.origins.get(id(a))
+            if o is not None and o[0] is a and o[1] is root:
+                # a kept box subview of the root itself (a fresh output's tile view): its
+                # start index places it, no address needed (``Memory.origins``)
+                geom = view_geometry_at(a, root, sum(map(mul, o[2], root.strides)))
+            else:
+                geom = view_geometry(a, root, self._base(rs))
+                self._weak(self.weak_views, a, geom)
         hit = (a, rs, None if geom is None else Footprint(root, *geom))
         if len(self.fps) < FOOTPRINTS_MAX:
             self.fps[id(a)] = hit
@@ -483,10 +462,11 @@ class Checker:
         source that this run's checks know as the tile (its root state and footprint), and
         make ``inst`` copy nothing; unless the source's layout is not the tile's or the
         per-run footprints are full (then it copies)."""
-        d, s, free, row = plan
+        d, s, free, row, broadcast = plan
         v = env[s]
         st = v.strides
-        if st[1:] != free or st[0] < row or len(self.fps) >= FOOTPRINTS_MAX:
+        if st[1:] != free or (st[0] < row and not (broadcast and st[0] == 0)) or \
+                len(self.fps) >= FOOTPRINTS_MAX:
             return
         hit = self._view(env[d])
         if hit is None or hit[2] is None:

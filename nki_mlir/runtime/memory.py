@@ -139,6 +139,11 @@ class Memory:
         #: source is the same array (they keep the caller's arguments alive while this
         #: memory is pooled, :mod:`.program`)
         self.subviews: dict = {}
+        #: the same for the views of a source made afresh every run (an unplaced
+        #: ``nisa.alloc``: a kernel's output), which no later run can reuse: dropped at the
+        #: end of the run (:meth:`end_run`), so the caller's output is freed when the caller
+        #: drops it (and the next run's output may reuse its memory, still in cache)
+        self.run_views: dict = {}
         #: ``id(view) -> (view, source, start index)`` of the kept ``memref.subview`` results
         #: that are unit-step boxes of their source (:mod:`.views`), for
         #: :func:`.hbm_fill.covered` (an array's address costs more than the lookup)
@@ -189,6 +194,14 @@ class Memory:
                     del group[key]
         pending[id(fv)] = group[id(fv)] = (fv, on, r)
         self.known = None
+
+    def end_run(self) -> None:
+        """At the end of a run: forget :attr:`run_views` (and their :attr:`origins`)."""
+        if self.run_views:
+            origins = self.origins
+            for _, v, _ in self.run_views.values():
+                origins.pop(id(v), None)
+            self.run_views.clear()
 
     def settle(self) -> None:
         """Write the bytes of the pending flag writes (:meth:`set_flags`): before flag bytes
@@ -324,6 +337,7 @@ class Memory:
         self.block_bytes = 0
         self.views.clear()
         self.subviews.clear()
+        self.run_views.clear()
         self.origins.clear()
         self.known = None
         return True

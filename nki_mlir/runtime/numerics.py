@@ -474,3 +474,24 @@ def _rsqrt_into(t: np.ndarray, out: np.ndarray) -> np.ndarray:
 #: the float32 input converted exactly to float64, then rounded once to float32
 ACTIVATION_F64: dict[str, Callable] = {"tanh": np.tanh, "log": np.log, "sin": np.sin,
                                        "arctan": np.arctan, "rsqrt": _rsqrt_into}
+
+
+def _f64_to(f: np.ufunc) -> Callable:
+    def to(x: np.ndarray, out: np.ndarray, t: np.ndarray | None) -> None:
+        f(x, out=out, dtype=F64, casting="same_kind")
+    return to
+
+
+def _rsqrt_to(x: np.ndarray, out: np.ndarray, t: np.ndarray | None) -> None:
+    np.sqrt(x, out=t, dtype=F64)
+    np.divide(1.0, t, out=out, casting="same_kind")
+
+
+#: :data:`ACTIVATION_F64` as ``f(x, out, t)``: the same float64 steps on ``x`` (float32 or
+#: float64; converted exactly by the first ufunc) with the result rounded once into the
+#: float32 ``out`` by the last one (no separate conversions); ``t``: a float64 temporary of
+#: ``x``'s shape for the functions of several steps (:data:`F64_TEMP`), else unused
+ACTIVATION_F64_TO: dict[str, Callable] = {**{k: _f64_to(f) for k, f in ACTIVATION_F64.items()
+                                             if isinstance(f, np.ufunc)}, "rsqrt": _rsqrt_to}
+#: the functions of :data:`ACTIVATION_F64_TO` that need the float64 temporary
+F64_TEMP = frozenset({"rsqrt"})

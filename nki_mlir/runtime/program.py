@@ -337,6 +337,7 @@ class Program:
         finally:
             _leave_numerics(numerics)
             state.mem.settle()          # the pending PSUM flag writes (Memory.set_flags)
+            state.mem.end_run()         # the views of this run's fresh arrays
             state.launch = None
             state.queues = None
             _release_state(state)

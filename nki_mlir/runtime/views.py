@@ -95,8 +95,9 @@ def subview(dec: Decoder, op: memref.SubviewOp):
     dyn_slots = [dec.use(op, v, "offset") for v in op.offsets]
     box = all(keep) and all(st == 1 for st in strides)     # (Memory.origins)
     base = _base(op.source)
-    on_chip = isinstance(base, OpResult) and base.op.name == "nisa.alloc" and \
-        placement(base.op) is not None        # a placed tile: its arrays live with the memory
+    alloc = isinstance(base, OpResult) and base.op.name == "nisa.alloc"
+    on_chip = alloc and placement(base.op) is not None  # a placed tile: lives with the memory
+    per_run = alloc and not on_chip         # a fresh array every run (a kernel's output)
     res = dec.define(op.result, op)
     rb = dec.bufs[op.result]
     fsrc, fres = src.flags, rb.flags
@@ -128,7 +129,7 @@ def subview(dec: Decoder, op: memref.SubviewOp):
                 raise Fault(msg)
             return guard(op, fail)
         idx = tuple(index(d, off) for d, off in enumerate(offsets))
-        return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx, box, on_chip))
+        return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx, box, on_chip, per_run))
 
     plan = []  # per dim: (static offset or None, dyn slot)
     it = iter(dyn_slots)
@@ -147,11 +148,12 @@ def subview(dec: Decoder, op: memref.SubviewOp):
             idx.append(index(d, off))
         return tuple(idx)
 
-    return guard(op, _kept(ss, res, fsrc, fres, tuple(dyn_slots), indices, box, on_chip))
+    return guard(op, _kept(ss, res, fsrc, fres, tuple(dyn_slots), indices, box, on_chip,
+                           per_run))
 
 
 def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, indices,
-          box: bool = False, on_chip: bool = False):
+          box: bool = False, on_chip: bool = False, per_run: bool = False):
     """The closure of a subview: its views are kept with the run's memory
     (``Memory.subviews``) by the subview and its dynamic offsets, and reused while the
     source is the same array object (a placed tensor's views are kept across runs, and so
@@ -161,14 +163,22 @@ def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, ind
     in ``Memory.origins`` while it is kept.  ``on_chip``: the source is a placed SBUF /
     PSUM tensor, whose views the memory keeps across runs (one per copy of a rotating
     tile): the key then tells the source arrays apart, so each copy keeps its views (an
-    HBM source -- a fresh output per run -- keeps one set, not one per run)."""
+    HBM source -- a fresh output per run -- keeps one set, not one per run).  ``per_run``:
+    the source is made afresh every run (an unplaced ``nisa.alloc``): its views are kept in
+    ``Memory.run_views``, forgotten at the end of the run.
+
+    A miss (a new source array: every run for a fresh output) indexes the source with the
+    index tuple its offsets gave before, checked then: it depends on the offsets only (the
+    shapes are static), so it is worked out once per offsets (``plans``)."""
     token = next(_TOKENS)
     n = len(dyn)
     d0 = dyn[0] if n else None
+    plans: dict = {}     # offsets -> (index tuple, start index of a box or None)
 
     def run(env):
         src = env[ss]
-        kept = env[STATE].mem.subviews
+        mem = env[STATE].mem
+        kept = mem.run_views if per_run else mem.subviews
         if n == 1:
             key = (token, id(src), env[d0]) if on_chip else (token, env[d0])
         elif n == 0:
@@ -181,13 +191,20 @@ def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, ind
             if fres is not None:
                 env[fres] = hit[2]
             return
-        t = indices(env)          # (checks the offsets)
+        okey = key[-1] if n == 1 else key[2:] if n else None
+        p = plans.get(okey)
+        if p is None:
+            t = indices(env)          # (checks the offsets)
+            p = (t, tuple(x.start for x in t) if box else None)
+            if len(plans) >= VIEWS_MAX:
+                plans.clear()
+            plans[okey] = p
+        t = p[0]
         v = src[t]
         fv = env[fsrc][t] if fres is not None else None
         env[res] = v
         if fres is not None:
             env[fres] = fv
-        mem = env[STATE].mem
         if len(kept) >= VIEWS_MAX:
             kept.clear()
             mem.origins.clear()
@@ -195,7 +212,7 @@ def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, ind
             old = kept.get(key)
             if old is not None:
                 mem.origins.pop(id(old[1]), None)
-            mem.origins[id(v)] = (v, src, tuple(x.start for x in t))
+            mem.origins[id(v)] = (v, src, p[1])
         kept[key] = (src, v, fv)
     return run
 

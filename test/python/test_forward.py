@@ -69,8 +69,8 @@ def _decisions(kernel, *args):
         got.append(orig(dec, op))
         return got[-1]
 
-    def spy_fw(copy, d, s, shape, itemsize):
-        run = orig_fw(copy, d, s, shape, itemsize)
+    def spy_fw(copy, d, s, shape, itemsize, **kw):
+        run = orig_fw(copy, d, s, shape, itemsize, **kw)
 
         def counted(env):
             run(env)

@@ -113,9 +113,11 @@ def test_exp_in_place_is_float32_exp_and_float32_row_sum():
 
 @pytest.mark.parametrize("fn", sorted(nm.ACTIVATION_F64))
 @pytest.mark.parametrize("bias", [False, True])
-def test_float64_activations_in_place_are_the_plain_functions_bit_for_bit(fn, bias):
-    """The float64 in-place path of a float32 dst (range check or not) gives the bits of
-    ``nm.ACTIVATION[fn]`` on the float32 ``x * scale (+ bias)``."""
+@pytest.mark.parametrize("scaled", [True, False])
+def test_float64_activations_in_place_are_the_plain_functions_bit_for_bit(fn, bias, scaled):
+    """The float64 in-place path of a float32 dst (range check or not; the input read from
+    the source tile, or scaled into dst first) gives the bits of ``nm.ACTIVATION[fn]`` on
+    the float32 ``x * scale (+ bias)``."""
     P, F = 128, 64
     rng = np.random.default_rng(7)
     x = rng.uniform(0.1, 1.0, (P, F)).astype(np.float32)      # in every documented range
@@ -132,13 +134,15 @@ def test_float64_activations_in_place_are_the_plain_functions_bit_for_bit(fn, bi
         c = nl.ndarray((P, 1), dtype=x.dtype, buffer=nl.sbuf)
         nisa.dma_copy(dst=c, src=b)
         y = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
-        nisa.activation(dst=y, op=getattr(nl, fn), data=t, scale=s, bias=c if bias else None)
+        nisa.activation(dst=y, op=getattr(nl, fn), data=t, scale=s if scaled else 1.0,
+                        bias=c if bias else None)
         nisa.dma_copy(dst=out, src=y)
         return out
 
     (y,) = nki.compile(act, x, sc, b, use_cache=False).run((x, sc, b), {}, mode="program-order",
                                                         hazards=False)
-    z = x * sc + b if bias else x * sc
+    z = x * sc if scaled else x
+    z = z + b if bias else z
     np.testing.assert_array_equal(y.view(np.uint32), nm.ACTIVATION[fn](z).view(np.uint32))
 
 

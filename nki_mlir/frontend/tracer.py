@@ -98,8 +98,10 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
     if handler is None:
         raise NKIError(f"{name} is not supported by nki-mlir yet", loc, category="not implemented")
     keys = _keys_of(args) | _keys_of(tuple(kwargs.values()))
-    from .beta1.masks import owns_mask
-    masked = kwargs.get("mask") is not None and not owns_mask(handler)
+    masked = False
+    if kwargs.get("mask") is not None:
+        from .beta1.masks import owns_mask
+        masked = not owns_mask(handler)
     if masked:  # Beta 1 mask=: pending views are built per masked shape
         args, kwargs = tuple(_pending(a) for a in args), {k: _pending(v) for k, v in kwargs.items()}
     uargs = [unwrap(a) for a in args]
@@ -174,9 +176,10 @@ def _unroll_on_failure(ctx: TraceContext, name: str, keys: frozenset, exc: BaseE
 
 def _name_from_source(ctx: TraceContext, t: Any, loc: SourceLoc | None) -> None:
     """Name a fresh allocation after the variable its line binds (``x = nl.ndarray(...)``)."""
+    if loc is None or getattr(t, "name", "x"):
+        return
     from .isa_control import Register
-    if loc is None or getattr(t, "name", "x") or not (isinstance(t, Register) or
-                                                     (isinstance(t, Tensor) and t.is_base)):
+    if not (isinstance(t, Register) or (isinstance(t, Tensor) and t.is_base)):
         return
     from .naming import binding_name, name_tensor
     name = binding_name(loc)

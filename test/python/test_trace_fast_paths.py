@@ -180,3 +180,21 @@ def test_written_operands_are_the_write_accesses():
             assert list(written_operands(op)) == want, op.name
             checked += bool(want)
     assert checked >= 20
+
+
+def test_frame_loc_memo_keeps_files_apart():
+    """``frames.frame_loc`` remembers the location of a (code, instruction): two equal code
+    objects of two files (equal under ``==``: the file name is not compared) keep their own
+    file, and a remembered answer is the computed one."""
+    from nki_mlir.frontend import frames
+    src = "import sys\n\ndef f():\n    return sys._getframe()\n"
+    made = []
+    for name in ("/nonexistent/a_kernel.py", "/nonexistent/b_kernel.py"):
+        scope: dict = {}
+        exec(compile(src, name, "exec"), scope)
+        made.append(scope["f"])
+    assert made[0].__code__ == made[1].__code__ and made[0].__code__ is not made[1].__code__
+    first = [frames.frame_loc(f()) for f in made]
+    again = [frames.frame_loc(f()) for f in made]
+    assert [l.file for l in first] == ["/nonexistent/a_kernel.py", "/nonexistent/b_kernel.py"]
+    assert again == first and first[0].line == first[1].line == 4 and first[0].col == 5

@@ -44,11 +44,23 @@ def view_op(cls: type[Operation], source: SSAValue, dyn_offsets: Sequence[SSAVal
     properties in the same order (the three static lists, then the operand segment sizes) --
     made with ``Operation.create``, without the generic IRDL argument mapping they go
     through (a large unrolled kernel makes ~10^5 views)."""
-    return cls.create(operands=[source, *dyn_offsets], result_types=[rtype], properties={
-        "static_offsets": DenseArrayBase.from_list(i64, static_offsets),
-        "static_sizes": DenseArrayBase.from_list(i64, sizes),
-        "static_strides": DenseArrayBase.from_list(i64, strides),
-        "operandSegmentSizes": DenseArrayBase.from_list(i32, (1, len(dyn_offsets), 0, 0))})
+    key = (tuple(static_offsets), tuple(sizes), tuple(strides), len(dyn_offsets))
+    props = _VIEW_PROPS.get(key)
+    if props is None:
+        if len(_VIEW_PROPS) >= 1 << 16:
+            _VIEW_PROPS.clear()
+        props = _VIEW_PROPS[key] = {
+            "static_offsets": DenseArrayBase.from_list(i64, key[0]),
+            "static_sizes": DenseArrayBase.from_list(i64, key[1]),
+            "static_strides": DenseArrayBase.from_list(i64, key[2]),
+            "operandSegmentSizes": DenseArrayBase.from_list(i32, (1, key[3], 0, 0))}
+    # (Operation.__init__ copies the properties dict: the shared one is never the op's)
+    return cls.create(operands=[source, *dyn_offsets], result_types=[rtype], properties=props)
+
+
+#: (static offsets, sizes, strides, number of dynamic offsets) -> a view op's properties
+#: (immutable attributes; views of one kernel repeat a few layouts)
+_VIEW_PROPS: dict[tuple, dict] = {}
 
 
 class IRBuilder:

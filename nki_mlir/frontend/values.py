@@ -192,4 +192,6 @@ def simplify(x: "Index | int") -> "Index | int":
 
 
 def is_int(x: object) -> bool:
+    if type(x) is int:      # the usual case, first
+        return True
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)

@@ -27,6 +27,7 @@ from .builtins import HANDLERS
 from .context import _ACTIVE, Retrace, TraceContext, active, register_tracer  # noqa: F401
 from .context import require as _require
 from .frames import call_chain, frame_loc, truth_context, user_frame, user_loc
+from .indexing import index_tensor
 from .proxies import AST_OPS, LoopCondition, LoopIndex, NkiTensor
 from .values import Index, Tensor
 
@@ -201,7 +202,6 @@ def tensor_method(t: NkiTensor, name: str) -> Any:
 def subscript(t: NkiTensor, key: Any) -> NkiTensor:
     ctx = _require("tensor indexing")
     loc = ctx.b.loc = user_loc(2)
-    from .indexing import index_tensor
     keys = _keys_of((key,))
     ctx.check_visible(loc, t._t)
     try:

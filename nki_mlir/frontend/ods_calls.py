@@ -164,11 +164,16 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
 
 
 def binder(sig: inspect.Signature) -> Callable:
-    """``bind(*args_of_call, args, kwargs)``: what ``sig.bind(*args, **kwargs)`` followed by
-    ``apply_defaults()`` gives as ``arguments`` (a dict in parameter order), for a signature
-    of positional-or-keyword parameters only, or None when the call does not bind (the caller
-    binds it with ``sig`` then, which raises Python's ``TypeError``).  ``inspect``'s binder is
-    general and slow; this one runs per instruction call of a traced kernel."""
+    """The function ``bind(first, args, kwargs)`` giving what ``sig.bind(first, *args,
+    **kwargs)`` followed by ``apply_defaults()`` gives as ``arguments`` (a dict in parameter
+    order), or None when the call does not bind (the caller binds it with ``sig`` then, which
+    raises Python's ``TypeError``).  ``sig``: positional-or-keyword parameters only, at least
+    one.  ``inspect``'s binder is general and slow; this one runs per instruction call of a
+    traced kernel.
+
+    Raises:
+        TypeError: an internal error: ``sig`` has a parameter of another kind.
+    """
     kinds = {p.kind for p in sig.parameters.values()}
     if kinds - {inspect.Parameter.POSITIONAL_OR_KEYWORD}:
         raise TypeError("internal error: binder() takes positional-or-keyword parameters only")

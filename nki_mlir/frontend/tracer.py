@@ -91,7 +91,7 @@ def _check_open(i: LoopIndex) -> None:
 # ----------------------------------------------------------------- dispatch
 def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None = None) -> Any:
     """Run the handler of API ``name`` (``"nl.add"``, ``"tensor.reshape"``) on traced values."""
-    ctx = _require(f"{name}()")
+    ctx = _ACTIVE[-1] if _ACTIVE else _require(f"{name}()")   # (require's message only when none)
     frame = user_frame(2)
     loc = frame_loc(frame) if frame is not None else None
     ctx.b.loc = loc

@@ -206,3 +206,13 @@ def test_frame_loc_memo_keeps_files_apart():
     again = [frames.frame_loc(f()) for f in made]
     assert [l.file for l in first] == ["/nonexistent/a_kernel.py", "/nonexistent/b_kernel.py"]
     assert again == first and first[0].line == first[1].line == 4 and first[0].col == 5
+
+
+def test_as_index_of_a_constant():
+    """``values.as_index`` of an int (Python or NumPy) is the symbol-free Index of its value;
+    an Index is returned as is."""
+    from nki_mlir.frontend.values import Index, as_index
+    for c in (0, 1, -7, 1 << 40, np.int64(3), np.int32(-2)):
+        got = as_index(c)
+        assert type(got) is Index and got == Index((), int(c)) and type(got.const) is int
+        assert as_index(c) == got and as_index(got) is got

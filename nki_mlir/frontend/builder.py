@@ -16,7 +16,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IndexType, IntegerAttr, f32
+from xdsl.dialects.builtin import (DYNAMIC_INDEX, DenseArrayBase, FloatAttr, IndexType, IntegerAttr,
+                                    f32, i32, i64)
 from xdsl.dialects import memref as memref_d
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
@@ -32,6 +33,34 @@ F32_MAX = 3.4028234663852886e38   # the largest finite float32
 #: halfway between F32_MAX and 2**128.  Python floats below it (``3.4028235e38``, the usual
 #: decimal spelling of float32's maximum) round to a finite float32.
 F32_OVERFLOW = 2.0 ** 128 - 2.0 ** 103
+
+
+def view_op(cls: type[Operation], source: SSAValue, dyn_offsets: Sequence[SSAValue],
+            static_offsets: Sequence[int], sizes: Sequence[int], strides: Sequence[int],
+            rtype: Attribute) -> Operation:
+    """``cls(source, dyn_offsets, [], [], static_offsets, sizes, strides, rtype)`` for ``cls``
+    ``memref.SubviewOp`` or ``memref.ReinterpretCastOp`` (dynamic offsets only, static sizes
+    and strides): the op those constructors build -- the same operands, result type and
+    properties in the same order (the three static lists, then the operand segment sizes) --
+    made with ``Operation.create``, without the generic IRDL argument mapping they go
+    through (a large unrolled kernel makes ~10^5 views)."""
+    key = (tuple(static_offsets), tuple(sizes), tuple(strides), len(dyn_offsets))
+    props = _VIEW_PROPS.get(key)
+    if props is None:
+        if len(_VIEW_PROPS) >= 1 << 16:
+            _VIEW_PROPS.clear()
+        props = _VIEW_PROPS[key] = {
+            "static_offsets": DenseArrayBase.from_list(i64, key[0]),
+            "static_sizes": DenseArrayBase.from_list(i64, key[1]),
+            "static_strides": DenseArrayBase.from_list(i64, key[2]),
+            "operandSegmentSizes": DenseArrayBase.from_list(i32, (1, key[3], 0, 0))}
+    # (Operation.__init__ copies the properties dict: the shared one is never the op's)
+    return cls.create(operands=[source, *dyn_offsets], result_types=[rtype], properties=props)
+
+
+#: (static offsets, sizes, strides, number of dynamic offsets) -> a view op's properties
+#: (immutable attributes; views of one kernel repeat a few layouts)
+_VIEW_PROPS: dict[tuple, dict] = {}
 
 
 class IRBuilder:
@@ -178,7 +207,7 @@ class IRBuilder:
         new_shape = tuple(sizes[d] for d in range(t.ndim) if keep[d])
         new_strides = tuple(strides[d] for d in range(t.ndim) if keep[d])
         rtype = memref(new_shape, t.dtype, t.buffer, strides=new_strides, offset=offset)
-        op = memref_d.SubviewOp(t.value, dyn, [], [], static_offsets, list(sizes), list(steps), rtype)
+        op = view_op(memref_d.SubviewOp, t.value, dyn, static_offsets, sizes, steps, rtype)
         self.emit(op, verify=False)   # lists and type from the same numbers (module docstring)
         return Tensor(op.results[0], new_shape, t.dtype, t.buffer, new_strides, offset, self.block,
                       t.name, is_base=False, storage=t.storage_shape,
@@ -193,9 +222,8 @@ class IRBuilder:
         dyn = [self.materialize(offset)] if isinstance(offset, Index) else []
         static = None if dyn else int(offset)
         rtype = memref(tuple(shape), t.dtype, t.buffer, strides=tuple(strides), offset=static)
-        op = memref_d.ReinterpretCastOp(t.value, dyn, [], [],
-                                        [DYNAMIC_INDEX if dyn else static], list(shape),
-                                        list(strides), rtype)
+        op = view_op(memref_d.ReinterpretCastOp, t.value, dyn, [DYNAMIC_INDEX if dyn else static],
+                     shape, strides, rtype)
         self.emit(op, verify=False)   # lists and type from the same numbers (module docstring)
         return Tensor(op.results[0], tuple(shape), t.dtype, t.buffer, tuple(strides), static,
                       self.block, t.name, is_base=False, storage=t.storage_shape,

@@ -124,7 +124,7 @@ class TraceContext:
             raise NKITypeError(f"{poison.message}{made} is used here", self.loc(node),
                                code=poison.code)
         target = getattr(t, "block", None)
-        if target is None:
+        if target is None or target is self.b.block:   # (made in the current block: visible)
             return
         enclosing = set()
         cur = self.b.block

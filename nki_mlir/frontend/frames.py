@@ -20,6 +20,11 @@ from ..errors import SourceLoc
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _POSITIONS: dict[CodeType, list] = {}
 _USER_FILE: dict[str, bool] = {}
+#: (id(code), instruction offset) -> (code, the SourceLoc :func:`frame_loc` gives there),
+#: when it does not depend on the frame's ``f_lineno`` (SourceLoc is immutable; the entry
+#: keeps its code alive, and a hit must be that very code object: equal code objects of two
+#: files compare equal, so the code itself is no key)
+_LOCS: dict[tuple[int, int], tuple[CodeType, SourceLoc]] = {}
 
 
 def is_user_file(filename: str) -> bool:
@@ -37,6 +42,10 @@ def is_user_file(filename: str) -> bool:
 def frame_loc(frame: FrameType) -> SourceLoc:
     """``file:line:col`` (1-based column) of the instruction ``frame`` is executing."""
     code = frame.f_code
+    key = (id(code), frame.f_lasti)
+    hit = _LOCS.get(key)
+    if hit is not None and hit[0] is code:
+        return hit[1]
     table = _POSITIONS.get(code)
     if table is None:
         table = _POSITIONS[code] = list(code.co_positions())
@@ -56,6 +65,10 @@ def frame_loc(frame: FrameType) -> SourceLoc:
             line = pline
         if pcol is not None:
             col = pcol
+        if pline is not None and pcol is not None:  # a function of (code, instruction) only
+            loc = SourceLoc(code.co_filename, line, col + 1)
+            _LOCS[key] = (code, loc)
+            return loc
     return SourceLoc(code.co_filename, line, col + 1)
 
 

@@ -137,6 +137,8 @@ def _slice(cg, node, k: slice, dim: int, d: int) -> tuple[Index | int, int, int]
 
 
 def _is_runtime_index(k: Any) -> bool:
+    if type(k) in _STATIC_KEYS:     # the usual keys, without the import below
+        return False
     if isinstance(k, Tensor):
         return True
     try:
@@ -144,6 +146,10 @@ def _is_runtime_index(k: Any) -> bool:
     except ImportError:  # pragma: no cover
         return False
     return isinstance(k, Register)
+
+
+#: key types that are never a runtime index (exact types: a subclass goes the long way)
+_STATIC_KEYS = frozenset({slice, int, DynSlice, Index, type(Ellipsis)})
 
 
 def _runtime_index(cg, node: ast.AST, t: Tensor, keys: list, dyn: list[int]) -> Tensor:

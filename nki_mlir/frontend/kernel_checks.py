@@ -47,7 +47,7 @@ from xdsl.irdl import IRDLOperation
 from .. import dtypes
 from ..diagnostics import loc_of
 from ..errors import NKIError, NKIKernelWarning, NKITypeError, SourceLoc
-from ..dialects.effects import accesses, base_buffer
+from ..dialects.effects import base_buffer, written
 from .annotations import ScalarAnnotation, TensorAnnotation, annotation_of
 
 #: op names that create a tensor without contents (every other creating op initialises it)
@@ -114,9 +114,11 @@ def check_arguments(b, src, fn: Any, specs) -> dict[str, Any]:
 
 
 def written_operands(op: Operation) -> Iterator[SSAValue]:
-    """The memref operands ``op`` writes (its operands in ``WRITE_ROLES``)."""
+    """The memref operands ``op`` writes (its operands in ``WRITE_ROLES``): the values of
+    the write accesses of :func:`~nki_mlir.dialects.effects.accesses`, read through the
+    write roles only (:func:`~nki_mlir.dialects.effects.written`)."""
     if isinstance(op, IRDLOperation):
-        yield from (a.value for a in accesses(op) if a.is_write)
+        yield from written(op)
 
 
 def _const_int(v: SSAValue) -> int | None:

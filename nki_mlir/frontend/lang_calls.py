@@ -16,12 +16,12 @@ from ..dialects import nki
 from ..dialects.common import contiguous_strides, memref
 from ..errors import NKITypeError
 from . import args as A
+from .buffers import MemoryRegion
 from .builtins import handles
 from .values import DynSlice, Index, LoopRange, Tensor, is_int
 
 
 def _buffer(cg, api: str, buffer: Any, default: str = "sbuf") -> str:
-    from .buffers import MemoryRegion
     if buffer is None:
         return default
     if isinstance(buffer, MemoryRegion):

@@ -43,7 +43,7 @@ from ..errors import NKIError, NKISyntaxError, NKITypeError, SourceLoc
 from .device_loops import DynamicRange, dynamic_for
 from .isa_control import Register
 from .proxies import LoopIndex, NkiTensor
-from .context import Retrace, active
+from .context import _ACTIVE, Retrace, active
 from .values import Index, LoopRange
 
 _MISSING = object()
@@ -77,9 +77,18 @@ def nki_loop(iterable: Any, key: str, can_roll: bool, carried: tuple[str, ...],
         targets: the names bound by the ``for`` target.
         frame: the frame running the ``for`` (default: the caller's).
     """
-    ctx = active()
+    ctx = _ACTIVE[-1] if _ACTIVE else None     # active(), inlined: ~10^6 calls a trace
     if ctx is None:
         return iterable
+    if type(iterable) is range:     # the common case first (a plain ``range``): same checks
+        if not (-_BOUND < iterable.start < _BOUND and -_BOUND < iterable.stop < _BOUND
+                and -_BOUND < iterable.step < _BOUND):
+            raise _too_large(iterable, key)
+        why = ctx.unroll.get(key)   # _why_unrolled's first answer, without the call
+        if why is not None:
+            ctx.decide(key, "unrolled", why)
+            return iter(iterable)
+        return _traced(ctx, iterable, "sequential", key, can_roll, carried, targets, frame, iterable)
     if isinstance(iterable, DynamicRange):
         return _dynamic(ctx, iterable, key, can_roll, targets)
     if isinstance(iterable, StaticRange):
@@ -87,18 +96,31 @@ def nki_loop(iterable: Any, key: str, can_roll: bool, carried: tuple[str, ...],
         return iter(iterable)
     if isinstance(iterable, LoopRange):
         kind, rng = iterable.kind, range(iterable.start, iterable.stop, iterable.step)
-    elif type(iterable) is range:
-        kind, rng = "sequential", iterable
     else:
         return iterable
-    if any(abs(v) >= 1 << 62 for v in (rng.start, rng.stop, rng.step)):
-        raise NKITypeError(f"loop bounds {rng.start}, {rng.stop}, {rng.step} are too large: a loop "
-                           f"index is a 64-bit integer (|bound| < 2**62)", key_loc(key))
+    if any(abs(v) >= _BOUND for v in (rng.start, rng.stop, rng.step)):
+        raise _too_large(rng, key)
+    return _traced(ctx, rng, kind, key, can_roll, carried, targets, frame, iterable)
+
+
+#: a loop bound's magnitude must stay below this (a loop index is a 64-bit integer)
+_BOUND = 1 << 62
+
+
+def _too_large(rng: range, key: str) -> NKITypeError:
+    return NKITypeError(f"loop bounds {rng.start}, {rng.stop}, {rng.step} are too large: a loop "
+                        f"index is a 64-bit integer (|bound| < 2**62)", key_loc(key))
+
+
+def _traced(ctx, rng: range, kind: str, key: str, can_roll: bool, carried, targets, frame,
+            iterable) -> Any:
+    """The rest of :func:`nki_loop` for a range with valid bounds: unrolled (plain Python
+    iteration) or a :class:`RolledLoop`; ``frame`` None: :func:`nki_loop`'s caller."""
     why = _why_unrolled(ctx, key, can_roll, targets, len(rng))
     if why is not None:
         ctx.decide(key, "unrolled", why)
         return iter(rng)
-    return RolledLoop(ctx, rng, kind, key, carried, targets, frame or sys._getframe(1),
+    return RolledLoop(ctx, rng, kind, key, carried, targets, frame or sys._getframe(2),
                       (iterable, key, can_roll, carried, targets))
 
 

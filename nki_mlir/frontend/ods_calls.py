@@ -119,10 +119,14 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
     call_sig = sig.replace(parameters=[cg_param, *sig.parameters.values()])
     implied = [p for p in rec.params if isinstance(p, EnumProp) and p.implied is not None]
 
+    bind = binder(call_sig)
+
     def handler(cg, *args, **kwargs):
-        bound = call_sig.bind(cg, *args, **kwargs)   # TypeError: the tracer reports the call
-        bound.apply_defaults()
-        a = bound.arguments
+        a = bind(cg, args, kwargs)
+        if a is None:   # a call that does not bind: the TypeError the tracer reports
+            bound = call_sig.bind(cg, *args, **kwargs)
+            bound.apply_defaults()
+            a = bound.arguments
         if rec.call is not None and rec.call(cg, api, a) is EMITTED:
             return None
         operands, props = {}, {}
@@ -159,6 +163,45 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
     return handler
 
 
+def binder(sig: inspect.Signature) -> Callable:
+    """The function ``bind(first, args, kwargs)`` giving what ``sig.bind(first, *args,
+    **kwargs)`` followed by ``apply_defaults()`` gives as ``arguments`` (a dict in parameter
+    order), or None when the call does not bind (the caller binds it with ``sig`` then, which
+    raises Python's ``TypeError``).  ``sig``: positional-or-keyword parameters only, at least
+    one.  ``inspect``'s binder is general and slow; this one runs per instruction call of a
+    traced kernel.
+
+    Raises:
+        TypeError: an internal error: ``sig`` has a parameter of another kind.
+    """
+    kinds = {p.kind for p in sig.parameters.values()}
+    if kinds - {inspect.Parameter.POSITIONAL_OR_KEYWORD}:
+        raise TypeError("internal error: binder() takes positional-or-keyword parameters only")
+    params = tuple((p.name, p.default) for p in sig.parameters.values())
+    empty = inspect.Parameter.empty
+    n = len(params)
+
+    def bind(first, args: tuple, kwargs: dict) -> dict | None:
+        m = len(args) + 1
+        if m > n:
+            return None
+        out = {params[0][0]: first}
+        for i in range(1, m):
+            out[params[i][0]] = args[i - 1]
+        used = 0
+        for i in range(m, n):
+            name, default = params[i]
+            if name in kwargs:
+                out[name] = kwargs[name]
+                used += 1
+            elif default is empty:
+                return None
+            else:
+                out[name] = default
+        return out if used == len(kwargs) else None
+    return bind
+
+
 def define_call(rec: InstructionDef, nki_op: type) -> Callable:
     """Register the handlers of ``nisa.<name>`` and ``nisa1.<name>``; return the first.
 
@@ -172,4 +215,4 @@ def define_call(rec: InstructionDef, nki_op: type) -> Callable:
     return handler
 
 
-__all__ = ["define_call", "make_handler"]
+__all__ = ["binder", "define_call", "make_handler"]

@@ -28,8 +28,25 @@ import numpy as np
 
 
 def _tracer():
-    from .context import tracer
-    return tracer()
+    global _TRACER_OF
+    if _TRACER_OF is None:      # imported once, on first use (context imports this module)
+        from .context import tracer
+        _TRACER_OF = tracer
+    return _TRACER_OF()
+
+
+_TRACER_OF = None
+
+
+def _buffer_by_name(name: str):
+    global _BUFFER_BY_NAME
+    if _BUFFER_BY_NAME is None:  # imported once, on first use
+        from .buffers import buffer_by_name
+        _BUFFER_BY_NAME = buffer_by_name
+    return _BUFFER_BY_NAME(name)
+
+
+_BUFFER_BY_NAME = None
 
 
 #: Python operator name -> the ``ast`` operator class the frontend's operator helpers take
@@ -106,8 +123,7 @@ class NkiTensor:
 
     @property
     def buffer(self):
-        from .buffers import buffer_by_name
-        return buffer_by_name(self._t.buffer)
+        return _buffer_by_name(self._t.buffer)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):

@@ -27,6 +27,7 @@ from .builtins import HANDLERS
 from .context import _ACTIVE, Retrace, TraceContext, active, register_tracer  # noqa: F401
 from .context import require as _require
 from .frames import call_chain, frame_loc, truth_context, user_frame, user_loc
+from .indexing import index_tensor
 from .proxies import AST_OPS, LoopCondition, LoopIndex, NkiTensor
 from .values import Index, Tensor
 
@@ -90,7 +91,7 @@ def _check_open(i: LoopIndex) -> None:
 # ----------------------------------------------------------------- dispatch
 def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None = None) -> Any:
     """Run the handler of API ``name`` (``"nl.add"``, ``"tensor.reshape"``) on traced values."""
-    ctx = _require(f"{name}()")
+    ctx = _ACTIVE[-1] if _ACTIVE else _require(f"{name}()")   # (require's message only when none)
     frame = user_frame(2)
     loc = frame_loc(frame) if frame is not None else None
     ctx.b.loc = loc
@@ -98,8 +99,10 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
     if handler is None:
         raise NKIError(f"{name} is not supported by nki-mlir yet", loc, category="not implemented")
     keys = _keys_of(args) | _keys_of(tuple(kwargs.values()))
-    from .beta1.masks import owns_mask
-    masked = kwargs.get("mask") is not None and not owns_mask(handler)
+    masked = False
+    if kwargs.get("mask") is not None:
+        from .beta1.masks import owns_mask
+        masked = not owns_mask(handler)
     if masked:  # Beta 1 mask=: pending views are built per masked shape
         args, kwargs = tuple(_pending(a) for a in args), {k: _pending(v) for k, v in kwargs.items()}
     uargs = [unwrap(a) for a in args]
@@ -174,9 +177,10 @@ def _unroll_on_failure(ctx: TraceContext, name: str, keys: frozenset, exc: BaseE
 
 def _name_from_source(ctx: TraceContext, t: Any, loc: SourceLoc | None) -> None:
     """Name a fresh allocation after the variable its line binds (``x = nl.ndarray(...)``)."""
+    if loc is None or getattr(t, "name", "x"):
+        return
     from .isa_control import Register
-    if loc is None or getattr(t, "name", "x") or not (isinstance(t, Register) or
-                                                     (isinstance(t, Tensor) and t.is_base)):
+    if not (isinstance(t, Register) or (isinstance(t, Tensor) and t.is_base)):
         return
     from .naming import binding_name, name_tensor
     name = binding_name(loc)
@@ -198,7 +202,6 @@ def tensor_method(t: NkiTensor, name: str) -> Any:
 def subscript(t: NkiTensor, key: Any) -> NkiTensor:
     ctx = _require("tensor indexing")
     loc = ctx.b.loc = user_loc(2)
-    from .indexing import index_tensor
     keys = _keys_of((key,))
     ctx.check_visible(loc, t._t)
     try:

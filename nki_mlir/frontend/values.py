@@ -181,7 +181,19 @@ class Index:
 
 
 def as_index(x: "Index | int") -> Index:
-    return x if isinstance(x, Index) else Index((), int(x))
+    if isinstance(x, Index):
+        return x
+    c = int(x)
+    hit = _CONST_INDEX.get(c)
+    if hit is None:     # (an Index is immutable: one shared object per constant)
+        if len(_CONST_INDEX) >= 1 << 16:
+            _CONST_INDEX.clear()
+        hit = _CONST_INDEX[c] = Index((), c)
+    return hit
+
+
+#: constant -> its symbol-free Index (the usual argument of the affine algebra)
+_CONST_INDEX: dict[int, "Index"] = {}
 
 
 def simplify(x: "Index | int") -> "Index | int":
@@ -192,4 +204,6 @@ def simplify(x: "Index | int") -> "Index | int":
 
 
 def is_int(x: object) -> bool:
+    if type(x) is int:      # the usual case, first
+        return True
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)

@@ -99,7 +99,11 @@ def _nested_pairs(g: Graph, entry, nested: set[Node], regions: RegionCache, add,
     access covered by a whole write in between reaches later ones through that write:
     the edges keep the closure of the all-pairs graph, whose pair count grew with the
     square of the unrolled iterations (a kernel unrolled over its batches: every batch's
-    tiles against every other batch's tiles sharing their placement)."""
+    tiles against every other batch's tiles sharing their placement).
+    The scoreboard's entries are sorted by whether their op holds a nested instruction
+    (``tags_are_classes``: the same answers, retiring and bounds as without), so an
+    entry-block instruction lists only those -- it listed every live entry of the entry
+    block, to skip them, on an unrolled kernel most of the time."""
     top = _top_ops(g, entry)
     groups: dict[Operation, list[Node]] = defaultdict(list)
     for n in g.nodes:

@@ -38,7 +38,11 @@ of a new node, the entries it conflicts with -- exactly the pairs the pairwise t
 
 Entries may carry a *tag* (``nisa-schedule``'s straight-line waits tag each with its
 engine queue): a whole access retires only the entries of its own tag, so one index holds
-what one index per tag would, and a query answers for every tag at once.
+what one index per tag would, and a query answers for every tag at once.  With
+``tags_are_classes`` tags only sort the entries for listing: retiring and the "not older
+than W" bound ignore them (the index answers as one without tags), and a query may ask
+for the entries of some tags only (:meth:`ConflictIndex.conflicts` ``only``) without
+walking the others' (but the same-base writes it meets, for that bound).
 
 Costs: add O(accesses * log n) amortised; a query O(log n + candidates).
 """
@@ -203,12 +207,16 @@ class ConflictIndex:
             same iteration of them.
         regions: the placed-region cache of the function.
         reads_retire_reads: whole reads also retire covered reads (latest-entry queries).
+        tags_are_classes: tags only select what a query lists (module docstring).
     """
 
-    def __init__(self, common: list[Operation], regions: RegionCache, reads_retire_reads: bool = False):
+    def __init__(self, common: list[Operation], regions: RegionCache, reads_retire_reads: bool = False,
+                 tags_are_classes: bool = False):
         self.common = common
         self.regions = regions
         self.reads_retire_reads = reads_retire_reads
+        self.classes = tags_are_classes
+        assert not (tags_are_classes and reads_retire_reads), "internal: unsupported mix"
         # (base, is_write) -> tag -> the live entries of that tag
         self.live: dict[tuple[SSAValue, bool], dict[Hashable, IntervalIndex]] = defaultdict(dict)
         self.count: dict[SSAValue, int] = defaultdict(int)
@@ -227,13 +235,15 @@ class ConflictIndex:
     def _placed_near(self, region: Region) -> Iterator[SSAValue]:
         return self.placed[region.space].query(region.offset, region.offset + region.size - 1)
 
-    def conflicts(self, accs: list[Acc]) -> list[Entry]:
+    def conflicts(self, accs: list[Acc], only: frozenset | None = None) -> list[Entry]:
         """Live (or, for an access that may escape its buffer, any earlier) entries that
         conflict with one of ``accs``, but of another base's entries only those the module
         docstring says (the newest of each kind and tag with ``reads_retire_reads``, else
         those not older than a surely-run write the access meets); an entry may be listed
-        more than once."""
+        more than once.  ``only`` (with ``tags_are_classes``): list the entries of these
+        tags only (the same as filtering the full answer)."""
         out: list[Entry] = []
+        classes = self.classes
         live = self.live          # read with .get: a query adds no empty index
         region_of = self.regions.region
         latest = self.reads_retire_reads
@@ -248,12 +258,16 @@ class ConflictIndex:
                 by_tag = live.get((base, kind))
                 if by_tag:
                     for tag, idx in by_tag.items():
-                        if idx:
+                        wanted = only is None or tag in only
+                        if idx and (wanted or kind):
+                            key = None if classes else tag
                             for e in idx.query(lo, hi):
-                                if boxes_may_overlap(e.acc.box, box, ra, rb):
-                                    out.append(e)
-                                    if kind and e.sure and e.node > since.get(tag, -1):
-                                        since[tag] = e.node
+                                if (wanted or (e.sure and e.node > since.get(key, -1))) \
+                                        and boxes_may_overlap(e.acc.box, box, ra, rb):
+                                    if wanted:
+                                        out.append(e)
+                                    if kind and e.sure and e.node > since.get(key, -1):
+                                        since[key] = e.node
             region = region_of(base)
             if region is not None:
                 placed = self.placed.get(region.space)
@@ -264,16 +278,20 @@ class ConflictIndex:
                                 by_tag = live.get((c, kind))
                                 if by_tag:
                                     for tag, idx in by_tag.items():
+                                        key = None if classes else tag
+                                        if only is not None and tag not in only:
+                                            continue
                                         if latest:
                                             e = idx.last()
                                             if e is not None:
                                                 out.append(e)
-                                        elif tag in since:
-                                            out.extend(idx.newer(since[tag]))
+                                        elif key in since:
+                                            out.extend(idx.newer(since[key]))
                                         else:
                                             out.extend(idx.items())
             if geo.escapes:
-                out.extend(self._all_conflicts(y, region))
+                out.extend(e for e in self._all_conflicts(y, region)
+                           if only is None or e.tag in only)
         return out
 
     def _all_conflicts(self, y: Acc, region: Region | None) -> Iterator[Entry]:
@@ -362,13 +380,19 @@ class ConflictIndex:
         reads): a later access conflicting with one of them conflicts with ``w``."""
         kinds = (True, False) if w.is_write else (False,)
         for kind in kinds:
-            idx = self.live.get((w.base, kind), _NO_LIVE).get(tag)
-            if not idx:
-                continue
-            for e in idx.query(*geo.span):
-                if e.node < node and _geometry(e.acc).inside and box_contains(w.box, e.acc.box):
-                    self._retire(e)
+            for idx in self._live_indexes(w.base, kind, tag):
+                for e in idx.query(*geo.span):
+                    if e.node < node and _geometry(e.acc).inside and box_contains(w.box, e.acc.box):
+                        self._retire(e)
+
+    def _live_indexes(self, base: SSAValue, kind: bool, tag: Hashable) -> list[IntervalIndex]:
+        """The live indexes a write of ``tag`` retires from: its tag's, or every tag's
+        with ``tags_are_classes``."""
+        by_tag = self.live.get((base, kind), _NO_LIVE)
+        if self.classes:
+            return [idx for idx in by_tag.values() if idx]
+        idx = by_tag.get(tag)
+        return [idx] if idx else []
 
     def _live_items(self, base: SSAValue, kind: bool, tag: Hashable) -> list[Entry]:
-        idx = self.live.get((base, kind), _NO_LIVE).get(tag)
-        return idx.items() if idx is not None else []
+        return [e for idx in self._live_indexes(base, kind, tag) for e in idx.items()]

@@ -99,7 +99,11 @@ def _nested_pairs(g: Graph, entry, nested: set[Node], regions: RegionCache, add,
     access covered by a whole write in between reaches later ones through that write:
     the edges keep the closure of the all-pairs graph, whose pair count grew with the
     square of the unrolled iterations (a kernel unrolled over its batches: every batch's
-    tiles against every other batch's tiles sharing their placement)."""
+    tiles against every other batch's tiles sharing their placement).
+    The scoreboard's entries are sorted by whether their op holds a nested instruction
+    (``tags_are_classes``: the same answers, retiring and bounds as without), so an
+    entry-block instruction lists only those -- it listed every live entry of the entry
+    block, to skip them, on an unrolled kernel most of the time."""
     top = _top_ops(g, entry)
     groups: dict[Operation, list[Node]] = defaultdict(list)
     for n in g.nodes:
@@ -107,13 +111,16 @@ def _nested_pairs(g: Graph, entry, nested: set[Node], regions: RegionCache, add,
     for members in groups.values():
         if any(n in nested for n in members):
             _all_nested_pairs(nested, *_by_base(members, nested), regions, add, trips)
-    index = ConflictIndex([], regions)
+    # entries tagged by whether their op holds a nested instruction: an entry-block
+    # instruction only lists those (its pairs with entry-block ones are _entry_pairs')
+    index = ConflictIndex([], regions, tags_are_classes=True)
     owner: dict[int, Node] = {}
+    with_nested = frozenset((True,))
     for t, (op, members) in enumerate(groups.items()):
         accs = [(n, a) for n in members for a in n.accs]
         tested: set[tuple[int, int]] = set()
         for y, ay in accs:
-            for e in index.conflicts([ay]):
+            for e in index.conflicts([ay], None if y in nested else with_nested):
                 x = owner[id(e.acc)]
                 if x not in nested and y not in nested:
                     continue            # both in the entry block: _entry_pairs
@@ -126,7 +133,7 @@ def _nested_pairs(g: Graph, entry, nested: set[Node], regions: RegionCache, add,
             owner[id(a)] = n
         sure = [n for n in members if n not in nested or _runs_surely(n, op, trips)]
         retiring = frozenset(id(a) for n in sure for a in n.accs)
-        index.add(t, [a for _, a in accs], None, retiring)
+        index.add(t, [a for _, a in accs], any(n in nested for n in members), retiring)
 
 
 def _by_base(nodes, nested: set[Node]) -> tuple[dict, dict, dict]:

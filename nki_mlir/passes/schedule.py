@@ -176,11 +176,20 @@ def _directly_in(n: Node, loop: Operation) -> bool:
     return n.op.parent_block() is loop.body.block if loop.name == "scf.for" else False
 
 
-def _dominates(x: Node, c: Node) -> bool:
+def _dominates(x: Node, c: Node, memo: dict | None = None) -> bool:
     """``x`` comes before ``c`` and runs at least once in the current execution of a block
-    enclosing ``c`` (directly, or inside static ``scf.for`` loops of at least one trip)."""
+    enclosing ``c`` (directly, or inside static ``scf.for`` loops of at least one trip).
+    ``memo``: a dict kept across calls -- past the order test the answer depends only on
+    the blocks holding ``x`` and ``c`` (the blocks and loops around them), so it is kept
+    per pair of blocks (IR unchanged meanwhile)."""
     if x.index >= c.index:
         return False
+    if memo is not None:
+        key = (x.op.parent_block(), c.op.parent_block())
+        out = memo.get(key)
+        if out is None:
+            out = memo[key] = _dominates(x, c)
+        return out
     op = x.op
     while not _block_ancestor(op, c.op):
         op = op.parent_op()
@@ -214,14 +223,44 @@ def _encode(edge: Edge) -> tuple:
     return ("carried", p, edge.level, edge.distance)
 
 
+def _same_queue_kept(ps: list[Node], c: Node, dom) -> list[Node]:
+    """The ``ps`` (waits of ``c`` on one queue) that no other of ``ps`` implies
+    (:func:`_implies`), in ``ps`` order -- in linear time: ``y`` is implied iff a
+    dominating ``x`` (``dom(x)``: :func:`_dominates`) comes after it, or ``y`` comes after
+    ``c`` and a dominating ``x`` lies in their innermost common loop, or some ``x`` after
+    ``y`` (after ``c``) lies directly in its innermost common loop ``m`` with ``c`` and
+    ``m`` encloses ``y`` -- the three cases of :func:`_implies`."""
+    ci, last_dom, dom_loops = c.index, -1, set()
+    last_in: dict[Operation, int] = {}      # loop m -> latest x after c directly in m
+    for x in ps:
+        if dom(x):
+            last_dom = max(last_dom, x.index)
+            dom_loops.update(x.loops)
+        elif x.index > ci:
+            m = _innermost_common(x, c)
+            if m is not None and _directly_in(x, m) and x.index > last_in.get(m, -1):
+                last_in[m] = x.index
+    out = []
+    for y in ps:
+        yi = y.index
+        if yi < last_dom:
+            continue
+        if yi > ci:
+            m = _innermost_common(y, c)
+            if (m is not None and m in dom_loops) or any(yi < last_in.get(l, -1) for l in y.loops):
+                continue
+        out.append(y)
+    return out
+
+
 def _implied_via(y: Node, x: Node, c: Node, queue: dict[Node, str],
-                 waits: dict[Node, set[Node]]) -> bool:
+                 waits: dict[Node, set[Node]], dom=None) -> bool:
     """``deps`` on ``y`` implies ``deps`` on ``x`` (any queues) for consumer ``c``: ``y``'s
     instance that ``c`` waits for itself waited for (or ran after, same queue) the instance
-    of ``x`` that ``c`` would wait for."""
+    of ``x`` that ``c`` would wait for.  ``dom``: ``_dominates(., c)``, memoised."""
     if not (queue[x] == queue[y] or x in waits.get(y, ())):
         return False
-    if _dominates(y, c):
+    if (dom(y) if dom is not None else _dominates(y, c)):
         if x.index < y.index:
             return True
         if x.index > c.index:           # x's latest instance ran in an earlier iteration
@@ -256,21 +295,26 @@ def raw_waits(c: Node, edges: list[Edge], queue: dict[Node, str], extra: set[Nod
 
 
 def compute_waits(c: Node, edges: list[Edge], queue: dict[Node, str], extra: set[Node],
-                  fence: dict[Node, bool], waits: dict[Node, set[Node]] | None = None
-                  ) -> tuple[list[int], list[tuple[int, int, int]]]:
+                  fence: dict[Node, bool], waits: dict[Node, set[Node]] | None = None,
+                  memo: dict | None = None) -> tuple[list[int], list[tuple[int, int, int]]]:
     """The ``deps`` ids and ``deps_carried`` triples of consumer ``c``.  ``waits`` maps every
-    instruction to its plain waits before reduction (:func:`raw_waits`)."""
+    instruction to its plain waits before reduction (:func:`raw_waits`); ``memo``: a dict
+    shared by the consumers of one function (:func:`_dominates`)."""
     waits = waits if waits is not None else {}
     if fence[c]:
         return [], []
     deps, carried = raw_waits(c, edges, queue, extra, fence)
+    memo = memo if memo is not None else {}
+
+    def dom(x: Node) -> bool:
+        return _dominates(x, c, memo)
     by_q: dict[str, list[Node]] = defaultdict(list)
     for p in deps:
         by_q[queue[p]].append(p)
     kept: list[Node] = []
     for q, ps in by_q.items():
-        kept += [y for y in ps if not any(x is not y and _implies(x, y, c) for x in ps)]
-    kept = [x for x in kept if not any(y is not x and _implied_via(y, x, c, queue, waits)
+        kept += _same_queue_kept(ps, c, dom)
+    kept = [x for x in kept if not any(y is not x and _implied_via(y, x, c, queue, waits, dom)
                                        for y in kept)]
     kept_q: dict[str, list[Node]] = defaultdict(list)
     for p in kept:
@@ -281,7 +325,7 @@ def compute_waits(c: Node, edges: list[Edge], queue: dict[Node, str], extra: set
             continue
         loop = c.loops[lvl]
         same_q = kept_q[queue[p]]
-        if any(_dominates(x, c) and loop in x.loops for x in same_q):
+        if any(dom(x) and loop in x.loops for x in same_q):
             continue
         if any(x.index > c.index and _directly_in(x, loop) and (d >= 2 or p.index < x.index)
                and loop in p.loops for x in same_q):
@@ -379,7 +423,9 @@ def schedule_function(func: FuncOp, mode: str = "list", fast: bool = True) -> li
         edges = graph.edges
         into = graph.into()
         waits = {n: raw_waits(n, into.get(n, []), queue, extra[n], fence)[0] for n in nodes}
-        result = {n: compute_waits(n, into.get(n, []), queue, extra[n], fence, waits) for n in nodes}
+        memo: dict = {}
+        result = {n: compute_waits(n, into.get(n, []), queue, extra[n], fence, waits, memo)
+                  for n in nodes}
     for n in nodes:
         deps, carried = result[n]
         n.op.attributes["nkim.id"] = i64_attr(n.index)

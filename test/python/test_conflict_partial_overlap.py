@@ -95,8 +95,8 @@ def count_listed(monkeypatch):
     listed: dict[bool, int] = defaultdict(int)
     real = conflict_index.ConflictIndex.conflicts
 
-    def counting(self, accs):
-        out = real(self, accs)
+    def counting(self, accs, only=None):
+        out = real(self, accs, only)
         listed[self.reads_retire_reads] += len(out)
         return out
     monkeypatch.setattr(conflict_index.ConflictIndex, "conflicts", counting)

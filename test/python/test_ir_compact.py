@@ -151,3 +151,41 @@ def test_negative_references_are_malformed():
     user[1][0] = -1                           # its first operand: a negative value number
     with pytest.raises(ir_compact.CompactError, match="out of range"):
         ir_compact.decode(json.dumps(doc), text)
+
+
+class _PlainEncoder(ir_compact._Encoder):
+    """The encoder with every attribute going through ``attr`` (no inlined hits)."""
+
+    def op(self, op):
+        operands = [self.values[v] for v in op.operands]
+        results = []
+        for r in op.results:
+            self.define(r)
+            results.append([self.attr(r.type), r.name_hint])
+        regions = []
+        for region in op.regions:
+            blocks = []
+            for block in region.blocks:
+                args = []
+                for a in block.args:
+                    self.define(a)
+                    args.append([self.attr(a.type), self.attr(a.location), a.name_hint])
+                blocks.append([args, [self.op(o) for o in block.ops]])
+            regions.append(blocks)
+        return [op.name, operands, results,
+                {k: self.attr(v) for k, v in op.attributes.items()},
+                {k: self.attr(v) for k, v in op.properties.items()},
+                self.attr(op.location), regions]
+
+
+@pytest.mark.parametrize("case", range(5))
+def test_encode_is_the_plain_encoders_form(case, monkeypatch):
+    """The compile's compact form (made from its own module) is byte for byte the one of an
+    encoder looking every attribute up through ``attr``."""
+    name, kernel, args, ref, tol = _main_job()[case]
+    ck = nki.compile(kernel, *args, use_cache=False)
+    module = ck._nisa_module()
+    text = ck.ir("nisa")
+    assert ck._ir["compact"] == ir_compact.encode(module, text)
+    monkeypatch.setattr(ir_compact, "_Encoder", _PlainEncoder)
+    assert ir_compact.encode(module, text) == ck._ir["compact"]

@@ -131,19 +131,14 @@ class _Encoder:
     def op(self, op: Operation) -> list:
         if op.successors:
             raise _Unencodable("successors")
-        values = self.values
         try:
-            operands = [values[v] for v in op.operands]
+            operands = [self.values[v] for v in op.operands]
         except KeyError:
             raise _Unencodable("forward reference") from None
-        # self.attr(a), its hit on an object seen before inlined (most attributes of an op)
-        get, attr = self.by_id.get, self.attr
         results = []
         for r in op.results:
-            values[r] = len(values)
-            t = r.type
-            results.append([h[1] if (h := get(id(t))) is not None and h[0] is t else attr(t),
-                            r.name_hint])
+            self.define(r)
+            results.append([self.attr(r.type), r.name_hint])
         regions = []
         for region in op.regions:
             blocks = []
@@ -154,13 +149,10 @@ class _Encoder:
                     args.append([self.attr(a.type), self.attr(a.location), a.name_hint])
                 blocks.append([args, [self.op(o) for o in block.ops]])
             regions.append(blocks)
-        loc = op.location
         return [op.name, operands, results,
-                {k: h[1] if (h := get(id(v))) is not None and h[0] is v else attr(v)
-                 for k, v in op.attributes.items()},
-                {k: h[1] if (h := get(id(v))) is not None and h[0] is v else attr(v)
-                 for k, v in op.properties.items()},
-                h[1] if (h := get(id(loc))) is not None and h[0] is loc else attr(loc), regions]
+                {k: self.attr(v) for k, v in op.attributes.items()},
+                {k: self.attr(v) for k, v in op.properties.items()},
+                self.attr(op.location), regions]
 
 
 def encode(module: ModuleOp, text: str) -> str | None:

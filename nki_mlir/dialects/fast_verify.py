@@ -21,6 +21,10 @@ The own verifiers (``verify_``) of ``memref.reinterpret_cast`` and ``memref.subv
 frontend makes one per access pattern / view) are checked the same way: their rules
 (dynamic-position counts, memref types, result sizes) read once from the op's tuples and
 the memoized integer lists, and upstream's ``verify_`` raises the message of any failure.
+Their verdict depends only on the op's class, the types of its operands and results, and its
+properties and attributes (all immutable, and shared: a large kernel has tens of thousands
+of view ops but about a thousand distinct such combinations), so a combination that passed
+is remembered (:func:`_view_ok`) and not checked again.
 """
 from __future__ import annotations
 
@@ -261,6 +265,37 @@ _REINTERPRET_DEF = ReinterpretCastOp.get_irdl_definition()
 _SUBVIEW_DEF = SubviewOp.get_irdl_definition()
 
 
+#: view-op key (see :func:`_view_key`) -> the objects whose ids it holds, for the view ops
+#: that passed; the objects are kept alive, so the ids stay theirs while remembered
+_VIEWS_OK: dict[tuple, tuple] = {}
+
+
+def _view_key(op: Operation) -> tuple:
+    """What a view op's verdict depends on: its class, operand and result types (their
+    number gives the segment split with ``operandSegmentSizes``), properties and attributes,
+    by object identity (attributes are immutable)."""
+    return (op.__class__, tuple([id(v.type) for v in op._operands]),  # noqa: SLF001 -- the tuple
+            tuple([id(r.type) for r in op.results]),
+            tuple([(k, id(v)) for k, v in op.properties.items()]),
+            tuple([(k, id(v)) for k, v in op.attributes.items()]))
+
+
+def _view_ok(check):
+    """``check`` (a view op's ``verify_``) skipped for an op whose key passed before."""
+    def verify_(self: Operation) -> None:
+        key = _view_key(self)
+        if key in _VIEWS_OK:
+            return
+        check(self)
+        if len(_VIEWS_OK) >= 1 << 16:
+            _VIEWS_OK.clear()
+        _VIEWS_OK[key] = (tuple([v.type for v in self._operands]),  # noqa: SLF001
+                          tuple([r.type for r in self.results]),
+                          tuple(self.properties.values()), tuple(self.attributes.values()))
+    verify_.__doc__ = check.__doc__
+    return verify_
+
+
 def _reinterpret_verify(self: ReinterpretCastOp) -> None:
     """``ReinterpretCastOp.verify_``: the definition's checks (:func:`verify`), then a fast
     pass of its own rules, or upstream's verdict and message."""
@@ -282,5 +317,5 @@ def _subview_verify(self: SubviewOp) -> None:
         _upstream_subview(self)
 
 
-ReinterpretCastOp.verify_ = _reinterpret_verify  # type: ignore[method-assign]
-SubviewOp.verify_ = _subview_verify  # type: ignore[method-assign]
+ReinterpretCastOp.verify_ = _view_ok(_reinterpret_verify)  # type: ignore[method-assign]
+SubviewOp.verify_ = _view_ok(_subview_verify)  # type: ignore[method-assign]

@@ -27,7 +27,7 @@ size).  Two things remain:
 """
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BoolAttr, IntegerAttr, MemRefType, StridedLayoutAttr, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, StridedLayoutAttr, StringAttr
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
@@ -40,7 +40,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
 from . import rules
-from .common import HBM_SPACES, describe, dtype_of, shape_of, space_of
+from .common import HBM_SPACES, bool_attr, describe, dtype_of, shape_of, space_of
 from .instruction import NisaInstruction, NkiInstruction, direct_lowering
 from .syntax import KeywordOp
 
@@ -190,7 +190,7 @@ class NisaDmaCopyIndirectOp(_DmaCopyIndirect, NisaInstruction):
 def _indirect_props(op) -> dict:
     props = {k: v for k, v in op.properties.items() if k not in ("oob_mode", "dge_mode")}
     mode = op.properties.get("oob_mode")
-    props["oob_is_err"] = BoolAttr.from_bool(not (isinstance(mode, StringAttr) and mode.data == "skip"))
+    props["oob_is_err"] = bool_attr(not (isinstance(mode, StringAttr) and mode.data == "skip"))
     dge = op.properties.get("dge_mode")
     if isinstance(dge, StringAttr) and dge.data != "unknown":
         props["dge_mode"] = dge

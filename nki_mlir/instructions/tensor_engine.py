@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ArrayAttr, BoolAttr, IndexType, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, StringAttr
 from xdsl.utils.exceptions import VerifyException
 
 from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects import matmul_rules, rules
-from ..dialects.common import prop_flag
+from ..dialects.common import bool_attr, prop_flag
 from ..dialects.nisa import ACCUMULATE
 from ..dialects.ods import Engine, EnumProp, Flag, Formula, IntPair, Scalar, Tile
 from ..dialects.ods_forms import IsaForm
@@ -80,14 +80,18 @@ def _matmul_result(cg, api, bound, dt):
     return (s.shape[-1],) + tuple(m.shape[1:]), dt or dtypes.float32, "psum"
 
 
+#: the one PSUM zero region (shared: attributes are immutable)
+_SIZE2048 = StringAttr("size2048")
+
+
 def _matmul_properties(op) -> dict:
     """``accumulate`` -> ``psum_accumulate_flags``, ``perf_mode`` -> ``perf_opt``."""
     acc = op.properties.get("accumulate")
     flags = "auto" if acc is None else ("accumulate" if acc.value.data else "overwrite")
     perf = op.properties.get("perf_mode")
-    props = {"is_transpose": BoolAttr.from_bool(prop_flag(op, "is_transpose")),
+    props = {"is_transpose": bool_attr(prop_flag(op, "is_transpose")),
              "perf_opt": StringAttr("none_" if perf is None or perf.data == "none" else perf.data),
-             "psum_zero_region": StringAttr("size2048"),
+             "psum_zero_region": _SIZE2048,
              "psum_accumulate_flags": StringAttr(flags)}
     if "tile_size" in op.properties:
         props["tile_size"] = op.properties["tile_size"]

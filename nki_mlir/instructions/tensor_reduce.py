@@ -9,12 +9,12 @@ integer-only (bitvec) reductions use exact int64 math.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import BoolAttr, IntegerAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.utils.exceptions import VerifyException
 
 from ..diagnostics import error_at
 from ..dialects import rules
-from ..dialects.common import free_size, prop_flag, shape_of, str_attr
+from ..dialects.common import bool_attr, free_size, prop_flag, shape_of, str_attr
 from ..dialects.ods import Engine, Flag, Formula, Int, IntList, OpToken, Tile
 from ..dialects.ods_forms import IsaForm
 from ..dialects.vector_rules import ARITH_NAMES, ARITH_OPS, REDUCE_OPS
@@ -36,7 +36,7 @@ def _kept(shape, first: int) -> int:
 def _lower_props(op) -> dict:
     rank = len(shape_of(op.data))
     first = min(a.value.data for a in op.axis.data)
-    return {"op": str_attr(ARITH_OPS[op.op.data]), "negated": BoolAttr.from_bool(prop_flag(op, "negate")),
+    return {"op": str_attr(ARITH_OPS[op.op.data]), "negated": bool_attr(prop_flag(op, "negate")),
             "num_r_dim": IntegerAttr(rank - first, i64)}
 
 

@@ -56,11 +56,22 @@ def check_stage(pass_name: str, module: Operation) -> None:
     """
     from ..dialects.common import ON_CHIP, space_of
     from ..dialects.nki import SUGAR_OPS
-    for op in module.walk():
-        if pass_name == "nki-legalize" and isinstance(op, SUGAR_OPS):
-            raise NKIVerifyError(f"after nki-legalize a sugar op remains: {op.name}")
-        if pass_name == "lower-nki-to-nisa" and op.name.startswith("nki."):
-            raise NKIVerifyError(f"after lower-nki-to-nisa an nki op remains: {op.name}")
-        if pass_name == "nisa-allocate" and op.name == "nisa.alloc" and space_of(op.results[0]) in ON_CHIP:
-            if "nkim.offset" not in op.attributes:
+    # one walk with the stage's own rule (none after nisa-schedule: no walk)
+    if pass_name == "nki-legalize":
+        sugar: dict[type, bool] = {}        # per op class (isinstance of a long tuple per op)
+        for op in module.walk():
+            cls = type(op)
+            hit = sugar.get(cls)
+            if hit is None:
+                hit = sugar[cls] = issubclass(cls, SUGAR_OPS)
+            if hit:
+                raise NKIVerifyError(f"after nki-legalize a sugar op remains: {op.name}")
+    elif pass_name == "lower-nki-to-nisa":
+        for op in module.walk():
+            if op.name.startswith("nki."):
+                raise NKIVerifyError(f"after lower-nki-to-nisa an nki op remains: {op.name}")
+    elif pass_name == "nisa-allocate":
+        for op in module.walk():
+            if op.name == "nisa.alloc" and space_of(op.results[0]) in ON_CHIP \
+                    and "nkim.offset" not in op.attributes:
                 raise NKIVerifyError("after nisa-allocate an on-chip tensor is unplaced")

@@ -144,3 +144,40 @@ def _own(fn, op):
     except Exception as exc:  # noqa: BLE001 -- the outcome is what is compared
         return type(exc).__name__, str(exc)
     return "ok"
+
+
+def test_view_ops_remembered_verdicts_stay_upstreams():
+    """A view op whose key (class, operand / result types, properties, attributes, by
+    identity) passed is not checked again; an op sharing all but one of them with a passed
+    one (an extra dynamic operand, another result type) still gets upstream's verdict."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr
+    from xdsl.dialects.memref import ReinterpretCastOp, SubviewOp
+    from xdsl.ir import Block
+
+    from nki_mlir.dialects.common import memref
+    src = memref((128, 64), "float32", "sbuf")
+    block = Block(arg_types=[src, IndexType()])
+    s, i = block.args
+    c = arith.ConstantOp(IntegerAttr(3, IndexType()))
+    res = memref((4, 8), "float32", "sbuf", strides=(64, 1), offset=None)
+    wide = memref((4, 9), "float32", "sbuf", strides=(64, 1), offset=None)
+    failures = 0
+    for cls in (ReinterpretCastOp, SubviewOp):
+        upstream = (fast_verify._upstream_reinterpret if cls is ReinterpretCastOp
+                    else fast_verify._upstream_subview)
+        good = cls(s, [i], [], [], [DYNAMIC_INDEX], [4, 8], [64, 1], res)
+        assert _own(cls.verify_, good) == "ok"
+        assert fast_verify._view_key(good) in fast_verify._VIEWS_OK
+        twin = cls.create(operands=[s, i], result_types=[res], properties=dict(good.properties))
+        assert fast_verify._view_key(twin) == fast_verify._view_key(good)
+        assert _own(cls.verify_, twin) == "ok"
+        for bad in (cls.create(operands=[s, i, c.result], result_types=[res],
+                               properties=dict(good.properties)),
+                    cls.create(operands=[s, i], result_types=[wide],
+                               properties=dict(good.properties))):
+            want = _own(upstream, bad)
+            assert _own(cls.verify_, bad) == want
+            assert _own(cls.verify_, bad) == want      # a failure is never remembered
+            failures += want != "ok"
+    assert failures == 3        # the extra operand (both ops), the size (reinterpret_cast)

@@ -15,6 +15,7 @@ from nki_mlir.passes import conflict_index, dependence_graph, schedule
 from nki_mlir.passes.dependence import collect_nodes
 from nki_mlir.passes.dependence_graph import analyze
 
+from test_conflict_partial_overlap import func_of
 from test_nested_pairs_classes import FUNCS as _FUNCS
 from test_schedule_waits_fast import TEXTS
 
@@ -44,8 +45,32 @@ class _Checked(conflict_index.ConflictIndex):
         return new
 
 
+HBM, SB = "#nisa.mem<shared_hbm>", "#nisa.mem<sbuf>"
+T = f"memref<64x64xf32, {SB}>"
+H = f"memref<64x64xf32, strided<[64, 1], offset: %d>, {HBM}>"
+
+# two tiles on the same bytes of disjoint partitions (no conflict across them), each
+# updated in place by the vector engine (one node, two entries of one base and queue),
+# then %a rewritten whole by a DMA: its newest vector-queue conflict is the in-place
+# update of %a -- its write entry, listed before its read -- not the later one of %b
+SAME_BYTES = f"""func.func @f(%in: memref<128x64xf32, {HBM}>) {{
+  %one = arith.constant 1.0 : f32
+  %a = nisa.alloc {{nkim.partition = 0 : i64, nkim.offset = 0 : i64}} : {T}
+  %b = nisa.alloc {{nkim.partition = 64 : i64, nkim.offset = 0 : i64}} : {T}
+  %i0 = memref.subview %in[0, 0] [64, 64] [1, 1] : memref<128x64xf32, {HBM}> to {H % 0}
+  %i1 = memref.subview %in[64, 0] [64, 64] [1, 1] : memref<128x64xf32, {HBM}> to {H % 4096}
+  nisa.dma_copy(dst={T} %a, src={H % 0} %i0) engine=dma loc("k.py":1:1)
+  nisa.dma_copy(dst={T} %b, src={H % 4096} %i1) engine=dma loc("k.py":2:1)
+  nisa.tensor_scalar_arith(dst={T} %a, src={T} %a, operand0=f32 %one, op0=multiply) engine=vector loc("k.py":3:1)
+  nisa.tensor_scalar_arith(dst={T} %b, src={T} %b, operand0=f32 %one, op0=multiply) engine=vector loc("k.py":4:1)
+  nisa.dma_copy(dst={T} %a, src={H % 0} %i0) engine=dma loc("k.py":5:1)
+  func.return
+}}"""
+
+
 def _funcs():
     out = dict(_FUNCS)
+    out["same-bytes"] = func_of(SAME_BYTES)
     for name, text in TEXTS.items():
         for i, f in enumerate(op for op in parse_module(text).walk() if isinstance(op, FuncOp)):
             out[f"{name}-{i}"] = f
@@ -97,3 +122,11 @@ def test_the_queries_checked_have_answers(monkeypatch):
     assert _check_queries("batches", monkeypatch) > 0
     overlap = [n for n in FUNCS if n.startswith("overlap") and n.endswith("False")]
     assert overlap and all(_check_queries(n, monkeypatch) > 0 for n in overlap)
+
+
+def test_newest_per_queue_on_shared_bytes():
+    """The whole DMA rewrite of %a (node 4) waits on its DMA write (0) and on the in-place
+    vector update of %a (2) as a write-after-write: not on %b's (disjoint partitions)."""
+    nodes, queue = _with_queue(FUNCS["same-bytes"])
+    into = [e for e in _edges(analyze(FUNCS["same-bytes"], nodes, queue)) if e[1] == 4]
+    assert into == [(0, 4, "WAW", "dst", None, None, "data"), (2, 4, "WAW", "dst", None, None, "data")]

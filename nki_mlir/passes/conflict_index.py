@@ -27,7 +27,8 @@ of a new node, the entries it conflicts with -- exactly the pairs the pairwise t
 - an access ``Y`` meets every live entry of another base whose placement overlaps its own
   (the pairwise test is per placement), but lists fewer of them: with
   ``reads_retire_reads`` only the newest live entry of each (base, kind, tag) -- the latest
-  conflicting entry of every tag is unchanged -- and otherwise only those not older than
+  conflicting entry of every tag is unchanged; :meth:`ConflictIndex.latest_conflicts`
+  answers just that entry per tag, without the list -- and otherwise only those not older than
   the newest live, surely-run (``retiring``) write ``W`` of ``Y``'s own base and tag that
   ``Y`` meets.  Such an older entry ``E`` was live when ``W`` was queried and conflicts
   with ``W`` (a write on overlapping placements), so ``E`` reaches ``W``, which reaches

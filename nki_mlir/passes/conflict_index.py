@@ -27,7 +27,8 @@ of a new node, the entries it conflicts with -- exactly the pairs the pairwise t
 - an access ``Y`` meets every live entry of another base whose placement overlaps its own
   (the pairwise test is per placement), but lists fewer of them: with
   ``reads_retire_reads`` only the newest live entry of each (base, kind, tag) -- the latest
-  conflicting entry of every tag is unchanged -- and otherwise only those not older than
+  conflicting entry of every tag is unchanged; :meth:`ConflictIndex.latest_conflicts`
+  answers just that entry per tag, without the list -- and otherwise only those not older than
   the newest live, surely-run (``retiring``) write ``W`` of ``Y``'s own base and tag that
   ``Y`` meets.  Such an older entry ``E`` was live when ``W`` was queried and conflicts
   with ``W`` (a write on overlapping placements), so ``E`` reaches ``W``, which reaches
@@ -224,6 +225,7 @@ class ConflictIndex:
         self.history: dict[SSAValue, list[Entry]] = defaultdict(list)
         self.placed_history: dict[str, list[SSAValue]] = defaultdict(list)
         self._rename = _renamers(common, None, 0)   # same iteration of the common loops
+        self._near: dict[SSAValue, dict[SSAValue, bool]] = {}   # base -> placed base -> overlaps
 
     @staticmethod
     def geometry(acc: Acc) -> Geometry:
@@ -293,6 +295,59 @@ class ConflictIndex:
                 out.extend(e for e in self._all_conflicts(y, region)
                            if only is None or e.tag in only)
         return out
+
+    def latest_conflicts(self, y: Acc) -> dict[Hashable, Entry]:
+        """Per tag, the newest entry of :meth:`conflicts` ``([y])`` (``reads_retire_reads``
+        only): the first listed of those of the largest ``node`` -- what filtering that list
+        gives, in the order its tags first appear -- without building the list.  Listed
+        entries no newer than the tag's best so far are skipped before their overlap test,
+        and each base's overlapping placements are remembered (regions are fixed)."""
+        assert self.reads_retire_reads and not self.classes, "internal: latest mode only"
+        best: dict[Hashable, Entry] = {}
+        live = self.live
+        ra, rb = self._rename
+        geo = _geometry(y)
+        base, box = y.box.base, y.box
+        kinds = _BOTH if y.is_write else _WRITES
+        lo, hi = geo.span
+        for kind in kinds:
+            by_tag = live.get((base, kind))
+            if by_tag:
+                for tag, idx in by_tag.items():
+                    if idx:
+                        for e in idx.query(lo, hi):
+                            cur = best.get(tag)
+                            if (cur is None or e.node > cur.node) \
+                                    and boxes_may_overlap(e.acc.box, box, ra, rb):
+                                best[tag] = e
+        region = self.regions.region(base)
+        if region is not None:
+            placed = self.placed.get(region.space)
+            if placed:
+                near = self._near.get(base)
+                if near is None:
+                    near = self._near[base] = {}
+                region_of = self.regions.region
+                for c in placed.query(region.offset, region.offset + region.size - 1):
+                    ok = near.get(c)
+                    if ok is None:
+                        ok = near[c] = c is not base and region_of(c).overlaps(region)
+                    if ok:
+                        for kind in kinds:
+                            by_tag = live.get((c, kind))
+                            if by_tag:
+                                for tag, idx in by_tag.items():
+                                    e = idx.last()
+                                    if e is not None:
+                                        cur = best.get(tag)
+                                        if cur is None or e.node > cur.node:
+                                            best[tag] = e
+        if geo.escapes:
+            for e in self._all_conflicts(y, region):
+                cur = best.get(e.tag)
+                if cur is None or e.node > cur.node:
+                    best[e.tag] = e
+        return best
 
     def _all_conflicts(self, y: Acc, region: Region | None) -> Iterator[Entry]:
         for e in self.history[y.base]:

@@ -192,13 +192,10 @@ def _entry_pairs(g: Graph, nested: set[Node], regions: RegionCache, add, queue) 
         if y in nested:
             continue
         for ay in y.accs:
-            found = index.conflicts([ay])
-            if queue is not None:       # the latest entry per queue (entries are tagged)
-                latest: dict = {}
-                for e in found:
-                    if e.node > latest.get(e.tag, (-1,))[0]:
-                        latest[e.tag] = (e.node, e)
-                found = [e for _, e in latest.values()]
+            if queue is None:
+                found = index.conflicts([ay])
+            else:                       # the latest entry per queue (entries are tagged)
+                found = index.latest_conflicts(ay).values()
             for e in found:
                 x = g.nodes[e.node]
                 reason = "data" if e.acc.base is ay.base else "alias"

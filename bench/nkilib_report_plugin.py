@@ -209,8 +209,37 @@ def _rss_calls() -> None:
     sim._CpuSimulated.__call__ = measured
 
 
+def drop_unlocated_frames(exc: BaseException | None) -> None:
+    """Unlink, in ``exc`` and every exception chained to it, the traceback entries with no
+    line number (``tb_lineno is None``).
+
+    A limit's exception is raised from a signal handler, at whatever instruction the test
+    was running; CPython 3.11 gives some instructions no line, and pytest's failure report
+    then fails on ``None - 1`` in its source lookup: an INTERNALERROR that ends the xdist
+    worker and leaves the rest of the sample not run.  The entry says nothing useful to
+    show (no line), and the limit's message already names where the test was."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_lineno is None:
+            tb = tb.tb_next
+        if tb is not exc.__traceback__:
+            exc.__traceback__ = tb
+        while tb is not None:
+            nxt = tb.tb_next
+            while nxt is not None and nxt.tb_lineno is None:
+                nxt = nxt.tb_next
+            if nxt is not tb.tb_next:
+                tb.tb_next = nxt
+            tb = nxt
+        exc = exc.__cause__ or exc.__context__
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
+    if call.excinfo is not None:
+        drop_unlocated_frames(call.excinfo.value)
     if call.when == "call" and os.environ.get("NKILIB_REPORT"):
         item.user_properties.append(("nki_times", nkilib_timing.take()))
     elif call.when == "setup" and os.environ.get("NKILIB_REPORT"):

@@ -167,3 +167,39 @@ def test_harness_stops_are_failures_listed_with_their_site_and_slowest_is_nki_ti
     assert goal.startswith("slowest nki-mlir time 61.0s cpu / 70.0s wall against the 60 s goal:"
                            " ABOVE GOAL (1 tests above it by CPU time, 1 by wall time")
     assert lines[-1] == "2 passed, 1 failed, 0 skipped"
+
+
+_UNLOCATED = '''
+def _no_line():
+    raise RuntimeError("raised where the code has no line number")
+
+_no_line.__code__ = _no_line.__code__.replace(co_linetable=b"")   # as some 3.11 instructions
+
+def _wrapped():
+    try:
+        _no_line()
+    except RuntimeError as exc:
+        raise ValueError("the harness wraps it") from exc
+
+def test_unlocated_frame():
+    _wrapped()
+
+def test_after():
+    pass
+'''
+
+
+def test_failure_through_a_frame_without_line_is_reported(tmp_path):
+    """A limit's exception raised at an instruction with no line number (tb_lineno None)
+    made pytest's failure report crash (INTERNALERROR) and end the worker with the rest of
+    the sample unrun; the plugin unlinks those entries: the test fails normally."""
+    (tmp_path / "test_unlocated_case.py").write_text(_UNLOCATED)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(BENCH), str(ROOT)]),
+           "NKILIB_TEST_TIMEOUT": "0", "NKILIB_HARNESS_TIMEOUT": "0", "NKILIB_MAX_RSS_GB": "0"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "nkilib_report_plugin",
+                           "-p", "no:cacheprovider", str(tmp_path / "test_unlocated_case.py")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert "INTERNALERROR" not in out, out[-2000:]
+    assert "1 failed, 1 passed" in out, out[-2000:]
+    assert "the harness wraps it" in out

@@ -195,25 +195,12 @@ class _Gen:
             one = st.one
             if one is not None and one[0] is self.all_engines:
                 # every engine, as long as they share one book: the book kept in locals
-                e("if BOK and (nd + 1) % PRUNE:")
-                if one[1] > 0:
-                    self.place_at_end(d + 1, self.num(one[1]), "BS", "BE", "BZ")
-                else:
-                    self.place_on_book(d + 1, self.num(one[1]), "BS", "BE", "BZ")
-                e("    nd += 1")
-                e("else:")
-                self.call_book(d + 1, sync, sname)
+                self.book_inline(d, "if BOK", one[1], ("BS", "BE", "BZ"), sync, sname)
             elif one is not None:
                 g = self.const("g", one[0])
                 e(f"b = books[{one[0][0]}]")
-                e(f"if b.engines is {g} and (nd + 1) % PRUNE:")
-                if one[1] > 0:
-                    self.place_at_end(d + 1, self.num(one[1]), "b.starts", "b.ends", "b.busy")
-                else:
-                    self.place_on_book(d + 1, self.num(one[1]), "b.starts", "b.ends", "b.busy")
-                e("    nd += 1")
-                e("else:")
-                self.call_book(d + 1, sync, sname)
+                self.book_inline(d, f"if b.engines is {g}", one[1],
+                                 ("b.starts", "b.ends", "b.busy"), sync, sname)
             else:
                 self.call_book(d, sync, sname)
         else:
@@ -277,6 +264,21 @@ class _Gen:
         self.emit(d, f"start, end_v = book({sname}, t0)")
         self.emit(d, "nd = ndma[0]")
         self.emit(d, SHARED_BOOK)
+
+    def book_inline(self, d: int, cond: str, amount, names: tuple[str, str, str],
+                    sync: str, sname: str) -> None:
+        """A DMA's booking on one shared engine book, inline under ``cond`` (the book named
+        by ``names``: starts, ends, busy) unless the books are due for pruning; else
+        through ``Timeline._book``."""
+        e = lambda text: self.emit(d, text)   # noqa: E731
+        e(f"{cond} and (nd + 1) % PRUNE:")
+        if amount > 0:
+            self.place_at_end(d + 1, self.num(amount), *names)
+        else:
+            self.place_on_book(d + 1, self.num(amount), *names)
+        e("    nd += 1")
+        e("else:")
+        self.call_book(d + 1, sync, sname)
 
     def place_at_end(self, d: int, ns: str, starts: str, ends: str, busy: str) -> None:
         """:meth:`place_on_book` of ``ns > 0`` ns, with the common case first: ``t0`` at or

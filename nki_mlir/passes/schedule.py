@@ -254,13 +254,13 @@ def _same_queue_kept(ps: list[Node], c: Node, dom) -> list[Node]:
 
 
 def _implied_via(y: Node, x: Node, c: Node, queue: dict[Node, str],
-                 waits: dict[Node, set[Node]], dom=None) -> bool:
+                 waits: dict[Node, set[Node]], dom) -> bool:
     """``deps`` on ``y`` implies ``deps`` on ``x`` (any queues) for consumer ``c``: ``y``'s
     instance that ``c`` waits for itself waited for (or ran after, same queue) the instance
     of ``x`` that ``c`` would wait for.  ``dom``: ``_dominates(., c)``, memoised."""
     if not (queue[x] == queue[y] or x in waits.get(y, ())):
         return False
-    if (dom(y) if dom is not None else _dominates(y, c)):
+    if dom(y):
         if x.index < y.index:
             return True
         if x.index > c.index:           # x's latest instance ran in an earlier iteration

@@ -29,14 +29,15 @@ class Root:
     PSUM / blocks keep theirs with the state across runs (the marks stay, the rest starts
     over at the root's first use in a run: :meth:`.hazards.Checker._enter`)."""
 
-    __slots__ = ("root", "_base", "owned", "stamp", "marks", "w", "pw", "hist", "live", "key",
+    __slots__ = ("root", "base", "owned", "stamp", "marks", "w", "pw", "hist", "live", "key",
                  "fw", "fr")
 
     def __init__(self, root: np.ndarray, owned: bool, base: int | None = None):
         self.root, self.owned = root, owned
-        # (a root not the state's: its address is read when first needed, :meth:`.hazards.Checker._base`;
-        # the views of a fresh output are placed by their subviews' start indices instead)
-        self._base = address(root) if base is None and owned else base
+        # the address of its first byte; of a root not the state's, None until first needed
+        # (:meth:`.hazards.Checker._base`: the views of a fresh output are placed by their
+        # subviews' start indices instead)
+        self.base = address(root) if base is None and owned else base
         self.stamp = None
         self.marks: tuple | None = None     # (written, PSUM writers or None), kept
         self.w: Marks | None = None           # uint8 per byte: written since allocation
@@ -48,11 +49,3 @@ class Root:
         self.key: tuple | None = None
         self.fw: tuple | None = None
         self.fr: list = []
-
-    @property
-    def base(self) -> int:
-        """The address of the root's first byte."""
-        b = self._base
-        if b is None:
-            b = self._base = address(self.root)
-        return b

@@ -163,9 +163,9 @@ class Checker:
 
     def _base(self, rs: _Root) -> int:
         """The address of the root of ``rs`` (not the state's), remembered while it lives."""
-        b = rs._base
+        b = rs.base
         if b is None:
-            b = rs._base = address(rs.root)
+            b = rs.base = address(rs.root)
             self._weak(self.weak_roots, rs.root, b)
         return b
 

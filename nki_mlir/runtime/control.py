@@ -30,8 +30,8 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Operation
 
 from ..diagnostics import error_at
-from ..errors import NKIRuntimeError
-from .env import STATE, Fault, guard, is_float_type
+from ..errors import NKIError, NKIRuntimeError
+from .env import STATE, Fault, guard, is_float_type, program_order, raise_located
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -180,27 +180,36 @@ def scf_for(dec: Decoder, op: scf.ForOp):
     iv = dec.define(op.body.block.args[0], op)
     li = dec.loop_index(op)
     body = tuple(dec.block(op.body.block))
+    # program order: the instructions' own closures, unguarded, in one try (env.program_order)
+    po_body, po_ops = program_order(body)
     dynamic = not all(v in dec.consts for v in (op.lb, op.ub, op.step))
 
     def run(env):
         lo, hi, step = env[lb], env[ub], env[st]
         if step <= 0:
             raise Fault(f"step must be positive, got {step}")
-        if dynamic and len(range(lo, hi, step)) > MAX_LOOP_ITERATIONS:
+        iters = range(lo, hi, step)
+        if dynamic and len(iters) > MAX_LOOP_ITERATIONS:
             raise _runaway(MAX_LOOP_ITERATIONS)
         qr = env[STATE].queues
         if qr is not None:  # queue mode: count iteration serials (queues.py)
             serial = qr.serial
-            for i in range(lo, hi, step):
+            for i in iters:
                 env[iv] = i
                 serial[li] += 1
                 for f in body:
                     f(env)
             return
-        for i in range(lo, hi, step):
-            env[iv] = i
-            for f in body:
-                f(env)
+        f = None
+        try:
+            for i in iters:
+                env[iv] = i
+                for f in po_body:
+                    f(env)
+        except NKIError:
+            raise
+        except Exception as e:  # noqa: BLE001  (located at the op of the closure that raised)
+            raise_located(po_ops, f, e)
     return guard(op, run)  # errors raised inside the body are already located
 
 

@@ -18,8 +18,8 @@ from xdsl.dialects import func
 from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects.common import ON_CHIP
-from ..errors import NKITypeError
-from .env import STATE, Closure
+from ..errors import NKIError, NKITypeError
+from .env import STATE, Closure, program_order, raise_located
 from .hazards import Checker
 from .memory import PARTITIONS, Memory
 from .queues import QueueRun
@@ -207,8 +207,9 @@ class Program:
         self.func_name = func_op.sym_name.data
         self._body = body
         #: the body in program order: the instructions' own closures, not their queue-mode
-        #: wrappers (:func:`.queues.wrap`), at the top level
-        self._po_body = tuple(getattr(f, "program_order", f) for f in body)
+        #: wrappers (:func:`.queues.wrap`), unguarded, at the top level, and the op of each
+        #: unguarded closure (a failure is located from it, :func:`.env.program_order`)
+        self._po_body, self._po_ops = program_order(body)
         self._template = template
         self._arg_slots = arg_slots
         self._arg_specs = arg_specs
@@ -330,9 +331,18 @@ class Program:
                 qr.hazards = Checker(state, qr)
         numerics = _enter_numerics()   # floating-point errors ignored, RUN_BUFSIZE
         try:
-            for f in (self._po_body if qr is None else self._body):
-                f(env)
-            if qr is not None:
+            if qr is None:
+                f = None
+                try:
+                    for f in self._po_body:
+                        f(env)
+                except NKIError:
+                    raise
+                except Exception as e:  # noqa: BLE001  (located at the op of the closure)
+                    raise_located(self._po_ops, f, e)
+            else:
+                for f in self._body:
+                    f(env)
                 qr.drain()
         finally:
             _leave_numerics(numerics)

@@ -90,3 +90,40 @@ def test_program_order_unwraps_guards_and_queue_wrappers():
     assert body == (impl, plain) and ops == {impl: "the-op"}
     with pytest.raises(ValueError, match="x"):       # an unguarded closure: raised as it is
         renv.raise_located(ops, plain, ValueError("x"))
+
+
+@nki.jit
+def flat_max(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ta = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    tb = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ta, src=a)
+    nisa.dma_copy(dst=tb, src=b)
+    tc = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=tc, data1=ta, data2=tb, op=nl.maximum)  # (top level, located below)
+    nisa.dma_copy(dst=out, src=tc)
+    return out
+
+
+def test_top_level_calls_the_instruction_closure_directly_and_locates_failures(monkeypatch):
+    callers = []
+
+    def maximum(x, y):
+        f = sys._getframe(1)
+        callers.append((f.f_back.f_code.co_name, f.f_back.f_code.co_filename))
+        return np.maximum(x, y)
+    monkeypatch.setitem(nm.ALU, "max", maximum)
+    a, b = (x[:128] for x in _args())
+    prog = nki.compile(flat_max, a, b, use_cache=False).program
+    out, = prog.run([a, b], mode="program-order")
+    np.testing.assert_array_equal(out, np.maximum(a, b))
+    assert [(n, f.rsplit("/", 1)[-1]) for n, f in callers] == [("run_checked", "program.py")]
+
+    def boom(x, y):
+        raise ValueError("boom")
+    monkeypatch.setitem(nm.ALU, "max", boom)
+    prog = nki.compile(flat_max, a, b, use_cache=False).program
+    with pytest.raises(NKIRuntimeError) as info:
+        prog.run([a, b], mode="program-order")
+    assert f":{_line_of('(top level, located below)')}:" in str(info.value)
+    assert "ValueError: boom" in str(info.value)

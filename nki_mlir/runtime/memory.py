@@ -172,7 +172,8 @@ class Memory:
         ``fv``, and remember ``fv``'s state for :meth:`flags_state`.  The flags of a placed
         tile's own view (:attr:`rects`) are written lazily: the write stays pending until a
         write to an overlapping view, a read of flag bytes (:meth:`settle`) or the end of
-        the run, and a later write to the same view replaces it -- a tile's clear at its
+        a queue-mode run (a program-order run leaves it pending with the pooled memory),
+        and a later write to the same view replaces it -- a tile's clear at its
         ``nisa.alloc`` followed by the matmul setting all its flags, tile after tile, writes
         each tile's bytes once per run.  Every write of flag bytes goes through here."""
         r = self.rects.get(id(fv))
@@ -205,7 +206,10 @@ class Memory:
 
     def settle(self) -> None:
         """Write the bytes of the pending flag writes (:meth:`set_flags`): before flag bytes
-        are read directly, and at the end of a run."""
+        are read directly, at the start and end of a queue-mode run and before the blocks
+        are dropped (:meth:`trim`).  A program-order run leaves its last writes pending
+        with the (pooled) memory: the next writer or reader of those bytes settles or
+        supersedes them, so nothing can tell."""
         if self.pending:
             for pv, pon, _ in self.pending.values():
                 _fill_flags(pv, pon)

@@ -325,6 +325,9 @@ class Program:
             env[slot] = v
         qr = None
         if mode == "queues":
+            # (flag writes a program-order run left pending reach the bytes first: the
+            # queue-mode paths and the hazard checks then start from written flags)
+            state.mem.settle()
             qr = state.queues = QueueRun(self._schedule, timer=timer,
                                          execute=execute or timer is None)
             if hazards:
@@ -346,7 +349,11 @@ class Program:
                 qr.drain()
         finally:
             _leave_numerics(numerics)
-            state.mem.settle()          # the pending PSUM flag writes (Memory.set_flags)
+            if qr is not None:
+                state.mem.settle()      # the pending PSUM flag writes (Memory.set_flags)
+            # (program order: they stay pending with the pooled memory -- every later flag
+            # write and read goes through Memory.set_flags / flags_state / settle, which
+            # order them, and Memory.trim settles them before dropping the blocks)
             state.mem.end_run()         # the views of this run's fresh arrays
             state.launch = None
             state.queues = None

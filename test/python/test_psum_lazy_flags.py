@@ -1,8 +1,12 @@
 """PSUM matmul-written flags written lazily (issue 20, runtime/memory.py Memory.set_flags):
 pending writes of placed tiles' flag views keep program order where views overlap, answer
-flags_state, and reach the bytes before anything reads them and at the end of a run."""
+flags_state, and reach the bytes before anything reads them (a queue-mode run settles them
+at its start and end; a program-order run leaves its last writes pending)."""
 import numpy as np
 
+import nki_mlir as nki
+import nki_mlir.isa as nisa
+import nki_mlir.language as nl
 from nki_mlir.runtime.memory import Memory
 
 
@@ -57,3 +61,42 @@ def test_writes_in_other_blocks_at_the_same_coordinates_stay_pending_apart():
     bx, by = mem.blocks[("psum", 0, 64)][1], mem.blocks[("psum", 64, 128)][1]
     assert (bx[0:4, 0:16] == 0xFF).all() and (bx[0:4, 16:48] == 0).all()
     assert (by[0:4, 0:32] == 0).all() and not mem.pending and not mem.pending_in
+
+
+@nki.jit
+def _two_products(a, b):
+    out = nl.ndarray((2 * 128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    ta = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+    tb = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ta, src=a)
+    nisa.dma_copy(dst=tb, src=b)
+    for i in nl.affine_range(2):
+        acc = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=acc, stationary=ta, moving=tb)
+        nisa.nc_matmul(dst=acc, stationary=tb, moving=ta)       # accumulates
+        res = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=res, src=acc)
+        nisa.dma_copy(dst=out[nl.ds(i * 128, 128), :], src=res)
+    return out
+
+
+def test_program_order_runs_leave_flag_writes_pending_and_later_runs_agree():
+    """A program-order run leaves its last flag writes pending with the pooled memory (no
+    settle at its end: the bytes of one write per PSUM tile copy saved per run); the next
+    runs, in program order and in queue mode with hazard checks, settle or supersede them
+    and give the same bits."""
+    from nki_mlir.runtime import program as rprog
+
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal((128, 128)).astype(np.float32) for _ in range(2))
+    prog = nki.compile(_two_products, a, b, use_cache=False).program
+    rprog.release_idle_states(0)
+    first, = prog.run([a, b], mode="program-order")
+    want = a.T @ b + b.T @ a
+    np.testing.assert_allclose(first[:128], want, rtol=1e-4, atol=1e-4)
+    state = rprog._POOL[-1][0]
+    assert state.mem.pending                       # left pending by the program-order run
+    again, = prog.run([a, b], mode="program-order")
+    queued, = prog.run([a, b], mode="queues", hazards=True)
+    assert not state.mem.pending                   # a queue-mode run settles at its end
+    assert first.tobytes() == again.tobytes() == queued.tobytes()

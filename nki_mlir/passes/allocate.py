@@ -95,7 +95,7 @@ from .inplace import reuse_dying_inputs
 from ..dialects.effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition, is_view
 from .interval_index import IntervalIndex
 from .liveness import LiveRange, live_ranges
-from . import spill as spilling
+from . import psum_spill, spill as spilling
 from .spill_choice import choose as choose_spill
 from .target_option import module_target
 from .direct_address import ATTR_ADDRESS, legal_starts as _legal_starts, pinned_address as _pinned_address  # noqa: F401
@@ -415,13 +415,22 @@ def place_space(tensors: list[Tensor], arena: Arena, target: str, spread: bool =
 def place_function(func: FuncOp, target: str, max_copies: int = multibuffer.MAX_COPIES,
                    spill: bool = True) -> list[Tensor]:
     """Place every on-chip alloc of ``func``; returns the placed tensors (program order).
-    ``spill``: on an SBUF overflow, spill a tensor to HBM (:mod:`.spill`) and place again."""
+    ``spill``: on an SBUF overflow, spill a tensor to HBM (:mod:`.spill`), on a PSUM one,
+    evict a tensor TensorE is done with to SBUF (:mod:`.psum_spill`), and place again."""
     while True:
         try:
             return _place_once(func, target, max_copies)
         except NKIAllocationError as exc:
             over = getattr(exc, "overflow", None)
-            victim = choose_spill(*over, func) if spill and over else None
+            if not (spill and over):
+                raise
+            if over[0].space == "psum":
+                victim = psum_spill.choose(*over, func)
+                if victim is None:
+                    raise
+                psum_spill.evict(victim, func)
+                continue
+            victim = choose_spill(*over, func)
             if victim is None:
                 raise
             spilling.spill(victim, func)
@@ -473,7 +482,8 @@ def _annotate(t: Tensor, slots: dict) -> None:
 class NisaAllocate(ModulePass):
     """Place SBUF/PSUM tensors (see the module docstring).  Options: ``target=trn1|trn2|trn3``,
     ``max-copies=1..4`` (rotating copies of a multi-buffered tensor at most; 1 = off),
-    ``spill=true|false`` (spill SBUF tensors to HBM when they do not fit, :mod:`.spill`)."""
+    ``spill=true|false`` (spill SBUF tensors to HBM, evict PSUM tensors to SBUF, when they
+    do not fit: :mod:`.spill`, :mod:`.psum_spill`)."""
 
     name = "nisa-allocate"
     target: str = ""

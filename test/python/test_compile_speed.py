@@ -149,6 +149,22 @@ def test_verifier_runs_at_the_end_or_after_every_pass(monkeypatch, each):
     assert len(calls) == (5 if each == "1" else 1)
 
 
+def test_decode_pauses_the_cyclic_gc(monkeypatch):
+    """Decoding a compiled kernel runs with the cyclic GC paused, as the compile does (with
+    it running, decoding an LNC2 attention kernel took 2x the CPU time), and resumes it."""
+    import gc
+
+    from nki_mlir.runtime import interpreter
+    seen = []
+    orig = interpreter.decode
+    monkeypatch.setattr(interpreter, "decode", lambda *a, **k: (seen.append(gc.isenabled()), orig(*a, **k))[1])
+    ck = nki.compile(views, np.zeros((256, 8), np.float32), use_cache=False)
+    assert gc.isenabled()
+    ck.program     # noqa: B018
+    assert seen == [False] and gc.isenabled()
+    out = ck(np.ones((256, 8), np.float32))
+    assert out.shape == (256, 8)
+
 @nki.jit
 def two_ops(x):
     """tensor_scalar with and without its optional second operand."""

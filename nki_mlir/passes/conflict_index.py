@@ -82,18 +82,40 @@ _NO_LIVE: dict = {}     # read only: the live indexes of a (base, kind) without 
 @dataclass(frozen=True)
 class Geometry:
     """What the scoreboard needs of one box, computed once: :func:`linear_span`,
-    :func:`is_whole`, :func:`in_bounds`, :func:`may_escape`."""
+    :func:`is_whole`, :func:`in_bounds`, :func:`may_escape`, and ``hull``: per dimension the
+    ``(first, last)`` index the box may touch (None: unknown or unbounded; ``hull`` None:
+    no per-dimension ranges) -- :func:`hulls_apart`."""
 
     span: tuple[int | None, int | None]
     whole: bool
     inside: bool
     escapes: bool
+    hull: tuple | None = None
 
     @staticmethod
     def of(box: Box) -> Geometry:
         dims = _dim_ranges(box)
+        hull = None if dims is None else tuple(
+            None if r is None or r[0] is None or r[1] is None else (r[0], r[1]) for r in dims)
         return Geometry(linear_span(box, dims), is_whole(box), in_bounds(box, dims),
-                        may_escape(box, dims))
+                        may_escape(box, dims), hull)
+
+
+def hulls_apart(a: Geometry, b: Geometry) -> bool:
+    """Two boxes of one base are apart in some dimension: their index ranges there
+    (:func:`_dim_ranges`, every induction variable over its whole range) are disjoint.  Then
+    :func:`.dependence.boxes_may_overlap` is False under any renaming of the induction
+    variables (its per-dimension range of the offset difference lies inside the difference
+    of these ranges: interval arithmetic, like terms combined), so the scoreboard skips that
+    test -- most candidates of a big buffer read and written in column slices, whose linear
+    spans all meet."""
+    ha, hb = a.hull, b.hull
+    if ha is None or hb is None:
+        return False
+    for ra, rb in zip(ha, hb):
+        if ra is not None and rb is not None and (rb[0] > ra[1] or rb[1] < ra[0]):
+            return True
+    return False
 
 
 def _dim_ranges(box: Box):
@@ -265,6 +287,7 @@ class ConflictIndex:
                             key = None if classes else tag
                             for e in idx.query(lo, hi):
                                 if (wanted or (e.sure and e.node > since.get(key, -1))) \
+                                        and not hulls_apart(_geometry(e.acc), geo) \
                                         and boxes_may_overlap(e.acc.box, box, ra, rb):
                                     if wanted:
                                         out.append(e)
@@ -318,6 +341,7 @@ class ConflictIndex:
                         for e in idx.query(lo, hi):
                             cur = best.get(tag)
                             if (cur is None or e.node > cur.node) \
+                                    and not hulls_apart(_geometry(e.acc), geo) \
                                     and boxes_may_overlap(e.acc.box, box, ra, rb):
                                 best[tag] = e
         region = self.regions.region(base)

@@ -141,3 +141,19 @@ def test_newest_skips_the_asking_base_and_stale_items():
     assert slots.newest(s, (True, None), "x", lasts.get).node == 5
     del lasts["a"]
     assert slots.newest(s, (True, None), "b", lasts.get).node == 1
+
+
+dims = st.tuples(st.integers(-3, 9), st.integers(1, 5), st.integers(1, 3))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(dims, dims), min_size=2, max_size=2))
+def test_hulls_apart_only_when_boxes_never_overlap(pair):
+    """The scoreboard's prefilter (conflict_index.hulls_apart) skips only pairs the overlap
+    test rejects (constant offsets, strides, boxes partly outside the buffer)."""
+    from nki_mlir.passes.conflict_index import Geometry, hulls_apart
+    from nki_mlir.passes.dependence import boxes_may_overlap
+    base = _Buf("b")
+    a, b = (Box(base, tuple(Dim(Affine(o), n, s) for o, n, s in spec)) for spec in pair)
+    if hulls_apart(Geometry.of(a), Geometry.of(b)):
+        assert not boxes_may_overlap(a, b, lambda v: v, lambda v: v)

@@ -295,25 +295,27 @@ class ConflictIndex:
                                         since[key] = e.node
             region = region_of(base)
             if region is not None:
-                placed = self.placed.get(region.space)
-                if placed:
-                    for c in placed.query(region.offset, region.offset + region.size - 1):
-                        if c is not base and region_of(c).overlaps(region):
-                            for kind in kinds:
-                                by_tag = live.get((c, kind))
-                                if by_tag:
-                                    for tag, idx in by_tag.items():
-                                        key = None if classes else tag
-                                        if only is not None and tag not in only:
-                                            continue
-                                        if latest:
-                                            e = idx.last()
-                                            if e is not None:
-                                                out.append(e)
-                                        elif key in since:
-                                            out.extend(idx.newer(since[key]))
-                                        else:
-                                            out.extend(idx.items())
+                # by slot, and per kind and tag only the bases with such live entries
+                for s in self.slots.near(region):
+                    if not s.region.overlaps(region):
+                        continue
+                    for (kind, tag), bases in s.bases.items():
+                        if not bases or not (kind or y.is_write) \
+                                or (only is not None and tag not in only):
+                            continue
+                        key = None if classes else tag
+                        for c in bases:
+                            if c is base:
+                                continue
+                            idx = live[(c, kind)][tag]
+                            if latest:
+                                e = idx.last()
+                                if e is not None:
+                                    out.append(e)
+                            elif key in since:
+                                out.extend(idx.newer(since[key]))
+                            else:
+                                out.extend(idx.items())
             if geo.escapes:
                 out.extend(e for e in self._all_conflicts(y, region)
                            if only is None or e.tag in only)

@@ -9,7 +9,9 @@ of a new node, the entries it conflicts with -- exactly the pairs the pairwise t
 
 - entries are found per base buffer through an :class:`.interval_index.IntervalIndex` of
   their conservative linear element range (row-major over the base shape), and across
-  bases through an index of the placed byte ranges of the bases with live entries;
+  bases through an index of the placed byte ranges of the bases with live entries (listing)
+  or of their distinct placements (:mod:`.placement_slots`: the latest query and retiring
+  walk regions, not the many bases an allocator put on one region);
 - a *whole* access ``W`` of a later node (its box is the whole buffer, or every dimension is
   ``[0, shape)``) retires the entries ``A`` it covers: same-base entries whose box provably
   lies inside the buffer, and every entry of another base whose placed region lies inside
@@ -60,6 +62,7 @@ from .dependence import (Acc, Box, _bound, _renamers, _shape, boxes_may_overlap,
                          same_iteration_overlap)
 from ..dialects.effects import Region, RegionCache
 from .interval_index import IntervalIndex
+from .placement_slots import SlotIndex
 
 
 @dataclass(eq=False)
@@ -79,18 +82,40 @@ _NO_LIVE: dict = {}     # read only: the live indexes of a (base, kind) without 
 @dataclass(frozen=True)
 class Geometry:
     """What the scoreboard needs of one box, computed once: :func:`linear_span`,
-    :func:`is_whole`, :func:`in_bounds`, :func:`may_escape`."""
+    :func:`is_whole`, :func:`in_bounds`, :func:`may_escape`, and ``hull``: per dimension the
+    ``(first, last)`` index the box may touch (None: unknown or unbounded; ``hull`` None:
+    no per-dimension ranges) -- :func:`hulls_apart`."""
 
     span: tuple[int | None, int | None]
     whole: bool
     inside: bool
     escapes: bool
+    hull: tuple | None = None
 
     @staticmethod
     def of(box: Box) -> Geometry:
         dims = _dim_ranges(box)
+        hull = None if dims is None else tuple(
+            None if r is None or r[0] is None or r[1] is None else (r[0], r[1]) for r in dims)
         return Geometry(linear_span(box, dims), is_whole(box), in_bounds(box, dims),
-                        may_escape(box, dims))
+                        may_escape(box, dims), hull)
+
+
+def hulls_apart(a: Geometry, b: Geometry) -> bool:
+    """Two boxes of one base are apart in some dimension: their index ranges there
+    (:func:`_dim_ranges`, every induction variable over its whole range) are disjoint.  Then
+    :func:`.dependence.boxes_may_overlap` is False under any renaming of the induction
+    variables (its per-dimension range of the offset difference lies inside the difference
+    of these ranges: interval arithmetic, like terms combined), so the scoreboard skips that
+    test -- most candidates of a big buffer read and written in column slices, whose linear
+    spans all meet."""
+    ha, hb = a.hull, b.hull
+    if ha is None or hb is None:
+        return False
+    for ra, rb in zip(ha, hb):
+        if ra is not None and rb is not None and (rb[0] > ra[1] or rb[1] < ra[0]):
+            return True
+    return False
 
 
 def _dim_ranges(box: Box):
@@ -225,7 +250,7 @@ class ConflictIndex:
         self.history: dict[SSAValue, list[Entry]] = defaultdict(list)
         self.placed_history: dict[str, list[SSAValue]] = defaultdict(list)
         self._rename = _renamers(common, None, 0)   # same iteration of the common loops
-        self._near: dict[SSAValue, dict[SSAValue, bool]] = {}   # base -> placed base -> overlaps
+        self.slots = SlotIndex(regions, newest=reads_retire_reads)   # placed bases by region
 
     @staticmethod
     def geometry(acc: Acc) -> Geometry:
@@ -233,9 +258,6 @@ class ConflictIndex:
         return _geometry(acc)
 
     # ----------------------------------------------------------------------- queries
-
-    def _placed_near(self, region: Region) -> Iterator[SSAValue]:
-        return self.placed[region.space].query(region.offset, region.offset + region.size - 1)
 
     def conflicts(self, accs: list[Acc], only: frozenset | None = None) -> list[Entry]:
         """Live (or, for an access that may escape its buffer, any earlier) entries that
@@ -265,6 +287,7 @@ class ConflictIndex:
                             key = None if classes else tag
                             for e in idx.query(lo, hi):
                                 if (wanted or (e.sure and e.node > since.get(key, -1))) \
+                                        and not hulls_apart(_geometry(e.acc), geo) \
                                         and boxes_may_overlap(e.acc.box, box, ra, rb):
                                     if wanted:
                                         out.append(e)
@@ -272,25 +295,27 @@ class ConflictIndex:
                                         since[key] = e.node
             region = region_of(base)
             if region is not None:
-                placed = self.placed.get(region.space)
-                if placed:
-                    for c in placed.query(region.offset, region.offset + region.size - 1):
-                        if c is not base and region_of(c).overlaps(region):
-                            for kind in kinds:
-                                by_tag = live.get((c, kind))
-                                if by_tag:
-                                    for tag, idx in by_tag.items():
-                                        key = None if classes else tag
-                                        if only is not None and tag not in only:
-                                            continue
-                                        if latest:
-                                            e = idx.last()
-                                            if e is not None:
-                                                out.append(e)
-                                        elif key in since:
-                                            out.extend(idx.newer(since[key]))
-                                        else:
-                                            out.extend(idx.items())
+                # by slot, and per kind and tag only the bases with such live entries
+                for s in self.slots.near(region):
+                    if not s.region.overlaps(region):
+                        continue
+                    for (kind, tag), bases in s.bases.items():
+                        if not bases or not (kind or y.is_write) \
+                                or (only is not None and tag not in only):
+                            continue
+                        key = None if classes else tag
+                        for c in bases:
+                            if c is base:
+                                continue
+                            idx = live[(c, kind)][tag]
+                            if latest:
+                                e = idx.last()
+                                if e is not None:
+                                    out.append(e)
+                            elif key in since:
+                                out.extend(idx.newer(since[key]))
+                            else:
+                                out.extend(idx.items())
             if geo.escapes:
                 out.extend(e for e in self._all_conflicts(y, region)
                            if only is None or e.tag in only)
@@ -318,30 +343,23 @@ class ConflictIndex:
                         for e in idx.query(lo, hi):
                             cur = best.get(tag)
                             if (cur is None or e.node > cur.node) \
+                                    and not hulls_apart(_geometry(e.acc), geo) \
                                     and boxes_may_overlap(e.acc.box, box, ra, rb):
                                 best[tag] = e
         region = self.regions.region(base)
         if region is not None:
-            placed = self.placed.get(region.space)
-            if placed:
-                near = self._near.get(base)
-                if near is None:
-                    near = self._near[base] = {}
-                region_of = self.regions.region
-                for c in placed.query(region.offset, region.offset + region.size - 1):
-                    ok = near.get(c)
-                    if ok is None:
-                        ok = near[c] = c is not base and region_of(c).overlaps(region)
-                    if ok:
-                        for kind in kinds:
-                            by_tag = live.get((c, kind))
-                            if by_tag:
-                                for tag, idx in by_tag.items():
-                                    e = idx.last()
-                                    if e is not None:
-                                        cur = best.get(tag)
-                                        if cur is None or e.node > cur.node:
-                                            best[tag] = e
+            slots = self.slots
+            for s in slots.near(region):
+                if not s.region.overlaps(region):
+                    continue
+                for key in s.heaps:
+                    kind, tag = key
+                    if kind or y.is_write:
+                        e = slots.newest(s, key, base, _last_of(live, kind, tag))
+                        if e is not None:
+                            cur = best.get(tag)
+                            if cur is None or e.node > cur.node:
+                                best[tag] = e
         if geo.escapes:
             for e in self._all_conflicts(y, region):
                 cur = best.get(e.tag)
@@ -391,6 +409,7 @@ class ConflictIndex:
             idx.insert(span[0], span[1], e, node)
             history[base].append(e)
             self._mark_live(base, +1)
+            self.slots.entry_added(base, a.is_write, tag, node)
 
     def _mark_live(self, base: SSAValue, delta: int) -> None:
         before = self.count[base]
@@ -400,16 +419,26 @@ class ConflictIndex:
             return
         if before == 0 and delta > 0:
             self.placed[region.space].insert(region.offset, region.offset + region.size - 1, base)
+            self.slots.base_live(base, True)
             if len(self.history[base]) == 1:
                 self.placed_history[region.space].append(base)
         elif before + delta == 0:
             self.placed[region.space].discard(base)
+            self.slots.base_live(base, False)
 
     def _retire(self, e: Entry) -> None:
-        idx = self.live[(e.acc.base, e.acc.is_write)][e.tag]
+        base, kind = e.acc.base, e.acc.is_write
+        idx = self.live[(base, kind)][e.tag]
         if e in idx:
+            was_last = self.slots.keep_heaps and idx.last() is e
             idx.discard(e)
-            self._mark_live(e.acc.base, -1)
+            if not idx:
+                self.slots.tag_emptied(base, kind, e.tag)
+            elif was_last:                  # the base's newest entry of this tag changed
+                s = self.slots.slot(base)
+                if s is not None:
+                    self.slots.push(s, (kind, e.tag), base, idx.last().node)
+            self._mark_live(base, -1)
 
     def _retire_covered(self, node: int, w: Acc, tag: Hashable) -> None:
         kinds = (True, False) if w.is_write else (False,)
@@ -421,13 +450,16 @@ class ConflictIndex:
         region = self.regions.region(w.base)
         if region is None:
             return
-        for c in list(self._placed_near(region)):
-            rc = self.regions.region(c)
-            if c is not w.base and _inside(rc, region):
-                for kind in kinds:
-                    for e in self._live_items(c, kind, tag):
-                        if e.node < node:
-                            self._retire(e)
+        for s in self.slots.near(region):       # (a list: retiring may empty a slot)
+            if not _inside(s.region, region):
+                continue
+            for key, bases in list(s.bases.items()):
+                if key[0] in kinds and (self.classes or key[1] == tag) and bases:
+                    for c in list(bases):
+                        if c is not w.base:
+                            for e in self.live[(c, key[0])][key[1]].items():
+                                if e.node < node:
+                                    self._retire(e)
 
     def _retire_contained(self, node: int, w: Acc, geo: Geometry, tag: Hashable) -> None:
         """Retire the earlier same-base entries of ``tag`` whose box lies inside the
@@ -451,3 +483,11 @@ class ConflictIndex:
 
     def _live_items(self, base: SSAValue, kind: bool, tag: Hashable) -> list[Entry]:
         return [e for idx in self._live_indexes(base, kind, tag) for e in idx.items()]
+
+
+def _last_of(live: dict, kind: bool, tag: Hashable):
+    """``base -> `` its newest live entry of this kind and tag (None: none)."""
+    def last(base: SSAValue) -> Entry | None:
+        idx = live.get((base, kind), _NO_LIVE).get(tag)
+        return idx.last() if idx else None
+    return last

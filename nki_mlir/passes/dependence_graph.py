@@ -128,7 +128,11 @@ def _nested_pairs(g: Graph, entry, nested: set[Node], regions: RegionCache, add,
                 if key in tested:
                     continue
                 tested.add(key)
-                _pair(x, e.acc, y, ay, e.acc.base is ay.base, add, trips)
+                # _pair(x, e.acc, y, ay, ...) with x, y in different entry-block ops: no
+                # common loop, so only its loop-independent edge, and for one base the
+                # overlap test the scoreboard just passed (the same renaming, no loops)
+                same = e.acc.base is ay.base
+                add(x, y, _kind(e.acc, ay), ay.role, None, None, "data" if same else "alias")
         for n, a in accs:
             owner[id(a)] = n
         sure = [n for n in members if n not in nested or _runs_surely(n, op, trips)]

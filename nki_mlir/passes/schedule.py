@@ -185,15 +185,44 @@ def _dominates(x: Node, c: Node, memo: dict | None = None) -> bool:
     if x.index >= c.index:
         return False
     if memo is not None:
-        key = (x.op.parent_block(), c.op.parent_block())
+        cb = c.op.parent_block()
+        key = (x.op.parent_block(), cb)
         out = memo.get(key)
         if out is None:
-            out = memo[key] = _dominates(x, c)
+            around = memo.get(cb)           # the blocks enclosing c, once per block
+            if around is None:
+                around = memo[cb] = _enclosing_blocks(c.op)
+            out = memo[key] = _runs_in(x.op, around, memo)
         return out
     op = x.op
     while not _block_ancestor(op, c.op):
         op = op.parent_op()
         if op is None or op.name != "scf.for" or not (trip_count(op) or 0) >= 1:
+            return False
+    return True
+
+
+def _enclosing_blocks(op: Operation) -> set[Block]:
+    """The blocks ``op`` is in, directly or nested (what :func:`_block_ancestor` tests)."""
+    out = set()
+    node: Operation | None = op
+    while node is not None:
+        out.add(node.parent_block())
+        node = node.parent_op()
+    return out
+
+
+def _runs_in(op: Operation, around: set[Block], memo: dict) -> bool:
+    """:func:`_dominates` past the order test: from ``op`` up to a block of ``around`` only
+    static ``scf.for`` loops of at least one trip (trip counts kept in ``memo``)."""
+    while op.parent_block() not in around:
+        op = op.parent_op()
+        if op is None or op.name != "scf.for":
+            return False
+        trips = memo.get(op)
+        if trips is None:
+            trips = memo[op] = trip_count(op) or 0
+        if trips < 1:
             return False
     return True
 

@@ -9,9 +9,8 @@ of a new node, the entries it conflicts with -- exactly the pairs the pairwise t
 
 - entries are found per base buffer through an :class:`.interval_index.IntervalIndex` of
   their conservative linear element range (row-major over the base shape), and across
-  bases through an index of the placed byte ranges of the bases with live entries (listing)
-  or of their distinct placements (:mod:`.placement_slots`: the latest query and retiring
-  walk regions, not the many bases an allocator put on one region);
+  bases through their distinct placements (:mod:`.placement_slots`: listing, the latest
+  query and retiring walk regions, not the many bases an allocator put on one region);
 - a *whole* access ``W`` of a later node (its box is the whole buffer, or every dimension is
   ``[0, shape)``) retires the entries ``A`` it covers: same-base entries whose box provably
   lies inside the buffer, and every entry of another base whose placed region lies inside
@@ -246,7 +245,6 @@ class ConflictIndex:
         # (base, is_write) -> tag -> the live entries of that tag
         self.live: dict[tuple[SSAValue, bool], dict[Hashable, IntervalIndex]] = defaultdict(dict)
         self.count: dict[SSAValue, int] = defaultdict(int)
-        self.placed: dict[str, IntervalIndex] = defaultdict(IntervalIndex)
         self.history: dict[SSAValue, list[Entry]] = defaultdict(list)
         self.placed_history: dict[str, list[SSAValue]] = defaultdict(list)
         self._rename = _renamers(common, None, 0)   # same iteration of the common loops
@@ -418,12 +416,10 @@ class ConflictIndex:
         if region is None:
             return
         if before == 0 and delta > 0:
-            self.placed[region.space].insert(region.offset, region.offset + region.size - 1, base)
             self.slots.base_live(base, True)
             if len(self.history[base]) == 1:
                 self.placed_history[region.space].append(base)
         elif before + delta == 0:
-            self.placed[region.space].discard(base)
             self.slots.base_live(base, False)
 
     def _retire(self, e: Entry) -> None:

@@ -40,13 +40,13 @@ from xdsl.dialects.builtin import MemRefType, StringAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 
-from ..dialects.common import MemSpaceAttr, i64_attr, space_of
+from ..dialects.common import MemSpaceAttr, i64_attr
 from ..dialects.effects import is_view
 from ..dialects.nisa import AllocOp
 from ..dialects.ods_ops import engine_of, op_class
 from .alloc_sinking import ancestor_in
 from .liveness import ProgramOrder
-from .spill import ATTR_SPILL_OF, Use, _chain, _name, _uses
+from .spill import ATTR_SPILL_OF, Use, _chain, _name, movable_uses
 
 #: the engines whose instructions may read or write the evicted copy in SBUF
 SBUF_ENGINES = ("vector", "scalar")
@@ -66,11 +66,8 @@ class Eviction:
 def plan(alloc: AllocOp, order: ProgramOrder) -> Eviction | None:
     """The eviction of ``alloc``'s tensor, or None when it cannot be evicted or nothing
     would be gained (no use after the last TensorE one)."""
-    if space_of(alloc.result) != "psum" or ATTR_SPILL_OF in alloc.attributes or \
-            "nkim.address" in alloc.attributes or alloc.operands:
-        return None
-    got = _uses(alloc, order)
-    if got is None or not got[0]:
+    got = movable_uses(alloc, "psum", order)
+    if got is None:
         return None
     uses, releases = got
     tensor = [u for u in uses if engine_of(u.op) == "tensor"]

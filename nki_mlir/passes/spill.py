@@ -221,13 +221,25 @@ def _separated(a: Operation, b: Operation) -> bool:
     return op is None
 
 
-def plan(alloc: AllocOp, func: FuncOp, order: ProgramOrder) -> Plan | None:
-    """The segments of ``alloc``'s tensor, or None when it cannot be spilled."""
-    if space_of(alloc.result) != "sbuf" or ATTR_SPILL_OF in alloc.attributes or \
+def movable_uses(alloc: AllocOp, space: str,
+                 order: ProgramOrder) -> tuple[list[Use], list[Operation]] | None:
+    """The instruction uses (program order) and releases of ``alloc``'s tensor when it may be
+    moved out of ``space`` (``"sbuf"``: spilled; ``"psum"``: evicted, :mod:`.psum_spill`): an
+    automatically placed tensor of that memory (no ``nkim.address``, not itself a spill or
+    eviction copy) used by instructions, through views, and releases only; else None."""
+    if space_of(alloc.result) != space or ATTR_SPILL_OF in alloc.attributes or \
             "nkim.address" in alloc.attributes or alloc.operands:
         return None
     got = _uses(alloc, order)
     if got is None or not got[0]:
+        return None
+    return got
+
+
+def plan(alloc: AllocOp, func: FuncOp, order: ProgramOrder) -> Plan | None:
+    """The segments of ``alloc``'s tensor, or None when it cannot be spilled."""
+    got = movable_uses(alloc, "sbuf", order)
+    if got is None:
         return None
     uses, releases = got
     segments: list[Segment] = []

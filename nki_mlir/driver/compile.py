@@ -25,6 +25,7 @@ from xdsl.utils.exceptions import VerifyException
 from .. import dtypes, progress
 from .. import instructions  # noqa: F401  (registers the instruction definitions with every layer)
 from . import warm
+from .frame_stack import on_fresh_stack
 from ..diagnostics import caller_loc
 from ..errors import ArtifactError, NKIError, NKITypeError
 from ..frontend import ArgSpec, KernelSpec, OutputSpec, arg_specs, build_module
@@ -88,7 +89,7 @@ class CompiledKernel:
         if self._program is None:
             from ..runtime.interpreter import decode
             with _no_cyclic_gc():
-                self._program = decode(self._nisa_module(), self.spec.name)
+                self._program = on_fresh_stack(decode, self._nisa_module(), self.spec.name)
             self._module = None
         return self._program
 
@@ -258,7 +259,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
             return ck
     t0 = time.perf_counter()
     with _no_cyclic_gc():
-        module, spec = build_module(fn, specs, tgt, spmd=spmd, unroll_key=siblings)
+        module, spec = on_fresh_stack(build_module, fn, specs, tgt, spmd=spmd, unroll_key=siblings)
         if spmd is None:      # one instance of a launch grid writes part of its outputs
             output_coverage.check_outputs(module, check)
         ir_nki = print_module(module)
@@ -267,7 +268,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
             dump(0, "frontend.nki", ir_nki)
         big = progress.enabled() and sum(1 for _ in module.walk()) >= PROGRESS_MIN_OPS
         with progress.bar(PROGRESS_STEPS, f"compiling {fn.__name__}", "stage") if big else progress.SILENT as bar:
-            pipeline = run_pipeline(module, tgt, schedule, dump, bar if big else None, spill)
+            pipeline = on_fresh_stack(run_pipeline, module, tgt, schedule, dump, bar if big else None, spill)
             ir_nisa = print_module(module)
             bar.update()
         from ..runtime.ir_compact import encode as to_compact

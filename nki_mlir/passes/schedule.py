@@ -152,17 +152,6 @@ def queue_of(op: Operation) -> str:
 # ------------------------------------------------------------------------------- waits
 
 
-def _block_ancestor(x: Operation, c: Operation) -> bool:
-    """Whether ``x``'s block encloses ``c`` (``c`` is in it or nested in one of its ops)."""
-    blk = x.parent_block()
-    node: Operation | None = c
-    while node is not None:
-        if node.parent_block() is blk:
-            return True
-        node = node.parent_op()
-    return False
-
-
 def _innermost_common(a: Node, b: Node) -> Operation | None:
     out = None
     for x, y in zip(a.loops, b.loops):
@@ -194,16 +183,11 @@ def _dominates(x: Node, c: Node, memo: dict | None = None) -> bool:
                 around = memo[cb] = _enclosing_blocks(c.op)
             out = memo[key] = _runs_in(x.op, around, memo)
         return out
-    op = x.op
-    while not _block_ancestor(op, c.op):
-        op = op.parent_op()
-        if op is None or op.name != "scf.for" or not (trip_count(op) or 0) >= 1:
-            return False
-    return True
+    return _runs_in(x.op, _enclosing_blocks(c.op), {})
 
 
 def _enclosing_blocks(op: Operation) -> set[Block]:
-    """The blocks ``op`` is in, directly or nested (what :func:`_block_ancestor` tests)."""
+    """The blocks enclosing ``op``: the one it is in, and those of the ops around it."""
     out = set()
     node: Operation | None = op
     while node is not None:

@@ -9,8 +9,6 @@ interpreter (:class:`CompiledKernel`).
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import time
 import warnings
@@ -33,6 +31,7 @@ from ..frontend.source import FunctionSource, file_hash, referenced_values_diges
 from ..passes import output_coverage
 from ..runtime import artifact as art
 from ..runtime import cache
+from ..runtime.gc_pause import no_cyclic_gc
 from ..targets import resolve_target
 from ..version import __version__
 from .pipeline import PROGRESS_STEPS, ir_dumper, parse_module, print_module, run_pipeline
@@ -85,10 +84,10 @@ class CompiledKernel:
     @property
     def program(self):
         """The decoded interpreter program (decoded once per process; like a compile, with
-        the cyclic garbage collector paused: see :func:`_no_cyclic_gc`)."""
+        the cyclic garbage collector paused: see :func:`nki_mlir.runtime.gc_pause.no_cyclic_gc`)."""
         if self._program is None:
             from ..runtime.interpreter import decode
-            with _no_cyclic_gc():
+            with no_cyclic_gc():
                 self._program = on_fresh_stack(decode, self._nisa_module(), self.spec.name)
             self._module = None
         return self._program
@@ -258,7 +257,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
             warm.remember(skey, fn, key)
             return ck
     t0 = time.perf_counter()
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         module, spec = on_fresh_stack(build_module, fn, specs, tgt, spmd=spmd, unroll_key=siblings)
         if spmd is None:      # one instance of a launch grid writes part of its outputs
             output_coverage.check_outputs(module, check)
@@ -325,22 +324,6 @@ def _disk_hit(dest: Path, target: str) -> CompiledKernel | None:
         return None
     cache.touch(dest)
     return ck
-
-
-@contextlib.contextmanager
-def _no_cyclic_gc():
-    """Pause Python's cyclic garbage collector while a kernel compiles or decodes: the IR is
-    millions of long-lived objects that every collection of the older generations would walk
-    again (superlinear on large kernels: decoding one 43k-op instance of an LNC2 attention
-    kernel, plus one full collection after it, took 9.7 s CPU with it running, 4.8 s paused);
-    the cycles the passes drop are collected after."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _arg_json(a: ArgSpec) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects.common import ON_CHIP
 from ..errors import NKIError, NKITypeError
+from . import gc_pause
 from .env import STATE, Closure, program_order, raise_located
 from .hazards import Checker
 from .memory import PARTITIONS, Memory
@@ -333,6 +334,7 @@ class Program:
             if hazards:
                 qr.hazards = Checker(state, qr)
         numerics = _enter_numerics()   # floating-point errors ignored, RUN_BUFSIZE
+        gc_was = gc_pause.pause()      # (a run creates no cycles: gc_pause)
         try:
             if qr is None:
                 f = None
@@ -348,6 +350,7 @@ class Program:
                     f(env)
                 qr.drain()
         finally:
+            gc_pause.resume(gc_was)
             _leave_numerics(numerics)
             if qr is not None:
                 state.mem.settle()      # the pending PSUM flag writes (Memory.set_flags)

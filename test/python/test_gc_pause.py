@@ -1,0 +1,90 @@
+"""A run, a decode and a compile pause Python's cyclic garbage collector and restore its
+state after (issue 17: collections walking the millions of objects a large compile and
+decode keep alive cost an nki-library attention-block test 31 s CPU of its run)."""
+import gc
+
+import numpy as np
+import pytest
+
+import nki_mlir as nki
+import nki_mlir.isa as nisa
+import nki_mlir.language as nl
+from nki_mlir.errors import NKIRuntimeError
+from nki_mlir.runtime import gc_pause
+from nki_mlir.runtime import numerics as nm
+
+
+@nki.jit
+def tile_max(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ta = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    tb = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ta, src=a)
+    nisa.dma_copy(dst=tb, src=b)
+    nisa.tensor_tensor(dst=ta, data1=ta, data2=tb, op=nl.maximum)
+    nisa.dma_copy(dst=out, src=ta)
+    return out
+
+
+@pytest.fixture
+def gc_state():
+    was = gc.isenabled()
+    yield
+    (gc.enable if was else gc.disable)()
+
+
+def _program(monkeypatch, fn):
+    """``tile_max`` decoded afresh with the ALU's ``max`` replaced by ``fn``."""
+    monkeypatch.setitem(nm.ALU, "max", fn)
+    a = np.arange(128 * 4, dtype=np.float32).reshape(128, 4)
+    return nki.compile(tile_max, a, -a, use_cache=False).program, a
+
+
+@pytest.mark.parametrize("mode", ["program-order", "queues"])
+def test_the_collector_is_paused_during_a_run_and_enabled_after(monkeypatch, gc_state, mode):
+    seen = []
+
+    def maximum(x, y):
+        seen.append(gc.isenabled())
+        return np.maximum(x, y)
+    prog, a = _program(monkeypatch, maximum)
+    gc.enable()
+    out, = prog.run([a, -a], mode=mode)
+    np.testing.assert_array_equal(out, np.abs(a))
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_a_failing_run_restores_the_collector(monkeypatch, gc_state):
+    def maximum(x, y):
+        raise ValueError("boom")
+    prog, a = _program(monkeypatch, maximum)
+    gc.enable()
+    with pytest.raises(NKIRuntimeError, match="boom"):
+        prog.run([a, -a], mode="program-order")
+    assert gc.isenabled()
+
+
+def test_a_caller_that_disabled_the_collector_keeps_it_disabled(monkeypatch, gc_state):
+    prog, a = _program(monkeypatch, np.maximum)
+    gc.disable()
+    prog.run([a, -a])
+    assert not gc.isenabled()
+    with gc_pause.no_cyclic_gc():
+        assert not gc.isenabled()
+    assert not gc.isenabled()
+
+
+def test_decode_runs_with_the_collector_paused(monkeypatch, gc_state):
+    from nki_mlir.runtime import interpreter
+    seen = []
+    decode = interpreter.decode
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return decode(*args, **kwargs)
+    monkeypatch.setattr(interpreter, "decode", spy)
+    gc.enable()
+    a = np.ones((128, 4), np.float32)
+    nki.compile(tile_max, a, a, use_cache=False).program
+    assert seen == [False] and gc.isenabled()

@@ -93,3 +93,19 @@ def test_flags_write_replaces_its_own_pending_write_without_lookups():
     assert mem.flags_state(a) is False and mem.flags_state(c) is True
     mem.settle()
     assert (mem.psum_flags[0:4, 0:32] == 0).all() and (mem.psum_flags[0:4, 64:96] == 0xFF).all()
+
+
+def test_placed_allocs_run_their_program_order_closure_and_locate_failures(monkeypatch):
+    prog, a, b = _case()
+    kinds = [f.__qualname__.split(".")[0] for f in prog._po_body]
+    assert "_placed_po" in kinds                  # the top-level ``ta``
+    out, = prog.run([a, b], mode="program-order")
+    np.testing.assert_allclose(out, _want(a, b), rtol=1e-5, atol=1e-5)
+
+    def broken(self, *args, **kw):
+        raise ValueError("no view")
+    rprog.release_idle_states(0)                  # a fresh memory: the views are made again
+    monkeypatch.setattr(Memory, "view", broken)
+    with pytest.raises(NKIRuntimeError, match="nisa.alloc.*ValueError: no view"):
+        prog.run([a, b], mode="program-order")
+    rprog.release_idle_states(0)

@@ -109,3 +109,11 @@ def test_placed_allocs_run_their_program_order_closure_and_locate_failures(monke
     with pytest.raises(NKIRuntimeError, match="nisa.alloc.*ValueError: no view"):
         prog.run([a, b], mode="program-order")
     rprog.release_idle_states(0)
+
+
+def test_index_times_constant_runs_inline():
+    prog, a, b = _case()
+    prog.run([a, b], mode="program-order")
+    n = _calls_during(lambda: prog.run([a, b], mode="program-order"),
+                      lambda ev, fr, arg: ev == "c_call" and arg is operator.mul)
+    assert n == 0

@@ -146,8 +146,7 @@ def matmul_closure(dec: Decoder, op):
         return np.ascontiguousarray(nm.to_f32(a)).reshape(K, cols)
 
     if np.dtype(dst.dtype) == nm.F32 and len(shape) == 2 and min(K, M, N) >= 2:
-        return guard(op, _product_f32(dst, mode, lambda env: operand(env, env[ss], M),
-                                      lambda env: operand(env, env[ms], N), M, N))
+        return guard(op, _product_f32(dst, mode, operand, ss, ms, M, N))
 
     def run(env):
         s = operand(env, env[ss], M)
@@ -199,16 +198,16 @@ def _blas_out(a: np.ndarray, cols: int) -> bool:
     return s1 == 4 and s0 % 4 == 0 and s0 >= 4 * cols
 
 
-def _product_f32(dst: Buf, mode: str, lhs, rhs, M: int, N: int):
+def _product_f32(dst: Buf, mode: str, operand, ss: int, ms: int, M: int, N: int):
     """The run of a ``nisa.matmul`` into a float32 2-D PSUM ``dst`` (``min(K, M, N) >= 2``):
-    the product ``lhs(env).T @ rhs(env)`` computed by the BLAS call :func:`psum_writer`'s
+    the product ``operand(env, env[ss], M).T @ operand(env, env[ms], N)`` computed by the BLAS call :func:`psum_writer`'s
     ``np.matmul`` makes, written as it does, but an overwrite computes straight into ``dst``
     (when :func:`_blas_out`), an accumulation adds from a reused temporary, and the flags
     are not refilled when already known set (:meth:`~.memory.Memory.flags_state`)."""
     d, fl = dst.slot, dst.flags
 
     def run(env):
-        s, m = lhs(env), rhs(env)
+        s, m = operand(env, env[ss], M), operand(env, env[ms], N)
         dv, fv = env[d], env[fl]
         mem = env[STATE].mem
         known = mem.flags_state(fv)   # the flags as the last flag write left them

@@ -117,3 +117,14 @@ def test_index_times_constant_runs_inline():
     n = _calls_during(lambda: prog.run([a, b], mode="program-order"),
                       lambda ev, fr, arg: ev == "c_call" and arg is operator.mul)
     assert n == 0
+
+
+def test_matmul_and_coverage_check_make_no_helper_frames():
+    prog, a, b = _case()
+    prog.run([a, b], mode="program-order")
+
+    def helper(ev, fr, arg):
+        name, file = fr.f_code.co_name, fr.f_code.co_filename
+        return ev == "call" and ((name == "<lambda>" and file.endswith("isa_matmul.py")) or
+                                 (name == "<genexpr>" and file.endswith("hbm_fill.py")))
+    assert _calls_during(lambda: prog.run([a, b], mode="program-order"), helper) == 0

@@ -111,12 +111,33 @@ def test_placed_allocs_run_their_program_order_closure_and_locate_failures(monke
     rprog.release_idle_states(0)
 
 
-def test_index_times_constant_runs_inline():
+@nki.jit
+def nested_rows(a):
+    """out = a, copied through one SBUF tile per 128-row block (i * 2 + j)."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(2):
+        for j in nl.affine_range(2):
+            t = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=a[nl.ds((i * 2 + j) * 128, 128), :])
+            nisa.dma_copy(dst=out[nl.ds((i * 2 + j) * 128, 128), :], src=t)
+    return out
+
+
+def test_index_arithmetic_runs_inline():
     prog, a, b = _case()
     prog.run([a, b], mode="program-order")
     n = _calls_during(lambda: prog.run([a, b], mode="program-order"),
                       lambda ev, fr, arg: ev == "c_call" and arg is operator.mul)
     assert n == 0
+    x = np.arange(512 * 8, dtype=np.float32).reshape(512, 8)
+    rows = nki.compile(nested_rows, x, use_cache=False).program
+    ops = (operator.mul, operator.add, operator.sub)
+    n = _calls_during(lambda: rows.run([x], mode="program-order"),
+                      lambda ev, fr, arg: ev == "c_call" and arg in ops)
+    assert n == 0
+    for mode in ("program-order", "queues"):
+        out, = rows.run([x], mode=mode)
+        assert out.tobytes() == x.tobytes()
 
 
 def test_matmul_and_coverage_check_make_no_helper_frames():
@@ -125,6 +146,7 @@ def test_matmul_and_coverage_check_make_no_helper_frames():
 
     def helper(ev, fr, arg):
         name, file = fr.f_code.co_name, fr.f_code.co_filename
-        return ev == "call" and ((name == "<lambda>" and file.endswith("isa_matmul.py")) or
-                                 (name == "<genexpr>" and file.endswith("hbm_fill.py")))
+        return ev == "call" and (
+            (name in ("<lambda>", "operand", "_blas_out") and file.endswith("isa_matmul.py")) or
+            (name == "<genexpr>" and file.endswith("hbm_fill.py")))
     assert _calls_during(lambda: prog.run([a, b], mode="program-order"), helper) == 0

@@ -150,3 +150,31 @@ def test_matmul_and_coverage_check_make_no_helper_frames():
             (name in ("<lambda>", "operand", "_blas_out") and file.endswith("isa_matmul.py")) or
             (name == "<genexpr>" and file.endswith("hbm_fill.py")))
     assert _calls_during(lambda: prog.run([a, b], mode="program-order"), helper) == 0
+
+
+@nki.jit
+def transposed(a):
+    """out[:, block j] = a[:, block j].T for a [128, 256] ``a``: each [128, 128] block
+    transposed on TensorE and copied out of PSUM into its columns of one SBUF tile."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    r = nl.ndarray((128, 256), dtype=a.dtype, buffer=nl.sbuf)
+    for j in nl.affine_range(2):
+        t = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[:, nl.ds(j * 128, 128)])
+        tp = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.psum)
+        nisa.nc_transpose(dst=tp, data=t)
+        nisa.tensor_copy(dst=r[:, nl.ds(j * 128, 128)], src=tp)
+    nisa.dma_copy(dst=out, src=r)
+    return out
+
+
+def test_transposing_copy_makes_no_copyto_dispatch_frame():
+    x = np.random.default_rng(2).standard_normal((128, 256)).astype(np.float32)
+    prog = nki.compile(transposed, x, use_cache=False).program
+    out, = prog.run([x], mode="program-order")
+    assert out.tobytes() == np.concatenate([x[:, :128].T, x[:, 128:].T], axis=1).tobytes()
+    n = _calls_during(lambda: prog.run([x], mode="program-order"),
+                      lambda ev, fr, arg: ev == "call" and fr.f_code.co_name == "copyto")
+    assert n == 0
+    queued, = prog.run([x], mode="queues", hazards=True)
+    assert queued.tobytes() == out.tobytes()

@@ -199,6 +199,6 @@ def copy_into(env: list, dst: np.ndarray, src: np.ndarray) -> None:
         if not t.flags.c_contiguous or (row % _ROW_ALIGN == 0 and rows * row > _L1_BYTES):
             pad = max(1, _ROW_PAD // t.itemsize)
             tmp = scratch(env, (rows, cols + pad), t.dtype)[:, :cols]
-            np.copyto(tmp, t)
+            tmp[...] = t          # (np.copyto's copy, without its Python-level dispatcher)
             src = tmp.T
     dst[...] = src

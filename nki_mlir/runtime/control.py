@@ -159,11 +159,58 @@ def int_binary(dec: Decoder, op: Operation):
             dec.template[s] = dec.consts[op.results[0]] = value
             return None
     r = dec.define(op.results[0], op)
+    by_const = _BY_CONST.get(op.name)
+    if by_const is not None and b in dec.consts and type(dec.consts[b]) is int:
+        return by_const(r, sa, dec.consts[b])    # (an index times / plus a constant)
+    inline = _INLINE.get(op.name)
+    if inline is not None:
+        return inline(r, sa, sb)
 
     def run(env):
         env[r] = fn(env[sa], env[sb])
     # (add, sub, mul, min, max and the logic ops of Python ints cannot fail: no guard)
     return run if op.name in _TOTAL else guard(op, run)
+
+
+def _times_const(r: int, sa: int, c: int):
+    def run(env):
+        env[r] = env[sa] * c
+    return run
+
+
+def _plus_const(r: int, sa: int, c: int):
+    def run(env):
+        env[r] = env[sa] + c
+    return run
+
+
+#: ``arith.muli`` / ``arith.addi`` with a constant Python int ``rhs``: the closure computing
+#: ``lhs * c`` / ``lhs + c`` inline (the operation ``operator.mul`` / ``add`` would call,
+#: one list read and one call fewer)
+_BY_CONST = {"arith.muli": _times_const, "arith.addi": _plus_const}
+
+
+def _add(r: int, sa: int, sb: int):
+    def run(env):
+        env[r] = env[sa] + env[sb]
+    return run
+
+
+def _sub(r: int, sa: int, sb: int):
+    def run(env):
+        env[r] = env[sa] - env[sb]
+    return run
+
+
+def _mul(r: int, sa: int, sb: int):
+    def run(env):
+        env[r] = env[sa] * env[sb]
+    return run
+
+
+#: ``arith.addi`` / ``subi`` / ``muli`` of two values: the operation inline (what
+#: ``operator.add`` / ``sub`` / ``mul`` of :data:`INT_BINARY` runs, without the call)
+_INLINE = {"arith.addi": _add, "arith.subi": _sub, "arith.muli": _mul}
 
 
 #: the ops of :data:`INT_BINARY` defined for every pair of ints

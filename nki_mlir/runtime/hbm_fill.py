@@ -138,8 +138,9 @@ def covered(a: np.ndarray, views: list, origins: dict | None = None) -> bool:
         if b is None or (shape is not None and b[1] != shape):
             return False
         shape = b[1]
-        if any(s % n for s, n in zip(b[0], shape)):
-            return False
+        for s, n in zip(b[0], shape):
+            if s % n:
+                return False
         starts.add(b[0])
     return shape is not None and len(starts) * math.prod(shape) == a.size
 

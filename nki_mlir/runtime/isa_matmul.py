@@ -146,8 +146,7 @@ def matmul_closure(dec: Decoder, op):
         return np.ascontiguousarray(nm.to_f32(a)).reshape(K, cols)
 
     if np.dtype(dst.dtype) == nm.F32 and len(shape) == 2 and min(K, M, N) >= 2:
-        return guard(op, _product_f32(dst, mode, lambda env: operand(env, env[ss], M),
-                                      lambda env: operand(env, env[ms], N), M, N))
+        return guard(op, _product_f32(dst, mode, operand, direct, ss, ms, M, N))
 
     def run(env):
         s = operand(env, env[ss], M)
@@ -191,24 +190,32 @@ def _converted(dec: Decoder, op):
     return get
 
 
-def _blas_out(a: np.ndarray, cols: int) -> bool:
-    """Whether NumPy's matmul writes a float32 ``[rows, cols]`` result straight into ``a``
-    with the same BLAS call it makes for a fresh array (unit column stride, row stride a
-    whole number of elements, at least ``cols``): the result bits are then the same."""
-    s0, s1 = a.strides
-    return s1 == 4 and s0 % 4 == 0 and s0 >= 4 * cols
-
-
-def _product_f32(dst: Buf, mode: str, lhs, rhs, M: int, N: int):
+def _product_f32(dst: Buf, mode: str, operand, direct: bool, ss: int, ms: int, M: int,
+                 N: int):
     """The run of a ``nisa.matmul`` into a float32 2-D PSUM ``dst`` (``min(K, M, N) >= 2``):
-    the product ``lhs(env).T @ rhs(env)`` computed by the BLAS call :func:`psum_writer`'s
-    ``np.matmul`` makes, written as it does, but an overwrite computes straight into ``dst``
-    (when :func:`_blas_out`), an accumulation adds from a reused temporary, and the flags
-    are not refilled when already known set (:meth:`~.memory.Memory.flags_state`)."""
+    the product ``operand(env, env[ss], M).T @ operand(env, env[ms], N)`` computed by the
+    BLAS call :func:`psum_writer`'s ``np.matmul`` makes, written as it does, but an
+    overwrite computes straight into ``dst`` when NumPy's matmul writes a float32 ``[M, N]``
+    result into it with the same BLAS call it makes for a fresh array (unit column stride,
+    row stride a whole number of elements, at least ``N``: the result bits are then the
+    same), an accumulation adds from a reused temporary, and the flags are not refilled
+    when already known set (:meth:`~.memory.Memory.flags_state`).  With ``direct``, an
+    operand that ``operand`` would return as it is (the same test of its rows) is taken
+    without the call (the tests are inline: a Python frame fewer each)."""
     d, fl = dst.slot, dst.flags
+    m4, n4 = 4 * M, 4 * N
 
     def run(env):
-        s, m = lhs(env), rhs(env)
+        s, m = env[ss], env[ms]
+        if direct:
+            r, c = s.strides
+            if not (c == 4 and r % 4 == 0 and r >= m4):
+                s = operand(env, s, M)
+            r, c = m.strides
+            if not (c == 4 and r % 4 == 0 and r >= n4):
+                m = operand(env, m, N)
+        else:
+            s, m = operand(env, s, M), operand(env, m, N)
         dv, fv = env[d], env[fl]
         mem = env[STATE].mem
         known = mem.flags_state(fv)   # the flags as the last flag write left them
@@ -228,7 +235,7 @@ def _product_f32(dst: Buf, mode: str, lhs, rhs, M: int, N: int):
             t = scratch(env, (M, N), nm.F32)
             np.matmul(s.T, m, out=t)
             np.add(dv, t, out=dv)
-        elif _blas_out(dv, N):
+        elif dv.strides[1] == 4 and dv.strides[0] % 4 == 0 and dv.strides[0] >= n4:
             np.matmul(s.T, m, out=dv)
         else:
             dv[...] = np.matmul(s.T, m)

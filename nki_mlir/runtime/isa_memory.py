@@ -146,7 +146,40 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
             qr.pseudo("tensor", lambda _env, f=flags, m=st.mem: m.set_flags(f, False), None)
         if qr.hazards is not None:
             qr.hazards.on_alloc(op, s, data, space)
-    return guard(op, run)
+    if fwd is not None:
+        return guard(op, run)
+    return _with_program_order(op, run, _placed_po(s, fslot, token, cslot, copies, space, p0,
+                                                   off, stride or 0, shape, dt, in_block,
+                                                   fill, clear))
+
+
+def _with_program_order(op, run: Closure, po: Closure) -> Closure:
+    """``guard(op, run)`` whose program-order run (:func:`.env.program_order`) is ``po``."""
+    g = guard(op, run)
+    g.program_order = guard(op, po)
+    return g
+
+
+def _placed_po(s, fslot, token, cslot, copies, space, p0, off, stride, shape, dt, in_block,
+               fill, clear) -> Closure:
+    """The program-order run of a placed ``nisa.alloc`` without an output view to bind
+    (:func:`alloc`'s ``run`` when no queues run): the copy's kept view, its sentinels and
+    its flags clear, without the queue-mode and forwarding tests."""
+    def run(env):
+        mem = env[STATE].mem
+        c = 0 if cslot is None else int(env[cslot]) % copies
+        v = mem.views.get((token, c))
+        if v is None:
+            v = mem.view(token, c, space, p0, off + c * stride, shape, dt, in_block[c])
+        data, flags = v
+        env[s] = data
+        if flags is not None:
+            env[fslot] = flags
+        if fill is not None:
+            fill(data)
+        if clear:
+            mem.set_flags(flags, False)
+    return run
 
 
 _TOKENS = itertools.count()

@@ -175,14 +175,23 @@ class Memory:
         a queue-mode run (a program-order run leaves it pending with the pooled memory),
         and a later write to the same view replaces it -- a tile's clear at its
         ``nisa.alloc`` followed by the matmul setting all its flags, tile after tile, writes
-        each tile's bytes once per run.  Every write of flag bytes goes through here."""
+        each tile's bytes once per run.  Every write of flag bytes goes through here.
+
+        A view whose own write is pending replaces it without scanning the others: no
+        pending write overlaps it (an overlapping write lands the earlier one first)."""
+        pending = self.pending
+        p = pending.get(id(fv))
+        if p is not None and p[0] is fv:
+            r = p[2]
+            pending[id(fv)] = self.pending_in[r[1]][id(fv)] = (fv, on, r)
+            self.known = None
+            return
         r = self.rects.get(id(fv))
         if r is None or r[0] is not fv:
             self.settle()
             _fill_flags(fv, on)
             self.known = (fv, on)
             return
-        pending = self.pending
         group = self.pending_in.get(r[1])
         if group is None:
             group = self.pending_in[r[1]] = {}

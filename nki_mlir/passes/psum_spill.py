@@ -46,7 +46,7 @@ from ..dialects.nisa import AllocOp
 from ..dialects.ods_ops import engine_of, op_class
 from .alloc_sinking import ancestor_in
 from .liveness import ProgramOrder
-from .spill import ATTR_SPILL_OF, Use, _chain, _name, movable_uses
+from .spill import ATTR_SPILL_OF, Use, clone_chain, movable_uses, alloc_name, view_chain
 
 #: the engines whose instructions may read or write the evicted copy in SBUF
 SBUF_ENGINES = ("vector", "scalar")
@@ -106,24 +106,10 @@ def _sbuf_type(ty: MemRefType) -> MemRefType:
     return MemRefType.new([ty.shape, ty.element_type, ty.layout, MemSpaceAttr("sbuf")])
 
 
-def _clone_chain(chain: list[Operation], base: SSAValue, before: Operation) -> SSAValue:
-    """``chain`` (views of the PSUM tensor) re-applied to ``base`` in SBUF, before ``before``."""
-    value = base
-    block = before.parent_block()
-    for op in chain:
-        new = type(op).create(operands=[value, *op.operands[1:]],
-                              result_types=[_sbuf_type(op.results[0].type)],
-                              properties=dict(op.properties), attributes=dict(op.attributes))
-        new.location = op.location
-        block.insert_op_before(new, before)
-        value = new.results[0]
-    return value
-
-
 def apply(e: Eviction) -> None:
     """Rewrite the function as ``e`` says (module docstring)."""
     t = e.alloc.result
-    name = _name(e.alloc)
+    name = alloc_name(e.alloc)
     copy_ = AllocOp.build(operands=[[]], result_types=[_sbuf_type(t.type)],
                           properties={"alignment": i64_attr(64)},
                           attributes={"nkim.name": StringAttr(f"{name}.evicted"),
@@ -138,9 +124,9 @@ def apply(e: Eviction) -> None:
     old_views: list[Operation] = []
     for u in e.later:
         for i in u.operands:
-            chain = _chain(u.op.operands[i], t)
+            chain = view_chain(u.op.operands[i], t)
             old_views.extend(chain)
-            u.op.operands[i] = _clone_chain(chain, copy_.result, u.op)
+            u.op.operands[i] = clone_chain(chain, copy_.result, u.op, _sbuf_type)
     for op in e.releases:
         op.detach()
         op.erase()

@@ -42,6 +42,7 @@ queues, the dependences on the tile and the HBM tensor).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import MemRefType, StringAttr
@@ -132,7 +133,9 @@ class Plan:
     releases: list[Operation] = field(default_factory=list)
 
 
-def _chain(value: SSAValue, base: SSAValue) -> list[Operation]:
+def view_chain(value: SSAValue, base: SSAValue) -> list[Operation]:
+    """The view ops (``memref.subview`` and the like, operand 0 their source) from the
+    tensor ``base`` to ``value``, outermost first."""
     ops = []
     while value is not base:
         ops.append(value.op)
@@ -196,7 +199,7 @@ def _uses(alloc: AllocOp, order: ProgramOrder) -> tuple[list[Use], list[Operatio
         for i, operand in enumerate(op.operands):
             if isinstance(operand.type, MemRefType) and base_buffer(operand) is t:
                 u.operands.append(i)
-                keys.add(_chain_key(_chain(operand, t)))
+                keys.add(_chain_key(view_chain(operand, t)))
         for acc in accesses(op):
             if acc.base is t:
                 u.writes |= acc.is_write
@@ -204,7 +207,7 @@ def _uses(alloc: AllocOp, order: ProgramOrder) -> tuple[list[Use], list[Operatio
         if not u.operands:
             return None
         if len(keys) == 1:
-            u.chain = _chain(op.operands[u.operands[0]], t)
+            u.chain = view_chain(op.operands[u.operands[0]], t)
         out.append(u)
     out.sort(key=lambda u: u.index)
     return out, releases
@@ -324,15 +327,16 @@ def _scratch_type(ty: MemRefType) -> MemRefType:
     return MemRefType.new([ty.shape, ty.element_type, ty.layout, MemSpaceAttr(SCRATCH_SPACE)])
 
 
-def _clone_chain(chain: list[Operation], base: SSAValue, before: Operation,
-                 to_scratch: bool) -> SSAValue:
-    """``chain`` re-applied to ``base``, inserted before ``before``; its last value."""
+def clone_chain(chain: list[Operation], base: SSAValue, before: Operation,
+                retype: Callable[[MemRefType], MemRefType] | None = None) -> SSAValue:
+    """``chain`` (:func:`view_chain`) re-applied to ``base``, inserted before ``before``; its
+    last value.  ``retype`` maps each view's result type (e.g. to another memory space)."""
     value = base
     block = before.parent_block()
     for op in chain:
         ty = op.results[0].type
         new = type(op).create(operands=[value, *op.operands[1:]],
-                              result_types=[_scratch_type(ty) if to_scratch else ty],
+                              result_types=[ty if retype is None else retype(ty)],
                               properties=dict(op.properties), attributes=dict(op.attributes))
         new.location = op.location
         block.insert_op_before(new, before)
@@ -347,7 +351,8 @@ def _dma(dst: SSAValue, src: SSAValue, loc) -> Operation:
     return op
 
 
-def _name(alloc: AllocOp) -> str:
+def alloc_name(alloc: AllocOp) -> str:
+    """The user-facing name of the tensor ``alloc`` creates (for messages and new names)."""
     attr = alloc.attributes.get("nkim.name")
     return attr.data if isinstance(attr, StringAttr) else (alloc.result.name_hint or "tensor")
 
@@ -355,7 +360,7 @@ def _name(alloc: AllocOp) -> str:
 def apply(p: Plan) -> None:
     """Rewrite the function as ``p`` says (module docstring)."""
     alloc, t = p.alloc, p.alloc.result
-    name = _name(alloc)
+    name = alloc_name(alloc)
     scratch = None
     if p.remat is None and p.source is None:
         scratch = AllocOp.build(operands=[[]], result_types=[_scratch_type(t.type)],
@@ -425,7 +430,7 @@ def _rewrite_segment(p: Plan, seg: Segment, scratch, name: str) -> None:
     is_writer = p.remat is not None and any(u.op is p.remat for u in seg.uses)
     view = None                 # the segment's view of the HBM tensor, made once
     if scratch is not None and (seg.needs_load() or any(u.writes for u in seg.uses)):
-        view = _clone_chain(seg.chain, scratch.result, first, True)
+        view = clone_chain(seg.chain, scratch.result, first, _scratch_type)
     if seg.needs_load() and not is_writer:
         src = p.remat.src if p.remat is not None else view
         if p.source is not None:
@@ -436,7 +441,7 @@ def _rewrite_segment(p: Plan, seg: Segment, scratch, name: str) -> None:
         for i in u.operands:
             value = u.op.operands[i]
             u.op.operands[i] = tile.result if seg.sliced else \
-                _clone_chain(_chain(value, t), tile.result, u.op, False)
+                clone_chain(view_chain(value, t), tile.result, u.op)
         if u.writes:
             last_writer = u.op
     if last_writer is not None and scratch is not None:
@@ -469,7 +474,7 @@ def _forward(seg: Segment, scratch, t: SSAValue) -> bool:
     other = op.src if u.operands[0] == 0 else op.dst
     if space_of(other) not in ("hbm", "private_hbm", "shared_hbm"):
         return False
-    op.operands[u.operands[0]] = _clone_chain(seg.chain, scratch.result, op, True)
+    op.operands[u.operands[0]] = clone_chain(seg.chain, scratch.result, op, _scratch_type)
     return True
 
 

@@ -326,7 +326,7 @@ class ConflictIndex:
         only): the first listed of those of the largest ``node`` -- what filtering that list
         gives, in the order its tags first appear -- without building the list.  Listed
         entries no newer than the tag's best so far are skipped before their overlap test,
-        and each base's overlapping placements are remembered (regions are fixed)."""
+        and so are slot heaps whose top (a bound on their live nodes) is no newer."""
         assert self.reads_retire_reads and not self.classes, "internal: latest mode only"
         best: dict[Hashable, Entry] = {}
         live = self.live
@@ -353,9 +353,12 @@ class ConflictIndex:
             for s in slots.near(region):
                 if not s.region.overlaps(region):
                     continue
-                for key in s.heaps:
+                for key, heap in s.heaps.items():
                     kind, tag = key
-                    if kind or y.is_write:
+                    if heap and (kind or y.is_write):
+                        cur = best.get(tag)     # the heap's top bounds its valid nodes
+                        if cur is not None and cur.node >= -heap[0][0]:
+                            continue
                         e = slots.newest(s, key, base, _last_of(live, kind, tag))
                         if e is not None:
                             cur = best.get(tag)

@@ -7,8 +7,9 @@ of a new node, the entries it conflicts with -- exactly the pairs the pairwise t
 (:meth:`.effects.RegionCache.may_alias`) across bases, one side a write) reports, minus
 *retired* entries:
 
-- entries are found per base buffer through an :class:`.interval_index.IntervalIndex` of
-  their conservative linear element range (row-major over the base shape), and across
+- entries are found per base buffer through an interval index of their conservative
+  linear element range (row-major over the base shape; :mod:`.box_index`: or of the dims
+  after the first, for an access spanning several partitions), and across
   bases through their distinct placements (:mod:`.placement_slots`: listing, the latest
   query and retiring walk regions, not the many bases an allocator put on one region);
 - a *whole* access ``W`` of a later node (its box is the whole buffer, or every dimension is
@@ -60,7 +61,7 @@ from .affine import value_range
 from .dependence import (Acc, Box, _bound, _renamers, _shape, boxes_may_overlap,
                          same_iteration_overlap)
 from ..dialects.effects import Region, RegionCache
-from .interval_index import IntervalIndex
+from .box_index import BoxIndex, free_spans as _free_spans
 from .placement_slots import SlotIndex
 
 
@@ -243,7 +244,7 @@ class ConflictIndex:
         self.classes = tags_are_classes
         assert not (tags_are_classes and reads_retire_reads), "internal: unsupported mix"
         # (base, is_write) -> tag -> the live entries of that tag
-        self.live: dict[tuple[SSAValue, bool], dict[Hashable, IntervalIndex]] = defaultdict(dict)
+        self.live: dict[tuple[SSAValue, bool], dict[Hashable, BoxIndex]] = defaultdict(dict)
         self.count: dict[SSAValue, int] = defaultdict(int)
         self.history: dict[SSAValue, list[Entry]] = defaultdict(list)
         self.placed_history: dict[str, list[SSAValue]] = defaultdict(list)
@@ -275,6 +276,7 @@ class ConflictIndex:
             base, box = y.box.base, y.box
             kinds = _BOTH if y.is_write else _WRITES
             lo, hi = geo.span
+            free = _free_spans(geo, base)[1]
             since: dict[Hashable, int] = {}     # tag -> newest surely-run write y meets
             for kind in kinds:
                 by_tag = live.get((base, kind))
@@ -283,7 +285,7 @@ class ConflictIndex:
                         wanted = only is None or tag in only
                         if idx and (wanted or kind):
                             key = None if classes else tag
-                            for e in idx.query(lo, hi):
+                            for e in idx.query_box(lo, hi, free):
                                 if (wanted or (e.sure and e.node > since.get(key, -1))) \
                                         and not hulls_apart(_geometry(e.acc), geo) \
                                         and boxes_may_overlap(e.acc.box, box, ra, rb):
@@ -324,7 +326,7 @@ class ConflictIndex:
         only): the first listed of those of the largest ``node`` -- what filtering that list
         gives, in the order its tags first appear -- without building the list.  Listed
         entries no newer than the tag's best so far are skipped before their overlap test,
-        and each base's overlapping placements are remembered (regions are fixed)."""
+        and so are slot heaps whose top (a bound on their live nodes) is no newer."""
         assert self.reads_retire_reads and not self.classes, "internal: latest mode only"
         best: dict[Hashable, Entry] = {}
         live = self.live
@@ -333,12 +335,13 @@ class ConflictIndex:
         base, box = y.box.base, y.box
         kinds = _BOTH if y.is_write else _WRITES
         lo, hi = geo.span
+        free = _free_spans(geo, base)[1]
         for kind in kinds:
             by_tag = live.get((base, kind))
             if by_tag:
                 for tag, idx in by_tag.items():
                     if idx:
-                        for e in idx.query(lo, hi):
+                        for e in idx.query_box(lo, hi, free):
                             cur = best.get(tag)
                             if (cur is None or e.node > cur.node) \
                                     and not hulls_apart(_geometry(e.acc), geo) \
@@ -350,9 +353,12 @@ class ConflictIndex:
             for s in slots.near(region):
                 if not s.region.overlaps(region):
                     continue
-                for key in s.heaps:
+                for key, heap in s.heaps.items():
                     kind, tag = key
-                    if kind or y.is_write:
+                    if heap and (kind or y.is_write):
+                        cur = best.get(tag)     # the heap's top bounds its valid nodes
+                        if cur is not None and cur.node >= -heap[0][0]:
+                            continue
                         e = slots.newest(s, key, base, _last_of(live, kind, tag))
                         if e is not None:
                             cur = best.get(tag)
@@ -397,14 +403,15 @@ class ConflictIndex:
                     self._retire_contained(node, a, geo, tag)
         live, history = self.live, self.history
         for a in accs:
-            span = _geometry(a).span
+            geo = _geometry(a)
+            span = geo.span
             e = Entry(node, a, span, tag, retiring is None or id(a) in retiring)
             base = a.box.base
             by_tag = live[(base, a.is_write)]
             idx = by_tag.get(tag)
             if idx is None:
-                idx = by_tag[tag] = IntervalIndex()
-            idx.insert(span[0], span[1], e, node)
+                idx = by_tag[tag] = BoxIndex()
+            idx.insert(span[0], span[1], e, node, _free_spans(geo, base)[0])
             history[base].append(e)
             self._mark_live(base, +1)
             self.slots.entry_added(base, a.is_write, tag, node)
@@ -464,11 +471,11 @@ class ConflictIndex:
         kinds = (True, False) if w.is_write else (False,)
         for kind in kinds:
             for idx in self._live_indexes(w.base, kind, tag):
-                for e in idx.query(*geo.span):
+                for e in idx.query_box(*geo.span, _free_spans(geo, w.base)[1]):
                     if e.node < node and _geometry(e.acc).inside and box_contains(w.box, e.acc.box):
                         self._retire(e)
 
-    def _live_indexes(self, base: SSAValue, kind: bool, tag: Hashable) -> list[IntervalIndex]:
+    def _live_indexes(self, base: SSAValue, kind: bool, tag: Hashable) -> list[BoxIndex]:
         """The live indexes a write of ``tag`` retires from: its tag's, or every tag's
         with ``tags_are_classes``."""
         by_tag = self.live.get((base, kind), _NO_LIVE)

@@ -157,3 +157,21 @@ def test_hulls_apart_only_when_boxes_never_overlap(pair):
     a, b = (Box(base, tuple(Dim(Affine(o), n, s) for o, n, s in spec)) for spec in pair)
     if hulls_apart(Geometry.of(a), Geometry.of(b)):
         assert not boxes_may_overlap(a, b, lambda v: v, lambda v: v)
+
+
+def test_latest_skips_a_slot_whose_newest_is_not_newer():
+    """The latest query does not walk a slot's heap when the newest entry it already has for
+    that tag (here: of its own base) is at least the heap's top, which bounds every live
+    entry of the slot's bases -- an unrolled kernel's tiles on one placement were walked by
+    every access of each of them."""
+    from unittest import mock
+    bufs = [_Buf(f"b{i}") for i in range(21)]
+    regions = _Regions({b: PLACES[0] for b in bufs})
+    index = ConflictIndex([], regions, reads_retire_reads=True)
+    for node, b in enumerate(bufs):
+        index.add(node, [Acc("x", _box(b, ((0, 1), (0, 2))), True)], "vector")
+    y = Acc("x", _box(bufs[-1], ((0, 1), (1, 2))), True)
+    with mock.patch.object(SlotIndex, "newest", side_effect=SlotIndex.newest) as newest:
+        got = index.latest_conflicts(y)
+    assert {t: e.node for t, e in got.items()} == {"vector": 20}
+    assert newest.call_count == 0

@@ -353,14 +353,16 @@ def _fingerprint(obj: Any, depth: int, memo: dict, states: list | None = None) -
         return ("ref", id(obj))
     memo[id(obj)] = obj  # keep alive: ids stay unique while fingerprinting
     d = depth + 1
+    scalars = _EXACT_SCALARS    # (what the call would return at once: the value itself)
     if kind == _SEQ:
         if states is not None and isinstance(obj, list):
             states.append((obj, list, list(obj)))
-        return (t.__name__, id(obj), tuple([_fingerprint(v, d, memo, states) for v in obj]))
+        return (t.__name__, id(obj), tuple([v if type(v) in scalars else _fingerprint(v, d, memo, states) for v in obj]))
     if kind == _DICT:
         if states is not None:
             states.append((obj, dict, dict(obj)))
-        return ("dict", id(obj), tuple([(_fingerprint(k, d, memo, states), _fingerprint(v, d, memo, states))
+        return ("dict", id(obj), tuple([(k if type(k) in scalars else _fingerprint(k, d, memo, states),
+                                         v if type(v) in scalars else _fingerprint(v, d, memo, states))
                                         for k, v in obj.items()]))
     if kind == _SET:
         if states is not None and isinstance(obj, set):
@@ -381,8 +383,9 @@ def _fingerprint(obj: Any, depth: int, memo: dict, states: list | None = None) -
 
 def _fingerprint_locals(frame_locals: dict, targets, states: list | None = None) -> dict:
     memo: dict = {}       # (the rewrite's own __nki_* variables are not the kernel's state)
-    return {n: _fingerprint(v, 0, memo, states) for n, v in frame_locals.items()
-            if n not in targets and not n.startswith("__nki_")}
+    scalars = _EXACT_SCALARS    # (what _fingerprint would return at once: the value itself)
+    return {n: v if type(v) in scalars else _fingerprint(v, 0, memo, states)
+            for n, v in frame_locals.items() if n not in targets and not n.startswith("__nki_")}
 
 
 def _mutation(fp_before: dict, after: dict, targets) -> str | None:

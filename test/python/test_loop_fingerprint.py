@@ -99,3 +99,23 @@ def test_an_object_claiming_another_class_is_taken_at_its_word():
     assert isinstance(x, list)
     assert _fingerprint(x, 0, {}) == ("Liar", id(x), (1, 2))
     assert _fingerprint([x], 0, {})[2][0] == ("Liar", id(x), (1, 2))
+
+
+def test_scalar_items_need_no_call():
+    """A scalar item of a list, tuple or dict (or a scalar variable of the frame) is its own
+    fingerprint: taken without a call of ``_fingerprint``."""
+    calls = 0
+
+    def prof(frame, event, arg):
+        nonlocal calls
+        if event == "call" and frame.f_code is _fingerprint.__code__:
+            calls += 1
+    state = {"xs": list(range(100)), "t": tuple("abc"), "n": 3}
+    sys.setprofile(prof)
+    try:
+        fp = loops._fingerprint_locals(state, ("i",))
+    finally:
+        sys.setprofile(None)
+    assert calls == 2          # the list and the tuple
+    assert fp == {"xs": ("list", id(state["xs"]), tuple(range(100))),
+                  "t": ("tuple", id(state["t"]), ("a", "b", "c")), "n": 3}

@@ -302,6 +302,9 @@ _SCALAR, _LEAF, _SEQ, _DICT, _SET, _OTHER = range(6)
 _SCALARS = (int, float, complex, str, bytes, bool, type(None), np.generic)
 #: exact built-in scalar types: their instances cannot reassign ``__class__``
 _EXACT_SCALARS = frozenset((int, float, complex, str, bytes, bool, type(None)))
+#: exact types of the tracer's own proxies (leaves; they define no ``__class__``): the most
+#: frequent values of a kernel's variables after scalars
+_EXACT_LEAVES = frozenset((NkiTensor, LoopIndex))
 #: type -> (its ``__mro__`` when classified, kind): a kernel's state is mostly a few types
 _KINDS: dict[type, tuple[tuple, int]] = {}
 
@@ -344,6 +347,8 @@ def _fingerprint(obj: Any, depth: int, memo: dict, states: list | None = None) -
     t = type(obj)
     if t in _EXACT_SCALARS:
         return obj
+    if t in _EXACT_LEAVES:
+        return ("leaf", id(obj))
     kind = _kind(obj, t)
     if kind == _SCALAR:
         return obj

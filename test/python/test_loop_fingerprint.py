@@ -119,3 +119,17 @@ def test_scalar_items_need_no_call():
     assert calls == 2          # the list and the tuple
     assert fp == {"xs": ("list", id(state["xs"]), tuple(range(100))),
                   "t": ("tuple", id(state["t"]), ("a", "b", "c")), "n": 3}
+
+
+def test_proxies_are_leaves_without_classification(monkeypatch):
+    """The tracer's tensor and loop-index proxies (most of a kernel's non-scalar variables)
+    are leaves at once: no per-type lookup."""
+    from nki_mlir.frontend.proxies import LoopIndex, NkiTensor
+    looked: list = []
+    real = loops._kind
+    monkeypatch.setattr(loops, "_kind", lambda obj, t: looked.append(t) or real(obj, t))
+    t = object.__new__(NkiTensor)
+    i = object.__new__(LoopIndex)
+    fp = _fingerprint(state := [t, i], 0, {})
+    assert fp == ("list", id(state), (("leaf", id(t)), ("leaf", id(i))))
+    assert looked == [list]

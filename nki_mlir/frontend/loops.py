@@ -295,48 +295,102 @@ _LEAF_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, 
                type, NkiTensor, LoopIndex, np.dtype, np.ndarray, Register)
 
 
+#: what :func:`_fingerprint` does with a value, by the first of these ``isinstance`` tests
+#: that holds (the order of the original chain): a scalar, a leaf, a list / tuple, a dict, a
+#: set, anything else
+_SCALAR, _LEAF, _SEQ, _DICT, _SET, _OTHER = range(6)
+_SCALARS = (int, float, complex, str, bytes, bool, type(None), np.generic)
+#: exact built-in scalar types: their instances cannot reassign ``__class__``
+_EXACT_SCALARS = frozenset((int, float, complex, str, bytes, bool, type(None)))
+#: exact types of the tracer's own proxies (leaves; they define no ``__class__``): the most
+#: frequent values of a kernel's variables after scalars
+_EXACT_LEAVES = frozenset((NkiTensor, LoopIndex))
+#: type -> (its ``__mro__`` when classified, kind): a kernel's state is mostly a few types
+_KINDS: dict[type, tuple[tuple, int]] = {}
+
+
+def _kind_of(obj: Any) -> int:
+    """The kind of ``obj`` by ``isinstance`` (what ``__class__`` claims counts too)."""
+    return (_SCALAR if isinstance(obj, _SCALARS) else _LEAF if isinstance(obj, _LEAF_TYPES)
+            else _SEQ if isinstance(obj, (list, tuple)) else _DICT if isinstance(obj, dict)
+            else _SET if isinstance(obj, (set, frozenset)) else _OTHER)
+
+
+def _kind(obj: Any, t: type) -> int:
+    """:func:`_kind_of` ``(obj)``, remembered per type: when ``obj.__class__`` is its type,
+    every ``isinstance(obj, C)`` above is ``issubclass(t, C)`` (none of those classes has a
+    metaclass of its own), a function of ``t`` and its bases (the entry is dropped when
+    ``__bases__`` is reassigned: a new ``__mro__``)."""
+    try:
+        same = obj.__class__ is t
+    except Exception:   # noqa: BLE001 -- an object whose __class__ cannot be read: as before
+        same = False
+    if not same:
+        return _kind_of(obj)
+    hit = _KINDS.get(t)
+    mro = t.__mro__
+    if hit is not None and hit[0] is mro:
+        return hit[1]
+    kind = _kind_of(obj)
+    if len(_KINDS) >= 4096:
+        _KINDS.clear()
+    _KINDS[t] = (mro, kind)
+    return kind
+
+
 def _fingerprint(obj: Any, depth: int, memo: dict, states: list | None = None) -> Any:
     """A structural snapshot of the mutable Python state reachable from ``obj``.  With
     ``states``, each mutable object met is also appended with a shallow copy of its contents
-    (what :func:`restore` puts back)."""
-    if isinstance(obj, (int, float, complex, str, bytes, bool, type(None), np.generic)):
+    (what :func:`restore` puts back).  (The kind of a value is looked up per type,
+    :func:`_kind`: a loop's entry and exit fingerprint every variable of the frame, ~10^6
+    values per trace of a large kernel.)"""
+    t = type(obj)
+    if t in _EXACT_SCALARS:
         return obj
-    if isinstance(obj, _LEAF_TYPES) or depth > 8:
+    if t in _EXACT_LEAVES:
+        return ("leaf", id(obj))
+    kind = _kind(obj, t)
+    if kind == _SCALAR:
+        return obj
+    if kind == _LEAF or depth > 8:
         return ("leaf", id(obj))
     if id(obj) in memo:
         return ("ref", id(obj))
     memo[id(obj)] = obj  # keep alive: ids stay unique while fingerprinting
     d = depth + 1
-    if isinstance(obj, (list, tuple)):
+    scalars = _EXACT_SCALARS    # (what the call would return at once: the value itself)
+    if kind == _SEQ:
         if states is not None and isinstance(obj, list):
             states.append((obj, list, list(obj)))
-        return (type(obj).__name__, id(obj), tuple(_fingerprint(v, d, memo, states) for v in obj))
-    if isinstance(obj, dict):
+        return (t.__name__, id(obj), tuple([v if type(v) in scalars else _fingerprint(v, d, memo, states) for v in obj]))
+    if kind == _DICT:
         if states is not None:
             states.append((obj, dict, dict(obj)))
-        return ("dict", id(obj), tuple((_fingerprint(k, d, memo, states), _fingerprint(v, d, memo, states))
-                                       for k, v in obj.items()))
-    if isinstance(obj, (set, frozenset)):
+        return ("dict", id(obj), tuple([(k if type(k) in scalars else _fingerprint(k, d, memo, states),
+                                         v if type(v) in scalars else _fingerprint(v, d, memo, states))
+                                        for k, v in obj.items()]))
+    if kind == _SET:
         if states is not None and isinstance(obj, set):
             states.append((obj, set, set(obj)))
         return ("set", id(obj), len(obj), frozenset(id(v) for v in obj))
     state = getattr(obj, "__dict__", None)
     if isinstance(state, dict):
         return ("obj", id(obj), _fingerprint(state, d, memo, states))
-    slots = getattr(type(obj), "__slots__", None)
+    slots = getattr(t, "__slots__", None)
     if slots:
         names = (slots,) if isinstance(slots, str) else tuple(slots)
         if states is not None:
             states.append((obj, "slots", {n: getattr(obj, n, _MISSING) for n in names}))
-        return ("slots", id(obj), tuple(_fingerprint(getattr(obj, n, None), d, memo, states)
-                                        for n in names))
+        return ("slots", id(obj), tuple([_fingerprint(getattr(obj, n, None), d, memo, states)
+                                         for n in names]))
     return ("leaf", id(obj))
 
 
 def _fingerprint_locals(frame_locals: dict, targets, states: list | None = None) -> dict:
     memo: dict = {}       # (the rewrite's own __nki_* variables are not the kernel's state)
-    return {n: _fingerprint(v, 0, memo, states) for n, v in frame_locals.items()
-            if n not in targets and not n.startswith("__nki_")}
+    scalars = _EXACT_SCALARS    # (what _fingerprint would return at once: the value itself)
+    return {n: v if type(v) in scalars else _fingerprint(v, 0, memo, states)
+            for n, v in frame_locals.items() if n not in targets and not n.startswith("__nki_")}
 
 
 def _mutation(fp_before: dict, after: dict, targets) -> str | None:

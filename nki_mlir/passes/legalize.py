@@ -19,7 +19,6 @@ from xdsl.dialects.builtin import FloatAttr, MemRefType, ModuleOp, StringAttr, f
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -30,6 +29,7 @@ from .. import dtypes
 from ..dialects import nki
 from ..dialects.common import dtype_of, free_size, memref, shape_of, space_of
 from ..dialects.ods_ops import op_class
+from .dead_ops import greedy
 from .forward_assign import ForwardAssign
 from .legalize_math import LegalizeMath
 
@@ -160,9 +160,8 @@ class NkiLegalize(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([LegalizeZeros(), LegalizeLoad(), LegalizeStore(),
-                                         LegalizeBinary(), LegalizeExp(), LegalizeMatmul(),
-                                         LegalizeMath()]),
+            greedy([LegalizeZeros(), LegalizeLoad(), LegalizeStore(), LegalizeBinary(),
+                    LegalizeExp(), LegalizeMatmul(), LegalizeMath()]),
             apply_recursively=False,
         ).rewrite_module(op)
         # t[...] = value (Beta 1): the producer writes t directly (forward_assign.py)

@@ -22,7 +22,6 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -33,6 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 from ..dialects import nisa, nki
 from ..dialects.common import i64_attr, str_attr
 from ..dialects.instruction import DIRECT_LOWERINGS
+from .dead_ops import greedy
 
 
 def _engine(op: Operation, default: str) -> StringAttr:
@@ -100,8 +100,7 @@ class LowerNkiToNisa(ModulePass):
     name = "lower-nki-to-nisa"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier([p() for p in PATTERNS]),
-                             apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(greedy([p() for p in PATTERNS]), apply_recursively=False).rewrite_module(op)
         left = [o.name for o in op.walk() if o.name.startswith("nki.")]
         if left:
             raise VerifyException(f"lower-nki-to-nisa: ops left unlowered: {sorted(set(left))} "

@@ -10,8 +10,10 @@ worker shares the machine), with ``--retry-max-rss-gb`` (default :func:`machine_
 process is ended at 85% of the machine's memory, or at its available memory when other
 processes hold more than the rest).  The retry's outcome replaces the first:
 a test that passes counts as passed, one that fails otherwise is a failure of that cause, and
-one stopped again in the suite's code stays a failure (the memory cause, never excluded),
-listed with its peak resident memory and the suite's ``file:line`` where it stood.
+one stopped again in the suite's code stays a failure (the memory cause), listed with its
+peak resident memory and the suite's ``file:line`` where it stood -- unless nki-mlir had not
+compiled or run anything in the test yet: then the suite's inputs alone exceed the machine,
+and ``nkilib_causes`` excludes it as a defect of the suite (with that evidence).
 """
 from __future__ import annotations
 

@@ -28,11 +28,15 @@ the suite's own code in the test's call phase with nki-mlir not running (input g
 golden, validation); ``--max-rss-gb`` bounds the resident memory of each worker (default 60%
 of the machine's memory over the workers: some of the suite's inputs take 10 GiB).  A test
 stopped by the harness or memory limit in the suite's code did not finish: it counts as a
-failure (never excluded) and is listed with where the suite's code was; one the memory limit
+failure and is listed with where the suite's code was; one the memory limit
 stopped there is run again after the parallel run, alone, with the machine's limit
 (``bench/nkilib_retry.py``: ``--retry-max-rss-gb``, ``--no-retry``), and its retry's
 outcome counts, the report saying which passed on retry and which still exceeded the
-machine (peak GiB and the suite's ``file:line``).  The slowest
+machine (peak GiB and the suite's ``file:line``).  Only a retried test stopped again
+*before nki-mlir compiled or ran anything in it* is excluded (the suite's inputs alone are
+larger than the machine: ``nkilib_causes``' "inputs larger than this machine's memory");
+one stopped after nki-mlir ran (e.g. in its golden) stays a failure, since part of the
+memory may be ours.  The slowest
 ``--slowest`` tests (default 20) are shown by nki-mlir time (wall and CPU, compile and run)
 next to their call phase, with the slowest nki-mlir time against the 60 s goal.  The last
 lines are::

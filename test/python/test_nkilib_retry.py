@@ -64,7 +64,25 @@ def test_the_retry_outcome_replaces_the_first_in_the_counts():
     merged = nkilib_retry.merge(per, again)
     assert merged["a"]["first"] == {"message": SUITE_STOP, "rss_gb": 7.9}
     c = nkilib_suite.tally(merged, ["a", "b"])["counts"]
-    assert (c["passed"], c["failed"], c["excluded"]) == (1, 1, 0)   # never excluded
+    assert (c["passed"], c["failed"], c["excluded"]) == (1, 1, 0)   # nki-mlir's share unknown
+
+
+def _nki(compiles, runs):
+    return {"nki": [0.0, 0.0], "compiles": compiles, "runs": runs}
+
+
+def test_inputs_alone_over_the_machine_are_excluded_only_before_nki_mlir_ran():
+    per = _per(*(_rec(i, "failed", SUITE_STOP, 7.9) for i in "abcd"))
+    again = _per(_rec("a", "failed", SUITE_STOP, 19.0), _rec("b", "failed", SUITE_STOP, 19.0),
+                 _rec("c", "failed", SUITE_STOP, 19.0))
+    again["a"]["nki"] = _nki(0, 0)     # stopped in the suite's input generation
+    again["b"]["nki"] = _nki(1, 1)     # stopped in the golden, after nki-mlir ran
+    # "c": the process was ended, no record of nki-mlir's calls: a failure
+    per["d"]["nki"] = _nki(0, 0)       # not retried (--no-retry): a failure
+    t = nkilib_suite.tally(nkilib_retry.merge(per, again), ["a", "b", "c", "d"])
+    assert (t["counts"]["failed"], t["counts"]["excluded"]) == (3, 1)
+    [(name, [rec])] = t["excluded"].items()
+    assert name == "inputs larger than this machine's memory" and rec["nodeid"] == "a"
 
 
 def test_the_retry_limit_ends_the_process_at_85_percent_of_the_machine():

@@ -11,7 +11,13 @@ the same values: operand tuple (``SSAValues``), one ``Use`` per operand linked a
 of its value's use list (operands in order, as the setter does), results, copies of the
 property and attribute dicts, location (``UNKNOWN_LOC`` by default), successors through
 upstream's setter when there are any, regions through ``add_region``, then
-``__post_init__``.  Remove this override when the pinned xDSL builds as fast by itself.
+``__post_init__``.
+
+``IRDLOperation.__post_init__`` then fills in the default value of every property and
+attribute the op lacks, scanning its definition on every call; :func:`irdl_post_init` reads
+the (name, default) pairs from a list made once per definition (same order, same values,
+the same ``Operation.__post_init__`` after).  Remove these overrides when the pinned xDSL
+builds as fast by itself.
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from xdsl.dialects.builtin import UNKNOWN_LOC
 from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.ir.core import SSAValues, Use
+from xdsl.irdl.operations import IRDLOperation, OpDef, OptionalDef
 
 _upstream = Operation.__init__
 _EMPTY: tuple = ()
@@ -60,4 +67,35 @@ def operation_init(self: Operation, *, operands: Sequence[SSAValue] = (),
     self.__post_init__()
 
 
+#: id(op definition) -> (definition, its (name, default) properties, its attributes)
+_DEFAULTS: dict[int, tuple[OpDef, tuple, tuple]] = {}
+
+
+def _defaults(op_def: OpDef) -> tuple[OpDef, tuple, tuple]:
+    hit = _DEFAULTS.get(id(op_def))
+    if hit is None or hit[0] is not op_def:
+        def pairs(defs):
+            return tuple((name, d.default_value) for name, d in defs.items()
+                         if not isinstance(d, OptionalDef) and d.default_value is not None)
+        hit = _DEFAULTS[id(op_def)] = (op_def, pairs(op_def.properties), pairs(op_def.attributes))
+    return hit
+
+
+def irdl_post_init(self: IRDLOperation) -> None:
+    """``IRDLOperation.__post_init__`` (see the module docstring)."""
+    _, props, attrs = _defaults(self.get_irdl_definition())
+    if props:
+        own = self.properties
+        for name, value in props:
+            if name not in own:
+                own[name] = value
+    if attrs:
+        own = self.attributes
+        for name, value in attrs:
+            if name not in own:
+                own[name] = value
+    Operation.__post_init__(self)
+
+
 Operation.__init__ = operation_init  # type: ignore[method-assign]
+IRDLOperation.__post_init__ = irdl_post_init  # type: ignore[method-assign]

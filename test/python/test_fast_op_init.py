@@ -13,13 +13,29 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects import cf
 from xdsl.dialects.builtin import UNKNOWN_LOC, DenseArrayBase, IndexType, i1, i32
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block, Operation, Region
+from xdsl.irdl import IRDLOperation
+from xdsl.irdl.operations import OptionalDef
 
 from nki_mlir import compiler
 from nki_mlir.dialects import fast_op_init
 from nki_mlir.frontend import arg_specs, build_module
 
 from test_compile_speed import access_patterns, two_ops, views
+
+
+def _upstream_post(op) -> None:
+    """xDSL 0.74's ``IRDLOperation.__post_init__``."""
+    defn = op.get_irdl_definition()
+    for table, defs in ((op.properties, defn.properties), (op.attributes, defn.attributes)):
+        for name, d in defs.items():
+            if name not in table and not isinstance(d, OptionalDef) and d.default_value is not None:
+                table[name] = d.default_value
+    Operation.__post_init__(op)
+
+
+_UPSTREAM_POST = _upstream_post
 
 
 def _state(op: Operation) -> tuple:
@@ -100,3 +116,48 @@ def test_successors_and_regions():
         for op in (br, holder):
             op.drop_all_references()
     assert states[0] == states[1]
+
+
+def _op_classes():
+    seen, todo = [], [IRDLOperation]
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            todo.append(sub)
+            try:
+                defined = sub.get_irdl_definition() is not None
+            except Exception:   # noqa: BLE001 -- an abstract base, no definition
+                defined = False
+            if defined:
+                seen.append(sub)
+    return seen
+
+
+def test_post_init_fills_upstream_defaults():
+    """Every loaded IRDL op class, with no / some properties and attributes given: the same
+    defaults filled in, in the same order (and given values kept)."""
+    with_defaults = 0
+    for cls in _op_classes():
+        defn = cls.get_irdl_definition()
+        given = [({}, {}), (dict(list(_some(defn.properties))), dict(list(_some(defn.attributes))))]
+        for props, attrs in given:
+            states = []
+            for post in (fast_op_init.irdl_post_init, _UPSTREAM_POST):
+                op = cls.__new__(cls)
+                op.properties, op.attributes = dict(props), dict(attrs)
+                post(op)
+                states.append((list(op.properties.items()), list(op.attributes.items())))
+            assert states[0] == states[1], cls.name
+            with_defaults += bool(states[0][0] or states[0][1]) and not props and not attrs
+    assert with_defaults >= 5
+
+
+def _some(defs):
+    """Every other definition that has a default, given a marker value (an unused default)."""
+    marker = StringAttr("given")
+    return [(name, marker) for i, (name, d) in enumerate(defs.items())
+            if getattr(d, "default_value", None) is not None and i % 2 == 0]
+
+
+def test_post_init_installed():
+    assert IRDLOperation.__post_init__ is fast_op_init.irdl_post_init

@@ -81,8 +81,25 @@ def as_dtype(x: object) -> np.dtype:
     Raises:
         NKITypeError: ``x`` is not one of the NKI dtypes.
     """
+    hit = _AS_DTYPE.get(id(x))
+    if hit is not None and hit[0] is x:   # (the same object: the same answer)
+        return hit[1]
     if isinstance(x, str) and x in BY_NAME:
         return BY_NAME[x]
+    dt = _as_dtype(x)
+    if isinstance(x, np.dtype) or x in (float, int, bool) or (isinstance(x, type) and issubclass(x, np.generic)):
+        # immutable, and few: remembered (and kept alive, so the id stays its own)
+        if len(_AS_DTYPE) >= 256:
+            _AS_DTYPE.clear()
+        _AS_DTYPE[id(x)] = (x, dt)
+    return dt
+
+
+#: id(dtype or scalar type) -> (it, :func:`as_dtype` of it)
+_AS_DTYPE: dict[int, tuple[object, np.dtype]] = {}
+
+
+def _as_dtype(x: object) -> np.dtype:
     try:
         dt = np.dtype(x)  # type: ignore[arg-type]
     except (TypeError, ValueError):

@@ -10,6 +10,7 @@ from . import xdsl_fixes  # noqa: F401  (upstream printer fixes, applied on impo
 from . import xdsl_speedups  # noqa: F401  (memoized attribute readers, applied on import)
 from . import fast_verify  # noqa: F401  (IRDL op verifier from a per-definition plan)
 from . import fast_build  # noqa: F401  (IRDL op builder from a per-definition plan)
+from . import fast_op_init  # noqa: F401  (Operation.__init__ without property setters)
 
 
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:

@@ -128,7 +128,33 @@ def _memref(shape: tuple[int, ...], dtype: np.dtype, space: str,
             layout = StridedLayoutAttr(list(strides), offset)
     # MemRefType(element, shape, layout, space) without its __init__'s isa() check of the
     # shape (which builds a type constraint per call); the parameters are verified the same
-    return MemRefType.new([_int_array_attr(shape), dtypes.to_mlir(dtype), layout, _space_attr(space)])
+    return _new_memref(_int_array_attr(shape), dtypes.to_mlir(dtype), layout, _space_attr(space))
+
+
+#: (id(shape), id(element type), layout class, id(space)) -> those objects (kept alive, so
+#: the ids stay theirs): parameter combinations ``MemRefType.new`` has verified
+_MEMREF_OK: dict[tuple, tuple] = {}
+
+
+def _new_memref(shape: ArrayAttr, element: Attribute, layout: Attribute, space: Attribute) -> MemRefType:
+    """``MemRefType.new([shape, element, layout, space])``.  Its verifier checks each
+    parameter on its own (shape: an array of ``IntAttr``; element, space: any attribute;
+    layout: by its class alone), so its verdict depends only on the shape and element and
+    space objects (immutable) and the layout's class; a combination verified once is built
+    again without the check (the views of one buffer differ only in their layout's offset)."""
+    key = (id(shape), id(element), layout.__class__, id(space))
+    if key in _MEMREF_OK:
+        attr = MemRefType.__new__(MemRefType)
+        object.__setattr__(attr, "shape", shape)
+        object.__setattr__(attr, "element_type", element)
+        object.__setattr__(attr, "layout", layout)
+        object.__setattr__(attr, "memory_space", space)
+        return attr
+    attr = MemRefType.new([shape, element, layout, space])
+    if len(_MEMREF_OK) >= 1 << 12:
+        _MEMREF_OK.clear()
+    _MEMREF_OK[key] = (shape, element, space)
+    return attr
 
 
 def _strided(strides: ArrayAttr, offset: int | None) -> StridedLayoutAttr:

@@ -29,10 +29,11 @@ is remembered (:func:`_view_ok`) and not checked again.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, MemRefType, i32
 from xdsl.dialects.memref import ReinterpretCastOp, SubviewOp
-from xdsl.irdl.constraints import VerificationContext
+from xdsl.irdl.constraints import InferenceContext, VerificationContext
 from xdsl.irdl.operations import (AttrSizedOperandSegments, AttrSizedRegionSegments,
                                   AttrSizedResultSegments, AttrSizedSuccessorSegments, OpDef,
                                   OptionalDef, OptPropertyDef, VarIRConstruct, VariadicDef,
@@ -319,3 +320,31 @@ def _subview_verify(self: SubviewOp) -> None:
 
 ReinterpretCastOp.verify_ = _view_ok(_reinterpret_verify)  # type: ignore[method-assign]
 SubviewOp.verify_ = _view_ok(_subview_verify)  # type: ignore[method-assign]
+
+
+# ------------------------------------------------------------ constraint variable contexts
+#
+# ``VerificationContext()`` (one per op verified) fills its three variable tables through
+# ``default_factory=dict[str, Attribute]``: calling the parametrised alias builds the dict and
+# then tries, and fails, to set ``__orig_class__`` on it (an exception raised and caught per
+# table).  The same plain empty dicts are made directly; arguments given are kept as given.
+
+_NO_ARG: Any = object()
+
+
+def _context_init(self, _variables=_NO_ARG, _range_variables=_NO_ARG, _int_variables=_NO_ARG):
+    self._variables = {} if _variables is _NO_ARG else _variables
+    self._range_variables = {} if _range_variables is _NO_ARG else _range_variables
+    self._int_variables = {} if _int_variables is _NO_ARG else _int_variables
+
+
+def _check_context_fields() -> bool:
+    """The context classes have exactly the three variable tables (else keep upstream's)."""
+    from dataclasses import fields
+    return all([f.name for f in fields(c)] == ["_variables", "_range_variables", "_int_variables"]
+               and not hasattr(c, "__post_init__") for c in (VerificationContext, InferenceContext))
+
+
+if _check_context_fields():
+    VerificationContext.__init__ = _context_init  # type: ignore[method-assign]
+    InferenceContext.__init__ = _context_init     # type: ignore[method-assign]

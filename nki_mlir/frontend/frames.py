@@ -130,9 +130,16 @@ def user_frame(skip: int = 0) -> FrameType | None:
     Every frame between it and the caller is nki-mlir's own, so the walk starts at the
     caller (``skip`` is accepted for readability of call sites and ignored)."""
     f = sys._getframe(1)
-    while f is not None and not is_user_file(f.f_code.co_filename):
+    known = _USER_FILE
+    while f is not None:
+        name = f.f_code.co_filename
+        hit = known.get(name)       # (is_user_file's memo, read inline: one call per op)
+        if hit is None:
+            hit = is_user_file(name)
+        if hit:
+            return f
         f = f.f_back
-    return f
+    return None
 
 
 def user_loc(skip: int = 0) -> SourceLoc | None:

@@ -148,6 +148,10 @@ class Index:
 
     # -------------------------------------------------------------- affine algebra
     def _merge(self, other: "Index", sign: int) -> "Index":
+        if not self.terms and not other.terms:     # int constants: the shared constant Index
+            v = self.const + sign * other.const
+            if type(v) is int:
+                return as_index(v)
         acc: dict[SSAValue, int] = dict(self.terms)
         for s, c in other.terms:
             acc[s] = acc.get(s, 0) + sign * c
@@ -162,7 +166,9 @@ class Index:
 
     def scale(self, k: int) -> "Index":
         if k == 0:
-            return Index((), 0)
+            return as_index(0)
+        if not self.terms and type(v := self.const * k) is int:   # the shared constant Index
+            return as_index(v)
         return Index(tuple((s, c * k) for s, c in self.terms), self.const * k)
 
     def floordiv_exact(self, k: int) -> "Index | None":

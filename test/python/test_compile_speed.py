@@ -233,3 +233,30 @@ def test_walks_visit_what_upstream_visits(reverse, region_first):
     assert list(module.walk(reverse=reverse, region_first=region_first)) == want
     leaf = next(op for op in module.walk() if not op.regions)
     assert list(Operation.walk(leaf, reverse=reverse, region_first=region_first)) == [leaf]
+
+
+def test_memref_types_verified_once_per_parameter_combination(monkeypatch):
+    """``common.memref`` verifies a (shape, element type, layout class, space) combination
+    once; the types built after it without the check equal the checked constructor's, and a
+    new combination (here a non-IntAttr shape) is still checked and rejected."""
+    from xdsl.dialects.builtin import ArrayAttr, IntAttr, MemRefType, StridedLayoutAttr, f32
+    from xdsl.irdl.attributes import ParamAttrDef
+    from xdsl.utils.exceptions import VerifyException
+
+    from nki_mlir.dialects import common
+    calls = []
+    verify = ParamAttrDef.verify
+    monkeypatch.setattr(ParamAttrDef, "verify",
+                        lambda self, attr: calls.append(type(attr)) or verify(self, attr))
+    common._MEMREF_OK.clear()
+    shape = (128, 1000003)              # (a shape no other test uses)
+    types = [memref(shape, np.float32, "sbuf", strides=(7, 1), offset=k) for k in (11, 12, 13)]
+    assert calls.count(MemRefType) == 1
+    for k, t in zip((11, 12, 13), types):
+        want = MemRefType(f32, list(shape), StridedLayoutAttr([7, 1], k), common._space_attr("sbuf"))
+        assert t == want and hash(t) == hash(want) and str(t) == str(want)
+    bad = ArrayAttr([IntAttr(1), common._space_attr("sbuf")])
+    with pytest.raises(VerifyException):
+        common._new_memref(bad, f32, types[0].layout, common._space_attr("sbuf"))
+    with pytest.raises(VerifyException):     # (a rejected combination is not remembered)
+        common._new_memref(bad, f32, types[0].layout, common._space_attr("sbuf"))

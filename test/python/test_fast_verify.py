@@ -181,3 +181,24 @@ def test_view_ops_remembered_verdicts_stay_upstreams():
             assert _own(cls.verify_, bad) == want      # a failure is never remembered
             failures += want != "ok"
     assert failures == 3        # the extra operand (both ops), the size (reinterpret_cast)
+
+
+def test_verification_context_made_directly():
+    """``VerificationContext()`` / ``InferenceContext`` subclasses get three fresh plain
+    dicts (not shared between contexts), given tables are kept, and the dataclass's equality
+    and repr are upstream's."""
+    from xdsl.irdl.constraints import VerificationContext
+
+    from nki_mlir.dialects import fast_verify
+    assert VerificationContext.__init__ is fast_verify._context_init
+    a, b = VerificationContext(), VerificationContext()
+    for name in ("_variables", "_range_variables", "_int_variables"):
+        assert type(getattr(a, name)) is dict and getattr(a, name) == {}
+        assert getattr(a, name) is not getattr(b, name)
+    a.set_attr_variable("T", i32)
+    assert b.get_variable("T") is None and a.get_variable("T") is i32
+    given = {"T": i32}
+    c = VerificationContext(given)
+    assert c._variables is given and c._int_variables == {}
+    assert repr(b) == "VerificationContext(_variables={}, _range_variables={}, _int_variables={})"
+    assert VerificationContext() == b and c != b

@@ -216,3 +216,18 @@ def test_as_index_of_a_constant():
         got = as_index(c)
         assert type(got) is Index and got == Index((), int(c)) and type(got.const) is int
         assert as_index(c) == got and as_index(got) is got
+
+
+def test_index_constants_shared():
+    """Affine algebra on constant ``Index`` es gives the shared constant (``as_index``) with
+    the same value; symbols, and constants that are not Python ints, take the general path."""
+    from nki_mlir.frontend.values import Index, as_index
+    a, b = as_index(12), as_index(5)
+    assert a.add(b) is as_index(17) and a.sub(b) is as_index(7) and a.add(b) == Index((), 17)
+    assert a.scale(3) is as_index(36) and a.scale(0) == Index((), 0)
+    blk = Block(arg_types=[IndexType()])
+    i = Index.of(blk.args[0])
+    assert i.add(a) == Index(((blk.args[0], 1),), 12)
+    assert i.sub(i) == Index((), 0) and i.scale(2).const == 0
+    odd = Index((), np.int64(3))
+    assert type(odd.add(a).const) is np.int64 and type(odd.scale(2).const) is np.int64

@@ -296,9 +296,7 @@ class ConflictIndex:
             region = region_of(base)
             if region is not None:
                 # by slot, and per kind and tag only the bases with such live entries
-                for s in self.slots.near(region):
-                    if not s.region.overlaps(region):
-                        continue
+                for s in self.slots.meeting(region):
                     for (kind, tag), bases in s.bases.items():
                         if not bases or not (kind or y.is_write) \
                                 or (only is not None and tag not in only):
@@ -350,9 +348,7 @@ class ConflictIndex:
         region = self.regions.region(base)
         if region is not None:
             slots = self.slots
-            for s in slots.near(region):
-                if not s.region.overlaps(region):
-                    continue
+            for s in slots.meeting(region):
                 for key, heap in s.heaps.items():
                     kind, tag = key
                     if heap and (kind or y.is_write):

@@ -16,7 +16,10 @@ a retiring walk needs: only bases that have something to retire), and, when aske
 entries: :meth:`SlotIndex.newest` answers "the newest live entry of this kind and tag among
 the slot's bases other than ``b``" in amortised O(log n).  Slots with live bases sit in an
 interval index of their byte range per memory, so a query walks the live regions it
-overlaps, never their bases.  Every region-holding base is in exactly one slot, and all
+overlaps, never their bases.  The slots overlapping one region change only when a slot of
+that memory gains its first live base or loses its last (a few thousand times on a
+240k-op unrolled kernel with 551 distinct regions, against 270k queries), so
+:meth:`SlotIndex.meeting` keeps each region's answer until then (per memory, a version).  Every region-holding base is in exactly one slot, and all
 bases of a slot overlap (or lie inside) a region exactly when their slot's region does.
 """
 from __future__ import annotations
@@ -63,6 +66,9 @@ class SlotIndex:
         self._by_region: dict[Region, Slot] = {}
         self._live: dict[str, IntervalIndex] = defaultdict(IntervalIndex)
         self._seq = 0
+        self._version: dict[str, int] = defaultdict(int)   # space -> changes of its live slots
+        self._meeting: dict[Region, tuple[int, list[Slot]]] = {}
+        self.meeting_built = 0      # answers of meeting() computed, not cached (tests)
 
     def slot(self, base: SSAValue) -> Slot | None:
         """The slot of ``base`` (None: not placed, or an empty region)."""
@@ -85,6 +91,19 @@ class SlotIndex:
         if idx:
             yield from idx.query(region.offset, region.offset + region.size - 1)
 
+    def meeting(self, region: Region) -> list[Slot]:
+        """The slots with live bases whose region overlaps ``region`` (``near`` plus
+        :meth:`.effects.Region.overlaps`, in ``near``'s order), cached until a slot of that
+        memory goes live or dead.  The caller must not change the list."""
+        version = self._version[region.space]
+        hit = self._meeting.get(region)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        self.meeting_built += 1
+        out = [s for s in self.near(region) if s.region.overlaps(region)]
+        self._meeting[region] = (version, out)
+        return out
+
     # ------------------------------------------------------------------------ update
 
     def base_live(self, base: SSAValue, alive: bool) -> None:
@@ -97,10 +116,12 @@ class SlotIndex:
             s.live += 1
             if s.live == 1:
                 self._live[r.space].insert(r.offset, r.offset + r.size - 1, s)
+                self._version[r.space] += 1
         else:
             s.live -= 1
             if s.live == 0:
                 self._live[r.space].discard(s)
+                self._version[r.space] += 1
 
     def entry_added(self, base: SSAValue, kind: bool, tag: Hashable, node: int) -> None:
         """An entry of ``base`` (its newest now) was recorded."""

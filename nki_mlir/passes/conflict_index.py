@@ -348,13 +348,22 @@ class ConflictIndex:
         region = self.regions.region(base)
         if region is not None:
             slots = self.slots
+            writes = y.is_write
             for s in slots.meeting(region):
                 for key, heap in s.heaps.items():
                     kind, tag = key
-                    if heap and (kind or y.is_write):
+                    if heap and (kind or writes):
+                        top = heap[0]
                         cur = best.get(tag)     # the heap's top bounds its valid nodes
-                        if cur is not None and cur.node >= -heap[0][0]:
+                        if cur is not None and cur.node >= -top[0]:
                             continue
+                        c = top[2]              # a valid top of another base: the answer
+                        if c is not base:
+                            idx = live.get((c, kind), _NO_LIVE).get(tag)
+                            e = idx.last() if idx else None
+                            if e is not None and e.node == -top[0]:
+                                best[tag] = e   # (newer than cur: cur.node < -top[0])
+                                continue
                         e = slots.newest(s, key, base, _last_of(live, kind, tag))
                         if e is not None:
                             cur = best.get(tag)

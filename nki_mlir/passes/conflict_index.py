@@ -458,7 +458,7 @@ class ConflictIndex:
         region = self.regions.region(w.base)
         if region is None:
             return
-        for s in self.slots.near(region):       # (a list: retiring may empty a slot)
+        for s in self.slots.meeting(region):    # (kept as is: retiring may empty a slot)
             if not _inside(s.region, region):
                 continue
             for key, bases in list(s.bases.items()):

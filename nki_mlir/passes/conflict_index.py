@@ -357,9 +357,8 @@ class ConflictIndex:
                         cur = best.get(tag)     # the heap's top bounds its valid nodes
                         if cur is not None and cur.node >= -top[0]:
                             continue
-                        c = top[2]              # a valid top of another base: the answer
-                        if c is not base:
-                            idx = live.get((c, kind), _NO_LIVE).get(tag)
+                        if top[2] is not base:  # a valid top of another base: the answer
+                            idx = live.get((top[2], kind), _NO_LIVE).get(tag)
                             e = idx.last() if idx else None
                             if e is not None and e.node == -top[0]:
                                 best[tag] = e   # (newer than cur: cur.node < -top[0])

@@ -3,7 +3,7 @@
 A latest-conflict query of the scoreboard (:meth:`ConflictIndex.latest_conflicts`) and a
 listing one walk the live slots whose placement overlaps the access's.  On an unrolled
 kernel (240k ops, 551 distinct placements) that set changed ~6k times over 270k queries,
-so ``meeting`` keeps each region's answer until a slot of its memory goes live or dead:
+so ``meeting`` keeps each region's answer until a slot overlapping it goes live or dead:
 
 - repeated queries on one placement compute the answer once;
 - the cached answer always equals the uncached one (``near`` + ``Region.overlaps``, same

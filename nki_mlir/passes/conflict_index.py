@@ -296,9 +296,7 @@ class ConflictIndex:
             region = region_of(base)
             if region is not None:
                 # by slot, and per kind and tag only the bases with such live entries
-                for s in self.slots.near(region):
-                    if not s.region.overlaps(region):
-                        continue
+                for s in self.slots.meeting(region):
                     for (kind, tag), bases in s.bases.items():
                         if not bases or not (kind or y.is_write) \
                                 or (only is not None and tag not in only):
@@ -350,15 +348,21 @@ class ConflictIndex:
         region = self.regions.region(base)
         if region is not None:
             slots = self.slots
-            for s in slots.near(region):
-                if not s.region.overlaps(region):
-                    continue
+            writes = y.is_write
+            for s in slots.meeting(region):
                 for key, heap in s.heaps.items():
                     kind, tag = key
-                    if heap and (kind or y.is_write):
+                    if heap and (kind or writes):
+                        top = heap[0]
                         cur = best.get(tag)     # the heap's top bounds its valid nodes
-                        if cur is not None and cur.node >= -heap[0][0]:
+                        if cur is not None and cur.node >= -top[0]:
                             continue
+                        if top[2] is not base:  # a valid top of another base: the answer
+                            idx = live.get((top[2], kind), _NO_LIVE).get(tag)
+                            e = idx.last() if idx else None
+                            if e is not None and e.node == -top[0]:
+                                best[tag] = e   # (newer than cur: cur.node < -top[0])
+                                continue
                         e = slots.newest(s, key, base, _last_of(live, kind, tag))
                         if e is not None:
                             cur = best.get(tag)
@@ -453,7 +457,7 @@ class ConflictIndex:
         region = self.regions.region(w.base)
         if region is None:
             return
-        for s in self.slots.near(region):       # (a list: retiring may empty a slot)
+        for s in self.slots.meeting(region):    # (kept as is: retiring may empty a slot)
             if not _inside(s.region, region):
                 continue
             for key, bases in list(s.bases.items()):

@@ -162,10 +162,11 @@ class Acc:
     role: str
     box: Box
     is_write: bool
+    #: ``box.base``, kept as a plain attribute (read millions of times by the scoreboards)
+    base: SSAValue = field(init=False, repr=False, compare=False)
 
-    @property
-    def base(self) -> SSAValue:
-        return self.box.base
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "base", self.box.base)
 
 
 @dataclass(eq=False)

@@ -120,19 +120,23 @@ def _nested_pairs(g: Graph, entry, nested: set[Node], regions: RegionCache, add,
         accs = [(n, a) for n in members for a in n.accs]
         tested: set[tuple[int, int]] = set()
         for y, ay in accs:
-            for e in index.conflicts([ay], None if y in nested else with_nested):
-                x = owner[id(e.acc)]
-                if x not in nested and y not in nested:
+            y_in = y in nested
+            aid, abase, role = id(ay), ay.base, ay.role
+            kinds = ("WAW", "WAR") if ay.is_write else ("RAW", "WAR")    # _kind(x's, ay)
+            for e in index.conflicts([ay], None if y_in else with_nested):
+                ea = e.acc
+                x = owner[id(ea)]
+                if not y_in and x not in nested:
                     continue            # both in the entry block: _entry_pairs
-                key = (id(e.acc), id(ay))
+                key = (id(ea), aid)
                 if key in tested:
                     continue
                 tested.add(key)
                 # _pair(x, e.acc, y, ay, ...) with x, y in different entry-block ops: no
                 # common loop, so only its loop-independent edge, and for one base the
                 # overlap test the scoreboard just passed (the same renaming, no loops)
-                same = e.acc.base is ay.base
-                add(x, y, _kind(e.acc, ay), ay.role, None, None, "data" if same else "alias")
+                add(x, y, kinds[0] if ea.is_write else kinds[1], role, None, None,
+                    "data" if ea.base is abase else "alias")
         for n, a in accs:
             owner[id(a)] = n
         sure = [n for n in members if n not in nested or _runs_surely(n, op, trips)]

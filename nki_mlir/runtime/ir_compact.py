@@ -28,6 +28,7 @@ kinds) is not encoded (:func:`encode` returns None) and the text is parsed inste
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
 import hashlib
 import json
@@ -56,24 +57,43 @@ def text_digest(text: str) -> str:
 
 
 class _Encoder:
+    """Numbers the attributes (by object, kept alive in ``keep``, then by equality) and the
+    values (by object: an ``SSAValue`` equals only itself) of one module as it is encoded."""
+
     def __init__(self):
         self.attrs: list = []
         self.index: dict = {}
-        self.by_id: dict[int, tuple[Attribute, int]] = {}   # the same object again: no hashing
-        self.values: dict[SSAValue, int] = {}
+        self.ids: dict[int, int] = {}        # id(attribute) -> entry: the same object again
+        self.keep: list = []                 # the attributes of ``ids`` (kept alive)
+        self.values: dict[int, int] = {}     # id(value) -> number
 
     def attr(self, a: Attribute) -> int:
-        hit = self.by_id.get(id(a))
-        if hit is not None and hit[0] is a:
-            return hit[1]
-        try:
-            i = self.index.get(a)
-        except TypeError:            # unhashable payload
-            raise _Unencodable(type(a).__name__) from None
-        if i is None:
-            i = self._entry(a)
-            self.index[a] = i
-        self.by_id[id(a)] = (a, i)   # keeps ``a`` alive: its id stays unique
+        i = self.ids.get(id(a))
+        if i is not None:
+            return i
+        cls = type(a)
+        kind = _by_fields(cls)
+        if kind is not None and (kind == "p" or type(a.data) is tuple and
+                                 all(isinstance(x, Attribute) for x in a.data)):
+            refs = [self.attr(p) for p in (a.parameters if kind == "p" else a.data)]
+            key = (cls, *refs)
+            i = self.index.get(key)
+            if i is None:
+                name = _key(cls)
+                if _attr_class(name) is not cls:
+                    raise _Unencodable(name)
+                self.attrs.append(["p", name, refs] if kind == "p" else ["d", name, "t", refs])
+                i = self.index[key] = len(self.attrs) - 1
+        else:
+            try:
+                i = self.index.get(a)
+            except TypeError:            # unhashable payload
+                raise _Unencodable(type(a).__name__) from None
+            if i is None:
+                i = self._entry(a)
+                self.index[a] = i
+        self.ids[id(a)] = i
+        self.keep.append(a)
         return i
 
     def _entry(self, a: Attribute) -> int:
@@ -125,34 +145,64 @@ class _Encoder:
         if _enum_class(et.__qualname__) is not et:
             raise _Unencodable(et.__qualname__)
 
-    def define(self, v: SSAValue) -> None:
-        self.values[v] = len(self.values)
-
     def op(self, op: Operation) -> list:
-        if op.successors:
+        if op._successors:                                       # noqa: SLF001
             raise _Unencodable("successors")
+        values, ids, attr, results, regions = self.values, self.ids, self.attr, [], []
         try:
-            operands = [self.values[v] for v in op.operands]
+            operands = [values[id(v)] for v in op._operands]     # noqa: SLF001
         except KeyError:
             raise _Unencodable("forward reference") from None
-        results = []
         for r in op.results:
-            self.define(r)
-            results.append([self.attr(r.type), r.name_hint])
-        regions = []
+            values[id(r)] = len(values)
+            t = r.type
+            results.append([i if (i := ids.get(id(t))) is not None else attr(t), r.name_hint])
         for region in op.regions:
             blocks = []
-            for block in region.blocks:
+            block = region._first_block                          # noqa: SLF001
+            while block is not None:
                 args = []
                 for a in block.args:
-                    self.define(a)
-                    args.append([self.attr(a.type), self.attr(a.location), a.name_hint])
-                blocks.append([args, [self.op(o) for o in block.ops]])
+                    values[id(a)] = len(values)
+                    args.append([attr(a.type), attr(a.location), a.name_hint])
+                ops = []
+                o = block._first_op                              # noqa: SLF001
+                while o is not None:
+                    ops.append(self.op(o))
+                    o = o._next_op                               # noqa: SLF001
+                blocks.append([args, ops])
+                block = block._next_block                        # noqa: SLF001
             regions.append(blocks)
+        loc = op.location    # (attributes, properties and location as they were numbered)
         return [op.name, operands, results,
-                {k: self.attr(v) for k, v in op.attributes.items()},
-                {k: self.attr(v) for k, v in op.properties.items()},
-                self.attr(op.location), regions]
+                {k: i if (i := ids.get(id(v))) is not None else attr(v)
+                 for k, v in op.attributes.items()},
+                {k: i if (i := ids.get(id(v))) is not None else attr(v)
+                 for k, v in op.properties.items()},
+                i if (i := ids.get(id(loc))) is not None else attr(loc), regions]
+
+
+_BY_FIELDS: dict[type, str | None] = {}     # attribute class -> what _by_fields() says
+
+
+def _by_fields(cls: type) -> str | None:
+    """``"p"`` (parametrized) / ``"t"`` (data) for an attribute class whose equality is the
+    ``dataclass`` one over its parameters / ``data``: such an attribute (with a tuple of
+    attributes as data) is keyed by its class and the entries of its parameters / items,
+    never hashed (each hash walks all its nested parameters again); else None."""
+    if cls in _BY_FIELDS:
+        return _BY_FIELDS[cls]
+    kind = None
+    code = getattr(cls.__dict__.get("__eq__"), "__code__", None)    # (dataclass-made: "<string>")
+    if issubclass(cls, Data):
+        kind = "t" if cls.__eq__ is Data.__eq__ else None
+    elif issubclass(cls, ParametrizedAttribute) and getattr(code, "co_filename", "") == "<string>":
+        d = cls.get_irdl_definition()
+        if d is not None and tuple(f.name for f in dataclasses.fields(cls) if f.compare) == \
+                tuple(f for f, _ in d.parameters):
+            kind = "p"
+    _BY_FIELDS[cls] = kind
+    return kind
 
 
 def encode(module: ModuleOp, text: str) -> str | None:

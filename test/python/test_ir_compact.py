@@ -151,3 +151,39 @@ def test_negative_references_are_malformed():
     user[1][0] = -1                           # its first operand: a negative value number
     with pytest.raises(ir_compact.CompactError, match="out of range"):
         ir_compact.decode(json.dumps(doc), text)
+
+
+_EQUAL_ATTRS = '''builtin.module {
+  func.func @f(%a : memref<128x64xf32>, %b : memref<128x64xf32>) attributes {p = [1 : i64, [2 : i64, 3 : i64]], q = [1 : i64, [2 : i64, 3 : i64]], z = 0.000000e+00 : f32, nz = -0.000000e+00 : f32, z2 = 0.000000e+00 : f32} {
+    func.return
+  }
+}
+'''
+
+
+def test_equal_attributes_share_one_entry_without_being_hashed(monkeypatch):
+    # the parser makes a new object for every occurrence: the encoder finds the equal ones
+    # by class and the entries of their parameters / items, never by hashing the attribute
+    # (each hash walks all its nested parameters again); floats stay apart by their bits
+    from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, MemRefType
+    text = print_module(parse_module(_EQUAL_ATTRS))
+    module = parse_module(text)
+    hashed = []
+    for cls in (ArrayAttr, IntegerAttr, MemRefType, FloatAttr):
+        def counting(self, _h=cls.__hash__):
+            hashed.append(type(self).__name__)
+            return _h(self)
+        monkeypatch.setattr(cls, "__hash__", counting)
+    data = ir_compact.encode(module, text)
+    monkeypatch.undo()
+    assert hashed == []
+    doc = json.loads(data)
+    kinds = [e[1].split("|")[1] for e in doc["attrs"]]
+    # [128, 64], [2, 3], [1, [2, 3]] (p and q), the function's inputs and results: once each
+    assert kinds.count("ArrayAttr") == 5
+    assert kinds.count("MemRefType") == 1
+    assert kinds.count("FloatAttr") == 2           # 0.0 (twice) and -0.0
+    decoded = ir_compact.decode(data, text)
+    assert print_module(decoded) == text
+    attrs = decoded.body.block.first_op.attributes
+    assert attrs["p"] is attrs["q"] and attrs["z"] is attrs["z2"] and attrs["nz"] is not attrs["z"]

@@ -28,7 +28,6 @@ kinds) is not encoded (:func:`encode` returns None) and the text is parsed inste
 """
 from __future__ import annotations
 
-import dataclasses
 import enum
 import hashlib
 import json
@@ -71,27 +70,13 @@ class _Encoder:
         i = self.ids.get(id(a))
         if i is not None:
             return i
-        cls = type(a)
-        kind = _by_fields(cls)
-        if kind is not None and (kind == "p" or type(a.data) is tuple and
-                                 all(isinstance(x, Attribute) for x in a.data)):
-            refs = [self.attr(p) for p in (a.parameters if kind == "p" else a.data)]
-            key = (cls, *refs)
-            i = self.index.get(key)
-            if i is None:
-                name = _key(cls)
-                if _attr_class(name) is not cls:
-                    raise _Unencodable(name)
-                self.attrs.append(["p", name, refs] if kind == "p" else ["d", name, "t", refs])
-                i = self.index[key] = len(self.attrs) - 1
-        else:
-            try:
-                i = self.index.get(a)
-            except TypeError:            # unhashable payload
-                raise _Unencodable(type(a).__name__) from None
-            if i is None:
-                i = self._entry(a)
-                self.index[a] = i
+        try:
+            i = self.index.get(a)
+        except TypeError:            # unhashable payload
+            raise _Unencodable(type(a).__name__) from None
+        if i is None:
+            i = self._entry(a)
+            self.index[a] = i
         self.ids[id(a)] = i
         self.keep.append(a)
         return i
@@ -180,29 +165,6 @@ class _Encoder:
                 {k: i if (i := ids.get(id(v))) is not None else attr(v)
                  for k, v in op.properties.items()},
                 i if (i := ids.get(id(loc))) is not None else attr(loc), regions]
-
-
-_BY_FIELDS: dict[type, str | None] = {}     # attribute class -> what _by_fields() says
-
-
-def _by_fields(cls: type) -> str | None:
-    """``"p"`` (parametrized) / ``"t"`` (data) for an attribute class whose equality is the
-    ``dataclass`` one over its parameters / ``data``: such an attribute (with a tuple of
-    attributes as data) is keyed by its class and the entries of its parameters / items,
-    never hashed (each hash walks all its nested parameters again); else None."""
-    if cls in _BY_FIELDS:
-        return _BY_FIELDS[cls]
-    kind = None
-    code = getattr(cls.__dict__.get("__eq__"), "__code__", None)    # (dataclass-made: "<string>")
-    if issubclass(cls, Data):
-        kind = "t" if cls.__eq__ is Data.__eq__ else None
-    elif issubclass(cls, ParametrizedAttribute) and getattr(code, "co_filename", "") == "<string>":
-        d = cls.get_irdl_definition()
-        if d is not None and tuple(f.name for f in dataclasses.fields(cls) if f.compare) == \
-                tuple(f for f, _ in d.parameters):
-            kind = "p"
-    _BY_FIELDS[cls] = kind
-    return kind
 
 
 def encode(module: ModuleOp, text: str) -> str | None:

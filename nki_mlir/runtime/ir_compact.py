@@ -56,16 +56,20 @@ def text_digest(text: str) -> str:
 
 
 class _Encoder:
+    """Numbers the attributes (by object, kept alive in ``keep``, then by equality) and the
+    values (by object: an ``SSAValue`` equals only itself) of one module as it is encoded."""
+
     def __init__(self):
         self.attrs: list = []
         self.index: dict = {}
-        self.by_id: dict[int, tuple[Attribute, int]] = {}   # the same object again: no hashing
-        self.values: dict[SSAValue, int] = {}
+        self.ids: dict[int, int] = {}        # id(attribute) -> entry: the same object again
+        self.keep: list = []                 # the attributes of ``ids`` (kept alive)
+        self.values: dict[int, int] = {}     # id(value) -> number
 
     def attr(self, a: Attribute) -> int:
-        hit = self.by_id.get(id(a))
-        if hit is not None and hit[0] is a:
-            return hit[1]
+        i = self.ids.get(id(a))
+        if i is not None:
+            return i
         try:
             i = self.index.get(a)
         except TypeError:            # unhashable payload
@@ -73,7 +77,8 @@ class _Encoder:
         if i is None:
             i = self._entry(a)
             self.index[a] = i
-        self.by_id[id(a)] = (a, i)   # keeps ``a`` alive: its id stays unique
+        self.ids[id(a)] = i
+        self.keep.append(a)
         return i
 
     def _entry(self, a: Attribute) -> int:
@@ -125,34 +130,41 @@ class _Encoder:
         if _enum_class(et.__qualname__) is not et:
             raise _Unencodable(et.__qualname__)
 
-    def define(self, v: SSAValue) -> None:
-        self.values[v] = len(self.values)
-
     def op(self, op: Operation) -> list:
-        if op.successors:
+        if op._successors:                                       # noqa: SLF001
             raise _Unencodable("successors")
+        values, ids, attr, results, regions = self.values, self.ids, self.attr, [], []
         try:
-            operands = [self.values[v] for v in op.operands]
+            operands = [values[id(v)] for v in op._operands]     # noqa: SLF001
         except KeyError:
             raise _Unencodable("forward reference") from None
-        results = []
         for r in op.results:
-            self.define(r)
-            results.append([self.attr(r.type), r.name_hint])
-        regions = []
+            values[id(r)] = len(values)
+            t = r.type
+            results.append([i if (i := ids.get(id(t))) is not None else attr(t), r.name_hint])
         for region in op.regions:
             blocks = []
-            for block in region.blocks:
+            block = region._first_block                          # noqa: SLF001
+            while block is not None:
                 args = []
                 for a in block.args:
-                    self.define(a)
-                    args.append([self.attr(a.type), self.attr(a.location), a.name_hint])
-                blocks.append([args, [self.op(o) for o in block.ops]])
+                    values[id(a)] = len(values)
+                    args.append([attr(a.type), attr(a.location), a.name_hint])
+                ops = []
+                o = block._first_op                              # noqa: SLF001
+                while o is not None:
+                    ops.append(self.op(o))
+                    o = o._next_op                               # noqa: SLF001
+                blocks.append([args, ops])
+                block = block._next_block                        # noqa: SLF001
             regions.append(blocks)
+        loc = op.location    # (attributes, properties and location as they were numbered)
         return [op.name, operands, results,
-                {k: self.attr(v) for k, v in op.attributes.items()},
-                {k: self.attr(v) for k, v in op.properties.items()},
-                self.attr(op.location), regions]
+                {k: i if (i := ids.get(id(v))) is not None else attr(v)
+                 for k, v in op.attributes.items()},
+                {k: i if (i := ids.get(id(v))) is not None else attr(v)
+                 for k, v in op.properties.items()},
+                i if (i := ids.get(id(loc))) is not None else attr(loc), regions]
 
 
 def encode(module: ModuleOp, text: str) -> str | None:

@@ -151,3 +151,47 @@ def test_negative_references_are_malformed():
     user[1][0] = -1                           # its first operand: a negative value number
     with pytest.raises(ir_compact.CompactError, match="out of range"):
         ir_compact.decode(json.dumps(doc), text)
+
+
+
+_EQUAL_ATTRS = '''builtin.module {
+  func.func @f(%a : memref<128x64xf32>, %b : memref<128x64xf32>) attributes {p = [1 : i64, [2 : i64, 3 : i64]], q = [1 : i64, [2 : i64, 3 : i64]], z = 0.000000e+00 : f32, nz = -0.000000e+00 : f32, z2 = 0.000000e+00 : f32} {
+    func.return
+  }
+}
+'''
+
+
+def test_equal_attributes_share_one_entry():
+    # the parser makes a new object for every occurrence: equal ones get one entry (floats
+    # stay apart by their bits), and the decoded module shares that one object
+    text = print_module(parse_module(_EQUAL_ATTRS))
+    data = ir_compact.encode(parse_module(text), text)
+    kinds = [e[1].split("|")[1] for e in json.loads(data)["attrs"]]
+    # [128, 64], [2, 3], [1, [2, 3]] (p and q), the function's inputs and results: once each
+    assert kinds.count("ArrayAttr") == 5
+    assert kinds.count("MemRefType") == 1
+    assert kinds.count("FloatAttr") == 2           # 0.0 (twice) and -0.0
+    decoded = ir_compact.decode(data, text)
+    assert print_module(decoded) == text
+    attrs = decoded.body.block.first_op.attributes
+    assert attrs["p"] is attrs["q"] and attrs["z"] is attrs["z2"] and attrs["nz"] is not attrs["z"]
+
+
+def test_encoder_numbers_values_by_object(monkeypatch):
+    # an SSA value equals only itself: the encoder numbers values by object id, never
+    # hashing them (SSAValue.__hash__ is a Python-level call per operand)
+    from xdsl.ir import SSAValue
+    x = np.ones((128, 64), np.float32)
+    ck = nki.compile(scale_rows, x, 0.5, use_cache=False)
+    text = ck.ir("nisa")
+    module = parse_module(text)
+    hashed = []
+
+    def counting(self, _h=SSAValue.__hash__):
+        hashed.append(1)
+        return _h(self)
+    monkeypatch.setattr(SSAValue, "__hash__", counting)
+    data = ir_compact.encode(module, text)
+    monkeypatch.undo()
+    assert hashed == [] and data == ck._ir["compact"]

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..diagnostics import caller_loc
 from ..errors import NKIError
+from ..runtime.gc_pause import no_cyclic_gc
 from . import warm_plan
 from .results import attach_mode, call_in_mode
 
@@ -108,11 +109,12 @@ class Kernel:
         """Compile and run once; returns ``(result, [compiled kernel])`` (result as the kernel returns)."""
         from ..interop import prepare_args
         args, kwargs, kind, write_back = prepare_args(args, kwargs)
-        compiled = self._compile_arrays(args, kwargs, {})
-        try:
-            return compiled._call_arrays(args, kwargs, kind, write_back), [compiled]
-        except NKIError as exc:
-            raise exc.with_traceback(None) from None
+        with no_cyclic_gc():    # compile, decode and run: one pause (nki_mlir.runtime.gc_pause)
+            compiled = self._compile_arrays(args, kwargs, {})
+            try:
+                return compiled._call_arrays(args, kwargs, kind, write_back), [compiled]
+            except NKIError as exc:
+                raise exc.with_traceback(None) from None
 
     def __getitem__(self, grid) -> Kernel | LaunchedKernel:
         g = grid if isinstance(grid, tuple) else (grid,)
@@ -236,12 +238,19 @@ class LaunchedKernel:
 
     def run(self, args: tuple, kwargs: dict) -> tuple[Any, list]:
         """Compile and run every instance; returns ``(result, compiled kernels per instance)``."""
-        from ..interop import from_numpy, prepare_args
-        from ..dialects.instruction import cross_core_op_names
-        from ..runtime.spmd import run_instances
+        from ..interop import prepare_args
 
         # once for the launch: every instance sees the same (contiguous) arrays
         args, kwargs, kind, write_back = prepare_args(args, kwargs)
+        with no_cyclic_gc():    # every instance's compile, decode and run: one pause
+            return self._run_launch(args, kwargs, kind, write_back)
+
+    def _run_launch(self, args: tuple, kwargs: dict, kind, write_back) -> tuple[Any, list]:
+        """:meth:`run` on arguments already converted to NumPy."""
+        from ..interop import from_numpy
+        from ..dialects.instruction import cross_core_op_names
+        from ..runtime.spmd import run_instances
+
         compiled, ids_all, core_of, cores = self.compile_with(args, kwargs)
         first = compiled[0]
         for ck in compiled[1:]:

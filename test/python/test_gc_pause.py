@@ -88,3 +88,24 @@ def test_decode_runs_with_the_collector_paused(monkeypatch, gc_state):
     a = np.ones((128, 4), np.float32)
     nki.compile(tile_max, a, a, use_cache=False).program
     assert seen == [False] and gc.isenabled()
+
+
+@pytest.mark.parametrize("lnc", [None, 2])
+def test_a_call_compiles_decodes_and_runs_in_one_pause(monkeypatch, gc_state, lnc):
+    """The collector stays paused between the phases of one call (compile -> decode -> run,
+    per instance): a collection there walks every object of the just-compiled module."""
+    from nki_mlir.driver import compile as driver_compile
+    after_compile = []
+    compile_kernel = driver_compile.compile_kernel
+
+    def spy(*args, **kwargs):
+        ck = compile_kernel(*args, **kwargs)
+        after_compile.append(gc.isenabled())
+        return ck
+    monkeypatch.setattr(driver_compile, "compile_kernel", spy)
+    a = np.arange(128 * 4, dtype=np.float32).reshape(128, 4) + 7
+    gc.enable()
+    kernel = nki.jit(tile_max.fn, target="trn2", use_cache=False)
+    out = kernel[lnc](a, -a) if lnc else kernel(a, -a)
+    np.testing.assert_array_equal(out, np.abs(a))
+    assert after_compile == [False] and gc.isenabled()   # one compile: no nl.program_id

@@ -21,8 +21,9 @@ that memory gains its first live base or loses its last (a few thousand times on
 240k-op unrolled kernel with 551 distinct regions), so :meth:`SlotIndex.meeting` keeps
 each region's answer until one of the slots overlapping that region goes live or dead (each
 slot knows the cached regions it overlaps).  The order of the answer is the interval
-index's, which other slots' inserts and removals do not change.  Every region-holding base is in exactly one slot, and all
-bases of a slot overlap (or lie inside) a region exactly when their slot's region does.
+index's, which other slots' inserts and removals do not change.  Every region-holding base
+is in exactly one slot, and all bases of a slot overlap (or lie inside) a region exactly
+when their slot's region does.
 """
 from __future__ import annotations
 

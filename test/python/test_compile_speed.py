@@ -260,3 +260,14 @@ def test_memref_types_verified_once_per_parameter_combination(monkeypatch):
         common._new_memref(bad, f32, types[0].layout, common._space_attr("sbuf"))
     with pytest.raises(VerifyException):     # (a rejected combination is not remembered)
         common._new_memref(bad, f32, types[0].layout, common._space_attr("sbuf"))
+
+
+def frontend_and_final_modules(cases):
+    """For each ``(kernel, shape)`` of ``cases``: the frontend module of ``kernel`` on a zero
+    float32 array of ``shape``, then the same module after the default pass pipeline."""
+    for kernel, shape in cases:
+        x = np.zeros(shape, np.float32)
+        module, _ = build_module(kernel.fn, arg_specs(kernel.fn, (x,), {}), "trn2")
+        yield module
+        compiler.run_pipeline(module, "trn2")
+        yield module

@@ -9,16 +9,13 @@ upstream's op or upstream's error.
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from xdsl.irdl import IRDLOperation
 from xdsl.irdl.operations import OptionalDef, VariadicDef
 
-from nki_mlir import compiler
 from nki_mlir.dialects import fast_build
-from nki_mlir.frontend import arg_specs, build_module
 
-from test_compile_speed import two_ops, views
+from test_compile_speed import frontend_and_final_modules, two_ops, views
 
 
 def _upstream(cls, **kw):
@@ -40,12 +37,7 @@ def _same(a, b) -> None:
 
 
 def _modules():
-    for kernel, shape in ((views, (512, 8)), (two_ops, (128, 8))):
-        x = np.zeros(shape, np.float32)
-        module, _ = build_module(kernel.fn, arg_specs(kernel.fn, (x,), {}), "trn2")
-        yield module
-        compiler.run_pipeline(module, "trn2")
-        yield module
+    return frontend_and_final_modules(((views, (512, 8)), (two_ops, (128, 8))))
 
 
 def test_every_op_rebuilt_alike():

@@ -10,7 +10,6 @@ results, properties and attributes (in order), location, successors and regions,
 """
 from __future__ import annotations
 
-import numpy as np
 from xdsl.dialects import cf
 from xdsl.dialects.builtin import UNKNOWN_LOC, DenseArrayBase, IndexType, i1, i32
 from xdsl.dialects.builtin import StringAttr
@@ -18,11 +17,9 @@ from xdsl.ir import Block, Operation, Region
 from xdsl.irdl import IRDLOperation
 from xdsl.irdl.operations import OptionalDef
 
-from nki_mlir import compiler
 from nki_mlir.dialects import fast_op_init
-from nki_mlir.frontend import arg_specs, build_module
 
-from test_compile_speed import access_patterns, two_ops, views
+from test_compile_speed import frontend_and_final_modules, access_patterns, two_ops, views
 
 
 def _upstream_post(op) -> None:
@@ -56,12 +53,7 @@ def _build(init, op: Operation, regions=()) -> Operation:
 
 
 def _modules():
-    for kernel, shape in ((views, (512, 8)), (two_ops, (128, 8)), (access_patterns, (4, 128, 64))):
-        x = np.zeros(shape, np.float32)
-        module, _ = build_module(kernel.fn, arg_specs(kernel.fn, (x,), {}), "trn2")
-        yield module
-        compiler.run_pipeline(module, "trn2")
-        yield module
+    return frontend_and_final_modules(((views, (512, 8)), (two_ops, (128, 8)), (access_patterns, (4, 128, 64))))
 
 
 def test_installed():

@@ -6,6 +6,14 @@ runs on it, then the pass pipeline (:func:`.pipeline.run_pipeline`: the registry
 pipeline, each pass followed by a check of what may remain at that stage).  The final
 ``nisa`` module is written as an artifact in the compile cache and decoded for the
 interpreter (:class:`CompiledKernel`).
+
+A compile for a program-order run (``stage="placed"``, what a kernel call uses unless
+hazard checks are on: :func:`.schedule_stage.run_stage`) stops before ``nisa-schedule``:
+such a run executes the instructions one at a time in program order and reads nothing the
+schedule adds (engine queues, waits).  Everything that does -- queue-mode runs, hazard
+checks, the cost model, :meth:`CompiledKernel.ir` / :meth:`~CompiledKernel.save` --
+goes through :meth:`CompiledKernel.final`, which runs ``nisa-schedule`` on the placed module
+once and caches the result as the kernel's full artifact (:mod:`.schedule_stage`).
 """
 from __future__ import annotations
 
@@ -34,7 +42,11 @@ from ..runtime import cache
 from ..runtime.gc_pause import no_cyclic_gc
 from ..targets import resolve_target
 from ..version import __version__
-from .pipeline import PROGRESS_STEPS, ir_dumper, parse_module, print_module, run_pipeline
+from .pipeline import PLACED, PROGRESS_STEPS, ir_dumper, parse_module, print_module, run_pipeline
+from ..passes.output_deps import check_module
+
+#: ``compile_kernel(stage=...)``: the whole pipeline, or up to ``nisa-schedule`` (module docstring)
+STAGES = ("final", "placed")
 
 #: a compile shows a progress bar (on a terminal) when the frontend made this many ops
 PROGRESS_MIN_OPS = 5000
@@ -55,6 +67,9 @@ class CompiledKernel:
         target: "trn1" | "trn2" | "trn3".
         compile_seconds: wall time of the compile that produced it (0 for a cache hit).
         cache_hit: "memory", "disk" or None.
+
+    A compile of stage ``"placed"`` (``manifest["stage"]``; see the module docstring) runs
+    in program order as it is; :meth:`final` gives its scheduled kernel.
     """
 
     spec: KernelSpec
@@ -65,20 +80,49 @@ class CompiledKernel:
     cache_hit: str | None = None
     _ir: dict[str, str] = field(default_factory=dict)
     _program: Any = None
-    _module: Any = None     # the final nisa module of a compile in this process, until decoded
+    _module: Any = None     # the nisa module of a compile in this process, until decoded
+    _final: Any = None      # a placed compile's scheduled kernel, once made (final())
+
+    @property
+    def stage(self) -> str:
+        """``"final"`` (the whole pipeline) or ``"placed"`` (stopped before ``nisa-schedule``)."""
+        return self.manifest.get("stage", "final")
+
+    def final(self) -> CompiledKernel:
+        """The kernel after the whole pipeline: ``self``, or for a placed compile its
+        scheduled kernel (made once: ``nisa-schedule`` on the placed module, cached like a
+        compile; :func:`.schedule_stage.finish`).
+
+        Raises:
+            NKIError: a diagnostic of ``nisa-schedule``, located at the kernel line.
+        """
+        if self.stage == "final":
+            return self
+        if self._final is None:
+            from .schedule_stage import finish
+            self._final = finish(self, _disk_hit)
+        return self._final
 
     def ir(self, stage: str = "nisa") -> str:
-        """The IR text at ``stage``: ``"nki"`` (frontend output) or ``"nisa"`` (final)."""
+        """The IR text at ``stage``: ``"nki"`` (frontend output) or ``"nisa"`` (final: a
+        placed compile is scheduled first, :meth:`final`)."""
         if stage not in art.FILES:
             raise ValueError(f"unknown IR stage {stage!r}; choose from {', '.join(art.FILES)}")
+        return (self if stage == "nki" else self.final()).own_ir(stage)
+
+    def own_ir(self, stage: str = "nisa") -> str:
+        """The IR text at ``stage`` of this compile itself (for a placed compile, ``"nisa"``
+        is its module before ``nisa-schedule``)."""
         if stage not in self._ir:
             _, self._ir = art.read_artifact(self.artifact)
         return self._ir[stage]
 
     def save(self, dest: str | os.PathLike) -> Path:
         """Write this kernel's artifact files (``manifest.json``, ``kernel.nisa.mlir``,
-        ``kernel.nki.mlir``) into the directory ``dest`` (created if needed); returns it."""
-        art.save_files(Path(dest), self.manifest, {s: self.ir(s) for s in art.FILES})
+        ``kernel.nki.mlir``) into the directory ``dest`` (created if needed); returns it.
+        A placed compile saves its scheduled kernel (:meth:`final`)."""
+        ck = self.final()
+        art.save_files(Path(dest), ck.manifest, {s: ck.own_ir(s) for s in art.FILES})
         return Path(dest)
 
     @property
@@ -97,7 +141,7 @@ class CompiledKernel:
         artifact's compact form (:mod:`nki_mlir.runtime.ir_compact`), else parsed from its text."""
         if self._module is not None:
             return self._module
-        text = self.ir("nisa")
+        text = self.own_ir("nisa")
         data = self._ir.get("compact")
         if data:
             from ..runtime.ir_compact import decode as from_compact
@@ -135,7 +179,7 @@ class CompiledKernel:
         machine state; see :func:`nki_mlir.perf.estimate`.
         """
         from ..perf import estimate
-        return estimate(self, args or None, keep_slices=keep_slices, throttle=throttle)
+        return estimate(self.final(), args or None, keep_slices=keep_slices, throttle=throttle)
 
     def run(self, args: tuple, kwargs: dict, launch: Any = None, mode: str | None = None,
             hazards: bool | None = None) -> tuple:
@@ -144,7 +188,8 @@ class CompiledKernel:
         ``launch``: the :class:`~nki_mlir.runtime.spmd.Instance` when this is one program
         instance of an SPMD / LNC launch (its ``shared_hbm`` outputs are the launch's).
         ``mode`` / ``hazards``: see :meth:`nki_mlir.runtime.program.Program.run` (engine
-        queues and hazard checks; defaults from ``NKI_MLIR_HAZARDS``, which ``__call__`` uses).
+        queues and hazard checks; defaults from ``NKI_MLIR_HAZARDS``, which ``__call__`` uses;
+        a placed compile runs queue mode on its :meth:`final` kernel).
         """
         from ..interop import prepare_args
         args, kwargs, _, write_back = prepare_args(args, kwargs)
@@ -167,7 +212,13 @@ class CompiledKernel:
             if a.name not in bound:
                 raise NKITypeError(f"{self.spec.name}(): missing tensor argument '{a.name}'")
             arrays.append(bound[a.name])
-        return self.program.run(arrays, launch=launch, mode=mode, hazards=hazards)
+        ck = self
+        if self.stage != "final":
+            from ..runtime.program import resolve_mode
+            mode, hazards = resolve_mode(mode, hazards)
+            if mode != "program-order":         # engine queues: the schedule's
+                ck = self.final()
+        return ck.program.run(arrays, launch=launch, mode=mode, hazards=hazards)
 
 
 # ------------------------------------------------------------------------------ entry
@@ -197,7 +248,7 @@ def _key_parts(fn, specs: tuple[ArgSpec, ...], target: str, options: dict) -> di
 def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
                    schedule: str = "list", use_cache: bool = True, spmd: Any = None,
                    output_check: str | None = None, spill: bool = True,
-                   **ignored: Any) -> CompiledKernel:
+                   stage: str = "final", **ignored: Any) -> CompiledKernel:
     """Compile ``fn`` for ``args``/``kwargs`` (cached in memory and on disk).
 
     ``spmd``: the :class:`~nki_mlir.frontend.spmd.SpmdInfo` of one program instance of an
@@ -206,16 +257,24 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     (default ``$NKI_MLIR_OUTPUT_CHECK`` or warn; :mod:`nki_mlir.passes.output_coverage`).
     ``spill``: when the SBUF tensors live at once do not fit, keep some in HBM between their
     uses (default True; False: the overflow is an error, :mod:`nki_mlir.passes.spill`).
+    ``stage``: ``"final"`` (the whole pipeline) or ``"placed"`` (stop before
+    ``nisa-schedule``, for a program-order run; the module docstring).  ``NKI_MLIR_DUMP_IR``
+    makes every compile final (it dumps every stage).
 
     Raises:
         NKIError: any error in the kernel, located at its source line.
     """
     tgt = resolve_target(target)
+    if stage not in STAGES:
+        raise NKIError(f"stage={stage!r}: expected one of {', '.join(map(repr, STAGES))}",
+                       caller_loc(), category="bad option")
+    if os.environ.get("NKI_MLIR_DUMP_IR"):
+        stage = "final"
     skey = None
     if use_cache:       # a repeated call: the guard of its argument specs (nki_mlir.driver.warm)
         try:
             skey = warm.spec_key(fn, args, kwargs,
-                                 warm.options_key(tgt, schedule, spmd, output_check, spill))
+                                 warm.options_key(tgt, schedule, spmd, output_check, spill, stage))
         except TypeError:
             skey = None
         if skey is not None and (hit := warm.lookup(skey)) is not None:
@@ -236,8 +295,10 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     if check != "warn":
         opts["output_check"] = check
     parts = _key_parts(fn, specs, tgt, opts)
+    placed = stage == "placed"
     try:
-        key = cache.cache_key(parts)
+        final_key = cache.cache_key(parts)
+        key = cache.cache_key({**parts, "options": {**opts, "stage": stage}}) if placed else final_key
         # the program instances of one launch differ only in their ids: they share loop hints
         # (the digest of the values the kernel reads is left out: a helper's module state
         # may change between two instances; a hint only unrolls loops, never changes meaning)
@@ -245,7 +306,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
             {**parts, "referenced_values": "", "options": {**opts, "spmd": list(spmd.launch_key())}})
     except cache.UnstableKey:
         key, use_cache = os.urandom(32).hex(), False   # no content key: compile uncached
-        siblings = None
+        final_key, siblings = os.urandom(32).hex(), None
     if use_cache and (hit := cache.memory_get(key)) is not None:
         warm.remember(skey, fn, key)
         return hit
@@ -265,9 +326,14 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         dump = ir_dumper(fn.__name__, key)
         if dump is not None:
             dump(0, "frontend.nki", ir_nki)
+        only = PLACED if placed else None
         big = progress.enabled() and sum(1 for _ in module.walk()) >= PROGRESS_MIN_OPS
-        with progress.bar(PROGRESS_STEPS, f"compiling {fn.__name__}", "stage") if big else progress.SILENT as bar:
-            pipeline = on_fresh_stack(run_pipeline, module, tgt, schedule, dump, bar if big else None, spill)
+        steps = len(PLACED) + 1 if placed else PROGRESS_STEPS
+        with progress.bar(steps, f"compiling {fn.__name__}", "stage") if big else progress.SILENT as bar:
+            pipeline = on_fresh_stack(run_pipeline, module, tgt, schedule, dump, bar if big else None,
+                                      spill, only)
+            if placed:      # nisa-schedule's check of the kernel (its schedule waits: final())
+                on_fresh_stack(check_module, module)
             ir_nisa = print_module(module)
             bar.update()
         from ..runtime.ir_compact import encode as to_compact
@@ -284,6 +350,10 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         "compile_seconds": round(seconds, 6),
         "spmd": spmd.manifest() if spmd is not None else None,
     }
+    if placed:      # what final() needs to finish it (nki_mlir.driver.schedule_stage)
+        manifest["stage"] = "placed"
+        manifest["final"] = {"cache_key": final_key, "dir": f"{fn.__name__}-{final_key[:16]}",
+                             "schedule": schedule, "cached": use_cache}
     ir = {"nisa": ir_nisa, "nki": ir_nki, "compact": compact}
     path = None
     if use_cache:      # an uncached compile keeps its artifact in memory: no files left behind

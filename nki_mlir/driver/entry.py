@@ -137,7 +137,7 @@ class EntryKernel:
 
 
 def _copy_artifacts(compiled: list, dest: str) -> None:
-    distinct = list({id(c): c for c in compiled}.values())
+    distinct = list({id(c): c.final() for c in compiled}.values())    # (scheduled kernels)
     os.makedirs(dest, exist_ok=True)
     for c in distinct:
         name = f"{c.spec.name}-{c.manifest['cache_key'][:16]}"
@@ -153,7 +153,7 @@ def _write_profile(ek: EntryKernel, record: LaunchRecord) -> None:
     opts = ek.options
     wd = opts["working_directory"]
     stem = os.path.splitext(os.path.basename(opts.get("save_trace_name") or "profile.ntff"))[0]
-    distinct = list({id(c): c for c in record.compiled}.values())
+    distinct = list({id(c): c.final() for c in record.compiled}.values())   # (scheduled kernels)
     stems = [stem] if len(distinct) == 1 else [f"{stem}_{i}" for i in range(len(distinct))]
     paths = [os.path.join(wd, s + ext) for s in stems for ext in (".json", ".trace.json", ".html", ".txt")]
     existing = [p for p in paths if os.path.exists(p)]

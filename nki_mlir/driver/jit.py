@@ -33,6 +33,7 @@ from ..errors import NKIError
 from ..runtime.gc_pause import no_cyclic_gc
 from . import warm_plan
 from .results import attach_mode, call_in_mode
+from .schedule_stage import run_stage
 
 #: ``nki.jit(mode=...)`` values of NKI Beta 1 (NKI language guide (nki/get-started/nki-language-guide))
 #: ``trace`` is NKI 0.1's sub-kernel decorator (``nki.jit(mode='trace')``): such a kernel
@@ -110,7 +111,7 @@ class Kernel:
         from ..interop import prepare_args
         args, kwargs, kind, write_back = prepare_args(args, kwargs)
         with no_cyclic_gc():    # compile, decode and run: one pause (nki_mlir.runtime.gc_pause)
-            compiled = self._compile_arrays(args, kwargs, {})
+            compiled = self._compile_arrays(args, kwargs, {"stage": run_stage()})
             try:
                 return compiled._call_arrays(args, kwargs, kind, write_back), [compiled]
             except NKIError as exc:
@@ -251,7 +252,7 @@ class LaunchedKernel:
         from ..dialects.instruction import cross_core_op_names
         from ..runtime.spmd import run_instances
 
-        compiled, ids_all, core_of, cores = self.compile_with(args, kwargs)
+        compiled, ids_all, core_of, cores = self.compile_with(args, kwargs, stage=run_stage())
         first = compiled[0]
         for ck in compiled[1:]:
             if (ck.spec.outputs, ck.spec.returns_tuple) != (first.spec.outputs, first.spec.returns_tuple):
@@ -259,7 +260,7 @@ class LaunchedKernel:
                                f"({_outs(first)} vs {_outs(ck)}); every instance must return the "
                                f"same shared_hbm tensors", caller_loc(), category="bad launch")
         distinct = list({id(c): c for c in compiled}.values())
-        concurrent = cores > 1 and any(f"{name}(" in ck.ir("nisa")
+        concurrent = cores > 1 and any(f"{name}(" in ck.own_ir("nisa")
                                        for ck in distinct for name in cross_core_op_names())
         try:
             for ck in distinct:

@@ -74,11 +74,19 @@ def ir_dumper(kernel: str, key: str):
     return dump
 
 
+#: the default pipeline's passes a program-order run needs (:data:`PLACED`) and the rest
+#: (:data:`SCHEDULED`); a compile's *stage* (:func:`nki_mlir.driver.compile.compile_kernel`)
+PLACED = tuple(name for name, _ in DEFAULT_PIPELINE if name != "nisa-schedule")
+SCHEDULED = ("nisa-schedule",)
+
+
 def run_pipeline(module: ModuleOp, target: str, schedule: str = "list", dump=None,
-                 progress=None, spill: bool = True) -> list[str]:
+                 progress=None, spill: bool = True, only: tuple[str, ...] | None = None) -> list[str]:
     """Run the default pipeline in place; returns the pass names run (for the manifest).
 
-    The module verifier runs on the final module (after every pass with
+    ``only``: run just these passes of the pipeline (in its order; e.g. :data:`PLACED`, then
+    later :data:`SCHEDULED` on the same module); the dump numbers stay the pipeline's.
+    The module verifier runs on the module after the last pass run (after every pass with
     :func:`~nki_mlir.options.verify_each_pass`); a failure is located at the first op whose
     verifier fails.  ``dump`` (see :func:`ir_dumper`) receives the IR after every pass;
     ``progress`` (a :func:`nki_mlir.progress.bar`) advances by one per pass.
@@ -89,14 +97,17 @@ def run_pipeline(module: ModuleOp, target: str, schedule: str = "list", dump=Non
     """
     from ..dialects import make_context
     ctx = make_context()
-    passes = default_pipeline(target=target, schedule=schedule, spill=spill)
+    passes = [(i, p) for i, p in enumerate(default_pipeline(target=target, schedule=schedule,
+                                                             spill=spill))
+              if only is None or p.name in only]
     each = verify_each_pass()
-    for i, p in enumerate(passes):
+    last = passes[-1][0] if passes else -1
+    for i, p in passes:
         if progress is not None:
             progress.set_postfix_str(p.name)
         try:
             p.apply(ctx, module)
-            if each or i == len(passes) - 1:
+            if each or i == last:
                 module.verify()
         except VerifyException as exc:
             raise _located(module, f"{p.name}: {exc}") from None
@@ -105,4 +116,4 @@ def run_pipeline(module: ModuleOp, target: str, schedule: str = "list", dump=Non
             dump(i + 1, p.name, print_module(module))
         if progress is not None:
             progress.update()
-    return [p.name for p in passes]
+    return [p.name for _, p in passes]

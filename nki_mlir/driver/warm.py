@@ -132,12 +132,13 @@ def spec_key(fn: Any, args: tuple, kwargs: dict, options: tuple) -> tuple | None
 
 
 def options_key(target: str, schedule: Any, spmd: Any, output_check: Any,
-                spill: Any = True) -> tuple:
+                spill: Any = True, stage: str = "final") -> tuple:
     """The compile options' part of a spec key: the resolved target, the schedule, the SPMD
-    instance, the output check (the option and ``$NKI_MLIR_OUTPUT_CHECK``) and spilling."""
+    instance, the output check (the option and ``$NKI_MLIR_OUTPUT_CHECK``), spilling and the
+    compile stage (:func:`nki_mlir.driver.compile.compile_kernel`)."""
     from ..passes.output_coverage import ENV
     return (target, schedule, spmd.key() if spmd else None, output_check, os.environ.get(ENV),
-            spill)
+            spill, stage)
 
 
 #: warm-call plans by call spec (kept by :mod:`.warm_plan`; here so that :func:`clear`

@@ -166,7 +166,7 @@ def make(spec: tuple | None, kernel: Any, args: tuple, kwargs: dict, ck: Any) ->
     try:
         skey = warm.spec_key(kernel.fn, args, kwargs, warm.options_key(
             resolve_target(opts.get("target")), opts.get("schedule", "list"), None,
-            opts.get("output_check"), opts.get("spill", True)))
+            opts.get("output_check"), opts.get("spill", True), ck.stage))
     except (TypeError, NKIError):
         return
     g = warm._GUARDS.get(skey) if skey is not None else None

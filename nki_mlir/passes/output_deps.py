@@ -56,7 +56,10 @@ def check_output_dependencies(func: FuncOp, nodes: list[Node] | None = None) -> 
     outside the loop (both boxes exactly known).  Accumulations are exempt: matmul into PSUM,
     DMA with an accumulate op, and a write of a region that the same iteration read before
     it (by the same instruction or an earlier one)."""
-    nodes = nodes if nodes is not None else collect_nodes(func)
+    if nodes is None:
+        if not any(_is_affine(op) for op in func.walk()):
+            return                          # no affine_range loop: nothing to check
+        nodes = collect_nodes(func)
     writes: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
     reads: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
     for n in nodes:
@@ -91,6 +94,18 @@ def check_output_dependencies(func: FuncOp, nodes: list[Node] | None = None) -> 
                         f"affine_range must be independent: write a different location per "
                         f"iteration, or use nl.sequential_range for a loop-carried dependency",
                         NKIVerifyError, code="err_unexpected_output_dependencies")
+
+
+def check_module(module: Operation) -> None:
+    """:func:`check_output_dependencies` of every function of ``module``: what a compile
+    that stops before ``nisa-schedule`` (which checks it too) still owes its user.
+
+    Raises:
+        NKIVerifyError: ``err_unexpected_output_dependencies``, located at the write.
+    """
+    for op in module.walk():
+        if isinstance(op, FuncOp):
+            check_output_dependencies(op)
 
 
 def _is_affine(loop: Operation) -> bool:

@@ -41,6 +41,7 @@ def estimate(compiled, args: Sequence | None = None, *, keep_slices: bool = True
     """
     from ..targets import target_model
     from .walk import needs_execution, timed_run
+    compiled = compiled.final()     # the schedule's engine queues and waits (a placed compile's too)
     program = compiled.program
     key = (keep_slices, throttle)
     cache = compiled.__dict__.setdefault("_estimates", {})

@@ -33,7 +33,6 @@ from ..errors import NKIError
 from ..runtime.gc_pause import no_cyclic_gc
 from . import warm_plan
 from .results import attach_mode, call_in_mode
-from .schedule_stage import run_stage
 
 #: ``nki.jit(mode=...)`` values of NKI Beta 1 (NKI language guide (nki/get-started/nki-language-guide))
 #: ``trace`` is NKI 0.1's sub-kernel decorator (``nki.jit(mode='trace')``): such a kernel
@@ -110,6 +109,7 @@ class Kernel:
         """Compile and run once; returns ``(result, [compiled kernel])`` (result as the kernel returns)."""
         from ..interop import prepare_args
         args, kwargs, kind, write_back = prepare_args(args, kwargs)
+        from .schedule_stage import run_stage
         with no_cyclic_gc():    # compile, decode and run: one pause (nki_mlir.runtime.gc_pause)
             compiled = self._compile_arrays(args, kwargs, {"stage": run_stage()})
             try:
@@ -251,6 +251,7 @@ class LaunchedKernel:
         from ..interop import from_numpy
         from ..dialects.instruction import cross_core_op_names
         from ..runtime.spmd import run_instances
+        from .schedule_stage import run_stage
 
         compiled, ids_all, core_of, cores = self.compile_with(args, kwargs, stage=run_stage())
         first = compiled[0]

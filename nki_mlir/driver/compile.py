@@ -317,6 +317,12 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
             cache.memory_put(key, ck)
             warm.remember(skey, fn, key)
             return ck
+    if use_cache and not placed:    # a kernel call placed it in this process: schedule that
+        hit = cache.memory_get(cache.cache_key({**parts, "options": {**opts, "stage": "placed"}}))
+        if hit is not None:
+            ck = hit.final()
+            warm.remember(skey, fn, key)
+            return ck
     t0 = time.perf_counter()
     with no_cyclic_gc():
         module, spec = on_fresh_stack(build_module, fn, specs, tgt, spmd=spmd, unroll_key=siblings)

@@ -71,6 +71,15 @@ def test_final_is_cached_under_the_whole_pipelines_key(xy, program_order):
     assert placed.final().cache_hit == "disk"                    # ... finds the final entry
 
 
+def test_a_compile_after_a_call_schedules_the_calls_placed_module(xy, program_order, monkeypatch):
+    _, ck = _call(nki.jit(K.add), *xy)
+    traced = []
+    real = compiler.build_module
+    monkeypatch.setattr(compiler, "build_module", lambda *a, **k: traced.append(1) or real(*a, **k))
+    whole = nki.compile(K.add, *xy)
+    assert whole is ck.final() and whole.stage == "final" and traced == []
+
+
 def test_queue_mode_runs_of_a_placed_compile_use_the_schedule(xy, program_order):
     out, ck = _call(nki.jit(K.add), *xy)
     queued = ck.run(xy, {}, mode="queues", hazards=True)

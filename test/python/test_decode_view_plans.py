@@ -1,0 +1,106 @@
+"""Decode-time plans of the view ops are shared between identical ops: a
+``memref.subview`` / ``memref.reinterpret_cast`` works out its static facts (index tuple,
+bounds, strides) once per distinct shapes, dtypes and static attributes in a decode
+(:func:`nki_mlir.runtime.views._subview_plan`, ``_cast_plan``), and every memref type's
+shape, dtype and space is read once (``Decoder.type_facts``).  The ops sharing a plan still
+run as before: the outputs equal NumPy's, and an out-of-bounds view still reports its own
+source type."""
+import numpy as np
+import pytest
+
+import nki_mlir as nki
+import nki_mlir.isa as nisa
+import nki_mlir.language as nl
+from nki_mlir.errors import NKIRuntimeError
+from nki_mlir.runtime import decoder as rdecoder
+from nki_mlir.runtime import views
+from nki_mlir.runtime.interpreter import decode
+
+
+@nki.jit
+def repeated_views(x):
+    """x [128, 64]: out [4, 128, 16], out[k] = x[:, 16k:16k+16] through an access pattern of
+    an SBUF tile, twice per k (the same static pattern), plus a subview per k of the output."""
+    t = nl.ndarray((128, 64), x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    out = nl.ndarray((4, 128, 16), x.dtype, buffer=nl.shared_hbm)
+    for k in nl.static_range(4):
+        y = nl.ndarray((128, 16), x.dtype, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=y, src=t.ap([[64, 128], [1, 16]], offset=16 * k))
+        z = nl.ndarray((128, 16), x.dtype, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=z, src=t.ap([[64, 128], [1, 16]], offset=16 * k))
+        nisa.tensor_tensor(dst=y, data1=y, data2=z, op=nl.maximum)
+        nisa.dma_copy(dst=out[k], src=y)
+    return out
+
+
+def _counting(monkeypatch, name):
+    calls = []
+    real = getattr(views, name)
+
+    def counted(*a, **k):
+        calls.append(a[0])
+        return real(*a, **k)
+    monkeypatch.setattr(views, name, counted)
+    return calls
+
+
+def test_identical_views_share_one_plan(monkeypatch):
+    x = np.random.default_rng(3).standard_normal((128, 64)).astype(np.float32)
+    ref = np.stack([x[:, 16 * k:16 * k + 16] for k in range(4)])
+    ck = nki.compile(repeated_views, x, use_cache=False)
+    module = ck._nisa_module()
+    ops = [op for op in module.walk() if op.name in ("memref.subview", "memref.reinterpret_cast")]
+    casts = [op for op in ops if op.name == "memref.reinterpret_cast"]
+    subviews = [op for op in ops if op.name == "memref.subview"]
+    assert len(casts) >= 8 and len(subviews) >= 4
+    cast_plans = _counting(monkeypatch, "_cast_plan")
+    subview_plans = _counting(monkeypatch, "_subview_plan")
+    facts = []
+    real_facts = rdecoder.Decoder._type_facts
+
+    def counted_facts(self, op, t):
+        facts.append(t)
+        return real_facts(self, op, t)
+    monkeypatch.setattr(rdecoder.Decoder, "_type_facts", counted_facts)
+    prog = decode(module)
+    # one plan per distinct (dtypes, base shape and space, sizes, strides), not per op
+    cast_keys = {(tuple(op.static_sizes.get_values()), tuple(op.static_strides.get_values()))
+                 for op in casts}
+    assert len(cast_plans) == len(cast_keys) < len(casts)
+    sub_keys = {(op.source.type, op.result.type, op.static_offsets, op.static_sizes,
+                 op.static_strides) for op in subviews}
+    assert len(subview_plans) <= len(sub_keys)
+    # every type object read once
+    assert len(facts) == len({id(t) for t in facts})
+    got = prog.run([x], mode="program-order")[0]
+    np.testing.assert_array_equal(got, ref)
+
+
+@nki.jit
+def two_patterns(x, col0, col1):
+    """x [128, 64]: the same pattern of an SBUF tile at two register offsets (one plan):
+    out = max(x[:, col0:col0+16], x[:, col1:col1+16])."""
+    t = nl.ndarray((128, 64), x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    y = nl.ndarray((128, 16), x.dtype, buffer=nl.sbuf)
+    z = nl.ndarray((128, 16), x.dtype, buffer=nl.sbuf)
+    c0 = nisa.register_alloc(col0)
+    nisa.tensor_copy(dst=y, src=t.ap([[64, 128], [1, 16]], scalar_offset=c0, indirect_dim=1))
+    c1 = nisa.register_alloc(col1)
+    nisa.tensor_copy(dst=z, src=t.ap([[64, 128], [1, 16]], scalar_offset=c1, indirect_dim=1))
+    nisa.tensor_tensor(dst=y, data1=y, data2=z, op=nl.maximum)
+    out = nl.ndarray((128, 16), x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=y)
+    return out
+
+
+def test_shared_pattern_runs_and_faults_per_op():
+    x = np.random.default_rng(5).standard_normal((128, 64)).astype(np.float32)
+    np.testing.assert_array_equal(two_patterns(x, 8, 40),
+                                  np.maximum(x[:, 8:24], x[:, 40:56]))
+    with pytest.raises(NKIRuntimeError) as info:
+        two_patterns(x, 8, 49)  # the second op: free elements [49, 65) of 64
+    msg = str(info.value)
+    assert "memref.reinterpret_cast" in msg and "free elements [49, 65)" in msg
+    assert "memref<128x64xf32" in msg

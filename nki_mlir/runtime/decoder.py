@@ -88,7 +88,8 @@ class Decoder:
         return s
 
     def define(self, v: SSAValue, op: Operation | None) -> int:
-        s = self.fresh()
+        s = self.nslots
+        self.nslots = s + 1
         self.slot_of[v] = s
         if isinstance(v.type, MemRefType):
             self.bufs[v] = self.buffer_info(op, v, s)

@@ -33,6 +33,7 @@ import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 from xdsl.dialects import memref
 from xdsl.ir import OpResult
 
@@ -65,10 +66,11 @@ class _TypeText:
 
 
 def subview(dec: Decoder, op: memref.SubviewOp):
-    src = dec.buf(op, op.source, "source")
+    source, result = op.source, op.result
+    src = dec.buf(op, source, "source")
     static = (op.static_offsets.get_values(), op.static_sizes.get_values(),
               op.static_strides.get_values())
-    res_shape = op.result.type.get_shape()
+    res_shape = result.type.get_shape()
     # what the static attributes and shapes decide: worked out once per decode
     key = (_SUBVIEW_PLAN, src.shape, res_shape, *static)
     plan = dec.memo.get(key)
@@ -76,15 +78,15 @@ def subview(dec: Decoder, op: memref.SubviewOp):
         plan = dec.memo[key] = _subview_plan(op, src.shape, tuple(res_shape), *static)
     offsets, sizes, strides, keep, box, idx = plan
     dyn_slots = [dec.use(op, v, "offset") for v in op.offsets]
-    base = _base(op.source)
+    base = _base(source)
     alloc = isinstance(base, OpResult) and base.op.name == "nisa.alloc"
     on_chip = alloc and placement(base.op) is not None  # a placed tile: lives with the memory
     per_run = alloc and not on_chip         # a fresh array every run (a kernel's output)
-    res = dec.define(op.result, op)
-    rb = dec.bufs[op.result]
+    res = dec.define(result, op)
+    rb = dec.bufs[result]
     fsrc, fres = src.flags, rb.flags
     ss = src.slot
-    src_type = _TypeText(op.source.type)
+    src_type = _TypeText(source.type)
 
     def check(d: int, off: int) -> None:
         _check(src.shape, sizes, strides, src_type, d, off)
@@ -300,8 +302,9 @@ def unless_skipped(impl: Closure, slots: tuple[int, ...]) -> Closure:
 
 
 def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
-    src = dec.buf(op, op.source, "source")
-    base = dec.buf(op, _base(op.source), "source")
+    source, result = op.source, op.result
+    src = dec.buf(op, source, "source")
+    base = dec.buf(op, _base(source), "source")
     offsets = op.static_offsets.get_values()
     sizes_v = op.static_sizes.get_values()
     strides_v = op.static_strides.get_values()
@@ -312,10 +315,10 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
         plan = _cast_plan(op, src, base, list(offsets), sizes_v, strides_v)
         dec.memo[key] = plan
     dt, check, make = plan
-    src_type = _TypeText(op.source.type)
+    src_type = _TypeText(source.type)
     dyn = [dec.use(op, v, "offset") for v in op.offsets]
-    res = dec.define(op.result, op)
-    rb = dec.bufs[op.result]
+    res = dec.define(result, op)
+    rb = dec.bufs[result]
     bs, bf, fres = base.slot, base.flags, rb.flags
     ft = flag_dtype(dt) if fres is not None else None
     if not dyn:
@@ -350,7 +353,7 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
             kept[token] = (b, v, fv)
         return guard(op, run)
     ds = dyn[0]
-    users = [u.operation for u in op.result.uses]
+    users = [u.operation for u in result.uses]
     skip = bool(users) and all(skips_oob(u) for u in users)
 
     def run_dyn(env):
@@ -423,19 +426,20 @@ def _cast_plan(op, src, base, offsets: list, sizes_v: tuple, strides_v: tuple) -
                         f"{off}, sizes {sizes}, strides {strides}) covers elements "
                         f"[{off + lo}, {off + hi + 1}) of a buffer of {total} elements")
 
+    inner: dict = {}     # dtype -> the byte strides of the free dims (all dims off chip)
+
     def make(arr: np.ndarray, t: np.dtype, off: int) -> np.ndarray:
+        fb = inner.get(t)
+        if fb is None:
+            fb = inner[t] = [s * t.itemsize for s in (strides[1:] if on_chip else strides)]
         if on_chip:
-            rows = np.reshape(arr, (parts, -1), copy=False).view(t)
+            rows = arr.reshape((parts, -1), copy=False).view(t)
             p0, f0 = divmod(off, free)
-            start = rows[p0:, f0:]
-            bstrides = [pstep * rows.strides[0]] + [s * t.itemsize for s in strides[1:]]
-        else:
-            if not arr.flags.c_contiguous:
-                raise Fault("a reinterpret_cast view of a non-contiguous argument array is not "
-                            "supported; pass np.ascontiguousarray(...)")
-            start = arr.reshape(-1).view(t)[off:]
-            bstrides = [s * t.itemsize for s in strides]
-        return np.lib.stride_tricks.as_strided(start, shape, bstrides)
+            return as_strided(rows[p0:, f0:], shape, [pstep * rows.strides[0]] + fb)
+        if not arr.flags.c_contiguous:
+            raise Fault("a reinterpret_cast view of a non-contiguous argument array is not "
+                        "supported; pass np.ascontiguousarray(...)")
+        return as_strided(arr.reshape(-1).view(t)[off:], shape, fb)
     return dt, check, make
 
 

@@ -104,3 +104,56 @@ def test_shared_pattern_runs_and_faults_per_op():
     msg = str(info.value)
     assert "memref.reinterpret_cast" in msg and "free elements [49, 65)" in msg
     assert "memref<128x64xf32" in msg
+
+
+def _reference_view(arr, t, off, parts, free, sizes, strides):
+    """The on-chip view as ``as_strided`` makes it (the interpreter's definition)."""
+    rows = np.reshape(arr, (parts, -1), copy=False).view(t)
+    p0, f0 = divmod(off, free)
+    bstrides = [strides[0] // free * rows.strides[0]] + [s * t.itemsize for s in strides[1:]]
+    return np.lib.stride_tricks.as_strided(rows[p0:, f0:], tuple(sizes), bstrides)
+
+
+@pytest.mark.parametrize("space", ["sbuf", "psum"])
+def test_on_chip_pattern_views_are_the_strided_views(space):
+    """2-D on-chip patterns with positive steps are built by basic slicing: the same shape,
+    strides, first byte, dtype, writeability and memory root as ``as_strided``'s view
+    (other patterns still go through ``as_strided``)."""
+    from nki_mlir.runtime.env import Buf
+    from nki_mlir.runtime.footprint import root_of
+    rng = np.random.default_rng(11)
+    memory = np.zeros((16, 512), np.uint8)
+    n_checked = 0
+    for base_dt, view_dt in [(np.float32, np.float32), (np.float32, np.uint16),
+                             (np.uint16, np.float32), (np.int8, np.int8)]:
+        parts, fbytes = 16, 256
+        arr = memory[:, 64:64 + fbytes].view(base_dt)      # a placed tile's typed view
+        base = Buf(1, None, arr.shape, np.dtype(base_dt), space, None)
+        src = Buf(2, None, (), np.dtype(view_dt), space, None)
+        free = fbytes // np.dtype(view_dt).itemsize
+        for _ in range(60):
+            ndim = int(rng.integers(2, 4))
+            pstep = int(rng.integers(0, 3))
+            sizes = [int(rng.integers(1, 1 + (parts - 1) // max(pstep, 1) + 1))]
+            strides = [pstep * free]
+            for _d in range(ndim - 1):
+                sizes.append(int(rng.integers(1, 5)))
+                strides.append(int(rng.integers(0, 4)))
+            span = sum(s * (n - 1) for s, n in zip(strides[1:], sizes[1:]))
+            if span >= free or (sizes[0] - 1) * pstep >= parts:
+                continue
+            p0 = int(rng.integers(0, parts - (sizes[0] - 1) * pstep))
+            f0 = int(rng.integers(0, free - span))
+            off = p0 * free + f0
+            dt, check, make = views._cast_plan(None, src, base, [off], tuple(sizes),
+                                               tuple(strides))
+            check(off, "memref<...>")
+            got, ref = make(arr, dt, off), _reference_view(arr, dt, off, parts, free, sizes,
+                                                           strides)
+            assert got.dtype == ref.dtype and got.shape == ref.shape
+            assert got.strides == ref.strides
+            assert got.__array_interface__["data"] == ref.__array_interface__["data"]
+            assert got.flags.writeable == ref.flags.writeable
+            assert root_of(got) is root_of(ref)
+            n_checked += 1
+    assert n_checked > 100

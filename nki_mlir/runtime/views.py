@@ -76,7 +76,7 @@ def subview(dec: Decoder, op: memref.SubviewOp):
     plan = dec.memo.get(key)
     if plan is None:
         plan = dec.memo[key] = _subview_plan(op, src.shape, tuple(res_shape), *static)
-    offsets, sizes, strides, keep, box, idx = plan
+    offsets, sizes, strides, keep, box, idx = plan[:6]
     dyn_slots = [dec.use(op, v, "offset") for v in op.offsets]
     base = _base(source)
     alloc = isinstance(base, OpResult) and base.op.name == "nisa.alloc"
@@ -102,7 +102,8 @@ def subview(dec: Decoder, op: memref.SubviewOp):
                 def fail(env):
                     raise Fault(msg)
                 return guard(op, fail)
-        return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx, box, on_chip, per_run))
+        return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx, box, on_chip, per_run,
+                               (idx, plan[6])))
 
     plan = []  # per dim: (static offset or None, dyn slot)
     it = iter(dyn_slots)
@@ -130,10 +131,11 @@ _SUBVIEW_PLAN = object()    # (the key prefix of subview plans in ``Decoder.memo
 
 def _subview_plan(op, src_shape: tuple, res_shape: tuple, offsets_v: tuple, sizes_v: tuple,
                   strides_v: tuple) -> tuple:
-    """``(offsets, sizes, strides, keep, box, idx)`` of a ``memref.subview`` of a
+    """``(offsets, sizes, strides, keep, box, idx, starts)`` of a ``memref.subview`` of a
     ``src_shape`` source: the static lists, which dims the result keeps, whether the view
-    keeps every dim with unit steps, and the index tuple of static offsets in bounds (None
-    when an offset is dynamic or out of bounds).  They depend on the shapes and static
+    keeps every dim with unit steps, the index tuple of static offsets in bounds (None
+    when an offset is dynamic or out of bounds) and the start index of its box (None when
+    not a box).  They depend on the shapes and static
     attributes only, so subviews with the same ones share them.
 
     Raises:
@@ -171,7 +173,8 @@ def _subview_plan(op, src_shape: tuple, res_shape: tuple, offsets_v: tuple, size
             idx = tuple(_index(keep, sizes, strides, d, off) for d, off in enumerate(offsets))
         except Fault:
             idx = None
-    return offsets, sizes, strides, keep, box, idx
+    starts = tuple(x.start for x in idx) if box and idx is not None else None
+    return offsets, sizes, strides, keep, box, idx, starts
 
 
 def _check(src_shape, sizes, strides, src_type, d: int, off: int) -> None:
@@ -195,7 +198,8 @@ def _index(keep, sizes, strides, d: int, off: int):
 
 
 def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, indices,
-          box: bool = False, on_chip: bool = False, per_run: bool = False):
+          box: bool = False, on_chip: bool = False, per_run: bool = False,
+          static: tuple | None = None):
     """The closure of a subview: its views are kept with the run's memory
     (``Memory.subviews``) by the subview and its dynamic offsets, and reused while the
     source is the same array object (a placed tensor's views are kept across runs, and so
@@ -211,11 +215,14 @@ def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, ind
 
     A miss (a new source array: every run for a fresh output) indexes the source with the
     index tuple its offsets gave before, checked then: it depends on the offsets only (the
-    shapes are static), so it is worked out once per offsets (``plans``)."""
+    shapes are static), so it is worked out once per offsets (``plans``; ``static``: that
+    of static offsets, worked out at decode time)."""
     token = next(_TOKENS)
     n = len(dyn)
     d0 = dyn[0] if n else None
     plans: dict = {}     # offsets -> (index tuple, start index of a box or None)
+    if static is not None:
+        plans[None] = static
 
     def run(env):
         src = env[ss]

@@ -129,12 +129,12 @@ class Decoder:
                                f"interpreter executes", NKIRuntimeError) from None
 
     def buf(self, op: Operation, v: SSAValue | None, role: str) -> Buf:
-        self.use(op, v, role)
         b = self.bufs.get(v)  # type: ignore[arg-type]
-        if b is None:
-            raise error_at(op, f"{op.name}: operand '{role}' must be a tensor (memref), "
-                               f"got {v.type}", NKIRuntimeError)
-        return b
+        if b is not None:     # (a value with a Buf has a slot: :meth:`define` gives both)
+            return b
+        self.use(op, v, role)
+        raise error_at(op, f"{op.name}: operand '{role}' must be a tensor (memref), "
+                           f"got {v.type}", NKIRuntimeError)
 
     def scalar(self, op: Operation, v: SSAValue, role: str, bshape: tuple[int, ...],
                as_int: bool = False) -> Callable[[list], object]:

@@ -157,3 +157,21 @@ def test_on_chip_pattern_views_are_the_strided_views(space):
             assert root_of(got) is root_of(ref)
             n_checked += 1
     assert n_checked > 100
+
+
+def test_buf_of_an_undefined_or_scalar_value_is_located():
+    """``Decoder.buf`` (its fast path reads the Buf first): an operand no executed op
+    defines, then a defined non-tensor operand, each get their own located error."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IndexType
+    from nki_mlir.runtime import queues
+    from nki_mlir.runtime.handlers import dispatch
+    c = arith.ConstantOp.from_int_and_width(3, IndexType())
+    dec = rdecoder.Decoder("trn2", dispatch, queues.Schedule())
+    with pytest.raises(NKIRuntimeError, match="operand 'src' is not defined by an op"):
+        dec.buf(c, c.result, "src")
+    dec.define(c.result, c)
+    with pytest.raises(NKIRuntimeError, match="operand 'src' must be a tensor"):
+        dec.buf(c, c.result, "src")
+    with pytest.raises(NKIRuntimeError, match="operand 'dst' is not defined by an op"):
+        dec.buf(c, None, "dst")

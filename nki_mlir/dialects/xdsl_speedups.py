@@ -14,8 +14,9 @@ reader below computes its answer once per attribute object and keeps it on the o
 Named operands / results / regions / successors of IRDL ops (``op.dst``) are read through
 descriptors that build an ``OpOperands`` view per read and, for ops with a segment-size
 attribute, sum the segment sizes before the wanted one: the readers below index the op's
-tuples directly, with the segment start offsets computed once per segment-size attribute.
-Walks yield an op without regions directly instead of through one generator per op.
+tuples directly, with the segment start offsets computed once per segment-size attribute
+(and a single one before any variadic, ``op.result``, with a C tuple index, not
+``SSAValues.__getitem__``).  Walks yield an op without regions directly instead of through one generator per op.
 Results are identical; remove an override when the pinned xDSL is as fast by itself.
 """
 from __future__ import annotations
@@ -27,8 +28,8 @@ from xdsl.dialects.builtin import (DYNAMIC_INDEX, BytesAttr, DenseArrayBase, Int
 from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList, print_dynamic_index_list
 from xdsl.ir import Block, Operation
 from xdsl.irdl import operations as irdl_ops
-from xdsl.irdl.operations import (OptionalAttrAccessor, SingleAttrAccessor, VariadicAttrAccessor,
-                                  VarIRConstruct)
+from xdsl.irdl.operations import (BeforeVariadicSingleAccessor, OptionalAttrAccessor,
+                                  SingleAttrAccessor, VariadicAttrAccessor, VarIRConstruct)
 
 _get_values = DenseArrayBase.get_values
 _get_shape = MemRefType.get_shape
@@ -183,7 +184,12 @@ def _optional_get(self, obj, objtype=None):
     return None
 
 
+def _before_single_get(self, obj, objtype=None):
+    return _item(_constructs(obj, self.construct), self.idx)
+
+
 irdl_ops.get_op_constructs = _constructs
+BeforeVariadicSingleAccessor.__get__ = _before_single_get   # type: ignore[method-assign]
 SingleAttrAccessor.__get__ = _single_get            # type: ignore[method-assign]
 VariadicAttrAccessor.__get__ = _variadic_get        # type: ignore[method-assign]
 OptionalAttrAccessor.__get__ = _optional_get        # type: ignore[method-assign]

@@ -75,6 +75,10 @@ class Decoder:
         #: the closure built for each op so far (output forwarding evaluates some ahead,
         #: :mod:`.out_forward`)
         self.built: dict[Operation, Closure] = {}
+        #: ``(type, shape, dtype, space)`` of every memref type decoded so far, by ``id`` (the
+        #: type is kept alive, so its id stays its own): identical types of many values are
+        #: read once (a type that cannot be decoded is never kept: each op reports it)
+        self.type_facts: dict[int, tuple] = {}
 
     # -------------------------------------------------------------- slots and values
 
@@ -84,7 +88,8 @@ class Decoder:
         return s
 
     def define(self, v: SSAValue, op: Operation | None) -> int:
-        s = self.fresh()
+        s = self.nslots
+        self.nslots = s + 1
         self.slot_of[v] = s
         if isinstance(v.type, MemRefType):
             self.bufs[v] = self.buffer_info(op, v, s)
@@ -92,6 +97,16 @@ class Decoder:
 
     def buffer_info(self, op, v: SSAValue, slot: int) -> Buf:
         t = v.type
+        hit = self.type_facts.get(id(t))
+        if hit is not None and hit[0] is t:
+            _t, shape, dt, space = hit
+        else:
+            shape, dt, space = self._type_facts(op, t)
+        flags = self.fresh() if space == "psum" else None
+        return Buf(slot, flags, shape, dt, space, v)
+
+    def _type_facts(self, op, t) -> tuple:
+        """``(shape, dtype, space)`` of memref type ``t`` (kept in :attr:`type_facts`)."""
         assert isinstance(t, MemRefType)
         shape = tuple(int(d) for d in t.get_shape())
         if any(d < 0 for d in shape):
@@ -103,8 +118,8 @@ class Decoder:
             raise error_at(op, f"{op.name if op else 'func.func'}: element type {t.element_type} "
                                f"is not an NKI dtype", NKIRuntimeError) from None
         space = t.memory_space.space.data if isinstance(t.memory_space, MemSpaceAttr) else "hbm"
-        flags = self.fresh() if space == "psum" else None
-        return Buf(slot, flags, shape, dt, space, v)
+        self.type_facts[id(t)] = (t, shape, dt, space)
+        return shape, dt, space
 
     def use(self, op: Operation, v: SSAValue | None, role: str) -> int:
         try:
@@ -114,12 +129,12 @@ class Decoder:
                                f"interpreter executes", NKIRuntimeError) from None
 
     def buf(self, op: Operation, v: SSAValue | None, role: str) -> Buf:
-        self.use(op, v, role)
         b = self.bufs.get(v)  # type: ignore[arg-type]
-        if b is None:
-            raise error_at(op, f"{op.name}: operand '{role}' must be a tensor (memref), "
-                               f"got {v.type}", NKIRuntimeError)
-        return b
+        if b is not None:     # (a value with a Buf has a slot: :meth:`define` gives both)
+            return b
+        self.use(op, v, role)
+        raise error_at(op, f"{op.name}: operand '{role}' must be a tensor (memref), "
+                           f"got {v.type}", NKIRuntimeError)
 
     def scalar(self, op: Operation, v: SSAValue, role: str, bshape: tuple[int, ...],
                as_int: bool = False) -> Callable[[list], object]:

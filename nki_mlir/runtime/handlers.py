@@ -73,19 +73,27 @@ def dispatch(dec: Decoder, op: Operation) -> tuple[Closure | None, object]:
     Raises:
         NKIRuntimeError: located at ``op``, which the interpreter cannot run.
     """
-    handler = HANDLERS.get(op.name)
+    name = op.name
+    handler = HANDLERS.get(name)
     if handler is None:
         raise error_at(op, dec.unsupported(op), NKIRuntimeError)
-    instruction = isinstance(op, nisa.NisaInstruction)
+    cls = type(op)
+    instruction = _INSTRUCTION.get(cls)
+    if instruction is None:
+        instruction = _INSTRUCTION[cls] = isinstance(op, nisa.NisaInstruction)
     if instruction:
         dec.count += 1
     c = handler(dec, op)
-    if op.name == "nisa.alloc":  # shared_hbm: bound launch-wide in SPMD/LNC launches
+    if name == "nisa.alloc":  # shared_hbm: bound launch-wide in SPMD/LNC launches
         return spmd.shared_alloc(dec, op, c), None
     if c is not None and instruction:
         # enqueued in queue mode; the plan keeps the instruction's own closure
         return queues.wrap(dec, op, c), timing_plan.instruction(dec.schedule.infos[-1], c)
     return c, timing_plan.step(dec, op, c)
+
+
+#: whether an op class is a ``nisa`` instruction (``isinstance`` through the ABC costs more)
+_INSTRUCTION: dict[type, bool] = {}
 
 
 def decode_function(target: str, fop: func.FuncOp) -> Program:

@@ -448,10 +448,11 @@ def dma_copy_indirect(dec: Decoder, op):
     sis = si.slot if si is not None else None
     dis = di.slot if di is not None else None
     ident = np.arange(n, dtype=np.int64)
+    every = np.ones(n, bool)     # (read only: combined with ``&`` into a fresh mask)
 
     def rows(env, slot, role, table_role, bound):
         if slot is None:
-            return ident, np.ones(n, bool)
+            return ident, every
         idx = nm.to_int64(env[slot]).reshape(-1)
         ok = (idx >= 0) & (idx < bound)
         if oob_err and not ok.all():

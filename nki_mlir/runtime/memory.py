@@ -96,7 +96,7 @@ def free_elems(shape: Sequence[int]) -> int:
 
 def typed_view(rows: np.ndarray, shape: Sequence[int], dt: np.dtype) -> np.ndarray:
     """View the ``uint8`` byte rows ``rows[P, nbytes]`` as a ``dt`` tensor of ``shape`` (no copy)."""
-    return np.reshape(rows.view(dt), tuple(shape), copy=False)
+    return rows.view(dt).reshape(tuple(shape), copy=False)
 
 
 def resolve_psum_offset(offset: int | None, bank: int | None) -> int:
@@ -282,6 +282,22 @@ class Memory:
             MemoryFault: the region does not fit in the memory.
         """
         dt = np.dtype(dt)
+        parts, nbytes = self._fits(space, partition, offset, shape, dt)
+        base = self.sbuf if space == "sbuf" else self.psum
+        data = typed_view(base[partition:partition + parts, offset:offset + nbytes], shape, dt)
+        flags = None
+        if space == "psum":
+            flags = typed_view(self.psum_flags[partition:partition + parts, offset:offset + nbytes],
+                               shape, flag_dtype(dt))
+        return data, flags
+
+    def _fits(self, space: str, partition: int, offset: int, shape: Sequence[int],
+              dt: np.dtype) -> tuple[int, int]:
+        """``(partitions, bytes per partition)`` of the region :meth:`region` views.
+
+        Raises:
+            MemoryFault: the region does not fit in the memory.
+        """
         parts = int(shape[0])
         nbytes = free_elems(shape) * dt.itemsize
         cap = self.capacity(space)
@@ -291,22 +307,16 @@ class Memory:
         if offset < 0 or offset + nbytes > cap:
             raise MemoryFault(f"bytes [{offset}, {offset + nbytes}) of each partition exceed the "
                               f"{space.upper()} capacity of {cap} bytes per partition on {self.target}")
-        base = self.sbuf if space == "sbuf" else self.psum
-        data = typed_view(base[partition:partition + parts, offset:offset + nbytes], shape, dt)
-        flags = None
-        if space == "psum":
-            flags = typed_view(self.psum_flags[partition:partition + parts, offset:offset + nbytes],
-                               shape, flag_dtype(dt))
-        return data, flags
+        return parts, nbytes
 
     def block_region(self, space: str, partition: int, offset: int, shape: Sequence[int],
                      dt: np.dtype, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray | None]:
         """:meth:`region`, stored in the block covering bytes ``block = (lo, hi)`` of every
         partition (:mod:`.blocks`) instead of the whole memory: the same checks and the same
         aliasing among the tensors of one block, rows ``hi - lo`` bytes apart."""
-        self.region(space, partition, offset, shape, dt)      # the bounds checks
-        lo, hi = block
         dt = np.dtype(dt)
+        self._fits(space, partition, offset, shape, dt)      # the bounds checks of region
+        lo, hi = block
         key = (space, lo, hi)
         b = self.blocks.get(key)
         if b is None:

@@ -177,16 +177,16 @@ def _ints(op: Operation, name: str) -> list:
     Raises:
         NKIRuntimeError: located at ``op`` when the attribute holds anything else.
     """
+    attr = op.attributes.get(name)
+    if attr is None:
+        return []
+
     def conv(a):
         if isinstance(a, IntegerAttr):
             return int(a.value.data)
         if isinstance(a, ArrayAttr):
             return [conv(x) for x in a.data]
         raise error_at(op, f"{op.name}: {name} must hold integers, got {attr}", NKIRuntimeError)
-
-    attr = op.attributes.get(name)
-    if attr is None:
-        return []
     out = conv(attr)
     return out if isinstance(out, list) else [out]
 

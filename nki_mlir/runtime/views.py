@@ -33,6 +33,7 @@ import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 from xdsl.dialects import memref
 from xdsl.ir import OpResult
 
@@ -65,71 +66,44 @@ class _TypeText:
 
 
 def subview(dec: Decoder, op: memref.SubviewOp):
-    src = dec.buf(op, op.source, "source")
-    offsets = list(op.static_offsets.get_values())
-    sizes = list(op.static_sizes.get_values())
-    strides = list(op.static_strides.get_values())
-    if _DYNAMIC in sizes or _DYNAMIC in strides:
-        raise error_at(op, "memref.subview: dynamic sizes or strides are not supported by the "
-                           "interpreter", NKIRuntimeError)
-    if len(offsets) != len(src.shape):
-        raise error_at(op, f"memref.subview: {len(offsets)} offsets for a rank-"
-                           f"{len(src.shape)} source", NKIRuntimeError)
-    if any(s <= 0 for s in strides):
-        raise error_at(op, f"memref.subview: strides must be positive, got {strides}",
-                       NKIRuntimeError)
-    res_shape = tuple(op.result.type.get_shape())
-    keep, r = [], 0
-    for size in sizes:
-        if r < len(res_shape) and size == res_shape[r]:
-            keep.append(True)
-            r += 1
-        elif size == 1:
-            keep.append(False)
-        else:
-            raise error_at(op, f"memref.subview: sizes {sizes} do not match the result shape "
-                               f"{list(res_shape)}", NKIRuntimeError)
-    if r != len(res_shape):
-        raise error_at(op, f"memref.subview: sizes {sizes} do not match the result shape "
-                           f"{list(res_shape)}", NKIRuntimeError)
+    source, result = op.source, op.result
+    src = dec.buf(op, source, "source")
+    static = (op.static_offsets.get_values(), op.static_sizes.get_values(),
+              op.static_strides.get_values())
+    res_shape = result.type.get_shape()
+    # what the static attributes and shapes decide: worked out once per decode
+    key = (_SUBVIEW_PLAN, src.shape, res_shape, *static)
+    plan = dec.memo.get(key)
+    if plan is None:
+        plan = dec.memo[key] = _subview_plan(op, src.shape, tuple(res_shape), *static)
+    offsets, sizes, strides, keep, box, idx = plan[:6]
     dyn_slots = [dec.use(op, v, "offset") for v in op.offsets]
-    box = all(keep) and all(st == 1 for st in strides)     # (Memory.origins)
-    base = _base(op.source)
+    base = _base(source)
     alloc = isinstance(base, OpResult) and base.op.name == "nisa.alloc"
     on_chip = alloc and placement(base.op) is not None  # a placed tile: lives with the memory
     per_run = alloc and not on_chip         # a fresh array every run (a kernel's output)
-    res = dec.define(op.result, op)
-    rb = dec.bufs[op.result]
+    res = dec.define(result, op)
+    rb = dec.bufs[result]
     fsrc, fres = src.flags, rb.flags
     ss = src.slot
-    src_type = _TypeText(op.source.type)
+    src_type = _TypeText(source.type)
 
     def check(d: int, off: int) -> None:
-        size, stride, dim = sizes[d], strides[d], src.shape[d]
-        last = off + (size - 1) * stride
-        if off < 0 or (size > 0 and last >= dim):
-            raise Fault(f"out-of-bounds access of 'source' ({src_type}): dim {d} has "
-                         f"size {dim}, but the view covers [{off}, {last + 1})"
-                         + (f" (offset {off}, size {size}, stride {stride})" if stride != 1 else
-                            f" (offset {off} + size {size} > {dim})"))
-
-    def index(d: int, off: int):
-        if keep[d]:
-            return slice(off, off + (sizes[d] - 1) * strides[d] + 1, strides[d])
-        return off
+        _check(src.shape, sizes, strides, src_type, d, off)
 
     if not dyn_slots:
-        try:
-            for d, off in enumerate(offsets):
-                check(d, off)
-        except Fault as e:
-            msg = str(e)
+        if idx is None:       # out of bounds: the fault of the first dim out of bounds
+            try:
+                for d, off in enumerate(offsets):
+                    check(d, off)
+            except Fault as e:
+                msg = str(e)
 
-            def fail(env):
-                raise Fault(msg)
-            return guard(op, fail)
-        idx = tuple(index(d, off) for d, off in enumerate(offsets))
-        return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx, box, on_chip, per_run))
+                def fail(env):
+                    raise Fault(msg)
+                return guard(op, fail)
+        return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx, box, on_chip, per_run,
+                               (idx, plan[6])))
 
     plan = []  # per dim: (static offset or None, dyn slot)
     it = iter(dyn_slots)
@@ -145,15 +119,87 @@ def subview(dec: Decoder, op: memref.SubviewOp):
             if off is None:
                 off = env[ds]
             check(d, off)
-            idx.append(index(d, off))
+            idx.append(_index(keep, sizes, strides, d, off))
         return tuple(idx)
 
     return guard(op, _kept(ss, res, fsrc, fres, tuple(dyn_slots), indices, box, on_chip,
                            per_run))
 
 
+_SUBVIEW_PLAN = object()    # (the key prefix of subview plans in ``Decoder.memo``)
+
+
+def _subview_plan(op, src_shape: tuple, res_shape: tuple, offsets_v: tuple, sizes_v: tuple,
+                  strides_v: tuple) -> tuple:
+    """``(offsets, sizes, strides, keep, box, idx, starts)`` of a ``memref.subview`` of a
+    ``src_shape`` source: the static lists, which dims the result keeps, whether the view
+    keeps every dim with unit steps, the index tuple of static offsets in bounds (None
+    when an offset is dynamic or out of bounds) and the start index of its box (None when
+    not a box).  They depend on the shapes and static
+    attributes only, so subviews with the same ones share them.
+
+    Raises:
+        NKIRuntimeError: located at ``op``, a subview the interpreter cannot run.
+    """
+    offsets, sizes, strides = list(offsets_v), list(sizes_v), list(strides_v)
+    if _DYNAMIC in sizes or _DYNAMIC in strides:
+        raise error_at(op, "memref.subview: dynamic sizes or strides are not supported by the "
+                           "interpreter", NKIRuntimeError)
+    if len(offsets) != len(src_shape):
+        raise error_at(op, f"memref.subview: {len(offsets)} offsets for a rank-"
+                           f"{len(src_shape)} source", NKIRuntimeError)
+    if any(s <= 0 for s in strides):
+        raise error_at(op, f"memref.subview: strides must be positive, got {strides}",
+                       NKIRuntimeError)
+    keep, r = [], 0
+    for size in sizes:
+        if r < len(res_shape) and size == res_shape[r]:
+            keep.append(True)
+            r += 1
+        elif size == 1:
+            keep.append(False)
+        else:
+            raise error_at(op, f"memref.subview: sizes {sizes} do not match the result shape "
+                               f"{list(res_shape)}", NKIRuntimeError)
+    if r != len(res_shape):
+        raise error_at(op, f"memref.subview: sizes {sizes} do not match the result shape "
+                           f"{list(res_shape)}", NKIRuntimeError)
+    box = all(keep) and all(st == 1 for st in strides)     # (Memory.origins)
+    idx = None
+    if _DYNAMIC not in offsets:
+        try:
+            for d, off in enumerate(offsets):
+                _check(src_shape, sizes, strides, None, d, off)
+            idx = tuple(_index(keep, sizes, strides, d, off) for d, off in enumerate(offsets))
+        except Fault:
+            idx = None
+    starts = tuple(x.start for x in idx) if box and idx is not None else None
+    return offsets, sizes, strides, keep, box, idx, starts
+
+
+def _check(src_shape, sizes, strides, src_type, d: int, off: int) -> None:
+    """Raise the :class:`Fault` of a subview whose dim ``d`` at offset ``off`` leaves the
+    source (of type ``src_type``)."""
+    size, stride, dim = sizes[d], strides[d], src_shape[d]
+    last = off + (size - 1) * stride
+    if off < 0 or (size > 0 and last >= dim):
+        raise Fault(f"out-of-bounds access of 'source' ({src_type}): dim {d} has "
+                    f"size {dim}, but the view covers [{off}, {last + 1})"
+                    + (f" (offset {off}, size {size}, stride {stride})" if stride != 1 else
+                       f" (offset {off} + size {size} > {dim})"))
+
+
+def _index(keep, sizes, strides, d: int, off: int):
+    """The index of dim ``d`` at offset ``off``: a slice when the view keeps the dim, else
+    the integer ``off``."""
+    if keep[d]:
+        return slice(off, off + (sizes[d] - 1) * strides[d] + 1, strides[d])
+    return off
+
+
 def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, indices,
-          box: bool = False, on_chip: bool = False, per_run: bool = False):
+          box: bool = False, on_chip: bool = False, per_run: bool = False,
+          static: tuple | None = None):
     """The closure of a subview: its views are kept with the run's memory
     (``Memory.subviews``) by the subview and its dynamic offsets, and reused while the
     source is the same array object (a placed tensor's views are kept across runs, and so
@@ -169,11 +215,14 @@ def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, ind
 
     A miss (a new source array: every run for a fresh output) indexes the source with the
     index tuple its offsets gave before, checked then: it depends on the offsets only (the
-    shapes are static), so it is worked out once per offsets (``plans``)."""
+    shapes are static), so it is worked out once per offsets (``plans``; ``static``: that
+    of static offsets, worked out at decode time)."""
     token = next(_TOKENS)
     n = len(dyn)
     d0 = dyn[0] if n else None
     plans: dict = {}     # offsets -> (index tuple, start index of a box or None)
+    if static is not None:
+        plans[None] = static
 
     def run(env):
         src = env[ss]
@@ -260,76 +309,29 @@ def unless_skipped(impl: Closure, slots: tuple[int, ...]) -> Closure:
 
 
 def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
-    src = dec.buf(op, op.source, "source")
-    base = dec.buf(op, _base(op.source), "source")
-    name = "memref.reinterpret_cast"
-    offsets = list(op.static_offsets.get_values())
-    sizes = [int(x) for x in op.static_sizes.get_values()]
-    strides = [int(x) for x in op.static_strides.get_values()]
-    if _DYNAMIC in sizes or _DYNAMIC in strides or len(offsets) != 1:
-        raise error_at(op, f"{name}: dynamic sizes or strides are not supported by the "
-                           f"interpreter", NKIRuntimeError)
-    dt = np.dtype(src.dtype)
-    a0, a = np.dtype(base.dtype).itemsize, dt.itemsize
-    on_chip = base.space in _ON_CHIP
-    if on_chip:
-        parts = base.shape[0]
-        nbytes = int(np.prod(base.shape[1:], dtype=np.int64)) * a0
-        if nbytes % a:
-            raise error_at(op, f"{name}: a partition of the buffer ({nbytes} bytes) is not a whole "
-                               f"number of {a}-byte elements", NKIRuntimeError)
-        free = nbytes // a
-        if strides and strides[0] % free:
-            raise error_at(op, f"{name}: the partition stride {strides[0]} is not a multiple of "
-                               f"the buffer's free size {free}", NKIRuntimeError)
-        pstep = strides[0] // free if strides else 0
-        flo = sum(min(0, s * (n - 1)) for s, n in zip(strides[1:], sizes[1:]))
-        fhi = sum(max(0, s * (n - 1)) for s, n in zip(strides[1:], sizes[1:]))
-    else:
-        nbytes = int(np.prod(base.shape, dtype=np.int64)) * a0
-        total = nbytes // a
-        lo = sum(min(0, s * (n - 1)) for s, n in zip(strides, sizes))
-        hi = sum(max(0, s * (n - 1)) for s, n in zip(strides, sizes))
-    src_type = _TypeText(op.source.type)
-    shape = tuple(sizes)
-
-    def check(off: int) -> None:
-        if on_chip:
-            p0, f0 = divmod(off, free)
-            plast = p0 + pstep * (sizes[0] - 1) if sizes else p0
-            if off < 0 or plast >= parts or f0 + flo < 0 or f0 + fhi >= free:
-                raise Fault(f"out-of-bounds access of 'source' ({src_type}): the pattern (offset "
-                            f"{off}, sizes {sizes}, strides {strides}) covers partitions "
-                            f"[{p0}, {plast + 1}) and free elements [{f0 + flo}, {f0 + fhi + 1}) "
-                            f"of a buffer of {parts} partitions x {free} elements")
-        elif off + lo < 0 or off + hi >= total:
-            raise Fault(f"out-of-bounds access of 'source' ({src_type}): the pattern (offset "
-                        f"{off}, sizes {sizes}, strides {strides}) covers elements "
-                        f"[{off + lo}, {off + hi + 1}) of a buffer of {total} elements")
-
-    def make(arr: np.ndarray, t: np.dtype, off: int) -> np.ndarray:
-        if on_chip:
-            rows = np.reshape(arr, (parts, -1), copy=False).view(t)
-            p0, f0 = divmod(off, free)
-            start = rows[p0:, f0:]
-            bstrides = [pstep * rows.strides[0]] + [s * t.itemsize for s in strides[1:]]
-        else:
-            if not arr.flags.c_contiguous:
-                raise Fault("a reinterpret_cast view of a non-contiguous argument array is not "
-                            "supported; pass np.ascontiguousarray(...)")
-            start = arr.reshape(-1).view(t)[off:]
-            bstrides = [s * t.itemsize for s in strides]
-        return np.lib.stride_tricks.as_strided(start, shape, bstrides)
-
+    source, result = op.source, op.result
+    src = dec.buf(op, source, "source")
+    base = dec.buf(op, _base(source), "source")
+    offsets = op.static_offsets.get_values()
+    sizes_v = op.static_sizes.get_values()
+    strides_v = op.static_strides.get_values()
+    # the pattern's facts depend on these only: worked out once per decode (:func:`_cast_plan`)
+    key = (_CAST_PLAN, src.dtype, base.dtype, base.shape, base.space, sizes_v, strides_v)
+    plan = dec.memo.get(key)
+    if plan is None or len(offsets) != 1:
+        plan = _cast_plan(op, src, base, list(offsets), sizes_v, strides_v)
+        dec.memo[key] = plan
+    dt, check, make = plan
+    src_type = _TypeText(source.type)
     dyn = [dec.use(op, v, "offset") for v in op.offsets]
-    res = dec.define(op.result, op)
-    rb = dec.bufs[op.result]
+    res = dec.define(result, op)
+    rb = dec.bufs[result]
     bs, bf, fres = base.slot, base.flags, rb.flags
     ft = flag_dtype(dt) if fres is not None else None
     if not dyn:
         off0 = int(offsets[0])
         try:
-            check(off0)
+            check(off0, src_type)
         except Fault as e:
             msg = str(e)
 
@@ -358,13 +360,13 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
             kept[token] = (b, v, fv)
         return guard(op, run)
     ds = dyn[0]
-    users = [u.operation for u in op.result.uses]
+    users = [u.operation for u in result.uses]
     skip = bool(users) and all(skips_oob(u) for u in users)
 
     def run_dyn(env):
         off = int(env[ds])
         try:
-            check(off)
+            check(off, src_type)
         except Fault:
             if not skip:
                 raise
@@ -376,6 +378,85 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
         if fres is not None:
             env[fres] = make(env[bf], ft, off)
     return guard(op, run_dyn)
+
+
+_CAST_PLAN = object()    # (the key prefix of reinterpret_cast plans in ``Decoder.memo``)
+
+
+def _cast_plan(op, src, base, offsets: list, sizes_v: tuple, strides_v: tuple) -> tuple:
+    """``(dtype, check, make)`` of a ``memref.reinterpret_cast`` of ``src`` (a view of
+    ``base``) with static ``sizes_v`` / ``strides_v``: ``check(off, src_type)`` raises the
+    :class:`Fault` of an out-of-bounds offset (``src_type`` is printed in its message),
+    ``make(arr, t, off)`` is the view of ``base``'s array ``arr`` (or its flags) as ``t``.
+    They depend on the dtypes, ``base``'s shape and space, sizes and strides only, so ops
+    with the same ones share them."""
+    name = "memref.reinterpret_cast"
+    sizes = [int(x) for x in sizes_v]
+    strides = [int(x) for x in strides_v]
+    if _DYNAMIC in sizes or _DYNAMIC in strides or len(offsets) != 1:
+        raise error_at(op, f"{name}: dynamic sizes or strides are not supported by the "
+                           f"interpreter", NKIRuntimeError)
+    dt = np.dtype(src.dtype)
+    a0, a = np.dtype(base.dtype).itemsize, dt.itemsize
+    on_chip = base.space in _ON_CHIP
+    if on_chip:
+        parts = base.shape[0]
+        nbytes = int(np.prod(base.shape[1:], dtype=np.int64)) * a0
+        if nbytes % a:
+            raise error_at(op, f"{name}: a partition of the buffer ({nbytes} bytes) is not a whole "
+                               f"number of {a}-byte elements", NKIRuntimeError)
+        free = nbytes // a
+        if strides and strides[0] % free:
+            raise error_at(op, f"{name}: the partition stride {strides[0]} is not a multiple of "
+                               f"the buffer's free size {free}", NKIRuntimeError)
+        pstep = strides[0] // free if strides else 0
+        flo = sum(min(0, s * (n - 1)) for s, n in zip(strides[1:], sizes[1:]))
+        fhi = sum(max(0, s * (n - 1)) for s, n in zip(strides[1:], sizes[1:]))
+    else:
+        nbytes = int(np.prod(base.shape, dtype=np.int64)) * a0
+        total = nbytes // a
+        lo = sum(min(0, s * (n - 1)) for s, n in zip(strides, sizes))
+        hi = sum(max(0, s * (n - 1)) for s, n in zip(strides, sizes))
+    shape = tuple(sizes)
+
+    def check(off: int, src_type) -> None:
+        if on_chip:
+            p0, f0 = divmod(off, free)
+            plast = p0 + pstep * (sizes[0] - 1) if sizes else p0
+            if off < 0 or plast >= parts or f0 + flo < 0 or f0 + fhi >= free:
+                raise Fault(f"out-of-bounds access of 'source' ({src_type}): the pattern (offset "
+                            f"{off}, sizes {sizes}, strides {strides}) covers partitions "
+                            f"[{p0}, {plast + 1}) and free elements [{f0 + flo}, {f0 + fhi + 1}) "
+                            f"of a buffer of {parts} partitions x {free} elements")
+        elif off + lo < 0 or off + hi >= total:
+            raise Fault(f"out-of-bounds access of 'source' ({src_type}): the pattern (offset "
+                        f"{off}, sizes {sizes}, strides {strides}) covers elements "
+                        f"[{off + lo}, {off + hi + 1}) of a buffer of {total} elements")
+
+    inner: dict = {}     # dtype -> the byte strides of the free dims (all dims off chip)
+    # an on-chip [partitions, free] pattern with positive steps is a basic slice of the
+    # rows (same shape, strides and first element, checked in bounds by ``check``)
+    sliced = on_chip and len(sizes) == 2 and min(sizes) >= 1 and pstep >= 1 and strides[1] >= 1
+    if sliced:
+        plen, fstep = (sizes[0] - 1) * pstep + 1, strides[1]
+        flen = (sizes[1] - 1) * fstep + 1
+
+    def make(arr: np.ndarray, t: np.dtype, off: int) -> np.ndarray:
+        fb = inner.get(t)
+        if fb is None:
+            fb = inner[t] = [s * t.itemsize for s in (strides[1:] if on_chip else strides)]
+        if on_chip:
+            rows = arr.reshape((parts, -1), copy=False).view(t)
+            p0, f0 = divmod(off, free)
+            if sliced and rows.strides[1] == t.itemsize:    # the same view by basic
+                # slicing (as_strided costs ~10x more)
+                return rows[p0:p0 + plen:pstep, f0:f0 + flen:fstep]
+            return as_strided(rows[p0:, f0:], shape, [pstep * rows.strides[0]] + fb)
+        if not arr.flags.c_contiguous:
+            raise Fault("a reinterpret_cast view of a non-contiguous argument array is not "
+                        "supported; pass np.ascontiguousarray(...)")
+        return as_strided(arr.reshape(-1).view(t)[off:], shape, fb)
+    return dt, check, make
 
 
 def view_dtype(dec: Decoder, op):

@@ -223,12 +223,16 @@ def written_first(op: nisa.AllocOp, blocks: dict | None = None,
 
     ``skips`` (one dict per decoded function, :attr:`.decoder.Decoder.next_memory_op`)
     memoises the first memory-touching op after each op, so a block of ``n`` consecutive
-    allocs costs O(n), not O(n^2) (a kernel allocating thousands of tiles up front)."""
+    allocs costs O(n), not O(n^2) (a kernel allocating thousands of tiles up front).  At
+    most :data:`_APART_SCAN` instructions apart from the tile are passed over (then None:
+    the fill stays), so tiles allocated long before their first write -- a module in the
+    kernel's own order, before ``nisa-schedule`` moved each alloc next to its first use --
+    cost O(n) each, not a walk to the writer."""
     v = op.result
     mine = blocks_of(op, blocks) if blocks is not None else None
     skips = {} if skips is None else skips
     cur = op
-    while True:
+    for _ in range(_APART_SCAN + 1):
         nxt = _next_memory_op(cur, skips)
         for use in v.uses:  # a use between ``cur`` and ``nxt`` (a subview, ...): None
             # (every op walked over is in ``skips``, mapped to ``nxt``; a later one is not)
@@ -244,6 +248,11 @@ def written_first(op: nisa.AllocOp, blocks: dict | None = None,
         if v in nxt.operands or mine is None or not _apart(nxt, op, mine, blocks):
             return None
         cur = nxt
+    return None
+
+
+#: memory-touching instructions :func:`written_first` passes over, at most
+_APART_SCAN = 64
 
 
 def _writes_whole(ins, v):

@@ -1,0 +1,141 @@
+"""The tracer's per-call fast paths (issue 17, session 9) give what the general paths give.
+
+- :func:`nki_mlir.frontend.tracer.dispatch` passes tensor proxies and plain values to the
+  handler without a call of ``unwrap`` each, and looks for loop keys only in arguments
+  that can carry them (:func:`~nki_mlir.frontend.tracer._call_keys`).
+
+(The traced IR of nki-library's attention_tkg is unchanged byte for byte: checked by hash
+against the previous frontend, see the session report.)
+"""
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import Block
+
+import nki_mlir as nki
+import nki_mlir.isa as nisa
+import nki_mlir.language as nl
+from nki_mlir.frontend import arg_specs, build_module, tracer
+from nki_mlir.frontend.proxies import LoopIndex, NkiTensor
+from nki_mlir.frontend.values import Index
+
+
+@nki.jit
+def copies(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, a.shape[1]), a.dtype, buffer=nl.sbuf, name="tile")
+    for i in range(2):
+        nisa.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=t)
+    return out
+
+
+def test_dispatch_unwraps_plain_arguments_inline(monkeypatch):
+    """Tensor proxies and plain values (a string, a dtype) reach the handler without ``unwrap``;
+    the IR is the one the general path gives (same printed module with unwrap forced)."""
+    a = np.zeros((256, 8), np.float32)
+    seen = []
+    real = tracer.unwrap
+
+    def counting(x):
+        seen.append(type(x))
+        return real(x)
+    monkeypatch.setattr(tracer, "unwrap", counting)
+    module, _ = build_module(copies.fn, arg_specs(copies.fn, (a,), {}), "trn2")
+    # one tensor proxy: the kernel's result (trace_build); none of the calls' arguments
+    assert seen.count(NkiTensor) == 1 and str not in seen, seen
+    fast, inline = str(module), len(seen)
+
+    # the general path: every argument but a tensor proxy through unwrap
+    monkeypatch.setattr(tracer, "_UNWRAPS", _Everything())
+    module, _ = build_module(copies.fn, arg_specs(copies.fn, (a,), {}), "trn2")
+    assert str in seen and len(seen) > 2 * inline
+    assert str(module) == fast
+
+
+class _Everything(frozenset):
+    def __contains__(self, item) -> bool:
+        return True
+
+
+def test_call_keys_are_the_keys_of_the_arguments():
+    blk = Block(arg_types=[IndexType(), IndexType()])
+    i = LoopIndex(Index.of(blk.args[0]), frozenset({"k:1"}))
+    j = LoopIndex(Index.of(blk.args[1]), frozenset({"k:2"}))
+    cases = [((), {}), ((1, "x", None), {"a": 2.0}), ((i,), {}), ((1,), {"s": slice(0, j)}),
+             (([1, (i,)],), {"b": (j,)}), ((slice(i, 4),), {}), (({"d": i},), {})]
+    for args, kwargs in cases:
+        want = tracer._keys_of(args) | tracer._keys_of(tuple(kwargs.values()))
+        assert tracer._call_keys(args, kwargs) == want, (args, kwargs)
+
+
+@nki.jit
+def writes(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    spare = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, a.shape[1]), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[0:128, :])
+    for i in nl.affine_range(2):
+        nisa.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        nisa.dma_copy(dst=spare[i * 128:(i + 1) * 128, :], src=t)
+        nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=t)
+    nisa.dma_copy(dst=out[0:128, :], src=t)
+    return out
+
+
+def test_find_writes_looks_once_per_class_and_block(monkeypatch):
+    """``kernel_checks.find_writes`` gives what the op-by-op reference gives (live and
+    zero-trip-loop writes, first writer per base buffer), reads the written operands of
+    only the ops whose class has write roles and asks once per block whether it is in a
+    zero-trip loop (here: the loop body stands for one)."""
+    from xdsl.irdl import IRDLOperation
+    from nki_mlir.dialects.effects import base_buffer, has_write_roles
+    from nki_mlir.frontend import kernel_checks as K
+    a = np.zeros((256, 8), np.float32)
+    module, _ = build_module(writes.fn, arg_specs(writes.fn, (a,), {}), "trn2")
+    body = next(op for op in module.walk() if op.name == "func.func").body.blocks[0]
+    loop_body = next(op for op in body.walk() if op.name == "scf.for").body.blocks[0]
+    asked = []
+
+    def dead(op):
+        asked.append(op.parent)
+        return op.parent is loop_body
+    monkeypatch.setattr(K, "in_dead_loop", dead)
+    live, dead_writes = {}, {}
+    for op in body.walk():
+        for v in K.written_operands(op):
+            (dead_writes if dead(op) else live).setdefault(base_buffer(v), op)
+    asked.clear()
+    calls = []
+    real = K.written
+    monkeypatch.setattr(K, "written", lambda op: calls.append(op) or real(op))
+    got = K.find_writes(body)
+    assert [list(d.items()) for d in got] == [list(live.items()), list(dead_writes.items())]
+    assert len(live) == 2 and len(dead_writes) == 3        # t, out; t, spare, out
+    assert asked == [body, loop_body]
+    writers = [op for op in body.walk() if isinstance(op, IRDLOperation) and has_write_roles(type(op))]
+    assert calls == writers and len(writers) < sum(1 for _ in body.walk()) // 2
+
+
+def test_tensor_and_index_init_store_the_fields():
+    """``Tensor`` / ``Index`` are made by an ``__init__`` writing the instance dict (not the
+    dataclass's ``object.__setattr__`` per field), with the dataclass's signature and the
+    same state, equality and hash as a dataclass-made twin."""
+    import dataclasses
+    import inspect
+    from nki_mlir.frontend.values import Tensor
+    for cls, args, kw in ((Tensor, ("v", (2, 3), np.float32, "sbuf", (3, 1), 0, None), {"name": "x"}),
+                          (Tensor, ("v", (4,), np.int8, "hbm", (1,), None, None),
+                           {"is_base": False, "storage": (8,), "blocks": ((2, 1),)}),
+                          (Index, (), {}), (Index, ((("s", 2),), 5), {})):
+        assert "__dataclass_builtins_object__" not in cls.__init__.__code__.co_names
+        twin = dataclasses.dataclass(frozen=True)(type("Twin", (), {
+            "__annotations__": dict(cls.__annotations__),
+            **{f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}}))
+        assert [(p.name, p.default) for p in inspect.signature(cls).parameters.values()] == \
+            [(p.name, p.default) for p in inspect.signature(twin).parameters.values()]
+        got, want = cls(*args, **kw), twin(*args, **kw)
+        assert vars(got) == vars(want) and list(vars(got)) == list(vars(want))
+        assert got == cls(*args, **kw) and hash(got) == hash(cls(*args, **kw))
+        assert dataclasses.replace(got) == got

@@ -129,7 +129,8 @@ def test_tensor_and_index_init_store_the_fields():
                           (Tensor, ("v", (4,), np.int8, "hbm", (1,), None, None),
                            {"is_base": False, "storage": (8,), "blocks": ((2, 1),)}),
                           (Index, (), {}), (Index, ((("s", 2),), 5), {})):
-        assert "__dataclass_builtins_object__" not in cls.__init__.__code__.co_names
+        code = cls.__init__.__code__
+        assert "__dataclass_builtins_object__" not in code.co_names + code.co_freevars
         twin = dataclasses.dataclass(frozen=True)(type("Twin", (), {
             "__annotations__": dict(cls.__annotations__),
             **{f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}}))
@@ -139,3 +140,65 @@ def test_tensor_and_index_init_store_the_fields():
         assert vars(got) == vars(want) and list(vars(got)) == list(vars(want))
         assert got == cls(*args, **kw) and hash(got) == hash(cls(*args, **kw))
         assert dataclasses.replace(got) == got
+
+
+@nki.jit
+def copies_of_views(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    x = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    for k in range(4):
+        nisa.tensor_copy(dst=y[:, k * 16:(k + 1) * 16], src=x[:, k * 16:(k + 1) * 16])
+    nisa.tensor_copy(dst=y[:, 0:32], src=x[:, 32:64])
+    nisa.dma_copy(dst=out, src=y)
+    return out
+
+
+@nki.jit
+def copy_mismatch(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    x = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=y[:, 0:16], src=x[:, 0:32])
+    return out
+
+
+def test_generic_instruction_checks_once_per_combination(monkeypatch):
+    """``ods_ops.verify_definition`` runs its generic checks once per op class, target,
+    layout-free operand types and properties that passed: tensor_copy views that differ
+    only in their offsets share one run; another shape, or another target, runs them again.
+    A failing op is never remembered: the same mistake twice gives the same error twice."""
+    from nki_mlir.dialects import ods_ops, ods_verify_memo
+    from nki_mlir.errors import NKIVerifyError
+    import pytest
+    runs = []
+    real = ods_ops._generic_checks
+
+    def counting(op, rec):
+        runs.append(op.name)
+        return real(op, rec)
+    monkeypatch.setattr(ods_ops, "_generic_checks", counting)
+    monkeypatch.setattr(ods_verify_memo, "PASSED", {})
+    monkeypatch.setattr(ods_ops, "PASSED", ods_verify_memo.PASSED)
+    a = np.zeros((128, 64), np.float32)
+    for target, want in (("trn2", 2), ("trn2", 0), ("trn3", 2)):
+        runs.clear()
+        build_module(copies_of_views.fn, arg_specs(copies_of_views.fn, (a,), {}), target)
+        assert runs.count("nki.tensor_copy") == want, (target, runs)
+    messages = []
+    for _ in range(2):
+        with pytest.raises(NKIVerifyError) as info:
+            build_module(copy_mismatch.fn, arg_specs(copy_mismatch.fn, (a,), {}), "trn2")
+        messages.append(str(info.value))
+    assert messages[0] == messages[1] and "per-partition element counts differ" in messages[0]
+
+
+def test_segment_sizes_shared():
+    """``fast_build.segment_sizes``: one shared attribute per list of sizes, the one
+    ``DenseArrayBase.from_list`` builds."""
+    from xdsl.dialects.builtin import DenseArrayBase, i32
+    from nki_mlir.dialects.fast_build import segment_sizes
+    for sizes in ([1, 0, 1], [1, 1, 0, 0], []):
+        got = segment_sizes(sizes)
+        assert got == DenseArrayBase.from_list(i32, sizes) and segment_sizes(list(sizes)) is got

@@ -229,3 +229,29 @@ def test_unrolled_range_recorded_without_decide(monkeypatch):
     (what, why), = trace_build.last_loop_report().values()
     assert what == "unrolled" and "'last'" in why and "after the loop" in why, why
     assert why not in decided
+
+
+def test_handler_steps_classify_each_parameter_once():
+    """``ods_calls._steps``: each converted parameter of every instruction definition with
+    the kind its handler used to find by an ``isinstance`` chain per call (tile, scalar,
+    engine, else a property with the conversion of its property kind); API-only arguments
+    are left out."""
+    from nki_mlir.dialects.ods import (Engine, EnumProp, Flag, Int, IntList, IntPair, OpToken,
+                                       Property, Scalar, Tile)
+    from nki_mlir.dialects.ods_forms import ApiArg, FloatList
+    from nki_mlir.frontend import ods_calls as C
+    from nki_mlir.instructions.define import DEFINITIONS
+    conversions = [(Flag, C._flag), (FloatList, C._float_list), (Int, C._int), (IntList, C._int_list),
+                   (IntPair, C._int_pair), (OpToken, C._op_token), (EnumProp, C._enum)]
+    seen = 0
+    for rec in DEFINITIONS.values():
+        steps = C._steps(rec)
+        assert [p for p, *_ in steps] == [p for p in rec.params if not isinstance(p, ApiArg)]
+        for p, kind, is_property, convert in steps:
+            want = C._TILE if isinstance(p, Tile) else C._SCALAR if isinstance(p, Scalar) else \
+                C._ENGINE if isinstance(p, Engine) else C._PROPERTY
+            assert kind == want and is_property == isinstance(p, Property)
+            if kind == C._PROPERTY:
+                assert convert is next((f for k, f in conversions if isinstance(p, k)), C._no_conversion)
+                seen += 1
+    assert seen > 50

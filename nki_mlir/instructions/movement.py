@@ -19,6 +19,7 @@ from ..dialects.ods import Engine, EnumProp, Flag, Stream, Tile
 from ..dialects.ods_forms import EMITTED, ApiArg, Dma, IsaForm
 from ..errors import NKIRuntimeError, NKITypeError
 from ..frontend import args as A
+from ..frontend.tensor_ap import emit_indirect_dma
 from ..runtime import bind, forward, hbm_fill, out_forward, views
 from ..runtime.env import check_elems, engine, finish
 from ..runtime.isa_memory import copy_closure
@@ -38,7 +39,6 @@ def _dma_copy_call(cg, api: str, a: dict):
         raise cg.b.error(f"{api}: priority must be a DMA QoS level 0..3, got {priority!r}", NKITypeError)
     d, s = A.tensor(cg, api, "dst", a["dst"]), A.tensor(cg, api, "src", a["src"])
     if d.indirect is not None or s.indirect is not None:  # gather / scatter (tensor_ap.py)
-        from ..frontend.tensor_ap import emit_indirect_dma
         emit_indirect_dma(cg, api, d, s, A.enum_name(cg, api, "oob_mode", a["oob_mode"], "oob_mode"),
                           A.enum_name(cg, api, "dge_mode", a["dge_mode"], "dge_mode"))
         return EMITTED

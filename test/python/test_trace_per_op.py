@@ -255,3 +255,23 @@ def test_handler_steps_classify_each_parameter_once():
                 assert convert is next((f for k, f in conversions if isinstance(p, k)), C._no_conversion)
                 seen += 1
     assert seen > 50
+
+
+def test_per_call_paths_import_nothing():
+    """Functions that run once per traced op (or per allocation / indirect DMA / verified
+    operand) take their imports from module level: a function-level relative import costs
+    a package lookup on every call."""
+    import ast
+    import inspect
+    import textwrap
+    from nki_mlir.dialects import rules
+    from nki_mlir.frontend import lang_calls, naming, tensor_ap
+    from nki_mlir.frontend.beta1 import block_dims
+    from nki_mlir.instructions import movement
+    hot = [lang_calls._shape, lang_calls._alloc_shape, block_dims.split_shape,
+           tensor_ap.emit_indirect_dma, movement._dma_copy_call, rules.partition_start,
+           tracer._name_from_source, naming.name_tensor]
+    for fn in hot:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        imports = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        assert not imports, f"{fn.__module__}.{fn.__name__} imports per call"

@@ -69,6 +69,9 @@ class IRBuilder:
     def __init__(self, block: Block):
         self.block = block
         self.loc: SourceLoc | None = None
+        #: the last location emit() stamped, and its attribute
+        self._loc_of: SourceLoc | None = None
+        self._loc_attr = None
         self._consts: dict[tuple[int, object], SSAValue] = {}
         #: the kernel is written against NKI Beta 1 (it imported ``neuronxcc.nki``)
         self.beta1 = False
@@ -86,8 +89,12 @@ class IRBuilder:
             self.block = saved
 
     def emit(self, op: Operation, verify: bool = True) -> Operation:
-        if self.loc is not None:
-            op.location = make_loc(self.loc)
+        loc = self.loc
+        if loc is not None:
+            if loc is not self._loc_of:     # (SourceLoc is immutable: the same object, the same
+                self._loc_of = loc          # attribute; a call's ops share its location)
+                self._loc_attr = make_loc(loc)
+            op.location = self._loc_attr
         self.block.add_op(op)
         if verify:
             try:

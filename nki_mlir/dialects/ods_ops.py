@@ -37,7 +37,7 @@ from .instruction import (DEFINED_OPS, ELEMENTWISE_OPS, FULL_WRITES, NisaInstruc
 from .ods_forms import FloatList, PairList, Tiles, form_record, lowering
 from .ods import (REQUIRED, Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
                   Scalar, Tile)
-from .ods_verify_memo import PASSED, generic_key, passed
+from .ods_verify_memo import PASSED, TYPES_ONLY, generic_key, passed
 from .vector_rules import arith_only, start_partitions
 
 #: the property constraint of each kind of :class:`~.ods.Property`
@@ -164,18 +164,25 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
 
     Steps 1-6 depend only on ``op``'s class, target, operand types (their shapes, dtypes and
     memories) and properties: a combination that passed them is not checked again
-    (:mod:`.ods_verify_memo`; not for a definition with an operand kind that checks itself).
+    (:mod:`.ods_verify_memo`; not for a definition with an operand kind that checks itself),
+    nor ``rec.verify`` when it is marked ``types_only`` (but for its ``also`` part).
 
     Raises:
         VerifyException: the first rule ``op`` breaks, as ``nisa.<name>: ...``.
     """
     key = generic_key(op, rec)
-    if key is None or key not in PASSED:
+    if key is not None and key in PASSED:
+        if rec.verify is not None:
+            if rec.verify not in TYPES_ONLY:
+                rec.verify(op)
+            elif (also := TYPES_ONLY[rec.verify]) is not None:
+                also(op)
+    else:
         _generic_checks(op, rec)
+        if rec.verify is not None:
+            rec.verify(op)
         if key is not None:
             passed(op, key)
-    if rec.verify is not None:
-        rec.verify(op)
     if rec.start_partitions:
         start_partitions(op, *(p.role for p in rec.operands))
 

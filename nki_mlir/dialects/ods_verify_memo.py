@@ -15,13 +15,17 @@ ops defining the operands).  The generic checks read only:
 A large traced kernel makes ~10^5 instruction ops of about a hundred such combinations, so
 a combination that passed (:func:`passed`) is not checked again: :func:`generic_key` is
 the key.  A failing op is never remembered: its checks run and raise their message.
-Definitions with an operand kind that checks itself (``tile_checks`` False: registers,
+A definition's own ``verify`` marked :func:`types_only` (it reads nothing else either) is
+remembered with them; the part of it that reads more (its ``also``: the start-partition
+rule follows the operands' defining views) runs for every op, as it would after the rest
+passed.  Definitions with an operand kind that checks itself (``tile_checks`` False: registers,
 tile lists) get no key.  Properties are keyed by identity (attributes are immutable; the
 entry keeps them alive so their ids stay unique); operand types by an interned number of
 their (shape, element type, memory space), or of the type itself for a non-memref.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from xdsl.dialects.builtin import MemRefType
@@ -40,6 +44,22 @@ _KEYED: dict[int, tuple[Any, bool]] = {}
 _LIMIT = 1 << 16
 #: bumped when the numbers start again (a key made across that is no key)
 _GENERATION = [0]
+
+
+#: instruction ``verify`` functions whose verdict depends only on what a generic key holds ->
+#: the part of them to run even so (None: nothing)
+TYPES_ONLY: dict[Callable, Callable | None] = {}
+
+
+def types_only(also: Callable | None = None) -> Callable:
+    """Decorator for an instruction definition's ``verify(op)`` that reads only ``op``'s
+    class, target, operand shapes / dtypes / memories and properties -- apart from
+    ``also(op)``, a part of it that reads more and that raises what ``verify`` would raise
+    when everything else in it passes."""
+    def mark(fn: Callable) -> Callable:
+        TYPES_ONLY[fn] = also
+        return fn
+    return mark
 
 
 def _type_number(t: Attribute) -> int:

@@ -17,6 +17,7 @@ from ..dialects import rules
 from ..dialects.common import bool_attr
 from ..dialects.ods import Engine, EnumProp, Flag, Stream, Tile
 from ..dialects.ods_forms import EMITTED, ApiArg, Dma, IsaForm
+from ..dialects.ods_verify_memo import types_only
 from ..errors import NKIRuntimeError, NKITypeError
 from ..frontend import args as A
 from ..frontend.tensor_ap import emit_indirect_dma
@@ -160,6 +161,7 @@ class tensor_copy:
     elementwise = True
     full_writes = ("dst",)
 
+    @types_only(also=lambda op: rules.start_partition(op, ("dst", op.dst), ("src", op.src)))
     def verify(op):
         rules.elementwise(op, ("dst", "src"), ("vector", "scalar", "gpsimd"))
         rules.core(op, ("dst", "src"), "vector")

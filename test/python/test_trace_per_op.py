@@ -312,3 +312,40 @@ def test_emit_makes_one_location_attribute_per_source_position(monkeypatch):
     assert len(located) >= 8 and len(made) < len(located)
     for op in located:
         assert any(op.location is make_loc(loc) for loc in made)
+
+
+@nki.jit
+def copy_bad_start(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    x = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    nisa.tensor_copy(dst=y[0:64, :], src=x[0:64, :])
+    nisa.tensor_copy(dst=y[0:64, :], src=x[1:65, :])   # BAD_START
+    return out
+
+
+def test_types_only_verify_remembered_but_its_also_part(monkeypatch):
+    """A definition ``verify`` marked ``types_only`` (tensor_copy's) runs once per passing
+    combination; its ``also`` part (the start-partition rule, which follows the defining
+    views) still runs for every op: a copy from a view starting at partition 1 is rejected
+    with the start-partition message although a copy of the same types passed before it."""
+    import pytest
+    from nki_mlir.dialects import ods_ops, ods_verify_memo, rules
+    from nki_mlir.errors import NKIVerifyError
+    from nki_mlir.instructions.define import DEFINITIONS
+    monkeypatch.setattr(ods_verify_memo, "PASSED", {})
+    monkeypatch.setattr(ods_ops, "PASSED", ods_verify_memo.PASSED)
+    rec = DEFINITIONS["tensor_copy"]
+    assert ods_verify_memo.TYPES_ONLY[rec.verify] is not None
+    verified = []
+    real = rules.elementwise        # (the first rule tensor_copy's verify applies)
+    monkeypatch.setattr(rules, "elementwise", lambda op, *a: verified.append(op.name) or real(op, *a))
+    a = np.zeros((128, 64), np.float32)
+    build_module(copies_of_views.fn, arg_specs(copies_of_views.fn, (a,), {}), "trn2")
+    assert verified.count("nki.tensor_copy") == 2      # five copies of two combinations
+    with pytest.raises(NKIVerifyError) as info:
+        build_module(copy_bad_start.fn, arg_specs(copy_bad_start.fn, (a,), {}), "trn2")
+    assert "covers partitions [1, 65)" in str(info.value) and "must start at partition" in str(info.value)
+    assert "BAD_START" in open(__file__).read().splitlines()[info.value.loc.line - 1]
+    assert verified.count("nki.tensor_copy") == 3      # the [64, 64] copy's combination, once

@@ -62,6 +62,26 @@ def types_only(also: Callable | None = None) -> Callable:
     return mark
 
 
+def types_verdict(check: Callable) -> Callable:
+    """Decorator for an op class's own ``verify_(self)`` that reads only the op's class,
+    operand shapes / dtypes / memories and properties (no target, no defining ops): a
+    combination that passed is not checked again."""
+    def verify_(self: Operation) -> None:
+        gen = _GENERATION[0]
+        types = tuple([_type_number(v.type) for v in self._operands])      # noqa: SLF001
+        key = (check, self.__class__, types,
+               tuple([(k, id(v)) for k, v in self.properties.items()]))
+        if key in PASSED:
+            return
+        check(self)
+        if gen == _GENERATION[0]:
+            passed(self, key)
+    verify_.__doc__ = check.__doc__
+    verify_.__name__ = check.__name__
+    verify_.__qualname__ = check.__qualname__
+    return verify_
+
+
 def _type_number(t: Attribute) -> int:
     hit = _TYPE_NUMBERS.get(id(t))
     if hit is not None and hit[0] is t:

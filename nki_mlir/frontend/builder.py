@@ -69,9 +69,8 @@ class IRBuilder:
     def __init__(self, block: Block):
         self.block = block
         self.loc: SourceLoc | None = None
-        #: the last location emit() stamped, and its attribute
-        self._loc_of: SourceLoc | None = None
-        self._loc_attr = None
+        #: id(SourceLoc) -> (the SourceLoc, its location attribute), for emit()
+        self._loc_attrs: dict[int, tuple[SourceLoc, object]] = {}
         self._consts: dict[tuple[int, object], SSAValue] = {}
         #: the kernel is written against NKI Beta 1 (it imported ``neuronxcc.nki``)
         self.beta1 = False
@@ -90,11 +89,11 @@ class IRBuilder:
 
     def emit(self, op: Operation, verify: bool = True) -> Operation:
         loc = self.loc
-        if loc is not None:
-            if loc is not self._loc_of:     # (SourceLoc is immutable: the same object, the same
-                self._loc_of = loc          # attribute; a call's ops share its location)
-                self._loc_attr = make_loc(loc)
-            op.location = self._loc_attr
+        if loc is not None:     # (SourceLoc is immutable: the same object, the same attribute)
+            hit = self._loc_attrs.get(id(loc))
+            if hit is None or hit[0] is not loc:
+                hit = self._loc_attrs[id(loc)] = (loc, make_loc(loc))
+            op.location = hit[1]
         self.block.add_op(op)
         if verify:
             try:

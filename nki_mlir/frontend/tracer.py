@@ -45,11 +45,16 @@ def unwrap(x: Any) -> Any:
     if t is LoopCondition:
         _check_open(x.index)
         return x.mask
-    if t is tuple:
-        return tuple(unwrap(v) for v in x)
+    if t is tuple:      # (items a tensor proxy or left as they are: without a call each)
+        return tuple([v._t if type(v) is NkiTensor else v if type(v) not in _UNWRAPS else unwrap(v)
+                      for v in x])
     if t is list:
-        return [unwrap(v) for v in x]
+        return [v._t if type(v) is NkiTensor else v if type(v) not in _UNWRAPS else unwrap(v)
+                for v in x]
     if t is slice:
+        if type(x.start) not in _UNWRAPS and type(x.stop) not in _UNWRAPS and \
+                type(x.step) not in _UNWRAPS:
+            return x        # (slices are immutable: the same bounds, the same slice)
         return slice(unwrap(x.start), unwrap(x.stop), unwrap(x.step))
     if t is dict:
         return {k: unwrap(v) for k, v in x.items()}
@@ -215,7 +220,12 @@ def _name_from_source(ctx: TraceContext, t: Any, loc: SourceLoc | None) -> None:
         return
     if not (isinstance(t, Register) or (isinstance(t, Tensor) and t.is_base)):
         return
-    name = binding_name(loc)
+    hit = ctx.binding_names.get(id(loc))    # (per trace: the kernel's lines do not change)
+    if hit is not None and hit[0] is loc:
+        name = hit[1]
+    else:
+        name = binding_name(loc)
+        ctx.binding_names[id(loc)] = (loc, name)
     if name:
         name_tensor(t, name)
 

@@ -298,9 +298,9 @@ def test_builtin_call_reaches_the_tracer_directly(monkeypatch):
 
 
 def test_emit_makes_one_location_attribute_per_source_position(monkeypatch):
-    """``IRBuilder.emit`` builds the location attribute once for the ops one source
-    position emits in a row (a subscript's view and the instruction using it), and every
-    op carries the attribute of its own position."""
+    """``IRBuilder.emit`` builds the location attribute once per source position (a
+    subscript's views and index arithmetic, the instruction using them, the next iteration
+    of an unrolled loop), and every op carries the attribute of its own position."""
     from xdsl.dialects.builtin import FileLineColLoc
     from nki_mlir.diagnostics import make_loc
     from nki_mlir.frontend import builder
@@ -379,3 +379,48 @@ def test_indirect_dma_verdict_once_per_combination(monkeypatch):
         ops[3].verify_()
     for op in ops:
         op.drop_all_references()
+
+
+@nki.jit
+def named_in_loop(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    for i in nl.static_range(3):
+        tile = nl.ndarray((128, a.shape[1]), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=tile, src=a[0:128, :])
+        nisa.dma_copy(dst=out[0:128, :], src=tile)
+    return out
+
+
+def test_binding_name_read_once_per_line(monkeypatch):
+    """The variable an allocation's line binds is read off the source once per trace and
+    position; every allocation there is named after it (``tile``, ``tile_1``, ...)."""
+    read = []
+    real = tracer.binding_name
+    monkeypatch.setattr(tracer, "binding_name", lambda loc: read.append(loc) or real(loc))
+    a = np.zeros((128, 8), np.float32)
+    module, _ = build_module(named_in_loop.fn, arg_specs(named_in_loop.fn, (a,), {}), "trn2")
+    allocs = [op for op in module.walk() if op.name == "nki.ndarray"]
+    assert len(allocs) == 4 and len(read) == 2          # out, then tile (three times)
+    assert [op.results[0].name_hint for op in allocs][1:] == ["tile"] * 3
+
+
+def test_unwrap_keeps_plain_slices_and_tuples_items():
+    """``tracer.unwrap``: a slice of plain bounds is returned as it is; tuple and list items
+    are unwrapped in place of a call each (tensor proxies to their tensors)."""
+    s = slice(1, 8, 2)
+    assert tracer.unwrap(s) is s
+    assert tracer.unwrap((s, 3, None, [s, "x"])) == (s, 3, None, [s, "x"])
+    assert tracer.unwrap(slice(None)) == slice(None)
+
+
+def test_subscript_asks_for_index_expressions_only_for_unusual_keys(monkeypatch):
+    """``indexing._index_plain`` calls the Beta 1 ``is_advanced`` test only when a key is
+    not an int, slice, ``nl.ds``, loop index or ``...``."""
+    from nki_mlir.frontend import indexing
+    import nki_mlir.frontend.beta1.index  # noqa: F401  (registers the Beta 1 forms)
+    asked = []
+    real = indexing.BETA1_FORMS["is_advanced"]
+    monkeypatch.setitem(indexing.BETA1_FORMS, "is_advanced", lambda keys: asked.append(keys) or real(keys))
+    a = np.zeros((256, 8), np.float32)
+    build_module(copies.fn, arg_specs(copies.fn, (a,), {}), "trn2")
+    assert asked == []

@@ -424,3 +424,17 @@ def test_subscript_asks_for_index_expressions_only_for_unusual_keys(monkeypatch)
     a = np.zeros((256, 8), np.float32)
     build_module(copies.fn, arg_specs(copies.fn, (a,), {}), "trn2")
     assert asked == []
+
+
+def test_emit_builds_the_op_build_makes(monkeypatch):
+    """``args.emit`` builds an op class whose ``build`` is IRDLOperation's without the
+    call of ``build`` (same op: the traced module prints the same with ``build``), and a
+    class with its own ``build`` through it."""
+    from nki_mlir.frontend import args as A
+    a = np.zeros((128, 64), np.float32)
+    fast = str(build_module(copies_of_views.fn, arg_specs(copies_of_views.fn, (a,), {}), "trn2")[0])
+    assert any(direct for _, _, direct in A._PLANS.values())
+    monkeypatch.setattr(A, "_PLANS", {})
+    real = A._plan
+    monkeypatch.setattr(A, "_plan", lambda cls: real(cls)[:2] + (False,))
+    assert str(build_module(copies_of_views.fn, arg_specs(copies_of_views.fn, (a,), {}), "trn2")[0]) == fast

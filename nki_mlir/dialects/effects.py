@@ -150,6 +150,11 @@ def written(op: IRDLOperation) -> list[SSAValue]:
     return out
 
 
+def has_write_roles(cls: type) -> bool:
+    """Whether ops of class ``cls`` have a write role (else :func:`written` is empty)."""
+    return bool(_write_names(cls))
+
+
 _WRITE_NAMES: dict[type, tuple[str, ...]] = {}
 
 

@@ -99,6 +99,21 @@ def _flatten(args, kinds, operand: bool):
     return flat, sizes
 
 
+def segment_sizes(sizes: list[int]) -> DenseArrayBase:
+    """``DenseArrayBase.from_list(i32, sizes)``, one shared object per list of sizes
+    (attributes are immutable; an op's segment sizes are one of a few lists)."""
+    key = tuple(sizes)
+    hit = _SEGMENTS.get(key)
+    if hit is None:
+        if len(_SEGMENTS) >= 1 << 12:
+            _SEGMENTS.clear()
+        hit = _SEGMENTS[key] = DenseArrayBase.from_list(i32, sizes)
+    return hit
+
+
+_SEGMENTS: dict[tuple[int, ...], DenseArrayBase] = {}
+
+
 def irdl_op_init(self, op_def: OpDef, *, operands, result_types, properties, attributes,
                  successors, regions):
     """``irdl_op_init`` (see the module docstring)."""
@@ -117,9 +132,9 @@ def irdl_op_init(self, op_def: OpDef, *, operands, result_types, properties, att
     props = {k: v for k, v in properties.items() if v is not None}
     attrs = {k: v for k, v in attributes.items() if v is not None}
     if operand_seg is not None:
-        (props if operand_seg else attrs)["operandSegmentSizes"] = DenseArrayBase.from_list(i32, ops[1])
+        (props if operand_seg else attrs)["operandSegmentSizes"] = segment_sizes(ops[1])
     if result_seg is not None:
-        (props if result_seg else attrs)["resultSegmentSizes"] = DenseArrayBase.from_list(i32, res[1])
+        (props if result_seg else attrs)["resultSegmentSizes"] = segment_sizes(res[1])
     Operation.__init__(self, operands=ops[0], result_types=res[0], properties=props,
                        attributes=attrs, successors=[], regions=[])
 

@@ -37,6 +37,7 @@ from .instruction import (DEFINED_OPS, ELEMENTWISE_OPS, FULL_WRITES, NisaInstruc
 from .ods_forms import FloatList, PairList, Tiles, form_record, lowering
 from .ods import (REQUIRED, Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
                   Scalar, Tile)
+from .ods_verify_memo import PASSED, TYPES_ONLY, generic_key, passed
 from .vector_rules import arith_only, start_partitions
 
 #: the property constraint of each kind of :class:`~.ods.Property`
@@ -161,9 +162,33 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     and after ``rec.verify(op)``, with ``start_partitions``, the start-partition rule of the
     tile operands.
 
+    Steps 1-6 depend only on ``op``'s class, target, operand types (their shapes, dtypes and
+    memories) and properties: a combination that passed them is not checked again
+    (:mod:`.ods_verify_memo`; not for a definition with an operand kind that checks itself),
+    nor ``rec.verify`` when it is marked ``types_only`` (but for its ``also`` part).
+
     Raises:
         VerifyException: the first rule ``op`` breaks, as ``nisa.<name>: ...``.
     """
+    key = generic_key(op, rec)
+    if key is not None and key in PASSED:
+        if rec.verify is not None:
+            if rec.verify not in TYPES_ONLY:
+                rec.verify(op)
+            elif (also := TYPES_ONLY[rec.verify]) is not None:
+                also(op)
+    else:
+        _generic_checks(op, rec)
+        if rec.verify is not None:
+            rec.verify(op)
+        if key is not None:
+            passed(op, key)
+    if rec.start_partitions:
+        start_partitions(op, *(p.role for p in rec.operands))
+
+
+def _generic_checks(op: Operation, rec: InstructionDef) -> None:
+    """Steps 1-6 of :func:`verify_definition`."""
     api = rules.api(op)
     if rec.since is not None:
         rules.require_target(op, rec.since, rec.feature or api)
@@ -219,10 +244,6 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
             arith_only(op, p.role, p.allowed)
         elif isinstance(p, (OpToken, EnumProp)) and p.allowed:
             rules.enum(op, p.role, p.allowed)
-    if rec.verify is not None:
-        rec.verify(op)
-    if rec.start_partitions:
-        start_partitions(op, *(p.role for p in rec.operands))
 
 
 def _is_tile(v) -> bool:

@@ -5,7 +5,8 @@ operand role and the limit, as NKI error catalogue (nki.errors) asks.  Sources: 
 """
 from __future__ import annotations
 
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -222,8 +223,6 @@ def partition_start(v: SSAValue) -> int | None:
     start at ``p``; other creations (unplaced tensors, block arguments) at 0, where the
     allocator places them.
     """
-    from xdsl.dialects import memref
-    from xdsl.dialects.builtin import ArrayAttr, IntegerAttr
     start = 0
     while True:
         owner = v.owner

@@ -42,6 +42,7 @@ from .. import dtypes
 from . import rules
 from .common import HBM_SPACES, bool_attr, describe, dtype_of, shape_of, space_of
 from .instruction import NisaInstruction, NkiInstruction, direct_lowering
+from .ods_verify_memo import types_verdict
 from .syntax import KeywordOp
 
 #: index dtypes accepted by indirect DMA (NKI error catalogue (nki.errors))
@@ -170,6 +171,7 @@ class NkiDmaCopyIndirectOp(_DmaCopyIndirect, NkiInstruction):
     name = "nki.dma_copy_indirect"
     oob_mode = opt_prop_def(StringAttr)
 
+    @types_verdict      # (reads operand shapes, dtypes, memories and properties only)
     def verify_(self) -> None:
         super().verify_()
         rules.enum(self, "oob_mode", ("error", "skip"))

@@ -6,6 +6,8 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, FloatAttr, f64
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
+from xdsl.irdl import operations as irdl_ops
 
 from ..dialects.common import bool_attr, i64_attr, str_attr
 from ..errors import NKITypeError
@@ -195,24 +197,32 @@ def attr(v: Any) -> Attribute:
 def emit(cg, cls, operands: dict[str, SSAValue | None], props: dict[str, Any] | None = None,
          result_types: list[Attribute] | None = None) -> Operation:
     """Build ``cls`` with operands in its definition order, then emit and verify it."""
-    names = _operand_names(cls)
-    assert all(k in names for k in operands), \
-        f"{cls.name}: unknown operands {set(operands) - set(names)}"
+    names, known, direct = _plan(cls)
+    assert operands.keys() <= known, f"{cls.name}: unknown operands {set(operands) - known}"
     properties = {k: attr(v) for k, v in (props or {}).items() if v is not None}
-    op = cls.build(operands=[operands.get(n) for n in names], properties=properties,
-                   result_types=result_types or [])
+    ops = [operands.get(n) for n in names]
+    if direct:      # cls.build, without its two calls of argument defaults
+        op = cls.__new__(cls)
+        irdl_ops.irdl_op_init(op, cls.get_irdl_definition(), operands=ops,
+                              result_types=result_types or [], properties=properties,
+                              attributes={}, successors=[], regions=[])
+    else:
+        op = cls.build(operands=ops, properties=properties, result_types=result_types or [])
     return cg.b.emit(op)
 
 
-_NAMES: dict[type, tuple[str, ...]] = {}
+_PLANS: dict[type, tuple[tuple[str, ...], frozenset, bool]] = {}
 
 
-def _operand_names(cls) -> tuple[str, ...]:
-    """The operand definition names of an op class, in order (once per class)."""
-    names = _NAMES.get(cls)
-    if names is None:
-        names = _NAMES[cls] = tuple(n for n, _ in cls.get_irdl_definition().operands)
-    return names
+def _plan(cls) -> tuple[tuple[str, ...], frozenset, bool]:
+    """The operand definition names of an op class, in order, as a set, and whether its
+    ``build`` is IRDLOperation's own (once per class)."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        names = tuple(n for n, _ in cls.get_irdl_definition().operands)
+        direct = getattr(cls.build, "__func__", None) is IRDLOperation.build.__func__
+        plan = _PLANS[cls] = (names, frozenset(names), direct)
+    return plan
 
 
 def _show(v: Any) -> str:

@@ -69,6 +69,8 @@ class IRBuilder:
     def __init__(self, block: Block):
         self.block = block
         self.loc: SourceLoc | None = None
+        #: id(SourceLoc) -> (the SourceLoc, its location attribute), for emit()
+        self._loc_attrs: dict[int, tuple[SourceLoc, object]] = {}
         self._consts: dict[tuple[int, object], SSAValue] = {}
         #: the kernel is written against NKI Beta 1 (it imported ``neuronxcc.nki``)
         self.beta1 = False
@@ -86,8 +88,12 @@ class IRBuilder:
             self.block = saved
 
     def emit(self, op: Operation, verify: bool = True) -> Operation:
-        if self.loc is not None:
-            op.location = make_loc(self.loc)
+        loc = self.loc
+        if loc is not None:     # (SourceLoc is immutable: the same object, the same attribute)
+            hit = self._loc_attrs.get(id(loc))
+            if hit is None or hit[0] is not loc:
+                hit = self._loc_attrs[id(loc)] = (loc, make_loc(loc))
+            op.location = hit[1]
         self.block.add_op(op)
         if verify:
             try:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import NKIError
-from .context import active, tracer
+from .context import _ACTIVE, _TRACER, tracer
 
 #: name ("nl.ndarray", "nisa.dma_copy") -> handler(trace context, *args, **kwargs)
 HANDLERS: dict[str, Callable[..., Any]] = {}
@@ -35,10 +35,10 @@ class Builtin:
         self.__qualname__ = self.__name__
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if active() is None:
+        if not _ACTIVE:     # (context.active() and tracer(), inlined: one call per API call)
             raise NKIError(f"{self.name}() can only be called inside an @nki.jit kernel",
                            category="API misuse", code="err_nki_api_outside_of_nki_kernel")
-        return tracer().dispatch(self.name, args, kwargs)
+        return (_TRACER[0] if _TRACER else tracer()).dispatch(self.name, args, kwargs)
 
     @property
     def __signature__(self):

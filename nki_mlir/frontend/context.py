@@ -93,6 +93,9 @@ class TraceContext:
         self.loop_seq = 0  # rolled loops entered so far (numbers them, see loops.RolledLoop)
         self.entered: dict[str, int] = {}  # loop key -> number of its latest rolled entry
         self.erased: list[Any] = []  # ops of loops traced again in place (kept: ids stay unique)
+        #: id(SourceLoc) -> (the SourceLoc, the name its line binds): naming.binding_name's
+        #: answers in this trace
+        self.binding_names: dict[int, tuple[SourceLoc, str | None]] = {}
 
     def decide(self, key: str, what: str, why: str) -> None:
         """Record how the loop at ``key`` was traced (for the loop report)."""

@@ -38,9 +38,12 @@ def index_tensor(cg, node: ast.AST, t: Tensor, key: Any) -> Tensor:
 
 def _index_plain(cg, node: ast.AST, t: Tensor, key: Any) -> Tensor:
     keys = list(key) if isinstance(key, tuple) else [key]
-    advanced = BETA1_FORMS.get("is_advanced")
-    if advanced is not None and advanced(keys):  # Beta 1 nl.arange / nl.mgrid index expressions
-        return BETA1_FORMS["index_advanced"](cg, node, t, keys)
+    for k in keys:
+        if type(k) not in _STATIC_KEYS:     # (the usual keys are no index expression)
+            advanced = BETA1_FORMS.get("is_advanced")
+            if advanced is not None and advanced(keys):  # Beta 1 nl.arange / nl.mgrid index expressions
+                return BETA1_FORMS["index_advanced"](cg, node, t, keys)
+            break
     if sum(k is Ellipsis for k in keys) > 1:
         raise cg.fail(node, "an index can contain at most one '...'", NKITypeError)
     if Ellipsis in keys:

@@ -47,7 +47,7 @@ from xdsl.irdl import IRDLOperation
 from .. import dtypes
 from ..diagnostics import loc_of
 from ..errors import NKIError, NKIKernelWarning, NKITypeError, SourceLoc
-from ..dialects.effects import base_buffer, written
+from ..dialects.effects import base_buffer, has_write_roles, written
 from .annotations import ScalarAnnotation, TensorAnnotation, annotation_of
 
 #: op names that create a tensor without contents (every other creating op initialises it)
@@ -143,13 +143,31 @@ def in_dead_loop(op: Operation) -> bool:
 
 def find_writes(block: Block) -> tuple[dict[SSAValue, Operation], dict[SSAValue, Operation]]:
     """``(live, dead)``: base buffer -> the first op writing it (in program order), for
-    writes that can run and for writes only inside zero-trip loops."""
+    writes that can run and for writes only inside zero-trip loops.
+
+    (An op of a class without write roles -- a view, a constant, most of a kernel's ops --
+    is passed over after one look per class; whether a block is in a zero-trip loop is
+    decided once per block.)"""
     live: dict[SSAValue, Operation] = {}
     dead: dict[SSAValue, Operation] = {}
+    writes: dict[type, bool] = {}
+    dead_block: dict[int, bool] = {}
     for op in block.walk():
-        for v in written_operands(op):
-            base = base_buffer(v)
-            (dead if in_dead_loop(op) else live).setdefault(base, op)
+        cls = op.__class__
+        w = writes.get(cls)
+        if w is None:
+            w = writes[cls] = issubclass(cls, IRDLOperation) and has_write_roles(cls)
+        if not w:
+            continue
+        vals = written(op)
+        if not vals:
+            continue
+        parent = op.parent
+        in_dead = dead_block.get(id(parent))
+        if in_dead is None:
+            in_dead = dead_block[id(parent)] = in_dead_loop(op)
+        for v in vals:
+            (dead if in_dead else live).setdefault(base_buffer(v), op)
     return live, dead
 
 

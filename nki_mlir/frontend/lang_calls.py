@@ -16,6 +16,8 @@ from ..dialects import nki
 from ..dialects.common import contiguous_strides, memref
 from ..errors import NKITypeError
 from . import args as A
+from .beta1.block_dims import split_shape
+from .beta1.index import ParDim
 from .buffers import MemoryRegion
 from .builtins import handles
 from .values import DynSlice, Index, LoopRange, Tensor, is_int
@@ -45,7 +47,6 @@ def _shape(cg, api: str, shape: Any) -> tuple[int, ...]:
         raise cg.b.error(f"{api}: shape must be a tuple of compile-time ints, got {shape!r}", NKITypeError)
     if any(int(d) <= 0 for d in shape):
         raise cg.b.error(f"{api}: every dimension must be positive, got {tuple(shape)}", NKITypeError)
-    from .beta1.index import ParDim
     if any(isinstance(d, ParDim) for d in list(shape)[1:]):
         raise cg.b.error(f"{api}: nl.par_dim must mark the first dim: dims before the partition dim "
                          f"(Beta 1 block dims) are not supported; allocate one tile per block",
@@ -70,7 +71,6 @@ def new_tensor(cg, op_cls, shape, dtype, buffer: str, name: str = "", props=None
 def _alloc_shape(cg, api: str, raw_shape: Any, buf: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """``(blocks, shape)``: Beta 1 block dims (the dims left of ``nl.par_dim``, see
     beta1/block_dims.py) and the shape of one tile, or ``((), shape)``."""
-    from .beta1.block_dims import split_shape
     blocks, tile = split_shape(cg, api, raw_shape, buf)
     if not blocks:
         return (), _shape(cg, api, tile if tile else raw_shape)

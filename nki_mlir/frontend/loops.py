@@ -86,7 +86,7 @@ def nki_loop(iterable: Any, key: str, can_roll: bool, carried: tuple[str, ...],
             raise _too_large(iterable, key)
         why = ctx.unroll.get(key)   # _why_unrolled's first answer, without the call
         if why is not None:
-            ctx.decide(key, "unrolled", why)
+            ctx.decisions[key] = ("unrolled", why)      # ctx.decide, inlined
             return iter(iterable)
         return _traced(ctx, iterable, "sequential", key, can_roll, carried, targets, frame, iterable)
     if isinstance(iterable, DynamicRange):

@@ -12,6 +12,8 @@ from typing import Any
 from xdsl.dialects.builtin import StringAttr
 
 from ..errors import SourceLoc
+from .isa_control import Register
+from .values import Tensor
 
 _BINDING = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 
@@ -26,8 +28,6 @@ def binding_name(loc: SourceLoc) -> str | None:
 
 def name_tensor(value: Any, name: str) -> None:
     """Give an unnamed allocation (a base tensor or a writable register) ``name``."""
-    from .isa_control import Register
-    from .values import Tensor
     if isinstance(value, Register) and not value.readonly and not value.name:
         value.value.name_hint = name if name.isidentifier() else None
         object.__setattr__(value, "name", name)

@@ -81,34 +81,78 @@ def op_token(cg, api: str, role: str, v: Any, allowed, arith: bool = False) -> s
     return A.op_token(cg, api, role, v, allowed)
 
 
-def _property(cg, api: str, p, v):
-    """The property value of the compile-time argument ``v`` of ``p`` (None: absent)."""
-    if isinstance(p, Flag):
-        if p.default is True:  # stored only when false
-            return None if v in (True, None) else bool(v)
-        return (bool(v) or None) if p.default is False else A.flag(cg, api, p.role, v)
-    if isinstance(p, FloatList):
-        if v is None:
-            return None
-        if not isinstance(v, (list, tuple)) or not all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-            raise cg.b.error(f"{api}: {p.role} must be a list of compile-time numbers, got {v!r}",
-                             NKITypeError)
-        return [float(x) for x in v]
-    if isinstance(p, Int):
-        if v is None and p.default is None:
-            return None
-        return A.strict_int(cg, api, p.role, v) if p.strict else A.const_int(cg, api, p.role, v)
-    if isinstance(p, IntList):
-        return None if v is None and p.optional else A.strict_ints(cg, api, p.role, v)
-    if isinstance(p, IntPair):
-        return A.tile_pair(cg, api, p.role, v)
-    if isinstance(p, OpToken):
-        return None if v is None and p.optional else op_token(cg, api, p.role, v, p.allowed, p.arith)
-    if isinstance(p, EnumProp):
-        name = A.enum_name(cg, api, p.role, v, p.enum, p.default)
-        return None if name == p.default else name
+def _flag(cg, api: str, p, v):
+    if p.default is True:  # stored only when false
+        return None if v in (True, None) else bool(v)
+    return (bool(v) or None) if p.default is False else A.flag(cg, api, p.role, v)
+
+
+def _float_list(cg, api: str, p, v):
+    if v is None:
+        return None
+    if not isinstance(v, (list, tuple)) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+        raise cg.b.error(f"{api}: {p.role} must be a list of compile-time numbers, got {v!r}",
+                         NKITypeError)
+    return [float(x) for x in v]
+
+
+def _int(cg, api: str, p, v):
+    if v is None and p.default is None:
+        return None
+    return A.strict_int(cg, api, p.role, v) if p.strict else A.const_int(cg, api, p.role, v)
+
+
+def _int_list(cg, api: str, p, v):
+    return None if v is None and p.optional else A.strict_ints(cg, api, p.role, v)
+
+
+def _int_pair(cg, api: str, p, v):
+    return A.tile_pair(cg, api, p.role, v)
+
+
+def _op_token(cg, api: str, p, v):
+    return None if v is None and p.optional else op_token(cg, api, p.role, v, p.allowed, p.arith)
+
+
+def _enum(cg, api: str, p, v):
+    name = A.enum_name(cg, api, p.role, v, p.enum, p.default)
+    return None if name == p.default else name
+
+
+def _no_conversion(cg, api: str, p, v):
     raise TypeError(f"internal error: {api}: no conversion for parameter {p.role!r}")
+
+
+#: property kind -> its conversion, in the order a parameter's kind is looked up
+_PROPERTY_KINDS = ((Flag, _flag), (FloatList, _float_list), (Int, _int), (IntList, _int_list),
+                   (IntPair, _int_pair), (OpToken, _op_token), (EnumProp, _enum))
+
+
+def _property_conversion(p) -> Callable:
+    """The conversion of the compile-time argument of property ``p`` (its value, or None:
+    absent), by ``p``'s kind."""
+    for kind, convert in _PROPERTY_KINDS:
+        if isinstance(p, kind):
+            return convert
+    return _no_conversion
+
+
+_TILE, _SCALAR, _ENGINE, _PROPERTY = range(4)
+
+
+def _steps(rec: InstructionDef) -> tuple:
+    """``(param, kind, is a Property, property conversion)`` of each parameter the handler
+    converts, in definition order: the kind tests of a call made once per definition."""
+    steps = []
+    for p in rec.params:
+        if isinstance(p, ApiArg):
+            continue
+        kind = _TILE if isinstance(p, Tile) else _SCALAR if isinstance(p, Scalar) else \
+            _ENGINE if isinstance(p, Engine) else _PROPERTY
+        steps.append((p, kind, isinstance(p, Property),
+                      _property_conversion(p) if kind == _PROPERTY else None))
+    return tuple(steps)
 
 
 def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
@@ -120,6 +164,7 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
     implied = [p for p in rec.params if isinstance(p, EnumProp) and p.implied is not None]
 
     bind = binder(call_sig)
+    steps = _steps(rec)
 
     def handler(cg, *args, **kwargs):
         a = bind(cg, args, kwargs)
@@ -130,21 +175,20 @@ def make_handler(rec: InstructionDef, nki_op: type) -> Callable:
         if rec.call is not None and rec.call(cg, api, a) is EMITTED:
             return None
         operands, props = {}, {}
-        for p in rec.params:
-            if isinstance(p, ApiArg):
-                continue
-            if type(p) in CONVERTERS:  # a property kind's value goes to the properties
-                (props if isinstance(p, Property) else operands)[p.role] = \
-                    CONVERTERS[type(p)](cg, api, p, a.get(p.role))
-            elif isinstance(p, Tile):
+        for p, kind, is_property, convert in steps:
+            registered = CONVERTERS.get(type(p))    # (a kind's module may register it late)
+            if registered is not None:  # a property kind's value goes to the properties
+                (props if is_property else operands)[p.role] = \
+                    registered(cg, api, p, a.get(p.role))
+            elif kind == _TILE:
                 operands[p.role] = _tile(cg, api, p, a[p.role])
-            elif isinstance(p, Scalar):
+            elif kind == _SCALAR:
                 operands[p.role] = _scalar(cg, api, p, a[p.role], a)
-            elif isinstance(p, Engine):
+            elif kind == _ENGINE:
                 if p.param:
                     props["engine"] = A.engine(cg, api, a["engine"])
             else:
-                props[p.role] = _property(cg, api, p, a[p.role])
+                props[p.role] = convert(cg, api, p, a[p.role])
         for p in implied:  # reduce_res given, reduce_cmd idle: reset_reduce
             role, member = p.implied
             if props[p.role] is None and operands[role] is not None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes
+from ..dialects.views import NkiDmaCopyIndirectOp
 from ..errors import NKIError, NKITypeError
+from .args import emit
 from .builtins import handles
 from .values import Index, Indirect, Tensor, as_index, is_int, simplify
 from .view_layout import (MAX_VIEW_DIMS, _OOB, _direct, _err, _index_tensor, _int, _prod,
@@ -241,8 +243,6 @@ def emit_indirect_dma(cg, api: str, d: Tensor, s: Tensor, oob_mode: str | None,
     """``nisa.dma_copy`` with an indirect ``src`` (gather) and/or ``dst`` (scatter) ->
     ``nki.dma_copy_indirect(dst, src, src_index, dst_index, oob_mode)``; the indexed side
     is passed as its table ``[rows, ...]``."""
-    from ..dialects.views import NkiDmaCopyIndirectOp
-    from .args import emit
     if d.indirect is None and s.indirect is not None and d.shape[0] != s.shape[0]:
         raise cg.b.error(f"{api}: dst has {d.shape[0]} rows but the indirect src selects "
                          f"{s.shape[0]} rows (one per index)", NKITypeError)

@@ -28,6 +28,8 @@ from .context import _ACTIVE, Retrace, TraceContext, active, register_tracer  # 
 from .context import require as _require
 from .frames import call_chain, frame_loc, truth_context, user_frame, user_loc
 from .indexing import index_tensor
+from .isa_control import Register
+from .naming import binding_name, name_tensor
 from .proxies import AST_OPS, LoopCondition, LoopIndex, NkiTensor
 from .values import Index, Tensor
 
@@ -43,11 +45,16 @@ def unwrap(x: Any) -> Any:
     if t is LoopCondition:
         _check_open(x.index)
         return x.mask
-    if t is tuple:
-        return tuple(unwrap(v) for v in x)
+    if t is tuple:      # (items a tensor proxy or left as they are: without a call each)
+        return tuple([v._t if type(v) is NkiTensor else v if type(v) not in _UNWRAPS else unwrap(v)
+                      for v in x])
     if t is list:
-        return [unwrap(v) for v in x]
+        return [v._t if type(v) is NkiTensor else v if type(v) not in _UNWRAPS else unwrap(v)
+                for v in x]
     if t is slice:
+        if type(x.start) not in _UNWRAPS and type(x.stop) not in _UNWRAPS and \
+                type(x.step) not in _UNWRAPS:
+            return x        # (slices are immutable: the same bounds, the same slice)
         return slice(unwrap(x.start), unwrap(x.stop), unwrap(x.step))
     if t is dict:
         return {k: unwrap(v) for k, v in x.items()}
@@ -94,25 +101,36 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
     ctx = _ACTIVE[-1] if _ACTIVE else _require(f"{name}()")   # (require's message only when none)
     frame = user_frame(2)
     loc = frame_loc(frame) if frame is not None else None
-    ctx.b.loc = loc
+    b = ctx.b
+    b.loc = loc
     handler = HANDLERS.get(name)
     if handler is None:
         raise NKIError(f"{name} is not supported by nki-mlir yet", loc, category="not implemented")
-    keys = _keys_of(args) | _keys_of(tuple(kwargs.values()))
+    keys = _call_keys(args, kwargs)
     masked = False
     if kwargs.get("mask") is not None:
         from .beta1.masks import owns_mask
         masked = not owns_mask(handler)
     if masked:  # Beta 1 mask=: pending views are built per masked shape
         args, kwargs = tuple(_pending(a) for a in args), {k: _pending(v) for k, v in kwargs.items()}
-    uargs = [unwrap(a) for a in args]
-    ukw = {k: unwrap(v) for k, v in kwargs.items()}
-    first = ctx.b.block.last_op
+    # unwrap(), inlined for a tensor proxy and a value unwrap() returns as it is
+    uargs = [a._t if type(a) is NkiTensor else a if type(a) not in _UNWRAPS else unwrap(a)
+             for a in args]
+    ukw = {k: v._t if type(v) is NkiTensor else v if type(v) not in _UNWRAPS else unwrap(v)
+           for k, v in kwargs.items()}
+    first = b.block.last_op
     if method_of is not None:
         uargs.insert(0, method_of._t)
-    for v in (*uargs, *ukw.values()):
-        if isinstance(v, Tensor):
-            ctx.check_visible(loc, v)
+    block = b.block
+    for vals in (uargs, ukw.values()):
+        for v in vals:
+            if type(v) is Tensor:    # check_visible's first answers, inlined (one call per operand)
+                if v.poison is not None or (v.block is not None and v.block is not block):
+                    ctx.check_visible(loc, v)
+            elif isinstance(v, Tensor):
+                ctx.check_visible(loc, v)
+            else:
+                continue
             if v.blocks:
                 from .beta1.block_dims import check_operand
                 check_operand(ctx, name, v)
@@ -130,14 +148,35 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
             msg = str(exc)  # the call did not bind to the API's signature: "f() got ..." -> "got ..."
             raise NKITypeError(f"{name}(): {msg.split('() ', 1)[1] if '() ' in msg else msg}", loc) from None
         raise
-    if isinstance(result, Tensor) and ctx.b.beta1:
+    if result is None:          # (most instructions: wrap and naming leave None as it is)
+        return None
+    if isinstance(result, Tensor) and b.beta1:
         from .beta1.trace import LastCall
-        start = first.next_op if first is not None else ctx.b.block.first_op
+        start = first.next_op if first is not None else b.block.first_op
         ctx.last_call = LastCall(name, uargs, ukw if masked else {k: v for k, v in ukw.items() if k != "mask"},
-                                 result, start, ctx.b.block.last_op)
+                                 result, start, b.block.last_op)
     result = wrap(result, keys)
     _name_from_source(ctx, result._t if isinstance(result, NkiTensor) else result, loc)
     return result
+
+
+#: types :func:`unwrap` changes (any other value is passed to a handler as it is)
+_UNWRAPS = frozenset({NkiTensor, PendingTensor, LoopIndex, LoopCondition, tuple, list, slice, dict})
+#: types :func:`_keys_of` looks into (only they can carry a loop index's keys)
+_KEYED = frozenset({LoopIndex, tuple, list, slice})
+_NO_KEYS: frozenset = frozenset()
+
+
+def _call_keys(args: tuple, kwargs: dict) -> frozenset:
+    """``_keys_of(args) | _keys_of(kwargs values)``: the rolled loops a call's arguments
+    depend on; the empty set without a look into each argument when none can carry one."""
+    for a in args:
+        if type(a) in _KEYED:
+            return _keys_of(args) | _keys_of(tuple(kwargs.values()))
+    for a in kwargs.values():
+        if type(a) in _KEYED:
+            return _keys_of(args) | _keys_of(tuple(kwargs.values()))
+    return _NO_KEYS
 
 
 def _binds(handler, args: tuple, kwargs: dict) -> bool:
@@ -179,11 +218,14 @@ def _name_from_source(ctx: TraceContext, t: Any, loc: SourceLoc | None) -> None:
     """Name a fresh allocation after the variable its line binds (``x = nl.ndarray(...)``)."""
     if loc is None or getattr(t, "name", "x"):
         return
-    from .isa_control import Register
     if not (isinstance(t, Register) or (isinstance(t, Tensor) and t.is_base)):
         return
-    from .naming import binding_name, name_tensor
-    name = binding_name(loc)
+    hit = ctx.binding_names.get(id(loc))    # (per trace: the kernel's lines do not change)
+    if hit is not None and hit[0] is loc:
+        name = hit[1]
+    else:
+        name = binding_name(loc)
+        ctx.binding_names[id(loc)] = (loc, name)
     if name:
         name_tensor(t, name)
 

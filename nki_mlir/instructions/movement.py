@@ -17,8 +17,10 @@ from ..dialects import rules
 from ..dialects.common import bool_attr
 from ..dialects.ods import Engine, EnumProp, Flag, Stream, Tile
 from ..dialects.ods_forms import EMITTED, ApiArg, Dma, IsaForm
+from ..dialects.ods_verify_memo import types_only
 from ..errors import NKIRuntimeError, NKITypeError
 from ..frontend import args as A
+from ..frontend.tensor_ap import emit_indirect_dma
 from ..runtime import bind, forward, hbm_fill, out_forward, views
 from ..runtime.env import check_elems, engine, finish
 from ..runtime.isa_memory import copy_closure
@@ -38,7 +40,6 @@ def _dma_copy_call(cg, api: str, a: dict):
         raise cg.b.error(f"{api}: priority must be a DMA QoS level 0..3, got {priority!r}", NKITypeError)
     d, s = A.tensor(cg, api, "dst", a["dst"]), A.tensor(cg, api, "src", a["src"])
     if d.indirect is not None or s.indirect is not None:  # gather / scatter (tensor_ap.py)
-        from ..frontend.tensor_ap import emit_indirect_dma
         emit_indirect_dma(cg, api, d, s, A.enum_name(cg, api, "oob_mode", a["oob_mode"], "oob_mode"),
                           A.enum_name(cg, api, "dge_mode", a["dge_mode"], "dge_mode"))
         return EMITTED
@@ -160,6 +161,7 @@ class tensor_copy:
     elementwise = True
     full_writes = ("dst",)
 
+    @types_only(also=lambda op: rules.start_partition(op, ("dst", op.dst), ("src", op.src)))
     def verify(op):
         rules.elementwise(op, ("dst", "src"), ("vector", "scalar", "gpsimd"))
         rules.core(op, ("dst", "src"), "vector")

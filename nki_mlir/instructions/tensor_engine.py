@@ -36,6 +36,7 @@ from ..diagnostics import error_at
 from ..dialects import matmul_rules, rules
 from ..dialects.common import bool_attr, prop_flag
 from ..dialects.nisa import ACCUMULATE
+from ..dialects.ods_verify_memo import types_only
 from ..dialects.ods import Engine, EnumProp, Flag, Formula, IntPair, Scalar, Tile
 from ..dialects.ods_forms import IsaForm
 from ..errors import NKITypeError, NKIRuntimeError
@@ -186,6 +187,7 @@ class nc_matmul:
     beta1_result = _matmul_result
     interpret = matmul_closure
 
+    @types_only()
     def verify(op):
         perf = op.properties.get("perf_mode")
         matmul_rules.matmul(op, op.dst, op.stationary, op.moving,
@@ -230,6 +232,7 @@ class nc_transpose:
     full_writes = ("dst",)
     beta1_result = _transpose_result
 
+    @types_only()
     def verify(op):
         matmul_rules.transpose(op, op.dst, op.data, rules.engine_of(op, "tensor"))
 

@@ -39,6 +39,7 @@ import numpy as np
 from ...errors import NKIError, NKITypeError
 from ...targets import PSUM_BANK_BYTES  # bytes per partition of one PSUM bank
 from ..values import DynSlice, Index, Tensor, as_index, is_int, simplify
+from .index import ParDim
 
 
 # ------------------------------------------------------------------------ allocation
@@ -48,7 +49,6 @@ def split_shape(cg, api: str, raw_shape: Any, buffer: str) -> tuple[tuple[int, .
     """``(blocks, tile_shape)`` of a Beta 1 shape: the dims left of ``nl.par_dim`` and the
     rest.  ``blocks`` is empty when ``par_dim`` is absent or first, and for HBM tensors
     (where ``par_dim`` marks nothing: the shape is used as written)."""
-    from .index import ParDim
     if not isinstance(raw_shape, (tuple, list)):
         return (), ()
     at = [i for i, d in enumerate(raw_shape) if isinstance(d, ParDim)]

@@ -97,11 +97,7 @@ def subview(dec: Decoder, op: memref.SubviewOp):
                 for d, off in enumerate(offsets):
                     check(d, off)
             except Fault as e:
-                msg = str(e)
-
-                def fail(env):
-                    raise Fault(msg)
-                return guard(op, fail)
+                return _fault_at_run(op, e)
         return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx, box, on_chip, per_run,
                                (idx, plan[6])))
 
@@ -333,11 +329,7 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
         try:
             check(off0, src_type)
         except Fault as e:
-            msg = str(e)
-
-            def fail(env):
-                raise Fault(msg)
-            return guard(op, fail)
+            return _fault_at_run(op, e)
 
         token = next(_TOKENS)
 
@@ -479,3 +471,13 @@ HANDLERS = {
     "memref.reinterpret_cast": reinterpret_cast,
     "nisa.view_dtype": view_dtype,
 }
+
+
+def _fault_at_run(op, exc: Fault):
+    """The run function of a view whose fault is known at decode time: raises ``exc``'s
+    message when (and only if) the op runs."""
+    msg = str(exc)
+
+    def fail(env):
+        raise Fault(msg)
+    return guard(op, fail)

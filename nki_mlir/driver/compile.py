@@ -310,7 +310,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     if use_cache and (hit := cache.memory_get(key)) is not None:
         warm.remember(skey, fn, key)
         return hit
-    dest = cache.cache_dir() / f"{fn.__name__}-{key[:16]}"
+    dest = cache.cache_dir() / _entry_name(fn, key)
     if use_cache and os.path.lexists(dest):
         ck = _disk_hit(dest, tgt)
         if ck is not None:
@@ -358,7 +358,7 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
     }
     if placed:      # what final() needs to finish it (nki_mlir.driver.schedule_stage)
         manifest["stage"] = "placed"
-        manifest["final"] = {"cache_key": final_key, "dir": f"{fn.__name__}-{final_key[:16]}",
+        manifest["final"] = {"cache_key": final_key, "dir": _entry_name(fn, final_key),
                              "schedule": schedule, "cached": use_cache}
     ir = {"nisa": ir_nisa, "nki": ir_nki, "compact": compact}
     path = None
@@ -370,6 +370,11 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         cache.memory_put(key, ck)
         warm.remember(skey, fn, key)
     return ck
+
+
+def _entry_name(fn, key: str) -> str:
+    """The cache directory name of ``fn``'s compile with cache key ``key``."""
+    return f"{fn.__name__}-{key[:16]}"
 
 
 def _check_schedule(schedule: Any) -> None:

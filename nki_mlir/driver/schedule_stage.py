@@ -54,8 +54,8 @@ def finish(placed: Any, disk_hit: Callable[[Any, str], Any]) -> Any:
     placed._module = None               # scheduled in place below: no longer the placed one
     t0 = time.perf_counter()
     with no_cyclic_gc():
-        names = on_fresh_stack(run_pipeline, module, placed.target, info["schedule"], None, None,
-                               True, SCHEDULED)
+        names = on_fresh_stack(run_pipeline, module, placed.target, info["schedule"],
+                               only=SCHEDULED)
         ir_nisa = print_module(module)
         from ..runtime.ir_compact import encode as to_compact
         compact = to_compact(module, ir_nisa)

@@ -124,6 +124,13 @@ def cross_core_op_names() -> tuple[str, ...]:
     return tuple(c.name for c in DEFINED_OPS["nisa"] if is_cross_core_class(c))
 
 
+def cross_core_ops(module: Operation) -> list[str]:
+    """The names of the cross-core instructions ``module`` holds, sorted (a launch whose
+    kernels hold one runs its cores concurrently: they wait on each other)."""
+    names = set(cross_core_op_names())
+    return sorted({op.name for op in module.walk() if op.name in names})
+
+
 def is_cross_core_class(cls: type[Operation]) -> bool:
     """:func:`is_cross_core` of an op class."""
     trait = cls.get_trait(OperandEffects) if hasattr(cls, "get_trait") else None

@@ -33,6 +33,7 @@ from .. import instructions  # noqa: F401  (registers the instruction definition
 from . import warm
 from .frame_stack import on_fresh_stack
 from ..diagnostics import caller_loc
+from ..dialects.instruction import cross_core_ops
 from ..errors import ArtifactError, NKIError, NKITypeError
 from ..frontend import ArgSpec, KernelSpec, OutputSpec, arg_specs, build_module
 from ..frontend.source import FunctionSource, file_hash, referenced_values_digest, value_digest
@@ -112,10 +113,12 @@ class CompiledKernel:
 
     def own_ir(self, stage: str = "nisa") -> str:
         """The IR text at ``stage`` of this compile itself (for a placed compile, ``"nisa"``
-        is its module before ``nisa-schedule``)."""
-        if stage not in self._ir:
-            _, self._ir = art.read_artifact(self.artifact)
-        return self._ir[stage]
+        is its module before ``nisa-schedule``, printed when first asked for: its artifact
+        holds the compact form, :func:`nki_mlir.runtime.artifact.required`)."""
+        ir = self._files()
+        if stage == "nisa" and "nisa" not in ir:
+            ir["nisa"] = print_module(self._nisa_module())
+        return ir[stage]
 
     def save(self, dest: str | os.PathLike) -> Path:
         """Write this kernel's artifact files (``manifest.json``, ``kernel.nisa.mlir``,
@@ -137,16 +140,23 @@ class CompiledKernel:
         return self._program
 
     def _nisa_module(self) -> ModuleOp:
-        """The final nisa module: the compile's own (still in memory), else rebuilt from the
-        artifact's compact form (:mod:`nki_mlir.runtime.ir_compact`), else parsed from its text."""
+        """The nisa module: the compile's own (still in memory), else rebuilt from the
+        artifact's compact form (:mod:`nki_mlir.runtime.ir_compact`; a final artifact's is
+        checked against its text), else parsed from its text."""
         if self._module is not None:
             return self._module
-        text = self.own_ir("nisa")
-        data = self._ir.get("compact")
-        if data:
+        ir = self._files()
+        if ir.get("compact"):
             from ..runtime.ir_compact import decode as from_compact
-            return from_compact(data, text)
-        return parse_module(text)
+            # (a placed compile's form is made without its text: printed from it later)
+            return from_compact(ir["compact"], ir.get("nisa") if self.stage == "final" else None)
+        return parse_module(ir["nisa"])
+
+    def _files(self) -> dict[str, str]:
+        """The artifact's files (stage -> text), read from disk when not in memory."""
+        if not self._ir and self.artifact is not None:
+            _, self._ir = art.read_artifact(self.artifact)
+        return self._ir
 
     def __call__(self, *args: Any, **kwargs: Any):
         """Run on the ISA interpreter; returns one array or a tuple (as the kernel returns).
@@ -340,10 +350,14 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
                                       spill, only)
             if placed:      # nisa-schedule's check of the kernel (its schedule waits: final())
                 on_fresh_stack(check_module, module)
-            ir_nisa = print_module(module)
+            from ..runtime.ir_compact import encode as to_compact
+            # a placed artifact holds the compact form alone when it can (its text, seconds
+            # for a large kernel, is printed when asked for: CompiledKernel.own_ir)
+            compact = to_compact(module, None) if placed else None
+            ir_nisa = print_module(module) if compact is None else None
+            if not placed:
+                compact = to_compact(module, ir_nisa)
             bar.update()
-        from ..runtime.ir_compact import encode as to_compact
-        compact = to_compact(module, ir_nisa)
     seconds = time.perf_counter() - t0
     from ..passes.memory_report import manifest_entry
     mem = manifest_entry(module)    # every nkim.* module attribute as JSON (memory report)
@@ -355,12 +369,13 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         "source_hash": parts["source"], "cache_key": key,
         "compile_seconds": round(seconds, 6),
         "spmd": spmd.manifest() if spmd is not None else None,
+        "cross_core_ops": cross_core_ops(module),
     }
     if placed:      # what final() needs to finish it (nki_mlir.driver.schedule_stage)
         manifest["stage"] = "placed"
         manifest["final"] = {"cache_key": final_key, "dir": _entry_name(fn, final_key),
                              "schedule": schedule, "cached": use_cache}
-    ir = {"nisa": ir_nisa, "nki": ir_nki, "compact": compact}
+    ir = {s: t for s, t in (("nisa", ir_nisa), ("nki", ir_nki), ("compact", compact)) if t is not None}
     path = None
     if use_cache:      # an uncached compile keeps its artifact in memory: no files left behind
         path = art.write_artifact(dest, manifest, ir)
@@ -396,6 +411,8 @@ def _disk_hit(dest: Path, target: str) -> CompiledKernel | None:
         if manifest.get("compiler_digest") != cache.compiler_digest():
             cache.remove(dest)
             return None
+        if not isinstance(manifest["cross_core_ops"], list):
+            raise ArtifactError("malformed manifest (cross_core_ops is not a list)")
         ck = CompiledKernel(_spec_from_manifest(manifest), dest, target, manifest, 0.0, "disk", ir)
         ck.program        # parse and decode now: an entry that does not decode is damaged
     except (ArtifactError, ParseError, VerifyException, NKIError, KeyError, TypeError, ValueError,

@@ -249,7 +249,6 @@ class LaunchedKernel:
     def _run_launch(self, args: tuple, kwargs: dict, kind, write_back) -> tuple[Any, list]:
         """:meth:`run` on arguments already converted to NumPy."""
         from ..interop import from_numpy
-        from ..dialects.instruction import cross_core_op_names
         from ..runtime.spmd import run_instances
         from .schedule_stage import run_stage
 
@@ -261,8 +260,7 @@ class LaunchedKernel:
                                f"({_outs(first)} vs {_outs(ck)}); every instance must return the "
                                f"same shared_hbm tensors", caller_loc(), category="bad launch")
         distinct = list({id(c): c for c in compiled}.values())
-        concurrent = cores > 1 and any(f"{name}(" in ck.own_ir("nisa")
-                                       for ck in distinct for name in cross_core_op_names())
+        concurrent = cores > 1 and any(ck.manifest["cross_core_ops"] for ck in distinct)
         try:
             for ck in distinct:
                 ck.program  # decode here, not concurrently in the core threads  # noqa: B018

@@ -12,6 +12,12 @@ Layout (docs/backend.md)::
                              runtime/ir_compact.py (JSON), decoded on a cache hit instead of
                              parsing kernel.nisa.mlir again; listed under "files" when present
 
+The artifact of a *placed* compile (``manifest["stage"] == "placed"``: the module before
+``nisa-schedule``, what a program-order kernel call runs; nki_mlir/driver/schedule_stage.py)
+may hold its nisa module in the compact form only, without ``kernel.nisa.mlir``: the text
+of a large unrolled kernel takes seconds to print and is printed from the compact form when
+asked for (:func:`required`).
+
 Loading never executes code from the artifact: the manifest is JSON and the modules are
 parsed by xDSL's MLIR parser or rebuilt from the compact form (JSON data naming
 attribute and op classes of a closed table).  A damaged or foreign artifact raises
@@ -36,6 +42,27 @@ FORMAT_VERSION = 1
 FILES = {"nisa": "kernel.nisa.mlir", "nki": "kernel.nki.mlir"}
 #: files an artifact may hold (stage -> file name), checked like the others when listed
 OPTIONAL = {"compact": "kernel.nisa.compact.json"}
+#: every file an artifact may list
+ALL_FILES = {**FILES, **OPTIONAL}
+
+
+def required(manifest: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """``(stages every artifact of this manifest holds, stages of which it holds at least
+    one)``: a final artifact holds the text of both modules; a placed one (module
+    docstring) the nki text and the nisa module as text, compact form or both."""
+    if manifest.get("stage") == "placed":
+        return {"nki"}, {"nisa", "compact"}
+    return set(FILES), set()
+
+
+def _check_listed(listed: set[str], manifest: dict[str, Any]) -> str | None:
+    """What an artifact listing the stages ``listed`` lacks, or None."""
+    always, one_of = required(manifest)
+    if not always <= listed:
+        return "no " + ", ".join(ALL_FILES[s] for s in sorted(always - listed))
+    if one_of and not one_of & listed:
+        return "no " + " or ".join(ALL_FILES[s] for s in sorted(one_of))
+    return None
 
 
 def _sha256(data: bytes) -> str:
@@ -52,7 +79,9 @@ def encode(manifest: dict[str, Any], ir: dict[str, str]) -> dict[str, bytes]:
     """The files of an artifact (name -> bytes): the IR files and ``manifest.json`` holding
     the format, ``manifest``'s fields, the SHA-256 of every IR file and of the manifest
     itself (``manifest_sha256``, over the canonical JSON of every other field)."""
-    listed = {**FILES, **{st: f for st, f in OPTIONAL.items() if ir.get(st) is not None}}
+    listed = {st: f for st, f in ALL_FILES.items() if ir.get(st) is not None}
+    if (lack := _check_listed(set(listed), manifest)) is not None:
+        raise ValueError(f"internal error: an artifact with {lack}")
     files = {fname: ir[stage].encode() for stage, fname in listed.items()}
     full = {"format": FORMAT, "format_version": FORMAT_VERSION, **manifest, "files": listed,
             "sha256": {fname: _sha256(data) for fname, data in files.items()}}
@@ -113,8 +142,8 @@ def _read(path: Path, fname: str) -> bytes:
 
 
 def read_artifact(path: Path, *, compiler_version: str | None = None) -> tuple[dict[str, Any], dict[str, str]]:
-    """Read and check an artifact; returns ``(manifest, {"nisa": text, "nki": text})`` (and
-    ``"compact"`` when the artifact holds the compact form).
+    """Read and check an artifact; returns ``(manifest, {stage: text})``: ``"nki"``, and
+    ``"nisa"`` and/or ``"compact"`` (:func:`required`).
 
     Raises:
         ArtifactError: not a real directory (a symlink or a plain file), missing files, bad
@@ -150,9 +179,10 @@ def read_artifact(path: Path, *, compiler_version: str | None = None) -> tuple[d
         raise ArtifactError(f"{path}: malformed manifest (sha256 is not an object)")
     ir: dict[str, str] = {}
     listed = manifest.get("files")
-    optional = {st: f for st, f in OPTIONAL.items()
-                if isinstance(listed, dict) and listed.get(st) == f}
-    for stage, fname in {**FILES, **optional}.items():
+    listed = {st: f for st, f in ALL_FILES.items() if isinstance(listed, dict) and listed.get(st) == f}
+    if (lack := _check_listed(set(listed), manifest)) is not None:
+        raise ArtifactError(f"{path}: malformed manifest (its files list {lack})")
+    for stage, fname in listed.items():
         data = _read(path, fname)
         if _sha256(data) != sums.get(fname):
             raise ArtifactError(f"{path}: {fname} does not match its checksum (damaged artifact)")

@@ -8,7 +8,7 @@ text it was made with, so it is only used together with exactly that text.
 
 Layout (``FORMAT`` / ``VERSION``)::
 
-    {"format": "nki-mlir-compact-ir", "version": 1, "text_sha256": "<hex>",
+    {"format": "nki-mlir-compact-ir", "version": 1, "text_sha256": "<hex>" | null,
      "attrs": [entry, ...],      # every distinct attribute once; entries refer to earlier ones
      "op": op}                   # the builtin.module
 
@@ -167,15 +167,17 @@ class _Encoder:
                 i if (i := ids.get(id(loc))) is not None else attr(loc), regions]
 
 
-def encode(module: ModuleOp, text: str) -> str | None:
-    """The compact form of ``module`` (whose printed form is ``text``), or None when the
-    module holds something the form cannot (then only the text is stored)."""
+def encode(module: ModuleOp, text: str | None) -> str | None:
+    """The compact form of ``module`` (whose printed form is ``text``; None: a form stored
+    without its text, ``"text_sha256": null``), or None when the module holds something the
+    form cannot (then the text is stored instead)."""
     enc = _Encoder()
     try:
         top = enc.op(module)
     except _Unencodable:
         return None
-    return json.dumps({"format": FORMAT, "version": VERSION, "text_sha256": text_digest(text),
+    digest = None if text is None else text_digest(text)
+    return json.dumps({"format": FORMAT, "version": VERSION, "text_sha256": digest,
                        "attrs": enc.attrs, "op": top}, separators=(",", ":"))
 
 

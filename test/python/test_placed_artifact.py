@@ -1,0 +1,106 @@
+"""A placed compile's artifact holds its nisa module in the compact form only; the text is
+printed when asked for (nki_mlir.runtime.artifact.required; the suite runs with
+NKI_MLIR_HAZARDS=1, so these tests turn the hazard checks off to get a placed compile)."""
+import json
+
+import numpy as np
+import pytest
+
+import nki_mlir as nki
+import kernels_for_tests as K
+import spmd_kernels as SK
+from nki_mlir.driver.pipeline import print_module
+from nki_mlir.errors import ArtifactError
+from nki_mlir.runtime import artifact, cache, ir_compact
+
+
+@pytest.fixture
+def xy():
+    rng = np.random.default_rng(5)
+    return tuple(rng.standard_normal((128, 512)).astype(np.float32) for _ in range(2))
+
+
+@pytest.fixture(autouse=True)
+def program_order(monkeypatch):
+    monkeypatch.setenv("NKI_MLIR_HAZARDS", "0")
+
+
+def _placed(kernel, *args):
+    out, compiled = kernel.run(args, {})
+    assert compiled[0].stage == "placed"
+    return out, compiled[0]
+
+
+def test_the_placed_artifact_has_no_nisa_text_and_prints_it_when_asked(xy):
+    _, ck = _placed(nki.jit(K.add), *xy)
+    files = sorted(p.name for p in ck.artifact.iterdir())
+    assert files == ["kernel.nisa.compact.json", "kernel.nki.mlir", "manifest.json"]
+    assert "nisa" not in ck._ir                                  # not printed by the compile
+    manifest, ir = artifact.read_artifact(ck.artifact)
+    assert set(ir) == {"nki", "compact"} and json.loads(ir["compact"])["text_sha256"] is None
+    text = ck.own_ir("nisa")                                     # printed now, from the form
+    assert text == print_module(ir_compact.decode(ir["compact"]))
+    assert "nisa.alloc" in text and "nkim.deps" not in text
+
+
+def test_a_placed_disk_hit_runs_and_prints_the_same_text(xy):
+    out, ck = _placed(nki.jit(K.add), *xy)
+    text = ck.own_ir("nisa")
+    cache.memory_clear()
+    again, hit = _placed(nki.jit(K.add), *xy)
+    assert hit.cache_hit == "disk"
+    np.testing.assert_array_equal(again, out)
+    assert hit.own_ir("nisa") == text
+    assert hit.final().own_ir("nisa") == ck.final().own_ir("nisa")
+
+
+def _drop_compact(p):
+    (p / "kernel.nisa.compact.json").unlink()
+
+
+def _garbage_compact(p):
+    (p / "kernel.nisa.compact.json").write_text('{"format": "nki-mlir-compact-ir"')
+
+
+def _unlisted_compact(p):
+    m = json.loads((p / "manifest.json").read_text())
+    del m["files"]["compact"]
+    m["manifest_sha256"] = artifact._manifest_digest(m)
+    (p / "manifest.json").write_text(json.dumps(m))
+
+
+@pytest.mark.parametrize("damage", [_drop_compact, _garbage_compact, _unlisted_compact],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_a_damaged_placed_entry_is_reported_and_rebuilt(damage, xy):
+    _, ck = _placed(nki.jit(K.add), *xy)
+    damage(ck.artifact)
+    if damage is _unlisted_compact:     # a placed manifest listing no nisa module at all
+        with pytest.raises(ArtifactError, match="no kernel.nisa.compact.json or kernel.nisa.mlir"):
+            artifact.read_artifact(ck.artifact)
+    cache.memory_clear()
+    with pytest.warns(UserWarning, match="damaged cache entry"):
+        out, again = _placed(nki.jit(K.add), *xy)
+    assert again.cache_hit is None
+    np.testing.assert_array_equal(out, xy[0] + xy[1])
+
+
+def test_a_final_artifact_must_hold_the_nisa_text(xy, monkeypatch):
+    monkeypatch.setenv("NKI_MLIR_HAZARDS", "1")
+    ck = nki.compile(K.add, *xy)
+    with pytest.raises(ValueError, match="internal error: an artifact with no kernel.nisa.mlir"):
+        artifact.encode(ck.manifest, {"nki": ck.own_ir("nki"), "compact": ck.own_ir("compact")})
+
+
+def test_a_form_made_without_its_text_matches_no_text(xy):
+    _, ck = _placed(nki.jit(K.add), *xy)
+    data = ck.own_ir("compact")
+    with pytest.raises(ir_compact.CompactError, match="not made from this module's text"):
+        ir_compact.decode(data, ck.own_ir("nisa"))
+
+
+def test_the_manifest_names_the_cross_core_instructions(xy):
+    x = np.random.default_rng(1).standard_normal((256, 64)).astype(np.float32)
+    _, compiled = SK.lnc_exchange[2].run((x,), {})
+    assert compiled[0].manifest["cross_core_ops"] == ["nisa.core_barrier", "nisa.sendrecv"]
+    _, ck = _placed(nki.jit(K.add), *xy)
+    assert ck.manifest["cross_core_ops"] == []

@@ -21,18 +21,14 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.utils.exceptions import VerifyException
 
 from ..dialects import nisa, nki
 from ..dialects.common import i64_attr, str_attr
 from ..dialects.instruction import DIRECT_LOWERINGS
-from .dead_ops import greedy
+from .replace_in_place import replace_one
+from .rewrite_walk import op_type_pattern, rewrite_walk
 
 
 def _engine(op: Operation, default: str) -> StringAttr:
@@ -49,7 +45,7 @@ def _replace(rewriter: PatternRewriter, op: Operation, new: list[Operation], res
 class LowerNdarray(RewritePattern):
     """``%t = nki.ndarray(name=a, address=[0, 64]) : T`` -> ``%t = nisa.alloc {nkim.name = "a", nkim.address = [0, 64]} : T``."""
 
-    @op_type_rewrite_pattern
+    @op_type_pattern
     def match_and_rewrite(self, op: nki.NdarrayOp, rewriter: PatternRewriter) -> None:
         attrs = {}
         if op.tensor_name is not None:
@@ -61,7 +57,8 @@ class LowerNdarray(RewritePattern):
         props = {"alignment": i64_attr(64)} if op.result.type.memory_space.space.data in ("sbuf", "psum") else {}
         new = nisa.AllocOp.build(operands=[[]], result_types=[op.result.type], properties=props,
                                  attributes=attrs)
-        _replace(rewriter, op, [new], [new.result])
+        new.location = op.location
+        replace_one(rewriter, op, new)
 
 
 
@@ -72,6 +69,10 @@ class LowerDirect(RewritePattern):
 
     ``nki.bn_stats(dst=T %d, data=T %x)`` -> ``nisa.bn_stats(dst=T %d, data=T %x) engine=vector``.
     """
+
+    @staticmethod
+    def applies_to(cls: type[Operation]) -> bool:
+        return cls.name in DIRECT_LOWERINGS
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         rule = DIRECT_LOWERINGS.get(op.name)
@@ -87,7 +88,8 @@ class LowerDirect(RewritePattern):
             props["engine"] = _engine(op, default)
         new = rule.target.create(operands=list(op.operands), result_types=[r.type for r in op.results],
                                  properties=props, attributes=dict(op.attributes))
-        _replace(rewriter, op, [new], list(new.results))
+        new.location = op.location
+        replace_one(rewriter, op, new)
 
 
 PATTERNS = (LowerDirect, LowerNdarray)
@@ -100,7 +102,7 @@ class LowerNkiToNisa(ModulePass):
     name = "lower-nki-to-nisa"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(greedy([p() for p in PATTERNS]), apply_recursively=False).rewrite_module(op)
+        rewrite_walk(op, [p() for p in PATTERNS])
         left = [o.name for o in op.walk() if o.name.startswith("nki.")]
         if left:
             raise VerifyException(f"lower-nki-to-nisa: ops left unlowered: {sorted(set(left))} "

@@ -71,10 +71,13 @@ def _passive(op: Operation) -> bool:
     return isinstance(op, AllocOp) or (not op.regions and is_pure(op))
 
 
-def sink_allocs(func: FuncOp) -> int:
-    """Move every on-chip alloc of ``func`` just before its first use; returns how many moved."""
+def sink_allocs(func: FuncOp, allocs: list[AllocOp] | None = None) -> int:
+    """Move every on-chip alloc of ``func`` (``allocs``: they, in program order, if the caller
+    has them) just before its first use; returns how many moved."""
     moved, orders = 0, {}
-    for alloc in [op for op in func.walk() if isinstance(op, AllocOp)]:
+    if allocs is None:
+        allocs = [op for op in func.walk() if isinstance(op, AllocOp)]
+    for alloc in allocs:
         if space_of(alloc.result) not in ON_CHIP or alloc.operands:
             continue
         first = first_use_in_block(alloc, orders)

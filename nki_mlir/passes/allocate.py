@@ -351,7 +351,12 @@ def _try_place(tensors: list[Tensor], arena: Arena, target: str, spread: bool = 
     for t in tensors:
         t.region, t.start = None, 0
     for t in [t for t in tensors if t.pinned] + [t for t in tensors if not t.pinned]:
-        if t.pinned:
+        if t.pinned and coldest:
+            # placed and checked as here by the best-fit pass this one follows (the same
+            # pinned tensors before it, a capacity >= its end): only its region is set
+            part, off = t.pinned
+            t.region = Region(arena.space, part, t.partitions, off, t.size)
+        elif t.pinned:
             _place_pinned(t, arena, placed, target)
         elif coldest:
             later.discard(index[id(t)])
@@ -438,10 +443,10 @@ def place_function(func: FuncOp, target: str, max_copies: int = multibuffer.MAX_
 
 def _place_once(func: FuncOp, target: str, max_copies: int) -> list[Tensor]:
     by_space = arenas(target)
-    for op in func.walk():
-        if isinstance(op, AllocOp):
-            multibuffer.clear_copies(op)
-    sink_allocs(func)
+    allocs = [op for op in func.walk() if isinstance(op, AllocOp)]
+    for op in allocs:
+        multibuffer.clear_copies(op)
+    sink_allocs(func, allocs)
     tensors = _tensors(func, by_space, max_copies)
     try:
         place_space([t for t in tensors if t.space == "sbuf"], by_space["sbuf"], target,

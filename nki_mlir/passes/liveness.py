@@ -82,13 +82,21 @@ class ProgramOrder:
         return order
 
     def _number(self, op: Operation) -> int:
-        self.index[op] = len(self.index)
+        """Number ``op`` and the ops inside it (an op without regions is numbered in place,
+        its block read along its ops' links: no call per op)."""
+        index, last = self.index, self.last
+        index[op] = len(index)
         for region in op.regions:
             for block in region.blocks:
-                for child in block.ops:
-                    self._number(child)
-        self.last[op] = len(self.index) - 1
-        return self.last[op]
+                child = block._first_op                 # noqa: SLF001
+                while child is not None:
+                    if child.regions:
+                        self._number(child)
+                    else:
+                        last[child] = index[child] = len(index)
+                    child = child._next_op              # noqa: SLF001
+        last[op] = len(index) - 1
+        return last[op]
 
 
 def users_through_views(value: SSAValue) -> list[Operation]:
@@ -133,5 +141,5 @@ def live_range(alloc: AllocOp, order: ProgramOrder) -> LiveRange:
 def live_ranges(func: FuncOp) -> list[LiveRange]:
     """Live ranges of every ``nisa.alloc`` in ``func``, in program order."""
     order = ProgramOrder.of(func)
-    allocs = [op for op in func.walk() if isinstance(op, AllocOp)]
+    allocs = [op for op in order.index if isinstance(op, AllocOp)]     # (numbered in order)
     return [live_range(a, order) for a in allocs]

@@ -1,0 +1,51 @@
+"""nisa-allocate's work per tensor and per op: a pinned tensor is checked once (the coldest
+pass after best fit only sets its region again), and the function's ops are walked once
+for its allocs (clearing, sinking and live ranges share the list and the numbering)."""
+from __future__ import annotations
+
+import sys
+
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Operation
+
+import nki_mlir.passes.allocate as allocate
+from nki_mlir.passes.allocate import NisaAllocate
+
+from test_passes_alloc_schedule import SB, allocs, parse, placement, run
+
+TEXT = f"""func.func @f() {{
+  %a = nisa.alloc {{nkim.address = [32, 100]}} : memref<32x8xf32, {SB}>
+  %b = nisa.alloc : memref<128x8xf32, {SB}>
+  %c = nisa.alloc {{nkim.address = [64, 0]}} : memref<64x8xf32, {SB}>
+  %d = nisa.alloc : memref<128x8xf32, {SB}>
+  nisa.release %a : memref<32x8xf32, {SB}>
+  nisa.release %b : memref<128x8xf32, {SB}>
+  nisa.release %c : memref<64x8xf32, {SB}>
+  nisa.release %d : memref<128x8xf32, {SB}>
+  func.return }}"""
+
+
+def test_pinned_tensors_checked_once(monkeypatch):
+    calls = []
+    real = allocate._place_pinned
+    monkeypatch.setattr(allocate, "_place_pinned",
+                        lambda t, *a: calls.append(t.op.result.name_hint) or real(t, *a))
+    by_name = allocs(run(parse(TEXT), NisaAllocate()))
+    assert sorted(calls) == ["a", "c"]
+    assert placement(by_name["a"]) == (32, 100) and placement(by_name["c"]) == (64, 0)
+    assert placement(by_name["b"]) == (0, 64) and placement(by_name["d"]) == (0, 192)
+
+
+def test_function_walked_once(monkeypatch):
+    """(Walks of the function by the placement; the pass's search for functions walks the
+    module, the module verifier is no part of it.)"""
+    walks = []
+    real = Operation.walk
+
+    def walk(self, **kw):
+        if isinstance(self, FuncOp):
+            walks.append(sys._getframe(1).f_globals["__name__"])
+        return real(self, **kw)
+    monkeypatch.setattr(Operation, "walk", walk)
+    run(parse(TEXT), NisaAllocate())
+    assert [w for w in walks if w.startswith("nki_mlir.passes")] == ["nki_mlir.passes.allocate"]

@@ -49,3 +49,37 @@ def test_function_walked_once(monkeypatch):
     monkeypatch.setattr(Operation, "walk", walk)
     run(parse(TEXT), NisaAllocate())
     assert [w for w in walks if w.startswith("nki_mlir.passes")] == ["nki_mlir.passes.allocate"]
+
+
+MOVES = f"""func.func @f(%x: memref<128x8xf32, #nisa.mem<shared_hbm>>) {{
+  %a = nisa.alloc : memref<128x8xf32, {SB}>
+  %b = nisa.alloc : memref<128x8xf32, {SB}>
+  nisa.dma_copy(dst=memref<128x8xf32, {SB}> %b, src=memref<128x8xf32, #nisa.mem<shared_hbm>> %x) engine=dma
+  nisa.dma_copy(dst=memref<128x8xf32, {SB}> %a, src=memref<128x8xf32, {SB}> %b) engine=dma
+  nisa.dma_copy(dst=memref<128x8xf32, #nisa.mem<shared_hbm>> %x, src=memref<128x8xf32, {SB}> %a) engine=dma
+  func.return }}"""
+
+
+def _numberings(monkeypatch):
+    import nki_mlir.passes.alloc_sinking as sinking
+    from nki_mlir.passes.liveness import ProgramOrder
+    made, positions = [], []
+    real_of, real_pos = ProgramOrder.of.__func__, sinking._positions
+    monkeypatch.setattr(ProgramOrder, "of", classmethod(lambda c, f: made.append(f) or real_of(c, f)))
+    monkeypatch.setattr(sinking, "_positions", lambda b: positions.append(b) or real_pos(b))
+    return made, positions
+
+
+def test_one_numbering_when_no_alloc_moves(monkeypatch):
+    """Sinking orders first uses by the function's numbering, which live ranges reuse."""
+    made, positions = _numberings(monkeypatch)
+    run(parse(TEXT), NisaAllocate())
+    assert len(made) == 1 and positions == []
+
+
+def test_numbered_again_after_an_alloc_moved(monkeypatch):
+    made, positions = _numberings(monkeypatch)
+    module = run(parse(MOVES), NisaAllocate())
+    assert len(made) == 2 and positions == []
+    names = [o.result.name_hint for o in module.walk() if o.name == "nisa.alloc"]
+    assert names == ["b", "a"]          # %a sunk below the copy into %b

@@ -56,14 +56,19 @@ def first_use_in_block(alloc: AllocOp, orders: dict | None = None,
     block = alloc.parent_block()
     if block is None:
         return None
-    firsts = {user if user.parent is block else ancestor_in(user, block)
-              for user in (use.operation for use in alloc.result.uses)
-              if not isinstance(user, ReleaseOp)}
-    firsts.discard(None)
+    firsts = []                 # (repeats: the same op, whose position is the same)
+    use = alloc.result.first_use
+    while use is not None:      # (alloc.result.uses, read along its links)
+        user = use._operation                   # noqa: SLF001
+        if not isinstance(user, ReleaseOp):
+            first = user if user.parent is block else ancestor_in(user, block)
+            if first is not None:
+                firsts.append(first)
+        use = use._next_use                     # noqa: SLF001
     if not firsts:
         return None
     if len(firsts) == 1:
-        return next(iter(firsts))
+        return firsts[0]
     if order is not None:
         return min(firsts, key=order.index.__getitem__)
     orders = {} if orders is None else orders

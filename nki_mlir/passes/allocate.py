@@ -386,7 +386,7 @@ def place_space(tensors: list[Tensor], arena: Arena, target: str, spread: bool =
             err.overflow = (failed, live)       # for spilling (place_function)
             raise err
         victim.set_copies(victim.copies - 1)
-    if coldest and not spread and tensors:
+    if coldest and not spread and not all(t.pinned for t in tensors):   # (pinned: placed)
         best = [t.region for t in tensors]
         peak = arena if arena.space == "psum" else \
             replace(arena, capacity=max(r.offset + r.size for r in best))

@@ -27,19 +27,13 @@ from xdsl.utils.exceptions import VerifyException
 from ..dialects import nisa, nki
 from ..dialects.common import i64_attr, str_attr
 from ..dialects.instruction import DIRECT_LOWERINGS
-from .replace_in_place import replace_one
+from .replace_in_place import replace_one, replace_ops
 from .rewrite_walk import op_type_pattern, rewrite_walk
 
 
 def _engine(op: Operation, default: str) -> StringAttr:
     e = op.properties.get("engine")
     return e if isinstance(e, StringAttr) and e.data != "unknown" else str_attr(default)
-
-
-def _replace(rewriter: PatternRewriter, op: Operation, new: list[Operation], results=None) -> None:
-    for n in new:
-        n.location = op.location
-    rewriter.replace(op, new, results if results is not None else [])
 
 
 class LowerNdarray(RewritePattern):
@@ -55,8 +49,7 @@ class LowerNdarray(RewritePattern):
         if op.address is not None:
             attrs["nkim.address"] = op.address
         props = {"alignment": i64_attr(64)} if op.result.type.memory_space.space.data in ("sbuf", "psum") else {}
-        new = nisa.AllocOp.build(operands=[[]], result_types=[op.result.type], properties=props,
-                                 attributes=attrs)
+        new = nisa.AllocOp.create(result_types=[op.result.type], properties=props, attributes=attrs)
         new.location = op.location
         replace_one(rewriter, op, new)
 
@@ -80,7 +73,9 @@ class LowerDirect(RewritePattern):
             return
         if rule.build is not None:  # not 1:1 (an instruction definition's isa form)
             new_ops = rule.build(op)
-            _replace(rewriter, op, new_ops, list(new_ops[-1].results))
+            for n in new_ops:
+                n.location = op.location
+            replace_ops(rewriter, op, new_ops)
             return
         props = dict(rule.properties(op)) if rule.properties else dict(op.properties)
         if rule.engine is not None:  # None: not an instruction (a view, a constant)

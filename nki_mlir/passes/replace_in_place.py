@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
-from xdsl.rewriter import InsertPoint
+from xdsl.builder import _current_builder as _IMPLICIT      # (the implicit builder in force)
 
 
 def reverse_uses(value: SSAValue) -> None:
@@ -34,14 +34,29 @@ def reverse_uses(value: SSAValue) -> None:
 
 def replace_one(rewriter: PatternRewriter, op: Operation, new: Operation) -> None:
     """``rewriter.replace(op, [new], list(new.results))``, for a ``new`` op not yet inserted."""
+    replace_ops(rewriter, op, [new])
+
+
+def replace_ops(rewriter: PatternRewriter, op: Operation, new_ops: list[Operation]) -> None:
+    """``rewriter.replace(op, new_ops, list(new_ops[-1].results))``, for ops not yet
+    inserted (the results move to the last one)."""
+    if not new_ops:
+        rewriter.replace(op, new_ops, [])
+        return
+    new = new_ops[-1]
     old_results, new_results = op.results, new.results
-    if rewriter.name_hint is not None or len(old_results) != len(new_results) or any(
+    block = op.parent
+    if rewriter.name_hint is not None or block is None or _IMPLICIT.builder is not None or \
+            len(old_results) != len(new_results) or any(
             a.type is not b.type or b.first_use is not None or b.name_hint is not None
             for a, b in zip(old_results, new_results)):
-        rewriter.replace(op, [new], list(new_results))
+        rewriter.replace(op, new_ops, list(new_results))   # (and upstream's errors)
         return
     rewriter.has_done_action = True
-    rewriter.insert(new, InsertPoint.before(op))
+    for n in new_ops:                       # rewriter.insert(new_ops, InsertPoint.before(op))
+        block.insert_op_before(n, op)
+    for n in new_ops:
+        rewriter.handle_operation_insertion(n)
     rewriter.handle_operation_replacement(op, new_results)
     for a, b in zip(old_results, new_results):
         a.op, b.op = new, op
@@ -51,7 +66,12 @@ def replace_one(rewriter: PatternRewriter, op: Operation, new: Operation) -> Non
             for user in users:
                 rewriter.handle_operation_modification(user)
     new.results, op.results = old_results, new_results
+    if len(old_results) == 1 and (hint := old_results[0].name_hint) is not None:
+        for n in new_ops:                   # upstream names the other new results alike
+            for r in n.results:
+                if not r.name_hint:
+                    r.name_hint = hint
     rewriter.erase(op)
 
 
-__all__ = ["replace_one", "reverse_uses"]
+__all__ = ["replace_one", "replace_ops", "reverse_uses"]

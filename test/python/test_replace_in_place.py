@@ -63,6 +63,7 @@ def _lowered(monkeypatch=None):
 def test_same_module_and_use_order_as_rewriter_replace(monkeypatch):
     ours = _lowered()
     monkeypatch.setattr(lw, "replace_one", _upstream_replace_one)
+    monkeypatch.setattr(lw, "replace_ops", lambda r, op, new: r.replace(op, new, list(new[-1].results)))
     theirs = _lowered()
     assert print_module(ours) == print_module(theirs)
     lists = _use_lists(ours)
@@ -105,3 +106,39 @@ def test_other_replacements_go_through_the_rewriter(monkeypatch):
     new.result.name_hint = "two"
     replace_in_place.replace_one(PatternRewriter(c), c, new)
     assert calls == [c]
+
+
+def _adds():
+    """``%s = x + y`` used twice, in a block of its own (a fresh copy per call)."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import i32
+    from xdsl.ir import Block
+    block = Block(arg_types=[i32, i32])
+    x, y = block.args
+    s = arith.AddiOp(x, y)
+    s.result.name_hint = "s"
+    block.add_ops([s, arith.MuliOp(s.result, x), arith.MuliOp(y, s.result)])
+    return block, s
+
+
+def test_several_new_ops_name_hints_and_uses_as_upstream():
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IntegerAttr, i32
+    from xdsl.pattern_rewriter import PatternRewriter
+    texts, orders = [], []
+    for fast in (True, False):
+        block, s = _adds()
+        c = arith.ConstantOp(IntegerAttr(1, i32))
+        new = arith.AddiOp(s.lhs, c.result)
+        rewriter = PatternRewriter(s)
+        if fast:
+            replace_in_place.replace_ops(rewriter, s, [c, new])
+        else:
+            rewriter.replace(s, [c, new], list(new.results))
+        ops = list(block.ops)
+        texts.append([str(o) for o in ops])
+        orders.append([[(ops.index(u.operation), u.index) for u in v.uses]
+                       for o in ops for v in o.results])
+        assert rewriter.has_done_action
+        assert c.result.name_hint == "s" and new.result.name_hint == "s"
+    assert texts[0] == texts[1] and orders[0] == orders[1]

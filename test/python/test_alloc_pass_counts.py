@@ -83,3 +83,24 @@ def test_numbered_again_after_an_alloc_moved(monkeypatch):
     assert len(made) == 2 and positions == []
     names = [o.result.name_hint for o in module.walk() if o.name == "nisa.alloc"]
     assert names == ["b", "a"]          # %a sunk below the copy into %b
+
+
+PINNED = f"""func.func @f() {{
+  %a = nisa.alloc {{nkim.address = [0, 0]}} : memref<128x8xf32, {SB}>
+  %c = nisa.alloc {{nkim.address = [0, 64]}} : memref<128x8xf32, {SB}>
+  nisa.release %a : memref<128x8xf32, {SB}>
+  nisa.release %c : memref<128x8xf32, {SB}>
+  func.return }}"""
+
+
+def test_no_coldest_pass_when_every_tensor_is_pinned(monkeypatch):
+    passes = []
+    real = allocate._try_place
+    monkeypatch.setattr(allocate, "_try_place", lambda ts, arena, target, spread=False, **kw: (
+        passes.append((arena.space, kw.get("coldest", False)))) or real(ts, arena, target, spread, **kw))
+    by_name = allocs(run(parse(PINNED), NisaAllocate()))
+    assert passes == [("sbuf", False), ("psum", False)]
+    assert placement(by_name["a"]) == (0, 0) and placement(by_name["c"]) == (0, 64)
+    passes.clear()
+    run(parse(TEXT), NisaAllocate())        # automatic tensors too: best fit, then coldest
+    assert ("sbuf", True) in passes

@@ -11,8 +11,9 @@ keeps the op (or at an op with unknown effects), with each op class's traits loo
 an instruction (:class:`~nki_mlir.dialects.instruction.OperandEffects`) is asked only whether
 it writes (:meth:`~nki_mlir.dialects.instruction.OperandEffects.writes_memory`), without
 building its effect set.
-:func:`greedy` is the applier our passes use: upstream's without its own check, this one as
-its first pattern (erase, as upstream does, before any other pattern is tried).
+:func:`greedy` is upstream's applier with this check as its first pattern (erase, as upstream
+does, before any other pattern is tried); our passes apply the same per op in
+:func:`.rewrite_walk.rewrite_walk`.
 """
 from __future__ import annotations
 

@@ -101,6 +101,27 @@ class OperandEffects(MemoryEffect):
                     out.add(EffectInstance(kind, v))
         return out
 
+    def writes_memory(self, op: Operation) -> bool:
+        """Whether :meth:`get_effects` of ``op`` (which has this trait) holds a WRITE: the
+        engine state, or a memref operand in a written role; without building the set."""
+        if self.state is not None:
+            return True
+        cls = type(op)
+        names = _WRITTEN_OPERANDS.get((cls, self.writes))
+        if names is None:
+            names = _WRITTEN_OPERANDS[(cls, self.writes)] = tuple(
+                n for n, _ in op.get_irdl_definition().operands if n in self.writes)
+        for n in names:
+            value = getattr(op, n)
+            for v in (value if isinstance(value, tuple) else (value,)):
+                if v is not None and isinstance(v.type, MemRefType):
+                    return True
+        return False
+
+
+#: (op class, written roles) -> the names of its operands in those roles, in order
+_WRITTEN_OPERANDS: dict[tuple, tuple[str, ...]] = {}
+
 
 #: the engine state of the cross-core synchronisation instructions (an LNC2 launch's
 #: semaphores and mailboxes; ``nki_mlir/instructions/cross_core.py``): an instruction with it

@@ -45,23 +45,46 @@ def ancestor_in(op: Operation, block) -> Operation | None:
     return node
 
 
-def first_use_in_block(alloc: AllocOp, orders: dict | None = None) -> Operation | None:
+def first_use_in_block(alloc: AllocOp, orders: dict | None = None,
+                       order=None) -> Operation | None:
     """The first op of the alloc's block that is or contains a user of its result other
     than ``nisa.release`` (None if there is none).
     ``orders`` caches each block's op positions (moving allocs keeps the order of the
-    other ops, and users are never allocs)."""
+    other ops, and users are never allocs); ``order``: a
+    :class:`~.liveness.ProgramOrder` of the function made before any alloc moved,
+    whose numbers order the ops of a block as their positions do (then none are made)."""
     block = alloc.parent_block()
     if block is None:
         return None
-    firsts = {ancestor_in(use.operation, block) for use in alloc.result.uses
-              if not isinstance(use.operation, ReleaseOp)}
-    firsts.discard(None)
+    firsts = []                 # (repeats: the same op, whose position is the same)
+    use = alloc.result.first_use
+    while use is not None:      # (alloc.result.uses, read along its links)
+        user = use._operation                   # noqa: SLF001
+        if not isinstance(user, ReleaseOp):
+            first = user if user.parent is block else ancestor_in(user, block)
+            if first is not None:
+                firsts.append(first)
+        use = use._next_use                     # noqa: SLF001
     if not firsts:
         return None
+    if len(firsts) == 1:
+        return firsts[0]
+    if order is not None:
+        return min(firsts, key=order.index.__getitem__)
     orders = {} if orders is None else orders
     if block not in orders:
-        orders[block] = {op: i for i, op in enumerate(block.ops)}
+        orders[block] = _positions(block)
     return min(firsts, key=orders[block].__getitem__)
+
+
+def _positions(block) -> dict[Operation, int]:
+    """Each op of ``block`` -> its position (the block read along its op links)."""
+    pos, i, op = {}, 0, block._first_op         # noqa: SLF001
+    while op is not None:
+        pos[op] = i
+        i += 1
+        op = op._next_op                        # noqa: SLF001
+    return pos
 
 
 def _passive(op: Operation) -> bool:
@@ -71,13 +94,17 @@ def _passive(op: Operation) -> bool:
     return isinstance(op, AllocOp) or (not op.regions and is_pure(op))
 
 
-def sink_allocs(func: FuncOp) -> int:
-    """Move every on-chip alloc of ``func`` just before its first use; returns how many moved."""
+def sink_allocs(func: FuncOp, allocs: list[AllocOp] | None = None, order=None) -> int:
+    """Move every on-chip alloc of ``func`` (``allocs``: they, in program order, if the caller
+    has them; ``order``: the function's :class:`~.liveness.ProgramOrder`, if it has it) just
+    before its first use; returns how many moved."""
     moved, orders = 0, {}
-    for alloc in [op for op in func.walk() if isinstance(op, AllocOp)]:
+    if allocs is None:
+        allocs = [op for op in func.walk() if isinstance(op, AllocOp)]
+    for alloc in allocs:
         if space_of(alloc.result) not in ON_CHIP or alloc.operands:
             continue
-        first = first_use_in_block(alloc, orders)
+        first = first_use_in_block(alloc, orders, order)
         if first is None:
             continue
         while first.prev_op is not alloc and _passive(first.prev_op):

@@ -94,7 +94,8 @@ from .coldest_fit import FreedMap, coldest_fit
 from .inplace import reuse_dying_inputs
 from ..dialects.effects import ATTR_BANK, ATTR_OFFSET, ATTR_PARTITION, Region, bytes_per_partition, is_view
 from .interval_index import IntervalIndex
-from .liveness import LiveRange, live_ranges
+from .placed import Placed
+from .liveness import LiveRange, ProgramOrder, live_ranges
 from . import psum_spill, spill as spilling
 from .spill_choice import choose as choose_spill
 from .target_option import module_target
@@ -224,23 +225,6 @@ def _dma_written(value, depth: int = 0) -> bool:
 # ------------------------------------------------------------------ direct allocation
 
 
-class Placed(list):
-    """The tensors placed so far (placement order), also indexed by live range so that the
-    ones live with a tensor are found in O(log n + k) instead of scanning them all."""
-
-    def __init__(self):
-        super().__init__()
-        self._by_live = IntervalIndex()
-
-    def append(self, t: Tensor) -> None:
-        self._by_live.insert(t.live.start, t.live.end, len(self))
-        super().append(t)
-
-    def live_with(self, t: Tensor) -> list[Tensor]:
-        """The placed tensors whose live range meets ``t``'s, in placement order."""
-        return [self[i] for i in sorted(self._by_live.query(t.live.start, t.live.end))]
-
-
 def _candidates(t: Tensor, placed: list[Tensor]) -> list[Tensor]:
     return placed.live_with(t) if isinstance(placed, Placed) else placed
 
@@ -351,7 +335,12 @@ def _try_place(tensors: list[Tensor], arena: Arena, target: str, spread: bool = 
     for t in tensors:
         t.region, t.start = None, 0
     for t in [t for t in tensors if t.pinned] + [t for t in tensors if not t.pinned]:
-        if t.pinned:
+        if t.pinned and coldest:
+            # placed and checked as here by the best-fit pass this one follows (the same
+            # pinned tensors before it, a capacity >= its end): only its region is set
+            part, off = t.pinned
+            t.region = Region(arena.space, part, t.partitions, off, t.size)
+        elif t.pinned:
             _place_pinned(t, arena, placed, target)
         elif coldest:
             later.discard(index[id(t)])
@@ -397,7 +386,7 @@ def place_space(tensors: list[Tensor], arena: Arena, target: str, spread: bool =
             err.overflow = (failed, live)       # for spilling (place_function)
             raise err
         victim.set_copies(victim.copies - 1)
-    if coldest and not spread and tensors:
+    if coldest and not spread and not all(t.pinned for t in tensors):   # (pinned: placed)
         best = [t.region for t in tensors]
         peak = arena if arena.space == "psum" else \
             replace(arena, capacity=max(r.offset + r.size for r in best))
@@ -438,11 +427,13 @@ def place_function(func: FuncOp, target: str, max_copies: int = multibuffer.MAX_
 
 def _place_once(func: FuncOp, target: str, max_copies: int) -> list[Tensor]:
     by_space = arenas(target)
-    for op in func.walk():
-        if isinstance(op, AllocOp):
-            multibuffer.clear_copies(op)
-    sink_allocs(func)
-    tensors = _tensors(func, by_space, max_copies)
+    allocs = [op for op in func.walk() if isinstance(op, AllocOp)]
+    for op in allocs:
+        multibuffer.clear_copies(op)
+    order = ProgramOrder.of(func)
+    if sink_allocs(func, allocs, order):
+        order = ProgramOrder.of(func)       # (numbered again only when an alloc moved)
+    tensors = _tensors(func, by_space, max_copies, order)
     try:
         place_space([t for t in tensors if t.space == "sbuf"], by_space["sbuf"], target,
                     coldest=True)
@@ -460,10 +451,12 @@ def _place_once(func: FuncOp, target: str, max_copies: int) -> list[Tensor]:
     return tensors
 
 
-def _tensors(func: FuncOp, by_space: dict[str, Arena], max_copies: int) -> list[Tensor]:
-    """The on-chip allocs of ``func`` as :class:`Tensor` s (program order), unplaced."""
+def _tensors(func: FuncOp, by_space: dict[str, Arena], max_copies: int,
+             order: ProgramOrder | None = None) -> list[Tensor]:
+    """The on-chip allocs of ``func`` as :class:`Tensor` s (program order), unplaced
+    (``order``: the function's current numbering, if the caller has it)."""
     return [_tensor(lr, by_space[space_of(lr.alloc.result)], max_copies)
-            for lr in live_ranges(func) if space_of(lr.alloc.result) in ON_CHIP]
+            for lr in live_ranges(func, order) if space_of(lr.alloc.result) in ON_CHIP]
 
 
 def _annotate(t: Tensor, slots: dict) -> None:

@@ -7,9 +7,13 @@ allocation of a value defined inside it.  Upstream builds the whole effect set f
 loop (``RecursiveMemoryEffect``) that is the union of every nested op's effects, so each op
 of an n-deep loop nest is asked n + 1 times per walk, although the first write found settles
 it.  :func:`is_trivially_dead` gives the same answer, stopping at the first effect that
-keeps the op (or at an op with unknown effects), with each op class's traits looked up once.
-:func:`greedy` is the applier our passes use: upstream's without its own check, this one as
-its first pattern (erase, as upstream does, before any other pattern is tried).
+keeps the op (or at an op with unknown effects), with each op class's traits looked up once;
+an instruction (:class:`~nki_mlir.dialects.instruction.OperandEffects`) is asked only whether
+it writes (:meth:`~nki_mlir.dialects.instruction.OperandEffects.writes_memory`), without
+building its effect set.
+:func:`greedy` is upstream's applier with this check as its first pattern (erase, as upstream
+does, before any other pattern is tried); our passes apply the same per op in
+:func:`.rewrite_walk.rewrite_walk`.
 """
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, 
 from xdsl.traits import (IsTerminator, MemoryEffect, MemoryEffectKind, RecursiveMemoryEffect,
                          SymbolOpInterface)
 from xdsl.transforms.dead_code_elimination import is_trivially_dead as _upstream
+
+from ..dialects.instruction import OperandEffects
 
 _READ, _ALLOC = MemoryEffectKind.READ, MemoryEffectKind.ALLOC
 _HAS_TRAIT = Operation.has_trait.__func__           # type: ignore[attr-defined]
@@ -49,6 +55,10 @@ def _only_local_effects(root: Operation, op: Operation) -> bool | None:
     if not traits:
         return False                    # unknown effects
     for t in traits:
+        if type(t) is OperandEffects:       # an instruction: reads, or writes (then kept)
+            if t.writes_memory(op):
+                return False
+            continue
         if type(t) is RecursiveMemoryEffect:    # the union of the nested ops' effects
             for region in op.regions:
                 for block in region.blocks:

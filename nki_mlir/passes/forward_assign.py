@@ -62,6 +62,10 @@ class ForwardAssign(RewritePattern):
             order = self._order[block] = number_ops(block)
         return order
 
+    @staticmethod
+    def applies_to(cls: type[Operation]) -> bool:
+        return cls.name == "nki.tensor_copy"
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.name != "nki.tensor_copy" or ASSIGN_ATTR not in op.attributes:
             return

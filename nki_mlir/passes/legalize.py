@@ -18,20 +18,15 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, MemRefType, ModuleOp, StringAttr, f32, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from .. import dtypes
 from ..dialects import nki
 from ..dialects.common import dtype_of, free_size, memref, shape_of, space_of
 from ..dialects.ods_ops import op_class
-from .dead_ops import greedy
 from .forward_assign import ForwardAssign
 from .legalize_math import LegalizeMath
+from .rewrite_walk import op_type_pattern, rewrite_walk
 
 
 def _with_loc(src: Operation, ops: list[Operation]) -> list[Operation]:
@@ -57,7 +52,7 @@ def _name(op: Operation, suffix: str) -> str | None:
 class LegalizeZeros(RewritePattern):
     """``%t = nki.zeros() : T``  ->  ``%t = nki.ndarray() : T; nki.memset(dst=%t, value=0)``."""
 
-    @op_type_rewrite_pattern
+    @op_type_pattern
     def match_and_rewrite(self, op: nki.ZerosOp, rewriter: PatternRewriter) -> None:
         t = op.result.type
         alloc = nki.NdarrayOp.build(result_types=[t], properties=dict(op.properties))
@@ -74,7 +69,7 @@ class LegalizeZeros(RewritePattern):
 class LegalizeLoad(RewritePattern):
     """``%t = nki.load(src=%hbm)``  ->  ``%t = nki.ndarray : sbuf; nki.dma_copy(dst=%t, src=%hbm)``."""
 
-    @op_type_rewrite_pattern
+    @op_type_pattern
     def match_and_rewrite(self, op: nki.LoadOp, rewriter: PatternRewriter) -> None:
         alloc = nki.NdarrayOp.build(result_types=[op.result.type])
         copy = op_class("nki.dma_copy").build(operands=[alloc.result, op.src])
@@ -84,7 +79,7 @@ class LegalizeLoad(RewritePattern):
 class LegalizeStore(RewritePattern):
     """``nki.store(dst=%hbm, value=%t)`` -> ``nki.dma_copy`` (PSUM values go through an SBUF copy)."""
 
-    @op_type_rewrite_pattern
+    @op_type_pattern
     def match_and_rewrite(self, op: nki.StoreOp, rewriter: PatternRewriter) -> None:
         ops: list[Operation] = []
         value: SSAValue = op.value
@@ -102,7 +97,7 @@ class LegalizeBinary(RewritePattern):
     A scalar ``y`` or a ``[P,1]`` ``y`` against a wider ``x`` becomes ``tensor_scalar``.
     """
 
-    @op_type_rewrite_pattern
+    @op_type_pattern
     def match_and_rewrite(self, op: nki.AddOp | nki.MultiplyOp, rewriter: PatternRewriter) -> None:
         token = "add" if isinstance(op, nki.AddOp) else "multiply"
         alloc = nki.NdarrayOp.build(result_types=[op.result.type])
@@ -119,7 +114,7 @@ class LegalizeBinary(RewritePattern):
 class LegalizeExp(RewritePattern):
     """``%r = nki.exp(x=%a)`` -> ``%r = nki.ndarray; nki.activation(dst=%r, data=%a, scale=1.0, op=exp)``."""
 
-    @op_type_rewrite_pattern
+    @op_type_pattern
     def match_and_rewrite(self, op: nki.ExpOp, rewriter: PatternRewriter) -> None:
         alloc = nki.NdarrayOp.build(result_types=[op.result.type])
         one = _f32(1.0)
@@ -135,7 +130,7 @@ class LegalizeMatmul(RewritePattern):
     copied to SBUF, since the stationary operand must hold the contraction on partitions.
     """
 
-    @op_type_rewrite_pattern
+    @op_type_pattern
     def match_and_rewrite(self, op: nki.MatmulOp, rewriter: PatternRewriter) -> None:
         ops: list[Operation] = []
         stationary: SSAValue = op.x
@@ -159,13 +154,10 @@ class NkiLegalize(ModulePass):
     name = "nki-legalize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            greedy([LegalizeZeros(), LegalizeLoad(), LegalizeStore(), LegalizeBinary(),
-                    LegalizeExp(), LegalizeMatmul(), LegalizeMath()]),
-            apply_recursively=False,
-        ).rewrite_module(op)
+        rewrite_walk(op, [LegalizeZeros(), LegalizeLoad(), LegalizeStore(), LegalizeBinary(),
+                          LegalizeExp(), LegalizeMatmul(), LegalizeMath()])
         # t[...] = value (Beta 1): the producer writes t directly (forward_assign.py)
-        PatternRewriteWalker(ForwardAssign(), apply_recursively=False).rewrite_module(op)
+        rewrite_walk(op, [ForwardAssign()], erase_dead=False)
 
 
 __all__ = ["NkiLegalize", "i64"]

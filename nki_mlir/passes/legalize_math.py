@@ -429,6 +429,10 @@ LOWERINGS = {
 class LegalizeMath(RewritePattern):
     """Any generic sugar op -> its instructions (see the module docstring)."""
 
+    @staticmethod
+    def applies_to(cls: type[Operation]) -> bool:
+        return cls in LOWERINGS
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         fn = LOWERINGS.get(type(op))
         if fn is None:

@@ -33,7 +33,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 
 from ..dialects.nisa import AllocOp
-from ..dialects.effects import LOOP_OPS, enclosing_loops, is_view
+from ..dialects.effects import LOOP_OPS, VIEW_OPS, enclosing_loops, is_view  # noqa: F401
 
 
 @dataclass
@@ -82,13 +82,21 @@ class ProgramOrder:
         return order
 
     def _number(self, op: Operation) -> int:
-        self.index[op] = len(self.index)
+        """Number ``op`` and the ops inside it (an op without regions is numbered in place,
+        its block read along its ops' links: no call per op)."""
+        index, last = self.index, self.last
+        index[op] = len(index)
         for region in op.regions:
             for block in region.blocks:
-                for child in block.ops:
-                    self._number(child)
-        self.last[op] = len(self.index) - 1
-        return self.last[op]
+                child = block._first_op                 # noqa: SLF001
+                while child is not None:
+                    if child.regions:
+                        self._number(child)
+                    else:
+                        last[child] = index[child] = len(index)
+                    child = child._next_op              # noqa: SLF001
+        last[op] = len(index) - 1
+        return last[op]
 
 
 def users_through_views(value: SSAValue) -> list[Operation]:
@@ -97,11 +105,17 @@ def users_through_views(value: SSAValue) -> list[Operation]:
     work = [value]
     while work:
         v = work.pop()
-        for use in v.uses:
-            found.append(use.operation)
-            if is_view(use.operation):
-                work.extend(use.operation.results)
+        use = v.first_use
+        while use is not None:          # (v.uses, read along its links)
+            user = use._operation       # noqa: SLF001
+            found.append(user)
+            if user.name in _VIEWS:     # is_view
+                work.extend(user.results)
+            use = use._next_use         # noqa: SLF001
     return found
+
+
+_VIEWS = frozenset(VIEW_OPS)
 
 
 def outermost_loop_between(op: Operation, ancestor_of_def: Operation) -> Operation | None:
@@ -117,12 +131,19 @@ def outermost_loop_between(op: Operation, ancestor_of_def: Operation) -> Operati
 
 def live_range(alloc: AllocOp, order: ProgramOrder) -> LiveRange:
     """The live range of one alloc (see the module docstring)."""
-    start = order.index[alloc]
+    index = order.index
+    start = index[alloc]
     owner = alloc.parent_op()
+    block = alloc.parent
     end = start
     for user in users_through_views(alloc.result):
-        loop = outermost_loop_between(user, owner) if owner is not None else None
-        end = max(end, order.last[loop] if loop is not None else order.index[user])
+        if user.parent is block:        # no loop between (the common case, asked directly)
+            n = index[user]
+        else:
+            loop = outermost_loop_between(user, owner) if owner is not None else None
+            n = order.last[loop] if loop is not None else index[user]
+        if n > end:
+            end = n
     loops = enclosing_loops(alloc)
     if not loops:
         return LiveRange(alloc, start, end)
@@ -130,8 +151,9 @@ def live_range(alloc: AllocOp, order: ProgramOrder) -> LiveRange:
     return LiveRange(alloc, start, end, loop, body=(order.index[loop], order.last[loop]))
 
 
-def live_ranges(func: FuncOp) -> list[LiveRange]:
-    """Live ranges of every ``nisa.alloc`` in ``func``, in program order."""
-    order = ProgramOrder.of(func)
-    allocs = [op for op in func.walk() if isinstance(op, AllocOp)]
+def live_ranges(func: FuncOp, order: ProgramOrder | None = None) -> list[LiveRange]:
+    """Live ranges of every ``nisa.alloc`` in ``func``, in program order (``order``: the
+    function's numbering, if the caller has it)."""
+    order = ProgramOrder.of(func) if order is None else order
+    allocs = [op for op in order.index if isinstance(op, AllocOp)]     # (numbered in order)
     return [live_range(a, order) for a in allocs]

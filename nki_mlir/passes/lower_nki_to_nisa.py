@@ -21,18 +21,14 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.utils.exceptions import VerifyException
 
 from ..dialects import nisa, nki
 from ..dialects.common import i64_attr, str_attr
 from ..dialects.instruction import DIRECT_LOWERINGS
-from .dead_ops import greedy
+from .replace_in_place import replace_one, replace_ops
+from .rewrite_walk import nested_ops, op_type_pattern, rewrite_walk
 
 
 def _engine(op: Operation, default: str) -> StringAttr:
@@ -40,16 +36,10 @@ def _engine(op: Operation, default: str) -> StringAttr:
     return e if isinstance(e, StringAttr) and e.data != "unknown" else str_attr(default)
 
 
-def _replace(rewriter: PatternRewriter, op: Operation, new: list[Operation], results=None) -> None:
-    for n in new:
-        n.location = op.location
-    rewriter.replace(op, new, results if results is not None else [])
-
-
 class LowerNdarray(RewritePattern):
     """``%t = nki.ndarray(name=a, address=[0, 64]) : T`` -> ``%t = nisa.alloc {nkim.name = "a", nkim.address = [0, 64]} : T``."""
 
-    @op_type_rewrite_pattern
+    @op_type_pattern
     def match_and_rewrite(self, op: nki.NdarrayOp, rewriter: PatternRewriter) -> None:
         attrs = {}
         if op.tensor_name is not None:
@@ -59,9 +49,9 @@ class LowerNdarray(RewritePattern):
         if op.address is not None:
             attrs["nkim.address"] = op.address
         props = {"alignment": i64_attr(64)} if op.result.type.memory_space.space.data in ("sbuf", "psum") else {}
-        new = nisa.AllocOp.build(operands=[[]], result_types=[op.result.type], properties=props,
-                                 attributes=attrs)
-        _replace(rewriter, op, [new], [new.result])
+        new = nisa.AllocOp.create(result_types=[op.result.type], properties=props, attributes=attrs)
+        new.location = op.location
+        replace_one(rewriter, op, new)
 
 
 
@@ -73,13 +63,19 @@ class LowerDirect(RewritePattern):
     ``nki.bn_stats(dst=T %d, data=T %x)`` -> ``nisa.bn_stats(dst=T %d, data=T %x) engine=vector``.
     """
 
+    @staticmethod
+    def applies_to(cls: type[Operation]) -> bool:
+        return cls.name in DIRECT_LOWERINGS
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         rule = DIRECT_LOWERINGS.get(op.name)
         if rule is None:
             return
         if rule.build is not None:  # not 1:1 (an instruction definition's isa form)
             new_ops = rule.build(op)
-            _replace(rewriter, op, new_ops, list(new_ops[-1].results))
+            for n in new_ops:
+                n.location = op.location
+            replace_ops(rewriter, op, new_ops)
             return
         props = dict(rule.properties(op)) if rule.properties else dict(op.properties)
         if rule.engine is not None:  # None: not an instruction (a view, a constant)
@@ -87,7 +83,8 @@ class LowerDirect(RewritePattern):
             props["engine"] = _engine(op, default)
         new = rule.target.create(operands=list(op.operands), result_types=[r.type for r in op.results],
                                  properties=props, attributes=dict(op.attributes))
-        _replace(rewriter, op, [new], list(new.results))
+        new.location = op.location
+        replace_one(rewriter, op, new)
 
 
 PATTERNS = (LowerDirect, LowerNdarray)
@@ -100,8 +97,8 @@ class LowerNkiToNisa(ModulePass):
     name = "lower-nki-to-nisa"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(greedy([p() for p in PATTERNS]), apply_recursively=False).rewrite_module(op)
-        left = [o.name for o in op.walk() if o.name.startswith("nki.")]
+        rewrite_walk(op, [p() for p in PATTERNS])
+        left = [o.name for o in (op, *nested_ops(op)) if o.name.startswith("nki.")]
         if left:
             raise VerifyException(f"lower-nki-to-nisa: ops left unlowered: {sorted(set(left))} "
                                   f"(run nki-legalize first for sugar ops)")

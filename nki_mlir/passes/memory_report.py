@@ -42,7 +42,32 @@ SPACES = ("sbuf", "psum")
 def max_live(tensors) -> int:
     """Max over program points and partitions of the live footprints (module docstring).
     ``tensors``: placed tensors of ONE function (``.region``, ``.live.start/.end``).
-    The per-partition loads are one NumPy vector (a footprint adds to a partition range)."""
+    The partitions are cut where some footprint's partition range starts or ends: each
+    piece has one load (a Python int per piece, not a NumPy update per event; ranges that
+    wrap around use :func:`max_live_vector`)."""
+    spans = [_partitions(t.region) for t in tensors]
+    if any(type(s) is not slice for s in spans):
+        return max_live_vector(tensors)
+    cuts = sorted({0, PARTITIONS, *(p for s in spans if s.start < s.stop for p in (s.start, s.stop))})
+    piece = {c: i for i, c in enumerate(cuts)}
+    events: dict[int, list[tuple[int, int, int]]] = {}
+    for t, s in zip(tensors, spans):
+        if s.start < s.stop:
+            lo, hi, size = piece[s.start], piece[s.stop], t.region.size
+            events.setdefault(t.live.start, []).append((lo, hi, size))
+            events.setdefault(t.live.end + 1, []).append((lo, hi, -size))
+    load = [0] * (len(cuts) - 1)
+    best = 0
+    for point in sorted(events):
+        for lo, hi, delta in events[point]:
+            for i in range(lo, hi):
+                load[i] += delta
+        best = max(best, max(load))
+    return best
+
+
+def max_live_vector(tensors) -> int:
+    """:func:`max_live` with the per-partition loads in one NumPy vector."""
     events: dict[int, list[tuple[int, object]]] = {}
     for t in tensors:
         events.setdefault(t.live.start, []).append((+1, t))

@@ -53,23 +53,26 @@ def test_same_answer_as_upstream_for_every_op():
             [a for a in answers if a[1] != a[2]]
 
 
-def test_passes_erase_the_ops_upstream_erases():
-    """The passes with upstream's applier (dce_enabled) print the same module."""
+def upstream_walk(root, patterns, erase_dead=True):
+    """What :func:`nki_mlir.passes.rewrite_walk.rewrite_walk` stands for: xDSL's walker with
+    upstream's greedy applier (its own dead-op check) or the single pattern."""
+    from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
+    pattern = GreedyRewritePatternApplier(list(patterns)) if erase_dead else patterns[0]
+    return PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(root)
+
+
+def test_passes_erase_the_ops_upstream_erases(monkeypatch):
+    """The passes with upstream's walker and applier (dce_enabled) print the same module."""
     from nki_mlir.driver.pipeline import print_module
-    from xdsl.pattern_rewriter import GreedyRewritePatternApplier
+    import nki_mlir.passes.legalize as lg
+    import nki_mlir.passes.lower_nki_to_nisa as lw
     ours, theirs = _module(), _module()
     for p in (NkiLegalize(), LowerNkiToNisa()):
         p.apply(Context(), ours)
-    real = dead_ops.greedy
-    try:
-        dead_ops_greedy = lambda pats: GreedyRewritePatternApplier(list(pats))  # noqa: E731
-        import nki_mlir.passes.legalize as lg
-        import nki_mlir.passes.lower_nki_to_nisa as lw
-        lg.greedy = lw.greedy = dead_ops_greedy
-        for p in (NkiLegalize(), LowerNkiToNisa()):
-            p.apply(Context(), theirs)
-    finally:
-        lg.greedy = lw.greedy = real
+    monkeypatch.setattr(lg, "rewrite_walk", upstream_walk)
+    monkeypatch.setattr(lw, "rewrite_walk", upstream_walk)
+    for p in (NkiLegalize(), LowerNkiToNisa()):
+        p.apply(Context(), theirs)
     assert print_module(ours) == print_module(theirs)
 
 

@@ -232,11 +232,12 @@ def written_first(op: nisa.AllocOp, blocks: dict | None = None,
     mine = blocks_of(op, blocks) if blocks is not None else None
     skips = {} if skips is None else skips
     cur = op
+    users = [id(use.operation) for use in v.uses]
     for _ in range(_APART_SCAN + 1):
         nxt = _next_memory_op(cur, skips)
-        for use in v.uses:  # a use between ``cur`` and ``nxt`` (a subview, ...): None
+        for u in users:  # a use between ``cur`` and ``nxt`` (a subview, ...): None
             # (every op walked over is in ``skips``, mapped to ``nxt``; a later one is not)
-            if skips.get(id(use.operation), _ABSENT) is nxt:
+            if skips.get(u, _ABSENT) is nxt:
                 return None
         if nxt is None:
             return None

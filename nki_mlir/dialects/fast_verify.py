@@ -41,7 +41,8 @@ from xdsl.irdl.operations import (AttrSizedOperandSegments, AttrSizedRegionSegme
                                   AttrSizedResultSegments, AttrSizedSuccessorSegments, OpDef,
                                   OptionalDef, OptPropertyDef, VarIRConstruct, VariadicDef,
                                   irdl_op_verify_regions, verify_variadic_size)
-from xdsl.ir import Operation
+from xdsl.ir import ErasedSSAValue, Operation
+from xdsl.utils.exceptions import VerifyException
 
 _upstream_verify = OpDef.verify
 _item = tuple.__getitem__      # operand / result tuples (SSAValues) without their Python __getitem__
@@ -393,3 +394,36 @@ def _check_context_fields() -> bool:
 if _check_context_fields():
     VerificationContext.__init__ = _context_init  # type: ignore[method-assign]
     InferenceContext.__init__ = _context_init     # type: ignore[method-assign]
+
+
+# ------------------------------------------------------------ the per-op structural checks
+#
+# ``Operation.verify`` checks every op's operands (none erased), its successors and, for the
+# last op of a block, the terminator rules, then verifies its regions and calls its
+# ``verify_``.  For an op without successors that is not the last op of its block (nearly
+# every op of a large kernel) the successor and terminator checks have nothing to look at:
+# :func:`_op_verify` makes the remaining checks in the same order with the same messages,
+# reading the op's tuples directly; any other op gets upstream's method.
+
+_upstream_op_verify = Operation.verify
+
+
+def _op_verify(self: Operation, verify_nested_ops: bool = True) -> None:
+    """``Operation.verify`` (see above)."""
+    block = self.parent
+    if self._successors or block is None or block._last_op is self:   # noqa: SLF001
+        return _upstream_op_verify(self, verify_nested_ops)
+    for operand in self._operands:                                      # noqa: SLF001
+        if isinstance(operand, ErasedSSAValue):
+            raise ValueError("Erased SSA value is used by the operation")
+    if verify_nested_ops:
+        for region in self.regions:
+            region.verify()
+    try:
+        self.verify_()
+    except VerifyException as err:
+        self.emit_error(f"Operation does not verify: {err}", err)
+    return None
+
+
+Operation.verify = _op_verify  # type: ignore[method-assign]

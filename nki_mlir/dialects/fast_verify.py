@@ -14,7 +14,10 @@ variadic definitions without them), then regions, successors and properties as u
 does.  A constraint without variables has one verdict per type, so
 the types it accepted are remembered (per constraint and type object: types are immutable
 and shared) and not checked again.  Any failure goes to the upstream verifier, which raises
-the upstream message; so an op passes here exactly when it passes upstream.  Remove this
+the upstream message; so an op passes here exactly when it passes upstream.  The verdict
+on an op without regions and successors depends only on its definition, operand / result
+types and properties (and a segment-size attribute): a combination that passed is
+remembered by identity (:data:`_OPS_OK`, as the view ops below) and not checked again.  Remove this
 override when the pinned xDSL verifies as fast by itself.
 
 The own verifiers (``verify_``) of ``memref.reinterpret_cast`` and ``memref.subview`` (the
@@ -38,7 +41,8 @@ from xdsl.irdl.operations import (AttrSizedOperandSegments, AttrSizedRegionSegme
                                   AttrSizedResultSegments, AttrSizedSuccessorSegments, OpDef,
                                   OptionalDef, OptPropertyDef, VarIRConstruct, VariadicDef,
                                   irdl_op_verify_regions, verify_variadic_size)
-from xdsl.ir import Operation
+from xdsl.ir import ErasedSSAValue, Operation
+from xdsl.utils.exceptions import VerifyException
 
 _upstream_verify = OpDef.verify
 _item = tuple.__getitem__      # operand / result tuples (SSAValues) without their Python __getitem__
@@ -207,12 +211,54 @@ def _plan(op_def: OpDef) -> _Plan | None:
     return hit[1]
 
 
+#: :func:`_op_key` -> the objects whose ids it holds, for the ops that passed :func:`verify`;
+#: the objects are kept alive, so the ids stay theirs while remembered
+_OPS_OK: dict[tuple, tuple] = {}
+
+
+def _op_key(op_def: OpDef, plan: _Plan, op: Operation) -> tuple:
+    """What :func:`verify`'s verdict on ``op`` (no regions, no successors) depends on: the
+    definition, the operand and result types (their number gives the segment split of
+    same-size variadics), the properties and, when a segment-size list is an attribute,
+    that attribute -- by object identity (attributes are immutable)."""
+    key = (id(op_def), tuple([id(v.type) for v in op._operands]),   # noqa: SLF001 -- the tuple
+           tuple([id(r.type) for r in op.results]),
+           tuple([(k, id(v)) for k, v in op.properties.items()]))
+    for lp in (plan.operands, plan.results):
+        if lp.segments is not None and not lp.as_property:
+            key += (id(op.attributes.get(lp.segments)),)
+    return key
+
+
+def _remember(op_def: OpDef, plan: _Plan, op: Operation, key: tuple) -> None:
+    if len(_OPS_OK) >= 1 << 16:
+        _OPS_OK.clear()
+    _OPS_OK[key] = (op_def, tuple([v.type for v in op._operands]),   # noqa: SLF001
+                    tuple([r.type for r in op.results]), tuple(op.properties.values()),
+                    tuple([op.attributes.get(lp.segments) for lp in (plan.operands, plan.results)
+                           if lp.segments is not None and not lp.as_property]))
+
+
 def verify(self: OpDef, op: Operation) -> None:
     """``OpDef.verify``: the op satisfies the definition's invariants (else the upstream
-    ``VerifyException``)."""
+    ``VerifyException``).  An op without regions and successors whose key (:func:`_op_key`)
+    passed before is not checked again."""
     plan = _plan(self)
     if plan is None:
         return _upstream_verify(self, op)
+    key = None
+    if not (plan.regions or plan.successors or op.regions or op.successors):
+        key = _op_key(self, plan, op)
+        if key in _OPS_OK:
+            return None
+    _checks(self, plan, op)
+    if key is not None:
+        _remember(self, plan, op, key)
+    return None
+
+
+def _checks(self: OpDef, plan: _Plan, op: Operation) -> None:
+    """:func:`verify` without the memo."""
     ctx = VerificationContext()
     try:
         ok = (_check_list(plan.operands, op, op._operands, ctx)    # noqa: SLF001 -- the tuple
@@ -348,3 +394,36 @@ def _check_context_fields() -> bool:
 if _check_context_fields():
     VerificationContext.__init__ = _context_init  # type: ignore[method-assign]
     InferenceContext.__init__ = _context_init     # type: ignore[method-assign]
+
+
+# ------------------------------------------------------------ the per-op structural checks
+#
+# ``Operation.verify`` checks every op's operands (none erased), its successors and, for the
+# last op of a block, the terminator rules, then verifies its regions and calls its
+# ``verify_``.  For an op without successors that is not the last op of its block (nearly
+# every op of a large kernel) the successor and terminator checks have nothing to look at:
+# :func:`_op_verify` makes the remaining checks in the same order with the same messages,
+# reading the op's tuples directly; any other op gets upstream's method.
+
+_upstream_op_verify = Operation.verify
+
+
+def _op_verify(self: Operation, verify_nested_ops: bool = True) -> None:
+    """``Operation.verify`` (see above)."""
+    block = self.parent
+    if self._successors or block is None or block._last_op is self:   # noqa: SLF001
+        return _upstream_op_verify(self, verify_nested_ops)
+    for operand in self._operands:                                      # noqa: SLF001
+        if isinstance(operand, ErasedSSAValue):
+            raise ValueError("Erased SSA value is used by the operation")
+    if verify_nested_ops:
+        for region in self.regions:
+            region.verify()
+    try:
+        self.verify_()
+    except VerifyException as err:
+        self.emit_error(f"Operation does not verify: {err}", err)
+    return None
+
+
+Operation.verify = _op_verify  # type: ignore[method-assign]

@@ -37,7 +37,7 @@ from .instruction import (DEFINED_OPS, ELEMENTWISE_OPS, FULL_WRITES, NisaInstruc
 from .ods_forms import FloatList, PairList, Tiles, form_record, lowering
 from .ods import (REQUIRED, Engine, EnumProp, Flag, InstructionDef, Int, IntList, IntPair, OpToken,
                   Scalar, Tile)
-from .ods_verify_memo import PASSED, TYPES_ONLY, generic_key, passed
+from .ods_verify_memo import PASSED, TYPES_ONLY, generic_key, passed, verified_with
 from .vector_rules import arith_only, start_partitions
 
 #: the property constraint of each kind of :class:`~.ods.Property`
@@ -165,7 +165,9 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     Steps 1-6 depend only on ``op``'s class, target, operand types (their shapes, dtypes and
     memories) and properties: a combination that passed them is not checked again
     (:mod:`.ods_verify_memo`; not for a definition with an operand kind that checks itself),
-    nor ``rec.verify`` when it is marked ``types_only`` (but for its ``also`` part).
+    nor ``rec.verify`` when it is marked ``types_only`` (but for its ``also`` part); one
+    marked ``types_and(extra)`` is not checked again for a combination and ``extra(op)``
+    that passed it.
 
     Raises:
         VerifyException: the first rule ``op`` breaks, as ``nisa.<name>: ...``.
@@ -174,13 +176,13 @@ def verify_definition(op: Operation, rec: InstructionDef) -> None:
     if key is not None and key in PASSED:
         if rec.verify is not None:
             if rec.verify not in TYPES_ONLY:
-                rec.verify(op)
+                verified_with(op, rec.verify, key)
             elif (also := TYPES_ONLY[rec.verify]) is not None:
                 also(op)
     else:
         _generic_checks(op, rec)
         if rec.verify is not None:
-            rec.verify(op)
+            verified_with(op, rec.verify, key)
         if key is not None:
             passed(op, key)
     if rec.start_partitions:

@@ -62,6 +62,39 @@ def types_only(also: Callable | None = None) -> Callable:
     return mark
 
 
+#: instruction ``verify`` functions whose verdict depends only on what a generic key holds and
+#: on ``extra(op)`` (plain hashable values the function itself reads off ``op``) -> ``extra``
+TYPES_AND: dict[Callable, Callable] = {}
+
+
+def types_and(extra: Callable) -> Callable:
+    """Decorator for an instruction definition's ``verify(op)`` that reads only ``op``'s
+    class, target, operand shapes / dtypes / memories and properties, and ``extra(op)``: a
+    hashable value of plain data (e.g. the values of constant operands) that ``verify``
+    computes with ``extra`` itself.  A combination (generic key, ``extra(op)``) that passed
+    is not checked again (:func:`verified_with`)."""
+    def mark(fn: Callable) -> Callable:
+        TYPES_AND[fn] = extra
+        return fn
+    return mark
+
+
+def verified_with(op: Operation, fn: Callable, key: tuple | None) -> None:
+    """``fn(op)`` (a definition's ``verify``), skipped when ``fn`` is marked :func:`types_and`
+    and passed before for ``op``'s generic ``key`` (None: no key) and ``extra(op)``."""
+    extra = TYPES_AND.get(fn)
+    if extra is None or key is None:
+        fn(op)
+        return
+    gen = _GENERATION[0]
+    full = (fn, key, extra(op))
+    if full in PASSED:
+        return
+    fn(op)
+    if gen == _GENERATION[0]:
+        passed(op, full)
+
+
 def types_verdict(check: Callable) -> Callable:
     """Decorator for an op class's own ``verify_(self)`` that reads only the op's class,
     operand shapes / dtypes / memories and properties (no target, no defining ops): a

@@ -184,6 +184,7 @@ class NisaDmaCopyIndirectOp(_DmaCopyIndirect, NisaInstruction):
     name = "nisa.dma_copy_indirect"
     oob_is_err = opt_prop_def(IntegerAttr)
 
+    @types_verdict      # (reads operand shapes, dtypes, memories and properties only)
     def verify_(self) -> None:
         super().verify_()
         rules.engine(self, ("dma", "sync", "scalar", "gpsimd"))

@@ -36,7 +36,7 @@ from ..diagnostics import error_at
 from ..dialects import matmul_rules, rules
 from ..dialects.common import bool_attr, prop_flag
 from ..dialects.nisa import ACCUMULATE
-from ..dialects.ods_verify_memo import types_only
+from ..dialects.ods_verify_memo import types_and, types_only
 from ..dialects.ods import Engine, EnumProp, Flag, Formula, IntPair, Scalar, Tile
 from ..dialects.ods_forms import IsaForm
 from ..errors import NKITypeError, NKIRuntimeError
@@ -130,11 +130,18 @@ def _const_int(v) -> int | None:
     return int(val.value.data) if isinstance(val, IntegerAttr) else None
 
 
+def _tile_pos(op) -> tuple:
+    """The values of ``nisa.matmul``'s ``row_pos`` / ``col_pos`` operands that are given
+    (None for one that is not a constant)."""
+    return tuple(_const_int(v) for v in (op.row_pos, op.col_pos) if v is not None)
+
+
+@types_and(_tile_pos)
 def _verify_isa_matmul(op) -> None:
     """``nisa.matmul``: the matmul rules with ``perf_opt`` and the ``row_pos`` / ``col_pos``
-    constants."""
+    constants (beyond them it reads only the operand types, properties and target)."""
     perf = op.perf_opt.data if op.perf_opt is not None else "none_"
-    pos = tuple(_const_int(v) for v in (op.row_pos, op.col_pos) if v is not None)
+    pos = _tile_pos(op)
     matmul_rules.matmul(op, op.dst, op.stationary, op.moving,
                         transpose=prop_flag(op, "is_transpose"),
                         perf_mode="none" if perf == "none_" else perf,

@@ -72,9 +72,9 @@ class Decoder:
         #: the first memory-touching op after each alloc-like op, by ``id`` (memo of
         #: :func:`.isa_memory.written_first`)
         self.next_memory_op: dict[int, Operation | None] = {}
-        #: the closure built for each op so far (output forwarding evaluates some ahead,
-        #: :mod:`.out_forward`)
-        self.built: dict[Operation, Closure] = {}
+        #: the closure built for each op so far, by the op's ``id`` (output forwarding
+        #: evaluates some ahead, :mod:`.out_forward`; the IR outlives the decode)
+        self.built: dict[int, Closure] = {}
         #: ``(type, shape, dtype, space)`` of every memref type decoded so far, by ``id`` (the
         #: type is kept alive, so its id stays its own): identical types of many values are
         #: read once (a type that cannot be decoded is never kept: each op reports it)
@@ -91,7 +91,16 @@ class Decoder:
         s = self.nslots
         self.nslots = s + 1
         self.slot_of[v] = s
-        if isinstance(v.type, MemRefType):
+        t = v.type
+        hit = self.type_facts.get(id(t))
+        if hit is not None and hit[0] is t:   # (:meth:`buffer_info` of a memref type seen before)
+            space = hit[3]
+            flags = None
+            if space == "psum":
+                flags = self.nslots
+                self.nslots = flags + 1
+            self.bufs[v] = Buf(s, flags, hit[1], hit[2], space, v)
+        elif isinstance(t, MemRefType):
             self.bufs[v] = self.buffer_info(op, v, s)
         return s
 
@@ -185,7 +194,7 @@ class Decoder:
             c, step = dispatch(self, op)
             if c is not None:
                 out.append(c)
-                self.built[op] = c
+                self.built[id(op)] = c
             if plan is not None:
                 if step is UNSUPPORTED:
                     plan = None

@@ -45,7 +45,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import BlockArgument, Operation, OpResult
 from xdsl.irdl import IRDLOperation
 
-from ..dialects.effects import accesses, base_buffer, written
+from ..dialects.effects import VIEW_OPS, accesses, base_buffer, written
 from .blocks import alone, placement
 from .env import STATE, Closure
 
@@ -54,17 +54,52 @@ if TYPE_CHECKING:
 
 
 def _args_written(dec: Decoder, func_op: Operation) -> bool:
-    """Whether some instruction of ``func_op`` writes a function argument (or a view of one)."""
+    """Whether some instruction of ``func_op`` writes a function argument (or a view of one):
+    a ``nisa`` instruction one of whose written operands (:func:`written`) has a block
+    argument as its :func:`base_buffer`.
+
+    Only the users of such values are looked at: the values whose base buffer is a block
+    argument are the block arguments of the blocks in ``func_op`` and, transitively, the
+    results of the view ops (``VIEW_OPS``) taking one as their first operand -- the chain
+    :func:`base_buffer` walks back -- and every user of a value defined in ``func_op`` is in
+    ``func_op``."""
     cached = dec.memo.get("args written")
     if cached is None:
-        cached = False
-        for op in func_op.walk():
-            if op.name.startswith("nisa.") and isinstance(op, IRDLOperation) and \
-                    any(isinstance(base_buffer(v), BlockArgument) for v in written(op)):
-                cached = True
-                break
+        cached = any(_writes_a_view(x) for x in _arg_views(func_op))
         dec.memo["args written"] = cached
     return cached
+
+
+def _arg_views(func_op: Operation) -> list:
+    """The values defined in ``func_op`` whose :func:`base_buffer` is a block argument."""
+    todo = []
+    stack = list(func_op.regions)
+    while stack:
+        region = stack.pop()
+        for block in region.blocks:
+            todo.extend(block.args)
+            for op in block.ops:
+                if op.regions:
+                    stack.extend(op.regions)
+    out = []
+    while todo:
+        x = todo.pop()
+        out.append(x)
+        for use in x.uses:
+            u = use.operation
+            if use.index == 0 and u.name in VIEW_OPS:
+                todo.extend(u.results)
+    return out
+
+
+def _writes_a_view(x) -> bool:
+    """Whether a ``nisa`` instruction using ``x`` writes it."""
+    for use in x.uses:
+        u = use.operation
+        if u.name.startswith("nisa.") and isinstance(u, IRDLOperation) and \
+                any(v is x for v in written(u)):
+            return True
+    return False
 
 
 def function_of(op: Operation) -> Operation | None:

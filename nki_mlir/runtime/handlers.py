@@ -89,6 +89,8 @@ def dispatch(dec: Decoder, op: Operation) -> tuple[Closure | None, object]:
     if c is not None and instruction:
         # enqueued in queue mode; the plan keeps the instruction's own closure
         return queues.wrap(dec, op, c), timing_plan.instruction(dec.schedule.infos[-1], c)
+    if name in timing_plan.SKIPPED:     # (a step of nothing: skipped by the walk)
+        return c, None
     return c, timing_plan.step(dec, op, c)
 
 

@@ -155,6 +155,7 @@ def matmul_closure(dec: Decoder, op):
     return guard(op, run)
 
 
+_ARG_SLOTS = object()      # (the key prefix of a function's argument slots in ``Decoder.memo``)
 #: bytes of float32 operand copies one matmul keeps per run (:func:`_converted`)
 CONVERTED_BYTES = 64 << 20
 
@@ -169,7 +170,10 @@ def _converted(dec: Decoder, op):
     if not args_read_only(dec, op):
         return None
     fop = function_of(op)
-    args = tuple(dec.slot_of[a] for a in fop.body.block.args if a in dec.slot_of)
+    args = dec.memo.get((_ARG_SLOTS, fop))   # (the arguments' slots, given before the body's)
+    if args is None:
+        args = dec.memo[(_ARG_SLOTS, fop)] = tuple(dec.slot_of[a] for a in fop.body.block.args
+                                                    if a in dec.slot_of)
     cs = dec.fresh()        # the run's {id(view): (view, copy)} (None until the first)
 
     def get(env, a, make):

@@ -229,7 +229,7 @@ def written_first(op: nisa.AllocOp, blocks: dict | None = None,
     kernel's own order, before ``nisa-schedule`` moved each alloc next to its first use --
     cost O(n) each, not a walk to the writer."""
     v = op.result
-    mine = blocks_of(op, blocks) if blocks is not None else None
+    mine = _ABSENT          # blocks_of(op, blocks) (None without blocks), when first needed
     skips = {} if skips is None else skips
     cur = op
     for _ in range(_APART_SCAN + 1):
@@ -241,14 +241,22 @@ def written_first(op: nisa.AllocOp, blocks: dict | None = None,
         if nxt is None:
             return None
         if nxt.name == "scf.for":
+            mine = _blocks(op, blocks) if mine is _ABSENT else mine
             return _written_in_loop(nxt, op, mine, blocks)
         found = _writes_whole(nxt, v)
         if found is not _ABSENT:
             return found
-        if v in nxt.operands or mine is None or not _apart(nxt, op, mine, blocks):
+        if v in nxt.operands:
+            return None
+        mine = _blocks(op, blocks) if mine is _ABSENT else mine
+        if mine is None or not _apart(nxt, op, mine, blocks):
             return None
         cur = nxt
     return None
+
+
+def _blocks(op, blocks: dict | None):
+    return blocks_of(op, blocks) if blocks is not None else None
 
 
 #: memory-touching instructions :func:`written_first` passes over, at most

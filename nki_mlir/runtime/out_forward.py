@@ -257,8 +257,8 @@ def copying(dec: Decoder, dma: Operation, impl: Closure, src: int) -> Closure:
         return impl
     pl.view = dec.slot_of[dma.dst]
     once = dec.memo.get("out once", {})
-    pl.pre = tuple(once.get(op) or dec.built[op] for op in pl.chain
-                   if op in once or dec.built.get(op) is not None)
+    pl.pre = tuple(once.get(op) or dec.built[id(op)] for op in pl.chain
+                   if op in once or dec.built.get(id(op)) is not None)
     bound = pl.bound
 
     def run(env):

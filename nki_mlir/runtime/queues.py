@@ -229,11 +229,11 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
     """The closure of instruction ``op``: runs ``closure`` in program-order mode, enqueues
     it in queue mode."""
     sched: Schedule = dec.schedule
-    q = op.attributes.get("nkim.queue")
-    qi = sched.queue_index(q.data if isinstance(q, StringAttr) else PROGRAM_QUEUE)
-    nid = op.attributes.get("nkim.id")
-    carried = []
-    loops = None
+    attrs = op.attributes    # (``is not None and``: an isinstance of None costs an ABC check)
+    q = attrs.get("nkim.queue")
+    qi = sched.queue_index(q.data if q is not None and isinstance(q, StringAttr) else PROGRAM_QUEUE)
+    nid = attrs.get("nkim.id")
+    carried, loops = [], None
     for entry in _ints(op, "nkim.deps_carried"):
         loops = loops if loops is not None else _enclosing_loops(op)
         if not (isinstance(entry, list) and len(entry) == 3 and 0 <= entry[1] < len(loops)):
@@ -252,9 +252,9 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
     if op.name == "nisa.matmul":
         matmul = op.psum_accumulate_flags.data if op.psum_accumulate_flags is not None else "auto"
     info = Info(sid=len(sched.infos), op=op, qi=qi,
-                nid=int(nid.value.data) if isinstance(nid, IntegerAttr) else None,
+                nid=int(nid.value.data) if nid is not None and isinstance(nid, IntegerAttr) else None,
                 deps=tuple(_ints(op, "nkim.deps")), carried=tuple(carried),
-                fence=isinstance(op.attributes.get("nkim.fence"), UnitAttr) or is_cross_core(op),
+                fence=(f := attrs.get("nkim.fence")) is not None and isinstance(f, UnitAttr) or is_cross_core(op),
                 eager=eager, drain=eager and bool(accs),
                 accesses=accs, matmul=matmul)
     if resolved is not None:

@@ -307,7 +307,8 @@ def unless_skipped(impl: Closure, slots: tuple[int, ...]) -> Closure:
 def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
     source, result = op.source, op.result
     src = dec.buf(op, source, "source")
-    base = dec.buf(op, _base(source), "source")
+    b = _base(source)
+    base = src if b is source else dec.buf(op, b, "source")
     offsets = op.static_offsets.get_values()
     sizes_v = op.static_sizes.get_values()
     strides_v = op.static_strides.get_values()

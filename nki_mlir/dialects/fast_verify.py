@@ -41,7 +41,7 @@ from xdsl.irdl.operations import (AttrSizedOperandSegments, AttrSizedRegionSegme
                                   AttrSizedResultSegments, AttrSizedSuccessorSegments, OpDef,
                                   OptionalDef, OptPropertyDef, VarIRConstruct, VariadicDef,
                                   irdl_op_verify_regions, verify_variadic_size)
-from xdsl.ir import ErasedSSAValue, Operation
+from xdsl.ir import ErasedSSAValue, Operation, OpTrait
 from xdsl.utils.exceptions import VerifyException
 
 _upstream_verify = OpDef.verify
@@ -173,6 +173,7 @@ class _Plan:
     regions: bool           # regions to check (else: none defined, none allowed)
     successors: bool
     props: tuple = ()       # (name, constraint, optional, pure) per property definition
+    traits: tuple = ()      # the definition's traits with a verifier of their own
 
 
 def _check_attr(constr, pure: bool, attr, ctx: VerificationContext) -> None:
@@ -205,8 +206,9 @@ def _plan(op_def: OpDef) -> _Plan | None:
                                                     for o in op_def.options)
         props = tuple((name, d.constr, isinstance(d, OptPropertyDef), _pure(d.constr))
                       for name, d in op_def.properties.items())
-        plan = None if operands is None or results is None else _Plan(operands, results, regions,
-                                                                       successors, props)
+        traits = tuple(t for t in op_def.traits if type(t).verify is not OpTrait.verify)
+        plan = None if operands is None or results is None or op_def.attributes else \
+            _Plan(operands, results, regions, successors, props, traits)
         hit = _PLANS[id(op_def)] = (op_def, plan)
     return hit[1]
 
@@ -242,18 +244,21 @@ def _remember(op_def: OpDef, plan: _Plan, op: Operation, key: tuple) -> None:
 def verify(self: OpDef, op: Operation) -> None:
     """``OpDef.verify``: the op satisfies the definition's invariants (else the upstream
     ``VerifyException``).  An op without regions and successors whose key (:func:`_op_key`)
-    passed before is not checked again."""
+    passed before is not checked again, except by the definition's traits, which run on
+    every op as upstream's do (last).  A definition with attribute definitions (IRDL
+    ``attr_def``, not properties) is verified by upstream."""
     plan = _plan(self)
     if plan is None:
         return _upstream_verify(self, op)
-    key = None
-    if not (plan.regions or plan.successors or op.regions or op.successors):
+    if plan.regions or plan.successors or op.regions or op.successors:
+        _checks(self, plan, op)
+    else:
         key = _op_key(self, plan, op)
-        if key in _OPS_OK:
-            return None
-    _checks(self, plan, op)
-    if key is not None:
-        _remember(self, plan, op, key)
+        if key not in _OPS_OK:
+            _checks(self, plan, op)
+            _remember(self, plan, op, key)
+    for trait in plan.traits:     # (they read the op's place in the IR: never remembered)
+        trait.verify(op)
     return None
 
 

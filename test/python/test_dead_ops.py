@@ -61,18 +61,25 @@ def upstream_walk(root, patterns, erase_dead=True):
     return PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(root)
 
 
-def test_passes_erase_the_ops_upstream_erases(monkeypatch):
-    """The passes with upstream's walker and applier (dce_enabled) print the same module."""
-    from nki_mlir.driver.pipeline import print_module
+def lowered_both_ways(make_module, monkeypatch):
+    """``(ours, theirs)``: two modules of ``make_module()`` after nki-legalize and
+    lower-nki-to-nisa, the second with upstream's walker and applier (:func:`upstream_walk`)."""
     import nki_mlir.passes.legalize as lg
     import nki_mlir.passes.lower_nki_to_nisa as lw
-    ours, theirs = _module(), _module()
+    ours, theirs = make_module(), make_module()
     for p in (NkiLegalize(), LowerNkiToNisa()):
         p.apply(Context(), ours)
     monkeypatch.setattr(lg, "rewrite_walk", upstream_walk)
     monkeypatch.setattr(lw, "rewrite_walk", upstream_walk)
     for p in (NkiLegalize(), LowerNkiToNisa()):
         p.apply(Context(), theirs)
+    return ours, theirs
+
+
+def test_passes_erase_the_ops_upstream_erases(monkeypatch):
+    """The passes with upstream's walker and applier (dce_enabled) print the same module."""
+    from nki_mlir.driver.pipeline import print_module
+    ours, theirs = lowered_both_ways(_module, monkeypatch)
     assert print_module(ours) == print_module(theirs)
 
 

@@ -20,7 +20,7 @@ from nki_mlir.passes import dead_ops, rewrite_walk as rw
 from nki_mlir.passes.legalize import NkiLegalize
 from nki_mlir.passes.lower_nki_to_nisa import LowerNkiToNisa
 
-from test_dead_ops import upstream_walk
+from test_dead_ops import lowered_both_ways, upstream_walk
 
 
 @nki.jit
@@ -50,15 +50,7 @@ def _module():
 
 
 def test_same_module_as_upstreams_walker(monkeypatch):
-    import nki_mlir.passes.legalize as lg
-    import nki_mlir.passes.lower_nki_to_nisa as lw
-    ours, theirs = _module(), _module()
-    for p in (NkiLegalize(), LowerNkiToNisa()):
-        p.apply(Context(), ours)
-    monkeypatch.setattr(lg, "rewrite_walk", upstream_walk)
-    monkeypatch.setattr(lw, "rewrite_walk", upstream_walk)
-    for p in (NkiLegalize(), LowerNkiToNisa()):
-        p.apply(Context(), theirs)
+    ours, theirs = lowered_both_ways(_module, monkeypatch)
     text = print_module(ours)
     assert "nki.assign" not in text and not any(o.name.startswith("nki.") for o in ours.walk())
     assert text == print_module(theirs)

@@ -351,18 +351,10 @@ def test_types_only_verify_remembered_but_its_also_part(monkeypatch):
     assert verified.count("nki.tensor_copy") == 3      # the [64, 64] copy's combination, once
 
 
-def test_indirect_dma_verdict_once_per_combination(monkeypatch):
-    """``nki.dma_copy_indirect``'s own rules (``types_verdict``) run once per passing op
-    class, layout-free operand types and properties; a broken op still gets its message."""
-    import pytest
-    from xdsl.utils.exceptions import VerifyException
-    from nki_mlir.dialects import ods_verify_memo, rules
-    from nki_mlir.dialects.views import NkiDmaCopyIndirectOp
+def indirect_dma_ops(cls, properties: dict) -> list:
+    """Four ``cls`` (an indirect DMA op class) ops on block arguments: three whose checks
+    pass (a table, a strided view of it, the table again), then one with a [16, 2] index."""
     from nki_mlir.dialects.common import memref
-    monkeypatch.setattr(ods_verify_memo, "PASSED", {})
-    checked = []
-    real = rules.enum
-    monkeypatch.setattr(rules, "enum", lambda op, *a: checked.append(op.name) or real(op, *a))
     table = memref((64, 32), np.float32, "hbm")
     table_view = memref((64, 32), np.float32, "hbm", strides=(64, 1), offset=32)
     rows = memref((16, 32), np.float32, "sbuf")
@@ -370,8 +362,22 @@ def test_indirect_dma_verdict_once_per_combination(monkeypatch):
     bad_index = memref((16, 2), np.int32, "sbuf")
     block = Block(arg_types=[rows, table, table_view, index, bad_index])
     dst, src, src_view, idx, bad = block.args
-    ops = [NkiDmaCopyIndirectOp.build(operands=[dst, s, i, None], properties={})
-           for s, i in ((src, idx), (src_view, idx), (src, idx), (src, bad))]
+    return [cls.build(operands=[dst, s, i, None], properties=dict(properties))
+            for s, i in ((src, idx), (src_view, idx), (src, idx), (src, bad))]
+
+
+def test_indirect_dma_verdict_once_per_combination(monkeypatch):
+    """``nki.dma_copy_indirect``'s own rules (``types_verdict``) run once per passing op
+    class, layout-free operand types and properties; a broken op still gets its message."""
+    import pytest
+    from xdsl.utils.exceptions import VerifyException
+    from nki_mlir.dialects import ods_verify_memo, rules
+    from nki_mlir.dialects.views import NkiDmaCopyIndirectOp
+    monkeypatch.setattr(ods_verify_memo, "PASSED", {})
+    checked = []
+    real = rules.enum
+    monkeypatch.setattr(rules, "enum", lambda op, *a: checked.append(op.name) or real(op, *a))
+    ops = indirect_dma_ops(NkiDmaCopyIndirectOp, {})
     for op in ops[:3]:
         op.verify_()
     assert checked == ["nki.dma_copy_indirect"]

@@ -100,26 +100,14 @@ def test_irdl_verdict_remembered_by_identity(monkeypatch):
 def test_nisa_indirect_dma_verdict_once_per_combination(monkeypatch):
     """``nisa.dma_copy_indirect``'s own rules (``types_verdict``) run once per passing op
     class, layout-free operand types and properties; a broken op still gets its message."""
-    import numpy as np
-    from xdsl.ir import Block
-
     from nki_mlir.dialects import rules
-    from nki_mlir.dialects.common import memref
     from nki_mlir.dialects.views import NisaDmaCopyIndirectOp
+    from test_trace_per_op import indirect_dma_ops
     _fresh_memos(monkeypatch)
     checked = []
     real = rules.engine
     monkeypatch.setattr(rules, "engine", lambda op, *a: checked.append(op.name) or real(op, *a))
-    table = memref((64, 32), np.float32, "hbm")
-    table_view = memref((64, 32), np.float32, "hbm", strides=(64, 1), offset=32)
-    rows = memref((16, 32), np.float32, "sbuf")
-    index = memref((16, 1), np.int32, "sbuf")
-    bad_index = memref((16, 2), np.int32, "sbuf")
-    block = Block(arg_types=[rows, table, table_view, index, bad_index])
-    dst, src, src_view, idx, bad = block.args
-    engine = StringAttr("dma")
-    ops = [NisaDmaCopyIndirectOp.build(operands=[dst, s, i, None], properties={"engine": engine})
-           for s, i in ((src, idx), (src_view, idx), (src, idx), (src, bad))]
+    ops = indirect_dma_ops(NisaDmaCopyIndirectOp, {"engine": StringAttr("dma")})
     for op in ops[:3]:
         op.verify_()
     assert checked == ["nisa.dma_copy_indirect"]

@@ -35,9 +35,9 @@ from .. import dtypes
 
 
 #: ops whose result is a view of their first operand (same memory, other shape/offset)
-VIEW_OPS = ("memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape",
-            "memref.expand_shape", "memref.transpose", "memref.reshape",
-            "nki.view_dtype", "nisa.view_dtype")
+VIEW_OPS = frozenset(("memref.subview", "memref.cast", "memref.reinterpret_cast",
+                      "memref.collapse_shape", "memref.expand_shape", "memref.transpose",
+                      "memref.reshape", "nki.view_dtype", "nisa.view_dtype"))
 
 #: ops whose regions execute repeatedly (their bodies are loop bodies)
 LOOP_OPS = ("scf.for", "scf.while", "scf.parallel", "scf.forall", "affine.for")

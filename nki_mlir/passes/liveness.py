@@ -33,7 +33,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 
 from ..dialects.nisa import AllocOp
-from ..dialects.effects import LOOP_OPS, VIEW_OPS, enclosing_loops, is_view  # noqa: F401
+from ..dialects.effects import LOOP_OPS, VIEW_OPS, enclosing_loops
 
 
 @dataclass
@@ -109,13 +109,11 @@ def users_through_views(value: SSAValue) -> list[Operation]:
         while use is not None:          # (v.uses, read along its links)
             user = use._operation       # noqa: SLF001
             found.append(user)
-            if user.name in _VIEWS:     # is_view
+            if user.name in VIEW_OPS:   # (is_view)
                 work.extend(user.results)
             use = use._next_use         # noqa: SLF001
     return found
 
-
-_VIEWS = frozenset(VIEW_OPS)
 
 
 def outermost_loop_between(op: Operation, ancestor_of_def: Operation) -> Operation | None:

@@ -28,7 +28,7 @@ from ..dialects import nisa, nki
 from ..dialects.common import i64_attr, str_attr
 from ..dialects.instruction import DIRECT_LOWERINGS
 from .replace_in_place import replace_one, replace_ops
-from .rewrite_walk import nested_ops, op_type_pattern, rewrite_walk
+from .rewrite_walk import op_type_pattern, rewrite_walk
 
 
 def _engine(op: Operation, default: str) -> StringAttr:
@@ -98,7 +98,7 @@ class LowerNkiToNisa(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         rewrite_walk(op, [p() for p in PATTERNS])
-        left = [o.name for o in (op, *nested_ops(op)) if o.name.startswith("nki.")]
+        left = [o.name for o in op.walk() if o.name.startswith("nki.")]
         if left:
             raise VerifyException(f"lower-nki-to-nisa: ops left unlowered: {sorted(set(left))} "
                                   f"(run nki-legalize first for sugar ops)")

@@ -50,25 +50,6 @@ def _applies(pattern: RewritePattern, cls: type) -> bool:
     return True         # (an op class without a fixed name: unregistered ops)
 
 
-def nested_ops(root: Operation) -> list[Operation]:
-    """The ops nested in ``root`` in pre-order (``[*root.walk()][1:]``), listed by reading
-    each block along its op links (no generator per block or op)."""
-    out: list[Operation] = []
-    append = out.append
-
-    def visit(op: Operation) -> None:
-        for region in op.regions:
-            for block in region.blocks:
-                o = block._first_op             # noqa: SLF001
-                while o is not None:
-                    append(o)
-                    if o.regions:
-                        visit(o)
-                    o = o._next_op              # noqa: SLF001
-    visit(root)
-    return out
-
-
 #: ops the last :func:`rewrite_walk` visited and patterns it called (for tests)
 STATS = {"ops": 0, "pattern_calls": 0}
 
@@ -78,7 +59,7 @@ def rewrite_walk(root: Operation, patterns: Sequence[RewritePattern], erase_dead
     pre-order, as ``PatternRewriteWalker(greedy(patterns) if erase_dead else patterns[0],
     apply_recursively=False).rewrite_region(root.regions[0])`` does for a single-region
     ``root`` (a module); returns whether anything changed."""
-    ops = nested_ops(root)
+    ops = list(root.walk())[1:]          # (pre-order, without root)
     removed: set[int] = set()
 
     def on_removal(op: Operation) -> None:
@@ -127,4 +108,4 @@ def rewrite_walk(root: Operation, patterns: Sequence[RewritePattern], erase_dead
     return changed
 
 
-__all__ = ["rewrite_walk", "op_type_pattern", "nested_ops", "STATS"]
+__all__ = ["rewrite_walk", "op_type_pattern", "STATS"]

@@ -91,16 +91,7 @@ class Decoder:
         s = self.nslots
         self.nslots = s + 1
         self.slot_of[v] = s
-        t = v.type
-        hit = self.type_facts.get(id(t))
-        if hit is not None and hit[0] is t:   # (:meth:`buffer_info` of a memref type seen before)
-            space = hit[3]
-            flags = None
-            if space == "psum":
-                flags = self.nslots
-                self.nslots = flags + 1
-            self.bufs[v] = Buf(s, flags, hit[1], hit[2], space, v)
-        elif isinstance(t, MemRefType):
+        if isinstance(v.type, MemRefType):
             self.bufs[v] = self.buffer_info(op, v, s)
         return s
 

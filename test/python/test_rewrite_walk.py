@@ -139,10 +139,3 @@ def test_instructions_dead_check_builds_no_effect_set(monkeypatch):
     instrs = [op for op in module.walk() if op.has_trait(OperandEffects)]
     assert instrs and not any(dead_ops.is_trivially_dead(op) for op in instrs)
     assert calls == []
-
-
-def test_nested_ops_is_the_walk_without_the_root():
-    module = _module()
-    NkiLegalize().apply(Context(), module)
-    assert rw.nested_ops(module) == list(module.walk())[1:]
-    assert any(o.regions for o in rw.nested_ops(module))         # (a loop's body too)

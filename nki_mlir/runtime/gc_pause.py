@@ -16,6 +16,15 @@ pause over all of its phases -- every instance's compile, decode and run -- so t
 collection falls between them while a just-compiled module is still alive (measured on an
 nki-library attention kernel's LNC2 call: ~18 s CPU of collections in those gaps).
 
+:func:`resume` ends a pause that left many young objects (:data:`SETTLE_AFTER`) with one
+full collection.  Without it, the objects of a large call reach the collector's oldest
+generation one generation at a time, and each step walks all of them again: measured after
+an nki-library LNC2 attention call (about 16 M tracked objects kept: two decoded programs
+and the nisa modules their diagnostics refer to), a youngest-generation collection of
+10.4 s CPU when the call returned, then a middle one of 13.7 s and a full one of 15.5 s
+within the caller's next few thousand allocations; with the full collection at once, one
+walk.  A small call (a warm call, a small kernel) leaves too few objects to trigger it.
+
 :func:`pause` / :func:`resume` are the two halves for hot paths (a run of a small kernel is
 a few microseconds); :func:`no_cyclic_gc` is the context manager.  The collector's state is
 restored exactly: a caller that had it disabled keeps it disabled.
@@ -27,6 +36,12 @@ import gc
 from collections.abc import Iterator
 
 
+#: net GC-tracked objects created during a pause (``gc.get_count()[0]``) from which
+#: :func:`resume` runs one full collection (a pause of a large compile, decode or run
+#: creates millions; a warm call of a small kernel, a few hundred)
+SETTLE_AFTER = 500_000
+
+
 def pause() -> bool:
     """Disable the cyclic collector; returns whether it was enabled (give it to :func:`resume`)."""
     was = gc.isenabled()
@@ -35,9 +50,13 @@ def pause() -> bool:
 
 
 def resume(was: bool) -> None:
-    """Re-enable the cyclic collector if :func:`pause` found it enabled."""
+    """Re-enable the cyclic collector if :func:`pause` found it enabled; if the pause left
+    :data:`SETTLE_AFTER` or more young objects, collect all generations at once (the
+    module docstring says why)."""
     if was:
         gc.enable()
+        if gc.get_count()[0] >= SETTLE_AFTER:
+            gc.collect()
 
 
 @contextlib.contextmanager

@@ -109,3 +109,77 @@ def test_a_call_compiles_decodes_and_runs_in_one_pause(monkeypatch, gc_state, ln
     out = kernel[lnc](a, -a) if lnc else kernel(a, -a)
     np.testing.assert_array_equal(out, np.abs(a))
     assert after_compile == [False] and gc.isenabled()   # one compile: no nl.program_id
+
+
+class _Node:
+    """A weak-referenceable object for building reference cycles."""
+
+
+def _cycle():
+    import weakref
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
+
+
+def _collections_during(fn):
+    seen = []
+
+    def callback(phase, info):
+        if phase == "start":
+            seen.append(info["generation"])
+    gc.callbacks.append(callback)
+    try:
+        fn()
+    finally:
+        gc.callbacks.remove(callback)
+    return seen
+
+
+def test_a_pause_that_left_many_young_objects_ends_with_one_full_collection(monkeypatch, gc_state):
+    """The objects a large call keeps reach the oldest generation in one walk, and the
+    cycles it dropped are freed when the pause ends (not over three later collections)."""
+    monkeypatch.setattr(gc_pause, "SETTLE_AFTER", 5_000)
+    gc.enable()
+    gc.collect()
+    kept = []
+
+    def call():
+        nonlocal ref
+        with gc_pause.no_cyclic_gc():
+            ref = _cycle()
+            kept.extend([i] for i in range(10_000))   # young, GC-tracked, kept
+    ref = None
+    assert _collections_during(call) == [2]
+    assert ref() is None
+    assert gc.get_count()[0] < 700 and gc.isenabled()
+
+
+def test_a_small_pause_collects_nothing(monkeypatch, gc_state):
+    monkeypatch.setattr(gc_pause, "SETTLE_AFTER", 5_000)
+    gc.enable()
+    gc.collect()
+    ref = None
+
+    def call():
+        nonlocal ref
+        with gc_pause.no_cyclic_gc():
+            ref = _cycle()
+    assert _collections_during(call) == []
+    assert ref() is not None      # left to the collector's own schedule
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_nested_pause_leaves_the_collection_to_the_outermost(monkeypatch, gc_state):
+    monkeypatch.setattr(gc_pause, "SETTLE_AFTER", 5_000)
+    gc.enable()
+    gc.collect()
+    kept = []
+
+    def call():
+        with gc_pause.no_cyclic_gc():
+            with gc_pause.no_cyclic_gc():
+                kept.extend([i] for i in range(10_000))
+            assert not gc.isenabled()
+    assert _collections_during(call) == [2]

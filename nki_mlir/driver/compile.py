@@ -113,11 +113,16 @@ class CompiledKernel:
 
     def own_ir(self, stage: str = "nisa") -> str:
         """The IR text at ``stage`` of this compile itself (for a placed compile, ``"nisa"``
-        is its module before ``nisa-schedule``, printed when first asked for: its artifact
-        holds the compact form, :func:`nki_mlir.runtime.artifact.required`)."""
+        is its module before ``nisa-schedule``; a placed compile's texts are printed when
+        first asked for: its artifact holds the compact forms,
+        :func:`nki_mlir.runtime.artifact.required`)."""
         ir = self._files()
-        if stage == "nisa" and "nisa" not in ir:
-            ir["nisa"] = print_module(self._nisa_module())
+        if stage not in ir:
+            if stage == "nisa":
+                ir["nisa"] = print_module(self._nisa_module())
+            else:
+                from ..runtime.ir_compact import decode as from_compact
+                ir[stage] = print_module(from_compact(ir["nki_compact"]))
         return ir[stage]
 
     def save(self, dest: str | os.PathLike) -> Path:
@@ -338,9 +343,13 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         module, spec = on_fresh_stack(build_module, fn, specs, tgt, spmd=spmd, unroll_key=siblings)
         if spmd is None:      # one instance of a launch grid writes part of its outputs
             output_coverage.check_outputs(module, check)
-        ir_nki = print_module(module)
+        from ..runtime.ir_compact import encode as to_compact
+        # a placed artifact holds its modules in compact form alone (their texts, seconds
+        # each for a large kernel, are printed when asked for: CompiledKernel.own_ir)
+        ir_nki = None if placed else print_module(module)
+        nki_compact = to_compact(module, None) if placed else None
         dump = ir_dumper(fn.__name__, key)
-        if dump is not None:
+        if dump is not None:        # (NKI_MLIR_DUMP_IR: a final compile)
             dump(0, "frontend.nki", ir_nki)
         only = PLACED if placed else None
         big = progress.enabled() and sum(1 for _ in module.walk()) >= PROGRESS_MIN_OPS
@@ -350,9 +359,6 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
                                       spill, only)
             if placed:      # nisa-schedule's check of the kernel (its schedule waits: final())
                 on_fresh_stack(check_module, module)
-            from ..runtime.ir_compact import encode as to_compact
-            # a placed artifact holds the compact form alone when it can (its text, seconds
-            # for a large kernel, is printed when asked for: CompiledKernel.own_ir)
             compact = to_compact(module, None) if placed else None
             ir_nisa = print_module(module) if compact is None else None
             if not placed:
@@ -375,7 +381,8 @@ def compile_kernel(fn, args: tuple, kwargs: dict, target: str | None = None,
         manifest["stage"] = "placed"
         manifest["final"] = {"cache_key": final_key, "dir": _entry_name(fn, final_key),
                              "schedule": schedule, "cached": use_cache}
-    ir = {s: t for s, t in (("nisa", ir_nisa), ("nki", ir_nki), ("compact", compact)) if t is not None}
+    ir = {s: t for s, t in (("nisa", ir_nisa), ("nki", ir_nki), ("compact", compact),
+                            ("nki_compact", nki_compact)) if t is not None}
     path = None
     if use_cache:      # an uncached compile keeps its artifact in memory: no files left behind
         path = art.write_artifact(dest, manifest, ir)

@@ -1,5 +1,5 @@
-"""A placed compile's artifact holds its nisa module in the compact form only; the text is
-printed when asked for (nki_mlir.runtime.artifact.required; the suite runs with
+"""A placed compile's artifact holds its nki and nisa modules in the compact form only; their
+texts are printed when asked for (nki_mlir.runtime.artifact.required; the suite runs with
 NKI_MLIR_HAZARDS=1, so these tests turn the hazard checks off to get a placed compile)."""
 import json
 
@@ -31,16 +31,26 @@ def _placed(kernel, *args):
     return out, compiled[0]
 
 
-def test_the_placed_artifact_has_no_nisa_text_and_prints_it_when_asked(xy):
+def test_the_placed_artifact_has_no_ir_text_and_prints_it_when_asked(xy):
     _, ck = _placed(nki.jit(K.add), *xy)
     files = sorted(p.name for p in ck.artifact.iterdir())
-    assert files == ["kernel.nisa.compact.json", "kernel.nki.mlir", "manifest.json"]
-    assert "nisa" not in ck._ir                                  # not printed by the compile
+    assert files == ["kernel.nisa.compact.json", "kernel.nki.compact.json", "manifest.json"]
+    assert "nisa" not in ck._ir and "nki" not in ck._ir          # not printed by the compile
     manifest, ir = artifact.read_artifact(ck.artifact)
-    assert set(ir) == {"nki", "compact"} and json.loads(ir["compact"])["text_sha256"] is None
+    assert set(ir) == {"nki_compact", "compact"}
+    assert json.loads(ir["compact"])["text_sha256"] is None
     text = ck.own_ir("nisa")                                     # printed now, from the form
     assert text == print_module(ir_compact.decode(ir["compact"]))
     assert "nisa.alloc" in text and "nkim.deps" not in text
+
+
+def test_the_nki_text_printed_from_the_form_is_the_frontends(xy, monkeypatch):
+    _, ck = _placed(nki.jit(K.add), *xy)
+    monkeypatch.setenv("NKI_MLIR_HAZARDS", "1")                  # a final compile prints it
+    final = nki.compile(K.add, *xy)
+    assert final.stage == "final" and "nki" in final._ir
+    assert ck.own_ir("nki") == final.own_ir("nki") and "nki.dma_copy" in final.own_ir("nki")
+    assert ck.ir("nki") == final.ir("nki")
 
 
 def test_a_placed_disk_hit_runs_and_prints_the_same_text(xy):
@@ -54,28 +64,41 @@ def test_a_placed_disk_hit_runs_and_prints_the_same_text(xy):
     assert hit.final().own_ir("nisa") == ck.final().own_ir("nisa")
 
 
-def _drop_compact(p):
-    (p / "kernel.nisa.compact.json").unlink()
+def _drop(fname):
+    def damage(p):
+        (p / fname).unlink()
+    return damage
 
 
-def _garbage_compact(p):
-    (p / "kernel.nisa.compact.json").write_text('{"format": "nki-mlir-compact-ir"')
+def _garbage(fname):
+    def damage(p):
+        (p / fname).write_text('{"format": "nki-mlir-compact-ir"')
+    return damage
 
 
-def _unlisted_compact(p):
-    m = json.loads((p / "manifest.json").read_text())
-    del m["files"]["compact"]
-    m["manifest_sha256"] = artifact._manifest_digest(m)
-    (p / "manifest.json").write_text(json.dumps(m))
+def _unlisted(stage):
+    def damage(p):
+        m = json.loads((p / "manifest.json").read_text())
+        del m["files"][stage]
+        m["manifest_sha256"] = artifact._manifest_digest(m)
+        (p / "manifest.json").write_text(json.dumps(m))
+    return damage
 
 
-@pytest.mark.parametrize("damage", [_drop_compact, _garbage_compact, _unlisted_compact],
-                         ids=lambda f: f.__name__.strip("_"))
-def test_a_damaged_placed_entry_is_reported_and_rebuilt(damage, xy):
+NISA, NKI = "kernel.nisa.compact.json", "kernel.nki.compact.json"
+DAMAGES = {"drop-nisa": (_drop(NISA), None), "garbage-nisa": (_garbage(NISA), None),
+           "unlisted-nisa": (_unlisted("compact"), "no kernel.nisa.compact.json or kernel.nisa.mlir"),
+           "drop-nki": (_drop(NKI), None), "garbage-nki": (_garbage(NKI), None),
+           "unlisted-nki": (_unlisted("nki_compact"), "no kernel.nki.compact.json or kernel.nki.mlir")}
+
+
+@pytest.mark.parametrize("name", DAMAGES)
+def test_a_damaged_placed_entry_is_reported_and_rebuilt(name, xy):
+    damage, unlisted = DAMAGES[name]
     _, ck = _placed(nki.jit(K.add), *xy)
     damage(ck.artifact)
-    if damage is _unlisted_compact:     # a placed manifest listing no nisa module at all
-        with pytest.raises(ArtifactError, match="no kernel.nisa.compact.json or kernel.nisa.mlir"):
+    if unlisted:        # a placed manifest listing no form of one module at all
+        with pytest.raises(ArtifactError, match=unlisted):
             artifact.read_artifact(ck.artifact)
     cache.memory_clear()
     with pytest.warns(UserWarning, match="damaged cache entry"):

@@ -356,12 +356,17 @@ class Graph:
         return out
 
 
-def collect_nodes(func: FuncOp, cache: dict | None = None) -> list[Node]:
-    """The instructions of ``func`` in pre-order (``cache``: see :func:`node_accesses`)."""
-    nodes = []
+def collect_nodes(func: FuncOp, cache: dict | None = None, keep=None) -> list[Node]:
+    """The instructions of ``func`` in pre-order (``cache``: see :func:`node_accesses`);
+    ``keep(loops)``: only those whose enclosing loops (outermost first) it accepts, still
+    numbered among all of them (their accesses, the costly part, are not computed)."""
+    nodes, index = [], 0
     for op in func.walk():
         if is_instruction(op):
-            nodes.append(Node(op, len(nodes), list(reversed(enclosing_loops(op))), node_accesses(op, cache)))
+            loops = list(reversed(enclosing_loops(op)))
+            if keep is None or keep(loops):
+                nodes.append(Node(op, index, loops, node_accesses(op, cache)))
+            index += 1
     return nodes
 
 

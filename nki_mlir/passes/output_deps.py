@@ -59,11 +59,11 @@ def check_output_dependencies(func: FuncOp, nodes: list[Node] | None = None) -> 
     if nodes is None:
         if not any(_is_affine(op) for op in func.walk()):
             return                          # no affine_range loop: nothing to check
-        nodes = collect_nodes(func)
+        nodes = collect_nodes(func, keep=_in_affine)    # (the only ones read below)
     writes: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
     reads: dict[SSAValue, list[tuple[Node, Acc]]] = defaultdict(list)
     for n in nodes:
-        if not any(_is_affine(l) for l in n.loops):
+        if not _in_affine(n.loops):
             continue
         for a in n.accs:
             if a.is_write and a.box.exact:
@@ -106,6 +106,10 @@ def check_module(module: Operation) -> None:
     for op in module.walk():
         if isinstance(op, FuncOp):
             check_output_dependencies(op)
+
+
+def _in_affine(loops: list[Operation]) -> bool:
+    return any(_is_affine(l) for l in loops)
 
 
 def _is_affine(loop: Operation) -> bool:

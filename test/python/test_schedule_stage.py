@@ -119,3 +119,38 @@ def test_a_placed_compile_still_checks_affine_range_output_dependencies(program_
     with pytest.raises(NKIError) as info:
         same_row(np.zeros((256, 64), np.float32))
     assert info.value.code == "err_unexpected_output_dependencies"
+
+
+def test_the_affine_range_check_reads_only_the_instructions_in_affine_loops(program_order, monkeypatch):
+    """The accesses of the instructions outside every affine_range loop, which that check
+    never reads, are not computed (half the check's time on an nki-library QKV kernel)."""
+    import nki_mlir.language as nl
+    from nki_mlir.passes import dependence, output_deps
+
+    @nki.jit
+    def rows(a):
+        out = nl.ndarray((256, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+        first = nl.load(a[0:128, :])           # outside the loop
+        nl.store(out[0:128, :], first)
+        for i in nl.affine_range(2):
+            t = nl.load(a[i * 128:(i + 1) * 128, :])
+            nl.store(out[i * 128:(i + 1) * 128, :], t)
+        return out
+
+    seen = []
+    node_accesses = dependence.node_accesses
+
+    def spy(op, cache=None):
+        seen.append(op)
+        return node_accesses(op, cache)
+    monkeypatch.setattr(dependence, "node_accesses", spy)
+    checked = []
+    check = output_deps.check_output_dependencies
+    monkeypatch.setattr(output_deps, "check_output_dependencies",
+                        lambda func, nodes=None: (checked.append(func), check(func, nodes))[1])
+    a = np.arange(256 * 64, dtype=np.float32).reshape(256, 64)
+    np.testing.assert_array_equal(rows(a), np.concatenate([a[:128], a[128:]]))
+    assert checked and seen
+    assert all(any(output_deps._is_affine(l) for l in dependence.enclosing_loops(op)) for op in seen)
+    every = [op for op in checked[0].walk() if dependence.is_instruction(op)]
+    assert len(every) > len(seen)

@@ -9,6 +9,8 @@
   located error, and the loop report still says why each loop was unrolled;
 - :func:`nki_mlir.frontend.kernel_checks.written_operands` gives the write accesses' values;
 - :func:`nki_mlir.frontend.frames.frame_loc`'s memo keeps equal code objects of two files apart.
+- :func:`nki_mlir.frontend.view_layout._extents` sums an access pattern's extents as the
+  bounds check did with four sums.
 
 (The traced IR of nki-library kernels is unchanged byte for byte: checked by hash against
 the previous frontend, see the issue 17 report.)
@@ -231,3 +233,18 @@ def test_index_constants_shared():
     assert i.sub(i) == Index((), 0) and i.scale(2).const == 0
     odd = Index((), np.int64(3))
     assert type(odd.add(a).const) is np.int64 and type(odd.scale(2).const) is np.int64
+
+
+def test_access_pattern_extents():
+    """``view_layout._extents`` (one pass) gives the sums ``_static_bounds`` is defined by."""
+    from nki_mlir.frontend.view_layout import _extents
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        nd = int(rng.integers(1, 5))
+        shape = [int(n) for n in rng.integers(1, 9, nd)]
+        strides = [int(s) for s in rng.integers(-40, 41, nd)]
+        want = (sum(min(0, s * (n - 1)) for s, n in zip(strides, shape)),
+                sum(max(0, s * (n - 1)) for s, n in zip(strides, shape)),
+                sum(min(0, s * (n - 1)) for s, n in zip(strides[1:], shape[1:])),
+                sum(max(0, s * (n - 1)) for s, n in zip(strides[1:], shape[1:])))
+        assert _extents(shape, strides) == want

@@ -94,7 +94,19 @@ class IRBuilder:
             if hit is None or hit[0] is not loc:
                 hit = self._loc_attrs[id(loc)] = (loc, make_loc(loc))
             op.location = hit[1]
-        self.block.add_op(op)
+        block = self.block
+        if op.parent is None and not op.regions:
+            # Block.add_op without _attach_op's walk up the block's ancestors: an op
+            # without regions contains no block, so it is none of them
+            op.parent = block
+            last = block._last_op  # noqa: SLF001
+            if last is None:
+                block._first_op = op  # noqa: SLF001
+            else:
+                last._insert_next_op(op)  # noqa: SLF001
+            block._last_op = op  # noqa: SLF001
+        else:
+            block.add_op(op)
         if verify:
             try:
                 op.verify_()  # the op's own rules (constraints + verify_), not its block's

@@ -9,7 +9,7 @@ import linecache
 import re
 from typing import Any
 
-from xdsl.dialects.builtin import StringAttr
+from ..dialects.common import str_attr
 
 from ..errors import SourceLoc
 from .isa_control import Register
@@ -36,6 +36,6 @@ def name_tensor(value: Any, name: str) -> None:
         op = value.value.owner
         defn = getattr(type(op), "get_irdl_definition", None)
         if defn is not None and "name" in defn().properties and "name" not in op.properties:
-            op.properties["name"] = StringAttr(name)
+            op.properties["name"] = str_attr(name)     # (shared: attributes are immutable)
         value.value.name_hint = name if name.isidentifier() else None
         object.__setattr__(value, "name", name)

@@ -106,7 +106,7 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
     handler = HANDLERS.get(name)
     if handler is None:
         raise NKIError(f"{name} is not supported by nki-mlir yet", loc, category="not implemented")
-    keys = _call_keys(args, kwargs)
+    call_args, call_kwargs = args, kwargs   # (their loop keys: _call_keys, when asked)
     masked = False
     if kwargs.get("mask") is not None:
         from .beta1.masks import owns_mask
@@ -141,7 +141,7 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
         else:
             result = handler(ctx, *uargs, **ukw)
     except Exception as exc:
-        _unroll_on_failure(ctx, name, keys, exc, loc)
+        _unroll_on_failure(ctx, name, _call_keys(call_args, call_kwargs), exc, loc)
         if isinstance(exc, NKIError):
             raise exc.relocate(loc, call_chain(frame, getattr(ctx, "kernel_code", None))) from None
         if isinstance(exc, TypeError) and not _binds(handler, (ctx, *uargs), ukw):
@@ -155,9 +155,21 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
         start = first.next_op if first is not None else b.block.first_op
         ctx.last_call = LastCall(name, uargs, ukw if masked else {k: v for k, v in ukw.items() if k != "mask"},
                                  result, start, b.block.last_op)
-    result = wrap(result, keys)
+    result = _wrap_result(result, call_args, call_kwargs)
     _name_from_source(ctx, result._t if isinstance(result, NkiTensor) else result, loc)
     return result
+
+
+def _wrap_result(result: Any, args: tuple, kwargs: dict) -> Any:
+    """``wrap(result, _call_keys(args, kwargs))``; the keys are looked up only for a result
+    that can hold a loop index (``wrap`` gives them to the indices it wraps, and to nothing
+    else)."""
+    t = type(result)
+    if t is Tensor:
+        return NkiTensor._of(result)
+    if t is tuple or t is list or isinstance(result, Index):
+        return wrap(result, _call_keys(args, kwargs))
+    return wrap(result, _NO_KEYS)
 
 
 #: types :func:`unwrap` changes (any other value is passed to a handler as it is)
@@ -244,7 +256,6 @@ def tensor_method(t: NkiTensor, name: str) -> Any:
 def subscript(t: NkiTensor, key: Any) -> NkiTensor:
     ctx = _require("tensor indexing")
     loc = ctx.b.loc = user_loc(2)
-    keys = _keys_of((key,))
     ctx.check_visible(loc, t._t)
     try:
         if ctx.b.beta1:
@@ -252,9 +263,11 @@ def subscript(t: NkiTensor, key: Any) -> NkiTensor:
             pending = pending_subscript(ctx, loc, t._t, unwrap(key))
             if pending is not None:
                 return pending
-        return wrap(index_tensor(ctx, loc, t._t, unwrap(key)), keys)
+        view = index_tensor(ctx, loc, t._t, unwrap(key))
+        # (wrap() of a tensor carries no loop keys: they are looked up only on a failure)
+        return NkiTensor._of(view) if type(view) is Tensor else wrap(view, _keys_of((key,)))
     except Exception as exc:
-        _unroll_on_failure(ctx, "tensor indexing", keys, exc, loc)
+        _unroll_on_failure(ctx, "tensor indexing", _keys_of((key,)), exc, loc)
         raise
 
 
@@ -268,7 +281,6 @@ def store_subscript(t: NkiTensor, key: Any, value: Any) -> None:
     if value is getattr(ctx, "accumulated", None):  # psum[...] += matmul: already accumulated
         ctx.accumulated = None
         return
-    keys = _keys_of((key, value))
     from .beta1.lang import PendingReduce
     if type(value) is not PendingReduce and _masked_into(ctx, loc, t, key, value):
         return
@@ -287,7 +299,7 @@ def store_subscript(t: NkiTensor, key: Any, value: Any) -> None:
         else:
             assign_into(ctx, view, v)
     except Exception as exc:
-        _unroll_on_failure(ctx, "tensor assignment", keys, exc, loc)
+        _unroll_on_failure(ctx, "tensor assignment", _keys_of((key, value)), exc, loc)
         raise
 
 

@@ -182,13 +182,32 @@ def scalar_index_of(cg, value: Any, method: str, role: str) -> Index:
     return Index.of(scalar_index(cg, value, f"tensor.{method}", role))
 
 
+def _extents(shape, strides) -> tuple[int, int, int, int]:
+    """``(lo, hi)`` of the element offsets an access pattern reaches from its start (the
+    sums of each dim's negative / positive extent ``stride * (size - 1)``), then the same
+    over the free dims (all but the first)."""
+    lo = hi = flo = fhi = 0
+    first = True
+    for s, n in zip(strides, shape):
+        e = s * (n - 1)
+        if e < 0:
+            lo += e
+            if not first:
+                flo += e
+        elif e > 0:
+            hi += e
+            if not first:
+                fhi += e
+        first = False
+    return lo, hi, flo, fhi
+
+
 def _static_bounds(cg, t: Tensor, method: str, shape, strides, offset) -> None:
     """The pattern stays inside the storage (a compile-time check when ``offset`` is static;
     with a dynamic offset the interpreter checks every execution)."""
     sto = t.storage_shape
     total = _prod(sto)
-    lo = sum(min(0, s * (n - 1)) for s, n in zip(strides, shape))
-    hi = sum(max(0, s * (n - 1)) for s, n in zip(strides, shape))
+    lo, hi, flo, fhi = _extents(shape, strides)
     if isinstance(offset, Index):
         if hi - lo + 1 > total:
             raise _err(cg, method, f"the access pattern spans {hi - lo + 1} elements but the "
@@ -198,8 +217,6 @@ def _static_bounds(cg, t: Tensor, method: str, shape, strides, offset) -> None:
         free = _prod(sto[1:])
         p0, f0 = divmod(offset, free)
         nparts = shape[0]
-        flo = sum(min(0, s * (n - 1)) for s, n in zip(strides[1:], shape[1:]))
-        fhi = sum(max(0, s * (n - 1)) for s, n in zip(strides[1:], shape[1:]))
         if p0 + nparts > sto[0] or f0 + flo < 0 or f0 + fhi >= free:
             raise _err(cg, method, f"the access pattern (offset {offset}, partitions "
                                    f"[{p0}, {p0 + nparts}), free elements [{f0 + flo}, "

@@ -8,7 +8,11 @@
 - :func:`nki_mlir.frontend.loops.nki_loop` on a plain ``range``: bounds too large are still a
   located error, and the loop report still says why each loop was unrolled;
 - :func:`nki_mlir.frontend.kernel_checks.written_operands` gives the write accesses' values;
-- :func:`nki_mlir.frontend.frames.frame_loc`'s memo keeps equal code objects of two files apart.
+- :func:`nki_mlir.frontend.frames.frame_loc`'s memo keeps equal code objects of two files apart;
+- :func:`nki_mlir.frontend.view_layout._extents` sums an access pattern's extents as the
+  bounds check did with four sums;
+- :meth:`nki_mlir.frontend.builder.IRBuilder.emit` links an op into its block as
+  ``Block.add_op`` does.
 
 (The traced IR of nki-library kernels is unchanged byte for byte: checked by hash against
 the previous frontend, see the issue 17 report.)
@@ -231,3 +235,55 @@ def test_index_constants_shared():
     assert i.sub(i) == Index((), 0) and i.scale(2).const == 0
     odd = Index((), np.int64(3))
     assert type(odd.add(a).const) is np.int64 and type(odd.scale(2).const) is np.int64
+
+
+def test_access_pattern_extents():
+    """``view_layout._extents`` (one pass) gives the sums ``_static_bounds`` is defined by."""
+    from nki_mlir.frontend.view_layout import _extents
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        nd = int(rng.integers(1, 5))
+        shape = [int(n) for n in rng.integers(1, 9, nd)]
+        strides = [int(s) for s in rng.integers(-40, 41, nd)]
+        want = (sum(min(0, s * (n - 1)) for s, n in zip(strides, shape)),
+                sum(max(0, s * (n - 1)) for s, n in zip(strides, shape)),
+                sum(min(0, s * (n - 1)) for s, n in zip(strides[1:], shape[1:])),
+                sum(max(0, s * (n - 1)) for s, n in zip(strides[1:], shape[1:])))
+        assert _extents(shape, strides) == want
+
+
+def test_emit_links_ops_without_the_ancestor_walk(monkeypatch):
+    """``IRBuilder.emit`` appends an op without regions as ``Block.add_op`` does (same
+    parent, prev / next links and last op) but without ``is_ancestor``'s walk up the block's
+    ancestors, which only an op with regions could fail."""
+    import sys
+
+    from xdsl.ir import Operation
+
+    from nki_mlir.frontend.builder import IRBuilder
+    monkeypatch.delenv("NKI_MLIR_LOOPS", raising=False)
+    walked = []         # the ops emit() attached through Block.add_op
+    real, emit = Operation.is_ancestor, IRBuilder.emit.__code__
+
+    def is_ancestor(self, other):
+        f = sys._getframe(1)
+        for _ in range(4):      # _attach_op < (insert_op_after <) add_op < emit
+            if f is None or f.f_code is emit:
+                break
+            f = f.f_back
+        if f is not None and f.f_code is emit:
+            walked.append(self)
+        return real(self, other)
+    monkeypatch.setattr(Operation, "is_ancestor", is_ancestor)
+    a = np.zeros((256, 8), np.float32)
+    module, _ = build_module(plain_ranges.fn, arg_specs(plain_ranges.fn, (a,), {}), "trn2")
+    assert walked and all(op.regions for op in walked)     # (the rolled loop's op)
+    for op in module.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                ops, prev = list(block.ops), None
+                assert (block.first_op, block.last_op) == (ops[0], ops[-1])
+                for o in ops:
+                    assert o.parent is block and o.prev_op is prev
+                    prev = o
+                assert ops[-1].next_op is None

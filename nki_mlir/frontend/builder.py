@@ -72,6 +72,8 @@ class IRBuilder:
         #: id(SourceLoc) -> (the SourceLoc, its location attribute), for emit()
         self._loc_attrs: dict[int, tuple[SourceLoc, object]] = {}
         self._consts: dict[tuple[int, object], SSAValue] = {}
+        #: view ops emitted, by everything that makes them (see :meth:`_view`)
+        self._views: dict[tuple, Operation] = {}
         #: the kernel is written against NKI Beta 1 (it imported ``neuronxcc.nki``)
         self.beta1 = False
         #: static ranges (start, stop, step) of the IR loops' induction variables
@@ -225,8 +227,7 @@ class IRBuilder:
         new_shape = tuple(sizes[d] for d in range(t.ndim) if keep[d])
         new_strides = tuple(strides[d] for d in range(t.ndim) if keep[d])
         rtype = memref(new_shape, t.dtype, t.buffer, strides=new_strides, offset=offset)
-        op = view_op(memref_d.SubviewOp, t.value, dyn, static_offsets, sizes, steps, rtype)
-        self.emit(op, verify=False)   # lists and type from the same numbers (module docstring)
+        op = self._view(memref_d.SubviewOp, t.value, dyn, static_offsets, sizes, steps, rtype)
         return Tensor(op.results[0], new_shape, t.dtype, t.buffer, new_strides, offset, self.block,
                       t.name, is_base=False, storage=t.storage_shape,
                       dyn_offset=None if offset is not None else total)
@@ -240,12 +241,30 @@ class IRBuilder:
         dyn = [self.materialize(offset)] if isinstance(offset, Index) else []
         static = None if dyn else int(offset)
         rtype = memref(tuple(shape), t.dtype, t.buffer, strides=tuple(strides), offset=static)
-        op = view_op(memref_d.ReinterpretCastOp, t.value, dyn, [DYNAMIC_INDEX if dyn else static],
-                     shape, strides, rtype)
-        self.emit(op, verify=False)   # lists and type from the same numbers (module docstring)
+        op = self._view(memref_d.ReinterpretCastOp, t.value, dyn, [DYNAMIC_INDEX if dyn else static],
+                        shape, strides, rtype)
         return Tensor(op.results[0], tuple(shape), t.dtype, t.buffer, tuple(strides), static,
                       self.block, t.name, is_base=False, storage=t.storage_shape,
                       dyn_offset=offset if dyn else None)
+
+    def _view(self, cls: type[Operation], source: SSAValue, dyn: Sequence[SSAValue],
+              static_offsets: Sequence[int], sizes: Sequence[int], strides: Sequence[int],
+              rtype: Attribute) -> Operation:
+        """:func:`view_op` emitted at the end of the insertion block (no verifier run: its
+        lists and type come from the same numbers, module docstring) -- or the same view op
+        that block already holds from the same source location.  A view is a pure function
+        of its operands, lists and type, and an op earlier in the block dominates every later
+        use, so the op is shared instead of repeated; the location in the key keeps every
+        diagnostic where it was.  (A kernel that re-derives a tile's view in an unrolled loop
+        or a helper makes the same op over and over: 41 k of the 237 k ops of an nki-library
+        attention instance.)  An op erased since (a call or loop traced again) is not reused."""
+        key = (cls, source, tuple(dyn), tuple(static_offsets), tuple(sizes), tuple(strides),
+               id(rtype), self.loc, self.block)     # (the op keeps rtype alive: its id stays its)
+        hit = self._views.get(key)
+        if hit is not None and hit.parent is self.block:
+            return hit
+        op = self._views[key] = view_op(cls, source, dyn, static_offsets, sizes, strides, rtype)
+        return self.emit(op, verify=False)
 
     def view_dtype(self, t: Tensor, dtype, shape: Sequence[int], strides: Sequence[int],
                    offset: Index | int, storage: Sequence[int]) -> Tensor:

@@ -116,9 +116,9 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
     facts = (op, s, fslot, token, cslot, copies, space, p0, off, stride or 0, shape, dt,
              in_block, fill, clear)
     if fwd is not None:
-        return guard(op, PlacedAlloc(*facts, fwd))
-    g = guard(op, PlacedAlloc(*facts))
-    g.program_order = guard(op, PlacedAllocPO(*facts))   # (:func:`.env.program_order`)
+        return guard(op, PlacedAlloc(*facts, fwd).run)
+    g = guard(op, PlacedAlloc(*facts).run)
+    g.program_order = guard(op, PlacedAllocPO(*facts).run)   # (:func:`.env.program_order`)
     return g
 
 

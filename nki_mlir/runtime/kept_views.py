@@ -5,7 +5,9 @@ with a static offset (:class:`KeptCast`).
 They are objects with slots rather than closures: a decoded kernel holds one per view op,
 and a closure is a function, a tuple and one cell per captured name -- objects every full
 collection of the cyclic garbage collector walks (an unrolled kernel holds hundreds of
-thousands of view ops).  What they do is documented in :func:`.views.subview` and
+thousands of view ops).  A decoded body holds their bound ``run`` methods (a call of the
+bound method costs what a closure call does; calling the object itself goes through the
+type's ``__call__`` slot, slower in a loop body).  What they do is documented in :func:`.views.subview` and
 :func:`.views.reinterpret_cast` (NKI docs: ``nki.language`` tensor indexing).
 """
 from __future__ import annotations
@@ -54,7 +56,7 @@ class KeptSubview:
         self.static = static
         self.plans: dict | None = {} if dyn else None   # offsets -> (index tuple, box start)
 
-    def __call__(self, env):
+    def run(self, env):
         src = env[self.ss]
         mem = env[STATE].mem
         kept = mem.run_views if self.per_run else mem.subviews
@@ -100,6 +102,8 @@ class KeptSubview:
             mem.origins[id(v)] = (v, src, p[1])
         kept[key] = (src, v, fv)
 
+    __call__ = run
+
 
 class KeptCast:
     """The run of a ``memref.reinterpret_cast`` with a static offset ``off0`` (see
@@ -115,7 +119,7 @@ class KeptCast:
         self.bs, self.bf, self.res, self.fres = bs, bf, res, fres
         self.make, self.dt, self.ft, self.off0 = make, dt, ft, off0
 
-    def __call__(self, env):
+    def run(self, env):
         b = env[self.bs]
         kept = env[STATE].mem.subviews
         token, fres = self.token, self.fres
@@ -134,3 +138,5 @@ class KeptCast:
         if len(kept) >= VIEWS_MAX:
             kept.clear()
         kept[token] = (b, v, fv)
+
+    __call__ = run

@@ -99,7 +99,7 @@ def subview(dec: Decoder, op: memref.SubviewOp):
             except Fault as e:
                 return _fault_at_run(op, e)
         return guard(op, KeptSubview(ss, res, fsrc, fres, (), None, box, on_chip, per_run,
-                                     plan[7]))
+                                     plan[7]).run)
 
     plan = []  # per dim: (static offset or None, dyn slot)
     it = iter(dyn_slots)
@@ -119,7 +119,7 @@ def subview(dec: Decoder, op: memref.SubviewOp):
         return tuple(idx)
 
     return guard(op, KeptSubview(ss, res, fsrc, fres, tuple(dyn_slots), indices, box, on_chip,
-                                 per_run, None))
+                                 per_run, None).run)
 
 
 _SUBVIEW_PLAN = object()    # (the key prefix of subview plans in ``Decoder.memo``)
@@ -262,7 +262,7 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
         except Fault as e:
             return _fault_at_run(op, e)
 
-        return guard(op, KeptCast(bs, bf, res, fres, make, dt, ft, off0))  # (kept like a
+        return guard(op, KeptCast(bs, bf, res, fres, make, dt, ft, off0).run)  # (kept like a
         # subview's views: as_strided is slow)
     ds = dyn[0]
     users = [u.operation for u in result.uses]

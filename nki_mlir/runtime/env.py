@@ -68,20 +68,60 @@ def located(op: Operation, e: Exception) -> tuple[NKIRuntimeError, Exception | N
                         f"{type(e).__name__}: {e}", NKIRuntimeError), e
 
 
-def guard(op: Operation, impl: Closure) -> Closure:
-    """Wrap ``impl`` so that any failure becomes an NKIRuntimeError located at ``op``
-    (:func:`located`).  The wrapper's ``guarded`` attribute is ``(op, impl)``, so a caller
-    adding another layer can guard ``impl`` itself and save a call."""
-    def run(env):
+class Guarded:
+    """``impl`` guarded: any failure becomes an NKIRuntimeError located at ``op``
+    (:func:`located`).  ``guarded`` is ``(op, impl)``, so a caller adding another layer can
+    guard ``impl`` itself and save a call; ``program_order`` (when set) is the closure a
+    program-order run calls instead (:func:`program_order`).
+
+    An object with slots rather than a closure: a decoded kernel holds one per op, and a
+    closure is a function, its cells and their tuple -- objects every full collection of
+    the cyclic garbage collector walks (a large unrolled kernel holds millions)."""
+
+    __slots__ = ("op", "impl", "program_order")
+
+    def __init__(self, op: Operation, impl: Closure):
+        self.op, self.impl = op, impl
+
+    def __call__(self, env):
         try:
-            impl(env)
+            self.impl(env)
         except NKIError:
             raise
         except Exception as e:  # noqa: BLE001
-            err, cause = located(op, e)
+            err, cause = located(self.op, e)
             raise err from cause
-    run.guarded = (op, impl)
-    return run
+
+    @property
+    def guarded(self) -> tuple[Operation, Closure]:
+        return self.op, self.impl
+
+
+class Queued:
+    """An instruction's closure as a decoded body holds it (:func:`.queues.wrap`): in
+    program order it runs ``closure`` (its ``program_order``, what :func:`program_order`
+    puts in a program-order body), in queue mode it enqueues it with its static queue facts
+    ``info`` (a :class:`.queues.Info`).  An object with slots, like :class:`Guarded`."""
+
+    __slots__ = ("info", "program_order")
+
+    def __init__(self, info, closure: Closure):
+        self.info, self.program_order = info, closure
+
+    def __call__(self, env):
+        qr = env[STATE].queues
+        if qr is None:
+            self.program_order(env)
+        else:
+            qr.enqueue(self.info, self.program_order, env)
+
+
+def guard(op: Operation, impl: Closure) -> Closure:
+    """Wrap ``impl`` so that any failure becomes an NKIRuntimeError located at ``op``
+    (:func:`located`; a :class:`Guarded`).  The wrapper's ``guarded`` attribute is
+    ``(op, impl)``, so a caller adding another layer can guard ``impl`` itself and save a
+    call."""
+    return Guarded(op, impl)
 
 
 def program_order(body) -> tuple[tuple[Closure, ...], dict]:
@@ -93,10 +133,14 @@ def program_order(body) -> tuple[tuple[Closure, ...], dict]:
     out, ops = [], {}
     for f in body:
         f = getattr(f, "program_order", f)
-        g = getattr(f, "guarded", None)
-        if g is not None:
-            op, f = g
-            ops[f] = op
+        if type(f) is Guarded:
+            ops[f.impl] = f.op
+            f = f.impl
+        else:
+            g = getattr(f, "guarded", None)
+            if g is not None:
+                op, f = g
+                ops[f] = op
         out.append(f)
     return tuple(out), ops
 

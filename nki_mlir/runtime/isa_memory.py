@@ -40,6 +40,7 @@ from ..dialects.common import HBM_SPACES, MemSpaceAttr, prop_flag
 from ..dialects.instruction import FULL_WRITES as _FULL_WRITES
 from ..errors import NKIRuntimeError
 from . import bind, hbm_fill, loop_cover, out_forward
+from .alloc_run import PlacedAlloc, PlacedAllocPO
 from .blocks import PLACEMENT, blocks_of, placement
 from . import numerics as nm
 from .env import STATE, Buf, Closure, Fault, finish, guard, reader
@@ -112,74 +113,13 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
     # which reads them (overwrite or add) first
     clear = fslot is not None and (first is None or first == "nisa.matmul")
     fwd = out_forward.plan(dec, op)   # computed in an output view (program order)
-
-    def run(env):
-        st = env[STATE]
-        if fwd is not None and st.queues is None and st.launch is None:
-            v = fwd.bind(env)
-            if v is not None:
-                env[s] = v
-                if fill is not None:
-                    fill(v)
-                return
-        c = 0 if cslot is None else int(env[cslot]) % copies
-        v = st.mem.views.get((token, c))
-        if v is None:
-            v = st.mem.view(token, c, space, p0, off + c * (stride or 0), shape, dt,
-                            in_block[c])
-        data, flags = v
-        env[s] = data
-        if flags is not None:
-            env[fslot] = flags
-        qr = st.queues
-        if qr is None:
-            if fill is not None:
-                fill(data)
-            if clear:
-                st.mem.set_flags(flags, False)
-            return
-        # queue mode: no sentinels (pending instances of the previous occupant may still use
-        # these bytes); the flags reset is ordered with the matmuls on the tensor queue (and
-        # not needed when the next instruction clears them writing the tile whole, as above:
-        # a matmul on the tile is ordered after that write, or the hazard checks report it)
-        if clear:
-            qr.pseudo("tensor", lambda _env, f=flags, m=st.mem: m.set_flags(f, False), None)
-        if qr.hazards is not None:
-            qr.hazards.on_alloc(op, s, data, space)
+    facts = (op, s, fslot, token, cslot, copies, space, p0, off, stride or 0, shape, dt,
+             in_block, fill, clear)
     if fwd is not None:
-        return guard(op, run)
-    return _with_program_order(op, run, _placed_po(s, fslot, token, cslot, copies, space, p0,
-                                                   off, stride or 0, shape, dt, in_block,
-                                                   fill, clear))
-
-
-def _with_program_order(op, run: Closure, po: Closure) -> Closure:
-    """``guard(op, run)`` whose program-order run (:func:`.env.program_order`) is ``po``."""
-    g = guard(op, run)
-    g.program_order = guard(op, po)
+        return guard(op, PlacedAlloc(*facts, fwd).run)
+    g = guard(op, PlacedAlloc(*facts).run)
+    g.program_order = guard(op, PlacedAllocPO(*facts).run)   # (:func:`.env.program_order`)
     return g
-
-
-def _placed_po(s, fslot, token, cslot, copies, space, p0, off, stride, shape, dt, in_block,
-               fill, clear) -> Closure:
-    """The program-order run of a placed ``nisa.alloc`` without an output view to bind
-    (:func:`alloc`'s ``run`` when no queues run): the copy's kept view, its sentinels and
-    its flags clear, without the queue-mode and forwarding tests."""
-    def run(env):
-        mem = env[STATE].mem
-        c = 0 if cslot is None else int(env[cslot]) % copies
-        v = mem.views.get((token, c))
-        if v is None:
-            v = mem.view(token, c, space, p0, off + c * stride, shape, dt, in_block[c])
-        data, flags = v
-        env[s] = data
-        if flags is not None:
-            env[fslot] = flags
-        if fill is not None:
-            fill(data)
-        if clear:
-            mem.set_flags(flags, False)
-    return run
 
 
 _TOKENS = itertools.count()

@@ -48,8 +48,8 @@ from xdsl.irdl import IRDLOperation
 from ..diagnostics import error_at
 from ..dialects.instruction import is_cross_core
 from ..dialects.nisa import AllocOp
-from ..errors import NKIError, NKIRuntimeError
-from .env import STATE, Closure, located
+from ..errors import NKIRuntimeError
+from .env import STATE, Closure, Queued
 from .forward import QUEUED
 
 if TYPE_CHECKING:
@@ -266,33 +266,7 @@ def wrap(dec: Decoder, op: Operation, closure: Closure) -> Closure:
         info.forward = fwd.get(op)
     sched.infos.append(info)
 
-    guarded = getattr(closure, "guarded", None)
-    if guarded is not None:      # program order: the guard's work inline (one call less)
-        gop, impl = guarded
-
-        def run_guarded(env):
-            qr = env[STATE].queues
-            if qr is None:
-                try:
-                    impl(env)
-                except NKIError:
-                    raise
-                except Exception as e:  # noqa: BLE001
-                    err, cause = located(gop, e)
-                    raise err from cause
-            else:
-                qr.enqueue(info, closure, env)
-        run_guarded.program_order = closure    # (as run's, below)
-        return run_guarded
-
-    def run(env):
-        qr = env[STATE].queues
-        if qr is None:
-            closure(env)
-        else:
-            qr.enqueue(info, closure, env)
-    run.program_order = closure    # what run() runs in program order (Program's top level)
-    return run
+    return Queued(info, closure)
 
 
 class Instance:

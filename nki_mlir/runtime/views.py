@@ -29,7 +29,6 @@ offsets (the fault is raised when the op executes) and on every execution for dy
 """
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,8 +39,9 @@ from xdsl.ir import OpResult
 from ..diagnostics import error_at
 from ..errors import NKIRuntimeError
 from .blocks import placement
-from .env import STATE, Closure, Fault, guard
-from .memory import VIEWS_MAX, flag_dtype
+from .env import Closure, Fault, guard
+from .kept_views import KeptCast, KeptSubview
+from .memory import flag_dtype
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -98,8 +98,8 @@ def subview(dec: Decoder, op: memref.SubviewOp):
                     check(d, off)
             except Fault as e:
                 return _fault_at_run(op, e)
-        return guard(op, _kept(ss, res, fsrc, fres, (), lambda env: idx, box, on_chip, per_run,
-                               (idx, plan[6])))
+        return guard(op, KeptSubview(ss, res, fsrc, fres, (), None, box, on_chip, per_run,
+                                     plan[7]).run)
 
     plan = []  # per dim: (static offset or None, dyn slot)
     it = iter(dyn_slots)
@@ -118,8 +118,8 @@ def subview(dec: Decoder, op: memref.SubviewOp):
             idx.append(_index(keep, sizes, strides, d, off))
         return tuple(idx)
 
-    return guard(op, _kept(ss, res, fsrc, fres, tuple(dyn_slots), indices, box, on_chip,
-                           per_run))
+    return guard(op, KeptSubview(ss, res, fsrc, fres, tuple(dyn_slots), indices, box, on_chip,
+                                 per_run, None).run)
 
 
 _SUBVIEW_PLAN = object()    # (the key prefix of subview plans in ``Decoder.memo``)
@@ -127,7 +127,7 @@ _SUBVIEW_PLAN = object()    # (the key prefix of subview plans in ``Decoder.memo
 
 def _subview_plan(op, src_shape: tuple, res_shape: tuple, offsets_v: tuple, sizes_v: tuple,
                   strides_v: tuple) -> tuple:
-    """``(offsets, sizes, strides, keep, box, idx, starts)`` of a ``memref.subview`` of a
+    """``(offsets, sizes, strides, keep, box, idx, starts, (idx, starts))`` of a ``memref.subview`` of a
     ``src_shape`` source: the static lists, which dims the result keeps, whether the view
     keeps every dim with unit steps, the index tuple of static offsets in bounds (None
     when an offset is dynamic or out of bounds) and the start index of its box (None when
@@ -170,7 +170,7 @@ def _subview_plan(op, src_shape: tuple, res_shape: tuple, offsets_v: tuple, size
         except Fault:
             idx = None
     starts = tuple(x.start for x in idx) if box and idx is not None else None
-    return offsets, sizes, strides, keep, box, idx, starts
+    return offsets, sizes, strides, keep, box, idx, starts, (idx, starts)
 
 
 def _check(src_shape, sizes, strides, src_type, d: int, off: int) -> None:
@@ -193,76 +193,6 @@ def _index(keep, sizes, strides, d: int, off: int):
     return off
 
 
-def _kept(ss: int, res: int, fsrc: int | None, fres: int | None, dyn: tuple, indices,
-          box: bool = False, on_chip: bool = False, per_run: bool = False,
-          static: tuple | None = None):
-    """The closure of a subview: its views are kept with the run's memory
-    (``Memory.subviews``) by the subview and its dynamic offsets, and reused while the
-    source is the same array object (a placed tensor's views are kept across runs, and so
-    are the caller's arguments when they are passed again), so a loop body does not build
-    them again, and the hazard checks find their footprints known (:mod:`.hazards`).
-    ``box``: the view keeps every dim with unit steps; its start index is then recorded
-    in ``Memory.origins`` while it is kept.  ``on_chip``: the source is a placed SBUF /
-    PSUM tensor, whose views the memory keeps across runs (one per copy of a rotating
-    tile): the key then tells the source arrays apart, so each copy keeps its views (an
-    HBM source -- a fresh output per run -- keeps one set, not one per run).  ``per_run``:
-    the source is made afresh every run (an unplaced ``nisa.alloc``): its views are kept in
-    ``Memory.run_views``, forgotten at the end of the run.
-
-    A miss (a new source array: every run for a fresh output) indexes the source with the
-    index tuple its offsets gave before, checked then: it depends on the offsets only (the
-    shapes are static), so it is worked out once per offsets (``plans``; ``static``: that
-    of static offsets, worked out at decode time)."""
-    token = next(_TOKENS)
-    n = len(dyn)
-    d0 = dyn[0] if n else None
-    plans: dict = {}     # offsets -> (index tuple, start index of a box or None)
-    if static is not None:
-        plans[None] = static
-
-    def run(env):
-        src = env[ss]
-        mem = env[STATE].mem
-        kept = mem.run_views if per_run else mem.subviews
-        if n == 1:
-            key = (token, id(src), env[d0]) if on_chip else (token, env[d0])
-        elif n == 0:
-            key = (token, id(src)) if on_chip else token
-        else:
-            key = (token, id(src) if on_chip else 0, *[env[d] for d in dyn])
-        hit = kept.get(key)
-        if hit is not None and hit[0] is src:
-            env[res] = hit[1]
-            if fres is not None:
-                env[fres] = hit[2]
-            return
-        okey = key[-1] if n == 1 else key[2:] if n else None
-        p = plans.get(okey)
-        if p is None:
-            t = indices(env)          # (checks the offsets)
-            p = (t, tuple(x.start for x in t) if box else None)
-            if len(plans) >= VIEWS_MAX:
-                plans.clear()
-            plans[okey] = p
-        t = p[0]
-        v = src[t]
-        fv = env[fsrc][t] if fres is not None else None
-        env[res] = v
-        if fres is not None:
-            env[fres] = fv
-        if len(kept) >= VIEWS_MAX:
-            kept.clear()
-            mem.origins.clear()
-        if box:
-            old = kept.get(key)
-            if old is not None:
-                mem.origins.pop(id(old[1]), None)
-            mem.origins[id(v)] = (v, src, p[1])
-        kept[key] = (src, v, fv)
-    return run
-
-
-_TOKENS = itertools.count()
 
 
 #: ops whose result views the memory of their first operand (cf. dialects/effects.py VIEW_OPS)
@@ -332,26 +262,8 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
         except Fault as e:
             return _fault_at_run(op, e)
 
-        token = next(_TOKENS)
-
-        def run(env):      # kept like a subview's views (as_strided is slow)
-            b = env[bs]
-            kept = env[STATE].mem.subviews
-            hit = kept.get(token)
-            if hit is not None and hit[0] is b:
-                env[res] = hit[1]
-                if fres is not None:
-                    env[fres] = hit[2]
-                return
-            v = make(b, dt, off0)
-            fv = make(env[bf], ft, off0) if fres is not None else None
-            env[res] = v
-            if fres is not None:
-                env[fres] = fv
-            if len(kept) >= VIEWS_MAX:
-                kept.clear()
-            kept[token] = (b, v, fv)
-        return guard(op, run)
+        return guard(op, KeptCast(bs, bf, res, fres, make, dt, ft, off0).run)  # (kept like a
+        # subview's views: as_strided is slow)
     ds = dyn[0]
     users = [u.operation for u in result.uses]
     skip = bool(users) and all(skips_oob(u) for u in users)

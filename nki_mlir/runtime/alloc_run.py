@@ -86,16 +86,7 @@ class PlacedAllocPO(PlacedAlloc):
 
     def run(self, env):
         mem = env[STATE].mem
-        cslot = self.cslot
-        c = 0 if cslot is None else int(env[cslot]) % self.copies
-        v = mem.views.get((self.token, c))
-        if v is None:
-            v = mem.view(self.token, c, self.space, self.p0, self.off + c * self.stride,
-                         self.shape, self.dt, self.in_block[c])
-        data, flags = v
-        env[self.s] = data
-        if flags is not None:
-            env[self.fslot] = flags
+        data, flags = self._bind(env, mem)
         if self.fill is not None:
             self.fill(data)
         if self.clear:

@@ -68,11 +68,7 @@ class KeptSubview:
         else:
             key = (token, id(src) if self.on_chip else 0, *[env[d] for d in self.dyn])
         fres = self.fres
-        hit = kept.get(key)
-        if hit is not None and hit[0] is src:
-            env[self.res] = hit[1]
-            if fres is not None:
-                env[fres] = hit[2]
+        if _reuse(env, kept.get(key), src, self.res, fres):
             return
         if n == 0:
             p = self.static
@@ -123,11 +119,7 @@ class KeptCast:
         b = env[self.bs]
         kept = env[STATE].mem.subviews
         token, fres = self.token, self.fres
-        hit = kept.get(token)
-        if hit is not None and hit[0] is b:
-            env[self.res] = hit[1]
-            if fres is not None:
-                env[fres] = hit[2]
+        if _reuse(env, kept.get(token), b, self.res, fres):
             return
         make, off0 = self.make, self.off0
         v = make(b, self.dt, off0)
@@ -140,3 +132,14 @@ class KeptCast:
         kept[token] = (b, v, fv)
 
     __call__ = run
+
+
+def _reuse(env, hit, src, res: int, fres) -> bool:
+    """Bind the kept view ``hit`` (``(source, view, flags view)``) to the result slots when
+    it was made from this ``src``; returns whether it was."""
+    if hit is None or hit[0] is not src:
+        return False
+    env[res] = hit[1]
+    if fres is not None:
+        env[fres] = hit[2]
+    return True

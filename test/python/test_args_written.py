@@ -5,18 +5,14 @@ definition -- some ``nisa`` instruction of the function has a written operand wh
 occur)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from xdsl.dialects import func
 from xdsl.ir import BlockArgument
 from xdsl.irdl import IRDLOperation
-from xdsl.parser import Parser
 
-from nki_mlir.dialects import make_context
 from nki_mlir.dialects.effects import base_buffer, written
 from nki_mlir.runtime import forward
 
-LIT = Path(__file__).resolve().parents[1] / "lit"
+from lit_modules import LIT, lit_modules
 
 
 class _Dec:
@@ -32,15 +28,10 @@ def _by_definition(fop) -> bool:
 
 def test_args_written_as_defined():
     answers = []
-    for path in sorted(LIT.rglob("*.mlir")):
-        for chunk in path.read_text().split("// -----"):
-            try:
-                module = Parser(make_context(), chunk).parse_module()
-            except Exception:  # noqa: BLE001 -- a chunk testing a parse error
-                continue
-            for fop in module.walk():
-                if isinstance(fop, func.FuncOp) and fop.body.blocks:
-                    want = _by_definition(fop)
-                    assert forward._args_written(_Dec(), fop) == want, (path.name, fop.sym_name.data)
-                    answers.append(want)
+    for path, module in lit_modules(sorted(LIT.rglob("*.mlir"))):
+        for fop in module.walk():
+            if isinstance(fop, func.FuncOp) and fop.body.blocks:
+                want = _by_definition(fop)
+                assert forward._args_written(_Dec(), fop) == want, (path.name, fop.sym_name.data)
+                answers.append(want)
     assert answers.count(True) >= 10 and answers.count(False) >= 10

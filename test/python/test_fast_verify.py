@@ -7,16 +7,14 @@ by both; the outcome (passes, or the exception type and text) must be the same.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i32, i64
 from xdsl.irdl import IRDLOperation
-from xdsl.parser import Parser
 
 from nki_mlir.dialects import fast_verify, make_context
 
-LIT = Path(__file__).resolve().parents[1] / "lit"
+from lit_modules import LIT, lit_modules
+
 FILES = sorted((LIT / "dialects").rglob("*.mlir")) + sorted((LIT / "invalid").glob("*.mlir")) \
     + sorted((LIT / "passes").glob("nisa-deps*.mlir"))        # allocs with a copy(...) operand
 
@@ -30,14 +28,8 @@ def _outcome(fn, op):
 
 
 def _ops():
-    ctx = make_context()
-    for path in FILES:
-        for chunk in path.read_text().split("// -----"):
-            try:
-                module = Parser(ctx, chunk).parse_module()
-            except Exception:  # noqa: BLE001 -- a chunk testing a parse error
-                continue
-            yield from (op for op in module.walk() if isinstance(op, IRDLOperation))
+    for _, module in lit_modules(FILES):
+        yield from (op for op in module.walk() if isinstance(op, IRDLOperation))
 
 
 def _broken(op):

@@ -123,11 +123,9 @@ def test_op_verify_outcomes_as_upstream():
     to upstream's method for the ops they concern) passes and fails as upstream's does, with
     the same message, on every op of the lit dialect tests (valid and invalid chunks) and on
     an op using an erased value."""
-    from pathlib import Path
-
     from xdsl.ir import ErasedSSAValue
 
-    lit = Path(__file__).resolve().parents[1] / "lit"
+    from lit_modules import LIT as lit, lit_modules
     outcomes = []
 
     def outcome(fn, op):
@@ -138,16 +136,11 @@ def test_op_verify_outcomes_as_upstream():
         return "ok"
 
     paths = sorted((lit / "dialects").rglob("*.mlir")) + sorted((lit / "invalid").glob("*.mlir"))
-    for path in paths:
-        for chunk in path.read_text().split("// -----"):
-            try:
-                module = Parser(make_context(), chunk).parse_module()
-            except Exception:  # noqa: BLE001 -- a chunk testing a parse error
-                continue
-            for op in module.walk():
-                want = outcome(fast_verify._upstream_op_verify, op)
-                assert outcome(fast_verify._op_verify, op) == want, (path.name, op.name)
-                outcomes.append(want)
+    for path, module in lit_modules(paths):
+        for op in module.walk():
+            want = outcome(fast_verify._upstream_op_verify, op)
+            assert outcome(fast_verify._op_verify, op) == want, (path.name, op.name)
+            outcomes.append(want)
     assert outcomes.count("ok") > 100 and len(outcomes) - outcomes.count("ok") > 20
     module = _module()
     mm = next(op for op in module.walk() if op.name == "nisa.matmul")

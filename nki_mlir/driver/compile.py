@@ -197,23 +197,25 @@ class CompiledKernel:
         return estimate(self.final(), args or None, keep_slices=keep_slices, throttle=throttle)
 
     def run(self, args: tuple, kwargs: dict, launch: Any = None, mode: str | None = None,
-            hazards: bool | None = None) -> tuple:
+            hazards: bool | None = None, program_ids: tuple | None = None) -> tuple:
         """Run on the ISA interpreter; returns every output as a tuple.
 
         ``launch``: the :class:`~nki_mlir.runtime.spmd.Instance` when this is one program
         instance of an SPMD / LNC launch (its ``shared_hbm`` outputs are the launch's).
+        ``program_ids``: without ``launch``, the ids of the instance to run when this program
+        serves every instance of its launch (``manifest["spmd"]["symbolic_ids"]``).
         ``mode`` / ``hazards``: see :meth:`nki_mlir.runtime.program.Program.run` (engine
         queues and hazard checks; defaults from ``NKI_MLIR_HAZARDS``, which ``__call__`` uses;
         a placed compile runs queue mode on its :meth:`final` kernel).
         """
         from ..interop import prepare_args
         args, kwargs, _, write_back = prepare_args(args, kwargs)
-        outs = self._run_arrays(args, kwargs, launch, mode, hazards)
+        outs = self._run_arrays(args, kwargs, launch, mode, hazards, program_ids)
         write_back()
         return outs
 
     def _run_arrays(self, args: tuple, kwargs: dict, launch: Any = None, mode: str | None = None,
-                    hazards: bool | None = None) -> tuple:
+                    hazards: bool | None = None, program_ids: tuple | None = None) -> tuple:
         """:meth:`run` on arguments already converted to NumPy (the warm-call path)."""
         bound = dict(zip((a.name for a in self.spec.args), args))
         for k, v in kwargs.items():
@@ -233,7 +235,8 @@ class CompiledKernel:
             mode, hazards = resolve_mode(mode, hazards)
             if mode != "program-order":         # engine queues: the schedule's
                 ck = self.final()
-        return ck.program.run(arrays, launch=launch, mode=mode, hazards=hazards)
+        return ck.program.run(arrays, launch=launch, mode=mode, hazards=hazards,
+                              program_ids=program_ids)
 
 
 # ------------------------------------------------------------------------------ entry

@@ -55,6 +55,7 @@ from ..errors import NKIError
 from .jit import Kernel, LaunchedKernel, _not_while_tracing, _tracing
 from .results import (  # noqa: F401  (the latency hook, also importable from here)
     PERCENTILES, BenchmarkResult, LatencyResult, LaunchRecord, NKIInterpreterNote, estimate,
+    instance_cores,
     latency_estimator, note_interpreter, set_latency_estimator,
 )
 
@@ -130,7 +131,8 @@ class EntryKernel:
         if self.api == "nki.profile" and self.calls != nth:
             return
         record = LaunchRecord(_kernel_name(k), compiled, compiled[0].target,
-                              opts.get("warmup", 10), opts.get("iters", 100))
+                              opts.get("warmup", 10), opts.get("iters", 100),
+                              instance_cores(k, compiled))
         self.benchmark_result.nc_latency = estimate(record)
         if self.api == "nki.profile" and opts.get("working_directory"):
             _write_profile(self, record)

@@ -13,10 +13,13 @@ arrays -- NKI's baremetal/simulation behaviour (NKI language guide (nki/get-star
   ``kernel[2]`` runs two instances with ``nl.program_id(0)`` 0 and 1 on the two cores of the
   logical core.  ``kernel[1]`` is LNC1 with a one-dimensional grid.
 
-The compiler specialises the kernel once per program instance (``nl.program_id`` is a
-compile-time int, usable in index arithmetic, slices, masks and ``if``; the compile cache key
-includes the grid and the ids).  When the kernel never reads ``nl.program_id``, all instances
-are identical and one compile serves them all.  How the instances run and what they share
+The compiler traces the kernel once for all program instances when its Python uses
+``nl.program_id`` only in index arithmetic (offsets, slices, ``sendrecv`` ranks, instruction
+names): the id is then read by each instance when it runs (:mod:`nki_mlir.frontend.spmd`).
+A kernel that needs the id as a Python value (``if pid == 0:``) is specialised once per
+instance, the id a compile-time int (the compile cache key then includes the ids);
+``NKI_MLIR_SHARED_LAUNCH=0`` always does that.  When the kernel never reads
+``nl.program_id``, all instances are identical and one compile serves them all.  How the instances run and what they share
 (``shared_hbm``) is :mod:`nki_mlir.runtime.spmd`.
 """
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -200,6 +204,12 @@ class LaunchedKernel:
                                 f"NEURON_PLATFORM_TARGET_OVERRIDE=trn2)")
         return tuple(dims), cores, lnc
 
+    def instance_cores(self, target: str | None = None) -> list[int]:
+        """The physical core of each program instance, in program-id order."""
+        dims = self.plan(target)[0]
+        return [sum(d.core_of(i) for d, i in zip(dims, ids))
+                for ids in itertools.product(*(range(d.size) for d in dims))]
+
     # ------------------------------------------------------------------------ run
     def __call__(self, *args: Any, **kwargs: Any):
         _not_while_tracing(self)
@@ -225,14 +235,14 @@ class LaunchedKernel:
         dims, cores, lnc = self.plan(options.get("target"))
         grid = tuple(d.size for d in dims)
         ids_all = list(itertools.product(*(range(n) for n in grid)))
+        core_of = self.instance_cores(options.get("target"))
 
-        core_of = [sum(d.core_of(i) for d, i in zip(dims, ids)) for ids in ids_all]
-
-        def compile_one(n):
-            info = SpmdInfo(grid, tuple(ids_all[n]), cores, core_of[n], lnc)
+        def compile_one(n, symbolic=False):
+            info = SpmdInfo(grid, tuple(ids_all[n]), cores, core_of[n], lnc, symbolic=symbolic)
             return self.kernel.compile_with(args, kwargs, spmd=info, **options)
 
-        first = compile_one(0)
+        # traced once for all instances unless the kernel needs its id as a Python value
+        first = compile_one(0, symbolic=len(ids_all) > 1 and shared_launch())
         same = not (first.manifest.get("spmd") or {}).get("uses_program_id", True)
         compiled = [first] + [first if same else compile_one(n) for n in range(1, len(ids_all))]
         return compiled, ids_all, core_of, cores
@@ -282,6 +292,22 @@ class LaunchedKernel:
     def instances(self) -> int:
         """Number of program instances of the launch."""
         return math.prod(d.size for d in self.plan()[0])
+
+
+def shared_launch() -> bool:
+    """``NKI_MLIR_SHARED_LAUNCH`` (``1``, the default, or ``0``): trace the instances of a
+    launch once, with symbolic program ids, when the kernel allows it (``0``: one trace per
+    instance, each with its ids as Python ints; the outputs are the same).
+
+    Raises:
+        NKIError: another value.
+    """
+    v = os.environ.get("NKI_MLIR_SHARED_LAUNCH", "1") or "1"
+    if v not in ("0", "1"):
+        raise NKIError(f"NKI_MLIR_SHARED_LAUNCH={v!r}: expected 1 (trace the instances of a "
+                       f"launch once where the kernel allows it) or 0 (once per instance)",
+                       category="bad option")
+    return v == "1"
 
 
 def _outs(ck) -> str:

@@ -60,6 +60,8 @@ class LaunchRecord:
             the instances are identical).
         target: "trn1" | "trn2" | "trn3".
         warmup, iters: the benchmark settings asked for.
+        cores: the physical core of each instance (None: one core, or the cores in the
+            instances' manifests).
     """
 
     name: str
@@ -67,6 +69,13 @@ class LaunchRecord:
     target: str
     warmup: int = 10
     iters: int = 100
+    cores: list | None = None
+
+
+def instance_cores(k, compiled: list) -> list | None:
+    """The physical core of each instance of ``k``'s launch (``k`` a kernel or a launch)."""
+    of = getattr(k, "instance_cores", None)
+    return of(compiled[0].target) if of is not None else None
 
 
 _estimator: Callable[[LaunchRecord], Any] | None = None
@@ -150,7 +159,8 @@ def call_in_mode(k, mode: str, args: tuple, kwargs: dict):
     result, compiled = k.run(args, kwargs)
     if mode == "benchmark" and compiled:
         base = getattr(k, "kernel", k)
-        record = LaunchRecord(base.fn.__name__, compiled, compiled[0].target)
+        record = LaunchRecord(base.fn.__name__, compiled, compiled[0].target,
+                              cores=instance_cores(k, compiled))
         base.benchmark_result = BenchmarkResult(estimate(record))
         if k is not base:
             k.benchmark_result = base.benchmark_result

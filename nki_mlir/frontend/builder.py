@@ -68,6 +68,10 @@ class IRBuilder:
 
     def __init__(self, block: Block):
         self.block = block
+        #: the kernel function's entry block (ops that dominate every use go at its start)
+        self.entry = block
+        #: launch-grid axis -> the result of its ``program_id`` op (a symbolic trace: spmd.py)
+        self.program_ids: dict[int, SSAValue] = {}
         self.loc: SourceLoc | None = None
         #: id(SourceLoc) -> (the SourceLoc, its location attribute), for emit()
         self._loc_attrs: dict[int, tuple[SourceLoc, object]] = {}

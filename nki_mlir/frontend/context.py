@@ -60,6 +60,12 @@ def tracer() -> Tracer:
 _ACTIVE: list["TraceContext"] = []
 
 
+#: the loop key of the launch "loop" over program instances: a symbolic program id the
+#: kernel needs as a Python value names it in a :class:`Retrace`, and the kernel is traced
+#: again with the instance's ids as ints (the launch "unrolled"; frontend/spmd.py)
+LAUNCH_KEY = "<launch>"
+
+
 class Retrace(BaseException):
     """Loops that must be unrolled (``{loop key: reason}``); an enclosing rolled loop
     (:mod:`.loop_retry`) or the whole kernel (:mod:`.trace_build`) is traced again.

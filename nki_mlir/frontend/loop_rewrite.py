@@ -28,7 +28,8 @@ from typing import Any
 from .source import FunctionSource
 
 _HELPERS = ("__nki_loop__", "__nki_while__", "__nki_annotated__", "__nki_pow__", "__nki_lshift__",
-            "__nki_isinstance__", "__nki_may_retry__", "__nki_retry__", "__nki_missing__")
+            "__nki_isinstance__", "__nki_may_retry__", "__nki_retry__", "__nki_missing__",
+            "__nki_fstr__")
 _GUARDED = {ast.Pow: "__nki_pow__", ast.LShift: "__nki_lshift__"}   # see .guards
 _CODE_CACHE: dict[Any, types.CodeType | None] = {}
 
@@ -59,7 +60,8 @@ def _helper_functions() -> dict[str, Any]:
     from .loop_retry import MISSING, may_retry, retry
     from .loops import nki_loop, nki_while
     from .py_builtins import nki_isinstance
-    return {"__nki_loop__": nki_loop, "__nki_while__": nki_while,
+    from .symbolic_str import nki_fstr
+    return {"__nki_fstr__": nki_fstr, "__nki_loop__": nki_loop, "__nki_while__": nki_while,
             "__nki_annotated__": check_annotation, "__nki_pow__": nki_pow,
             "__nki_lshift__": nki_lshift, "__nki_isinstance__": nki_isinstance,
             "__nki_may_retry__": may_retry, "__nki_retry__": retry, "__nki_missing__": MISSING}
@@ -263,6 +265,23 @@ class _Rewriter(ast.NodeTransformer):
                 and not node.keywords:
             node.func = ast.copy_location(ast.Name("__nki_isinstance__", ast.Load()), f)
         return node
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
+        """``f"a{x!r:>4}"`` -> ``__nki_fstr__("a", (x, 114, ">4", "x"))``
+        (:mod:`.symbolic_str`)."""
+        self.generic_visit(node)
+        if not any(isinstance(v, ast.FormattedValue) for v in node.values):
+            return node
+        args: list[ast.expr] = []
+        for v in node.values:
+            if not isinstance(v, ast.FormattedValue):
+                args.append(v)
+                continue
+            spec = v.format_spec if v.format_spec is not None else ast.Constant(None)
+            args.append(ast.copy_location(ast.Tuple(
+                [v.value, ast.Constant(v.conversion), spec, ast.Constant(ast.unparse(v.value))],
+                ast.Load()), v))
+        return ast.copy_location(ast.Call(ast.Name("__nki_fstr__", ast.Load()), args, []), node)
 
     def visit_While(self, node: ast.While) -> ast.While:
         self.generic_visit(node)

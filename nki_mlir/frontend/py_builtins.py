@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .proxies import LoopIndex
+from .symbolic_str import SymbolicName
 
 
 def _classes(spec: Any):
@@ -30,4 +31,7 @@ def nki_isinstance(obj: Any, spec: Any) -> bool:
     if type(obj) is LoopIndex:
         isinstance(0, spec)  # the TypeError of a bad ``spec``, as Python raises it
         return any(issubclass(int, c) for c in _classes(spec)) or isinstance(obj, spec)
+    if type(obj) is SymbolicName:   # a str whose text depends on a symbolic program id
+        isinstance("", spec)
+        return any(issubclass(str, c) for c in _classes(spec)) or isinstance(obj, spec)
     return isinstance(obj, spec)

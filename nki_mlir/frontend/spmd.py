@@ -16,10 +16,18 @@ program instance; ``build_module(..., spmd=info)`` stores it on the builder as `
 (None for a plain call without brackets).
 
 **Handlers** (NKI language guide (nki/get-started/nki-language-guide); NKI ``nki.language.program_id`` /
-``num_programs`` / ``program_ndim`` pages).  All three return compile-time Python ints, so
+``num_programs`` / ``program_ndim`` pages).  They behave as compile-time Python ints, so
 they can be used in index arithmetic, slices, masks and ``if`` conditions:
 
-- ``nl.program_id(axis=0)``: this instance's index along ``axis`` (0 without a grid).
+- ``nl.program_id(axis=0)``: this instance's index along ``axis`` (0 without a grid).  The
+  launcher traces the first instance with ``SpmdInfo.symbolic``: the id is then a symbolic
+  index (like a rolled loop's, over ``range(grid[axis])``: the ``program_id`` op's result,
+  read by each instance when it runs) and one trace serves every instance.  A use that
+  needs the id as a Python value -- ``if pid == 0:``, ``range(pid)``, ``float(pid)``, a
+  dict key -- raises the tracer's ``Retrace`` for :data:`~.context.LAUNCH_KEY` and the
+  kernel is traced again with the instance's id as an int, once per instance (so the
+  kernel means what its Python says either way).  f-strings of the id stay symbolic for
+  instruction names (:mod:`.symbolic_str`).
 - ``nl.num_programs(axes=None)``: ``None`` -> the total number of instances; an int -> the
   grid size along that axis; a tuple of axes -> the number of instances of that sub-grid
   (the product of the sizes).  1 without a grid.
@@ -39,6 +47,7 @@ import numpy as np
 from ..errors import NKIError, NKITypeError
 from ..targets import LNC_CORES
 from .builtins import handles
+from .context import LAUNCH_KEY
 
 #: physical NeuronCores a logical core can span (LNC2 on trn2/trn3)
 MAX_CORES = max(LNC_CORES.values())
@@ -150,9 +159,16 @@ class SpmdInfo:
         ranks: ranks of a multi-rank launch (``nki.collectives.simulate(kernel, num_ranks=N)``;
             grid ``(1,)``), else 1.
         rank: this program's rank id in such a launch (``nki.collectives.rank_id()``), else 0.
-        uses_program_id: set by the frontend when ``nl.program_id`` is evaluated (not part
-            of the cache key): instances of a kernel that never asks for its id are identical,
-            so the launcher compiles one and runs it for all.
+        uses_program_id: set by the frontend when ``nl.program_id`` gave this instance's id
+            as a Python int (not part of the cache key): instances of a kernel that never
+            does are identical, so the launcher compiles one and runs it for all.
+        symbolic: trace the instances once: ``nl.program_id`` gives a symbolic index (the
+            ``program_id`` op's result, read by each instance when it runs) while the
+            kernel's Python uses it only in index arithmetic; a use that needs a Python
+            value (``if pid == 0:``, ``range(pid)``) traces the kernel again with this
+            instance's ``ids`` (``uses_program_id``).  The launcher sets it for the first
+            instance of a launch of one rank.
+        symbolic_ids: set by the frontend when a symbolic id was handed out.
     """
 
     grid: tuple[int, ...]
@@ -163,9 +179,14 @@ class SpmdInfo:
     uses_program_id: bool = field(default=False, compare=False)
     ranks: int = 1
     rank: int = 0
+    symbolic: bool = False
+    symbolic_ids: bool = field(default=False, compare=False)
 
     def key(self) -> tuple:
-        """The part of the compile-cache key (everything but the usage record)."""
+        """The part of the compile-cache key (everything but the usage records).  A
+        symbolic trace's key leaves out the ids and core: it is the launch's."""
+        if self.symbolic:
+            return self.launch_key() + ("symbolic program ids",)
         base = (self.grid, self.ids, self.cores, self.core, self.lnc)
         return base + (("ranks", self.ranks, self.rank),) if self.ranks > 1 else base
 
@@ -178,6 +199,10 @@ class SpmdInfo:
     def manifest(self) -> dict[str, Any]:
         out = {"grid": list(self.grid), "ids": list(self.ids), "cores": self.cores,
                "core": self.core, "lnc": self.lnc, "uses_program_id": self.uses_program_id}
+        if self.symbolic:
+            out.update(symbolic=True, symbolic_ids=self.symbolic_ids)
+            if not self.uses_program_id:    # one program for every instance
+                out.update(ids=None, core=None)
         if self.ranks > 1:
             out.update(ranks=self.ranks, rank=self.rank)
         return out
@@ -216,8 +241,38 @@ def program_id(cg, axis=0):
     ax = _axis(cg, "nl.program_id", "axis", axis, len(info.grid) if info else 0, info)
     if info is None:
         return 0
+    if info.symbolic and LAUNCH_KEY not in cg.unroll:
+        info.symbolic_ids = True
+        return _symbolic_id(cg, ax, info.grid[ax])
     info.uses_program_id = True
     return info.ids[ax]
+
+
+def _symbolic_id(cg, axis: int, size: int):
+    """The ``program_id`` op's result for ``axis`` as a loop index over ``range(size)``,
+    emitted once per trace at the start of the kernel's entry block (it dominates every use)."""
+    from xdsl.dialects.builtin import IndexType
+
+    from ..dialects.ods_ops import op_class
+    from . import args as A
+    from .proxies import LoopIndex
+    from .values import Index
+    b = cg.b
+    ids = b.program_ids
+    v = ids.get(axis)
+    if v is None:
+        with b.at(b.entry):
+            op = A.emit(cg, op_class("nki.program_id"), {}, {"axis": axis}, [IndexType()])
+        op.detach()
+        first = b.entry.first_op
+        if first is None:
+            b.entry.add_op(op)
+        else:
+            b.entry.insert_op_before(op, first)
+        v = ids[axis] = op.results[0]
+        v.name_hint = f"program_id{axis}" if axis else "program_id"
+        b.loop_ranges[v] = (0, size, 1)
+    return LoopIndex(Index.of(v), frozenset((LAUNCH_KEY,)))
 
 
 @handles("nl.num_programs")

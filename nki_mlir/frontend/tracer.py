@@ -24,13 +24,14 @@ from .beta1.trace import (  # noqa: F401  (grid_*: entry points of the Beta 1 in
     PendingTensor, grid_compare, grid_operator, grid_subscript, grid_truth,
 )
 from .builtins import HANDLERS
-from .context import _ACTIVE, Retrace, TraceContext, active, register_tracer  # noqa: F401
+from .context import _ACTIVE, LAUNCH_KEY, Retrace, TraceContext, active, register_tracer  # noqa: F401
 from .context import require as _require
 from .frames import call_chain, frame_loc, truth_context, user_frame, user_loc
 from .indexing import index_tensor
 from .isa_control import Register
 from .naming import binding_name, name_tensor
 from .proxies import AST_OPS, LoopCondition, LoopIndex, NkiTensor
+from .symbolic_str import SymbolicName
 from .values import Index, Tensor
 
 # --------------------------------------------------------------- wrap / unwrap
@@ -42,6 +43,8 @@ def unwrap(x: Any) -> Any:
     if t is LoopIndex:
         _check_open(x)
         return x._i
+    if t is SymbolicName:   # (an NKI call's name= is rendered by dispatch)
+        x.concretize("an argument of an NKI call")
     if t is LoopCondition:
         _check_open(x.index)
         return x.mask
@@ -86,11 +89,15 @@ def _keys_of(values) -> frozenset:
     return keys
 
 
+#: the launch over program instances encloses the whole trace
+_ALWAYS_OPEN = (LAUNCH_KEY,)
+
+
 def _check_open(i: LoopIndex) -> None:
     ctx = active()
     if ctx is None:
         return
-    closed = i.keys.difference(ctx.open_loops)
+    closed = i.keys.difference(ctx.open_loops, _ALWAYS_OPEN)
     if closed:
         raise Retrace({k: f"its index is used after the loop, at {user_loc(2)}" for k in closed})
 
@@ -106,6 +113,8 @@ def dispatch(name: str, args: tuple, kwargs: dict, method_of: NkiTensor | None =
     handler = HANDLERS.get(name)
     if handler is None:
         raise NKIError(f"{name} is not supported by nki-mlir yet", loc, category="not implemented")
+    if type(kwargs.get("name")) is SymbolicName:  # an instruction's label: its template text
+        kwargs = {**kwargs, "name": kwargs["name"].render()}
     call_args, call_kwargs = args, kwargs   # (their loop keys: _call_keys, when asked)
     masked = False
     if kwargs.get("mask") is not None:
@@ -173,7 +182,8 @@ def _wrap_result(result: Any, args: tuple, kwargs: dict) -> Any:
 
 
 #: types :func:`unwrap` changes (any other value is passed to a handler as it is)
-_UNWRAPS = frozenset({NkiTensor, PendingTensor, LoopIndex, LoopCondition, tuple, list, slice, dict})
+_UNWRAPS = frozenset({NkiTensor, PendingTensor, LoopIndex, LoopCondition, SymbolicName, tuple,
+                      list, slice, dict})
 #: types :func:`_keys_of` looks into (only they can carry a loop index's keys)
 _KEYED = frozenset({LoopIndex, tuple, list, slice})
 _NO_KEYS: frozenset = frozenset()

@@ -26,7 +26,11 @@ from ..dialects import rules
 from ..dialects.instruction import CROSS_CORE  # the launch's semaphores and mailboxes
 from ..dialects.common import HBM_SPACES, MEM_SPACES, describe, dtype_of, free_size, space_of
 from ..dialects.ods import Engine, EnumProp, Formula, Int, IntList, Tile
+from ..dialects.ods_forms import LoopIndex
 from ..errors import NKITypeError
+from ..frontend.index_bounds import index_bounds
+from ..frontend.isa_calls import loop_offset
+from ..frontend.values import Index
 from ..frontend.spmd import require_lnc2
 from ..runtime.env import Fault, check_elems, finish, guard
 from ..runtime.isa_collective import lnc2_instance
@@ -97,10 +101,38 @@ class core_barrier:
         return guard(op, run)
 
 
+def _rank(dec, op, base, index, role: str):
+    """A getter of a ``sendrecv`` rank: the property ``base`` plus the run-time ``index``
+    operand when there is one."""
+    b = int(base.value.data)
+    if index is None:
+        return lambda env: b
+    slot = dec.use(op, index, role)
+    return lambda env: b + int(env[slot])
+
+
+def _split_ranks(cg, api, args) -> None:
+    """The ``call`` hook: a rank that is an expression of a symbolic program id (a launch
+    traced once, :mod:`nki_mlir.frontend.spmd`) -> its constant part and its
+    ``<role>_index`` operand, added at run time."""
+    pids = set(cg.b.program_ids.values())
+    for role in ("send_to_rank", "recv_from_rank"):
+        v = args[role]
+        if isinstance(v, Index) and v.terms:
+            # only a rank that is 0 or 1 for every instance, else the per-instance trace's
+            # error (the tracer unrolls the launch on this one)
+            span = index_bounds(v, cg.b.loop_ranges)
+            if any(sym not in pids for sym, _ in v.terms) or span is None or \
+                    span[0] < min(RANKS) or span[1] > max(RANKS):
+                raise cg.b.error(f"{api}: '{role}' must be a compile-time integer, got an "
+                                 f"index of a rolled loop or launch", NKITypeError)
+        args[role], args[role + "_index"] = loop_offset(cg, api, v)
+
+
 def _sendrecv_call(cg, args, operands, props, emit):
     """Ranks 0 or 1, a non-negative ``pipe_id``, an LNC2 launch."""
     for role in ("send_to_rank", "recv_from_rank"):
-        if props[role] not in RANKS:
+        if operands[role + "_index"] is None and props[role] not in RANKS:
             raise cg.b.error(f"nisa.sendrecv: {role}={props[role]} is not a rank of an LNC2 launch "
                              f"(0 or 1)", NKITypeError)
     if props["pipe_id"] < 0:
@@ -116,8 +148,9 @@ class sendrecv:
     ``recv_from_rank``'s ``src`` into the SBUF tile ``dst`` (an LNC2 launch; trn2 or newer).
 
     ``src`` / ``dst``: SBUF tiles of the same dtype, partition count and elements per
-    partition.  ``send_to_rank`` / ``recv_from_rank``: 0 or 1 (compile-time ints, e.g. from
-    ``nl.program_id``).  ``pipe_id``: a non-negative int; the operations with the same
+    partition.  ``send_to_rank`` / ``recv_from_rank``: 0 or 1 (ints, e.g. ``1 -
+    nl.program_id(0)``; in a launch traced once the program id is symbolic and the rank is
+    checked when the instruction runs).  ``pipe_id``: a non-negative int; the operations with the same
     ``pipe_id`` complete together.  ``dma_engine``: ``nisa.dma_engine.dma`` (the shared DMA,
     default) or ``nisa.dma_engine.gpsimd_dma`` (GpSimd's DMA: at most 1024 / 512 / 256 bytes
     per partition for 32 / 16 / 8-bit types).
@@ -133,12 +166,15 @@ class sendrecv:
     recv_from_rank = Int()
     pipe_id = Int()
     dma_engine = EnumProp(enum="dma_engine", allowed=DMA_ENGINES, default="dma")
+    send_to_rank_index = LoopIndex()
+    recv_from_rank_index = LoopIndex()
     engine = Engine("dma", param=False)
     since = "trn2"
     feature = "sendrecv (LNC2 core-to-core exchange)"
     state = CROSS_CORE
     cost = Formula("dma", source="DMABW, DMAOV: a DMA of src (docs/cost-model.md)")
     beta1_result = False
+    call = _split_ranks
     frontend = _sendrecv_call
 
     def verify(op):
@@ -148,7 +184,7 @@ class sendrecv:
                                   f"{describe(op.src)} and {describe(op.dst)}")
         for prop in ("send_to_rank", "recv_from_rank"):
             r = int(op.properties[prop].value.data)
-            if r not in RANKS:
+            if getattr(op, prop + "_index") is None and r not in RANKS:
                 raise VerifyException(f"{api}: {prop}={r} is not a rank of an LNC2 launch (0 or 1)")
         if int(op.pipe_id.value.data) < 0:
             raise VerifyException(f"{api}: pipe_id must be a non-negative integer, got "
@@ -166,16 +202,17 @@ class sendrecv:
     def interpret(dec, op):
         src, dst = dec.buf(op, op.src, "src"), dec.buf(op, op.dst, "dst")
         check_elems(op, dst, ("src", src))
-        to, frm = int(op.send_to_rank.value.data), int(op.recv_from_rank.value.data)
+        to = _rank(dec, op, op.send_to_rank, op.send_to_rank_index, "send_to_rank")
+        frm = _rank(dec, op, op.recv_from_rank, op.recv_from_rank_index, "recv_from_rank")
         pipe = int(op.pipe_id.value.data)
         s, d, shape, dt = src.slot, dst.slot, dst.shape, dst.dtype
         count = int(np.prod(shape))
 
         def run(env):
             inst = lnc2_instance(env, "nisa.sendrecv")
-            got = inst.launch.sendrecv(inst.rank, to, frm, pipe, env[s])
+            got = inst.launch.sendrecv(inst.rank, to(env), frm(env), pipe, env[s])
             if got.dtype != dt or got.size != count:
-                raise Fault(f"core {frm} sent a {list(got.shape)} {got.dtype} tile on pipe {pipe}, "
+                raise Fault(f"core {frm(env)} sent a {list(got.shape)} {got.dtype} tile on pipe {pipe}, "
                             f"but 'dst' of core {inst.rank} is {list(shape)} {np.dtype(dt)}")
             env[d][...] = got.reshape(shape)
         return finish(op, run, dst)

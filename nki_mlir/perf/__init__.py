@@ -52,7 +52,7 @@ def estimate(compiled, args: Sequence | None = None, *, keep_slices: bool = True
             return hit
     arrays = None if args is None else _tensor_args(compiled, args)
     est = timed_run(program, target_model(compiled.target), arrays, keep_slices=keep_slices,
-                    throttle=throttle)
+                    throttle=throttle, program_ids=_first_instance(compiled))
     est.kernel = compiled.spec.name
     if not data_dependent or args is None:
         cache[key] = est
@@ -68,18 +68,29 @@ def _tensor_args(compiled, args: Sequence) -> list:
     return list(args)
 
 
-def launch_estimates(compiled: list) -> tuple[float, list[Estimate]]:
+def _first_instance(compiled) -> tuple | None:
+    """The ids of a launch's first instance when ``compiled`` serves every instance (its
+    estimate is that instance's: the instances run the same instructions, at other
+    addresses), else None."""
+    spmd = (compiled.manifest or {}).get("spmd") or {}
+    if spmd.get("symbolic_ids") and not spmd.get("uses_program_id"):
+        return (0,) * len(spmd["grid"])
+    return None
+
+
+def launch_estimates(compiled: list, cores: list | None = None) -> tuple[float, list[Estimate]]:
     """The latency in ns of a launch of program instances ``compiled`` (in program-id
     order) and the estimate of each distinct instance: instances on one core run one after
-    another, cores run in parallel (manifest ``spmd.core``), so the launch takes the
-    busiest core's sum."""
+    another, cores run in parallel (``cores``: each instance's core; else manifest
+    ``spmd.core``), so the launch takes the busiest core's sum."""
     per_core: dict[int, float] = {}
     ests: dict[int, Estimate] = {}
-    for ck in compiled:
+    for n, ck in enumerate(compiled):
         est = ests.get(id(ck))
         if est is None:
             est = ests[id(ck)] = estimate(ck, keep_slices=False)
-        core = int(((ck.manifest or {}).get("spmd") or {}).get("core", 0) or 0)
+        core = cores[n] if cores is not None else \
+            int(((ck.manifest or {}).get("spmd") or {}).get("core", 0) or 0)
         per_core[core] = per_core.get(core, 0.0) + est.latency_ns
     return max(per_core.values(), default=0.0), list(ests.values())
 
@@ -90,5 +101,5 @@ def estimate_latency(record: Any) -> float | None:
     The model is deterministic, so every percentile is the same number."""
     if not record.compiled:
         return None
-    ns, _ = launch_estimates(record.compiled)
+    ns, _ = launch_estimates(record.compiled, getattr(record, "cores", None))
     return ns / 1e3

@@ -98,7 +98,8 @@ def _facts(program) -> tuple[bool, bool, str, list]:
 
 def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
               keep_slices: bool = True, throttle: bool = False, plan: bool = True,
-              generated: bool = True, lazy: bool = True) -> Estimate:
+              generated: bool = True, lazy: bool = True,
+              program_ids: tuple | None = None) -> Estimate:
     """Run ``program`` once with a timeline attached and return its :class:`Estimate`.
 
     Args:
@@ -114,6 +115,7 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
             False interprets it (the same records, slower; for tests).
         lazy: compute the figures beyond the latency, instruction count and notes on
             first access (a :class:`~.estimate.LazyEstimate`, equal to the eager result).
+        program_ids: the instance a program shared by its launch's instances runs as.
 
     Raises:
         NKITypeError / NKIRuntimeError: as :meth:`Program.run` for bad arguments or a
@@ -139,7 +141,8 @@ def timed_run(program, model: TargetModel, args: Sequence | None = None, *,
         if args is None:
             args = synthetic_inputs(program, real=execute)
         tl = Timeline(model, program.schedule.queues, throttle=throttle)
-        program.run(list(args), mode="queues", hazards=False, timer=tl, execute=execute)
+        program.run(list(args), mode="queues", hazards=False, timer=tl, execute=execute,
+                    program_ids=program_ids)
     est = summarize(tl, program.func_name, schedule, keep_slices, lazy)
     if throttle:
         notes.append("TensorE power throttling modelled")

@@ -81,6 +81,8 @@ class State:
         regs: engine register values by register id (32-bit ints or fp32).
         launch: the :class:`~.spmd.Instance` of an SPMD / LNC launch this run is one program
             instance of (shared HBM, cross-core barriers and mailboxes), else None.
+        program_ids: the ids ``nisa.program_id`` reads outside a launch (a run of one
+            instance of a program its launch shares, e.g. the cost model's), else None.
         queues: the :class:`~.queues.QueueRun` of a queue-mode run, else None.
         once: per-run markers of the diagnostics an instruction reports once per run.
         scratch: temporaries an instruction reuses across instructions and runs (their
@@ -92,8 +94,8 @@ class State:
             footprints of the placed tensors' views (``"footprints"``).
     """
 
-    __slots__ = ("mem", "act_acc", "dve_acc", "rng", "regs", "launch", "queues", "mirrors", "once",
-                 "scratch", "range_mode")
+    __slots__ = ("mem", "act_acc", "dve_acc", "rng", "regs", "launch", "program_ids", "queues",
+                 "mirrors", "once", "scratch", "range_mode")
 
     def __init__(self, target: str):
         self.mem = Memory(target)
@@ -102,6 +104,7 @@ class State:
         self.rng: dict[str, np.ndarray] = {}
         self.regs: dict[int, object] = {}
         self.launch = None
+        self.program_ids = None
         self.queues = None
         self.mirrors: dict = {}
         self.once: set = set()
@@ -120,6 +123,7 @@ class State:
         if self.regs:
             self.regs.clear()
         self.launch = None
+        self.program_ids = None
         self.queues = None
         if self.once:
             self.once.clear()
@@ -275,7 +279,8 @@ class Program:
                                     f"must be {want}, {got}", NKITypeError)
 
     def run(self, args: Sequence[np.ndarray], launch=None, mode: str | None = None,
-            hazards: bool | None = None, timer=None, execute: bool = True) -> tuple[np.ndarray, ...]:
+            hazards: bool | None = None, timer=None, execute: bool = True,
+            program_ids: tuple | None = None) -> tuple[np.ndarray, ...]:
         """Execute the kernel on ``args`` and return its outputs.
 
         Args:
@@ -296,6 +301,8 @@ class Program:
             execute: with a ``timer``, False skips executing the instructions (a timing-only
                 run: the outputs are then meaningless; only valid when control flow does
                 not read machine state, :func:`nki_mlir.perf.walk.needs_execution`).
+            program_ids: without ``launch``, the program ids a program traced once for
+                every instance of its launch reads (``nl.program_id``; one per grid axis).
 
         Returns:
             The ``func.return`` operands in order, as NumPy arrays the caller owns.
@@ -309,10 +316,12 @@ class Program:
         if timer is not None:
             mode = "queues"
         mode, hazards = resolve_mode(mode, hazards)
-        return self.run_checked(self._check_args(args), launch, mode, hazards, timer, execute)
+        return self.run_checked(self._check_args(args), launch, mode, hazards, timer, execute,
+                                program_ids)
 
     def run_checked(self, vals: list, launch=None, mode: str = "program-order",
-                    hazards: bool = False, timer=None, execute: bool = True) -> tuple:
+                    hazards: bool = False, timer=None, execute: bool = True,
+                    program_ids: tuple | None = None) -> tuple:
         """:meth:`run` on arguments already checked: ``vals`` holds one C-contiguous,
         writeable NumPy array of the signature's shape and dtype per argument (or the
         converted number of a scalar argument), and ``mode`` / ``hazards`` are resolved
@@ -322,6 +331,7 @@ class Program:
         state = _acquire_state(self.target)
         env[STATE] = state
         state.launch = launch
+        state.program_ids = program_ids
         for slot, v in zip(self._arg_slots, vals):
             env[slot] = v
         qr = None
@@ -358,7 +368,7 @@ class Program:
             # write and read goes through Memory.set_flags / flags_state / settle, which
             # order them, and Memory.trim settles them before dropping the blocks)
             state.mem.end_run()         # the views of this run's fresh arrays
-            state.launch = None
+            state.launch = state.program_ids = None
             state.queues = None
             _release_state(state)
         if self._ret_single:            # one HBM result (most kernels): no copy

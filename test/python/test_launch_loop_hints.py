@@ -32,6 +32,7 @@ def two_retraces(x):
 
 def test_second_instance_starts_with_the_first_ones_unrolled_loops(monkeypatch, tmp_path):
     monkeypatch.setenv("NKI_MLIR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("NKI_MLIR_SHARED_LAUNCH", "0")  # (else one trace serves both instances)
     monkeypatch.setenv("NKI_MLIR_LOOPS", "auto")
     runs = count_traces(monkeypatch)
     x = np.arange(128 * 64, dtype=np.float32).reshape(128, 64) / 1000

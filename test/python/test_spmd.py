@@ -90,10 +90,25 @@ def test_one_compile_when_program_id_is_unused():
     a = _rand(128, 64)
     _, compiled = B.no_program_id[4].run((a,), {})
     assert len(compiled) == 4 and all(c is compiled[0] for c in compiled)
+
+
+
+def test_one_trace_when_program_id_is_only_index_arithmetic(monkeypatch):
+    """axpy_rows uses its id only in slices: one trace, the id read by each instance when
+    it runs; NKI_MLIR_SHARED_LAUNCH=0 traces each instance, with the same outputs."""
     b = _rand(512, 64)
-    _, compiled = B.axpy_rows[4].run((b, b), {})
+    out, compiled = B.axpy_rows[4].run((b, b), {})
+    assert len(compiled) == 4 and all(c is compiled[0] for c in compiled)
+    spmd = compiled[0].manifest["spmd"]
+    assert spmd["symbolic_ids"] and not spmd["uses_program_id"]
+    assert "nki.program_id(axis=0)" in compiled[0].own_ir("nki")
+    np.testing.assert_allclose(out, b * 1.5, rtol=1e-6)
+    monkeypatch.setenv("NKI_MLIR_SHARED_LAUNCH", "0")
+    out0, compiled = B.axpy_rows[4].run((b, b), {})
     assert len({id(c) for c in compiled}) == 4
     assert [c.manifest["spmd"]["ids"] for c in compiled] == [[0], [1], [2], [3]]
+    assert all(not c.manifest["spmd"].get("symbolic") for c in compiled)
+    np.testing.assert_array_equal(out, out0)
 
 
 def test_private_hbm_is_per_instance_and_shared_hbm_is_shared():
@@ -306,7 +321,8 @@ def test_nested_gridded_kernel(kernel, text):
     _assert_at(info.value, path, text)
 
 
-def test_compile_a_launch_gives_one_compiled_kernel_per_instance():
+def test_compile_a_launch_gives_one_compiled_kernel_per_instance(monkeypatch):
+    monkeypatch.setenv("NKI_MLIR_SHARED_LAUNCH", "0")   # (lnc_exchange is traced once else)
     x = _rand(256, 64)
     cks = nki.compile(K.lnc_exchange[2], x)
     assert [c.manifest["spmd"]["ids"] for c in cks] == [[0], [1]]

@@ -1,0 +1,83 @@
+"""One trace for every program instance of an LNC launch (frontend/spmd.py symbolic ids,
+frontend/symbolic_str.py, the ``program_id`` op), and the fall-back to one trace per
+instance when the kernel needs its id as a Python value.  Each kernel's outputs are
+compared with NumPy and with ``NKI_MLIR_SHARED_LAUNCH=0`` (one trace per instance)."""
+import numpy as np
+import pytest
+
+import nki_mlir as nki
+import shared_launch_kernels as K
+from nki_mlir.errors import NKIError
+from nki_mlir.frontend.symbolic_str import nki_fstr
+
+RNG = np.random.default_rng(7)
+
+
+def _x(cols=64):
+    return RNG.standard_normal((256, cols)).astype(np.float32)
+
+
+def _run(kernel, x, monkeypatch, shared: bool):
+    monkeypatch.setenv("NKI_MLIR_SHARED_LAUNCH", "1" if shared else "0")
+    return kernel[2].run((x,), {})
+
+
+@pytest.mark.parametrize("name, want", [
+    ("named_halves", lambda x: x * 3 + 1),
+    ("swap_halves", lambda x: np.concatenate([x[128:], x[:128]])),
+])
+def test_index_arithmetic_of_the_id_is_traced_once(name, want, monkeypatch):
+    kernel, x = getattr(K, name), _x()
+    out, compiled = _run(kernel, x, monkeypatch, shared=True)
+    assert all(c is compiled[0] for c in compiled)
+    spmd = compiled[0].manifest["spmd"]
+    assert spmd["symbolic_ids"] and not spmd["uses_program_id"] and spmd["ids"] is None
+    assert "nki.program_id(axis=0)" in compiled[0].own_ir("nki")
+    np.testing.assert_allclose(out, want(x), rtol=1e-6)
+    out0, compiled0 = _run(kernel, x, monkeypatch, shared=False)
+    assert compiled0[0] is not compiled0[1]
+    np.testing.assert_array_equal(out, out0)
+
+
+def test_symbolic_names_are_rendered_from_their_source(monkeypatch):
+    _, compiled = _run(K.named_halves, _x(), monkeypatch, shared=True)
+    text = compiled[0].own_ir("nki")
+    assert 'name="core{pid}_in"' in text or "core{pid}_in" in text
+
+
+@pytest.mark.parametrize("name, want", [
+    ("branch_on_id", lambda x: np.concatenate([x[:128] * 2, -x[128:]])),
+    ("name_as_key", lambda x: np.concatenate([x[:128] + 10, x[128:] + 20])),
+])
+def test_a_python_value_of_the_id_traces_each_instance(name, want, monkeypatch):
+    x = _x()
+    out, compiled = _run(getattr(K, name), x, monkeypatch, shared=True)
+    assert compiled[0] is not compiled[1]
+    assert [c.manifest["spmd"]["ids"] for c in compiled] == [[0], [1]]
+    assert all(c.manifest["spmd"]["uses_program_id"] for c in compiled)
+    assert "nki.program_id" not in compiled[0].own_ir("nki")
+    np.testing.assert_allclose(out, want(x), rtol=1e-6)
+
+
+def test_bad_option_is_an_error(monkeypatch):
+    monkeypatch.setenv("NKI_MLIR_SHARED_LAUNCH", "yes")
+    with pytest.raises(NKIError, match="NKI_MLIR_SHARED_LAUNCH='yes'"):
+        K.named_halves[2](_x())
+
+
+class _Fmt:
+    def __format__(self, spec):
+        return f"<{spec}>"
+
+    def __repr__(self):
+        return "R"
+
+
+@pytest.mark.parametrize("value, conv, spec", [
+    (3, -1, None), (3, -1, ">5"), (2.5, -1, ".3f"), ("s", 114, None), ("é", 97, None),
+    (_Fmt(), -1, "x"), (_Fmt(), 114, ">3"), (None, 115, None), ([1, 2], -1, ""),
+])
+def test_fstr_is_pythons_f_string_for_plain_values(value, conv, spec):
+    conv_text = {-1: "", 115: "!s", 114: "!r", 97: "!a"}[conv]
+    want = eval('f"a{value' + conv_text + (":" + spec if spec is not None else "") + '}b"')
+    assert nki_fstr("a", (value, conv, spec, "value"), "b") == want

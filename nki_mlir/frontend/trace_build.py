@@ -33,7 +33,7 @@ from .frames import call_chain, tb_loc, traceback_user_frame
 from .loop_rewrite import restore_helpers, rewrite_helpers, traced_function
 from .loops import explain
 from .proxies import NkiTensor
-from .tracer import _ACTIVE, Retrace, TraceContext, unwrap, wrap
+from .tracer import _ACTIVE, LAUNCH_KEY, Retrace, TraceContext, unwrap, wrap
 from .values import Tensor
 
 _MODES = ("auto", "unroll", "roll")
@@ -52,7 +52,9 @@ _LAST_REPORT: dict[str, tuple[str, str]] = {}
 
 
 def last_loop_report() -> dict[str, tuple[str, str]]:
-    """``{"file:line:col": ("rolled" | "unrolled", why)}`` of the last traced kernel."""
+    """``{"file:line:col": ("rolled" | "unrolled", why)}`` of the last traced kernel, and
+    ``{LAUNCH_KEY: ("traced per instance", why)}`` for a launch whose program id had to be a
+    Python value (frontend/spmd.py)."""
     return dict(_LAST_REPORT)
 
 
@@ -70,9 +72,15 @@ def trace(make_kernel: Callable[[], Any], unroll_key: str | None = None):
     # (not in "roll" mode, where a loop that cannot stay rolled must be an error)
     hinted = unroll_key is not None and mode == "auto"
     unroll: dict[str, str] = dict(_UNROLL_HINTS.get(unroll_key, {})) if hinted else {}
+    first = True
     while True:
         known = set(unroll)     # (loops retried in place join ``unroll`` during the trace)
         k = make_kernel()
+        if first:
+            first = False
+            why = _PER_INSTANCE.get(_code_key(k.fn))
+            if why is not None and spmd_symbolic(k.b):
+                unroll.setdefault(LAUNCH_KEY, why)
         ctx = TraceContext(k.b, k.src, unroll, mode)
         fn = traced_function(k.fn)
         ctx.kernel_code = fn.__code__
@@ -111,11 +119,34 @@ def trace(make_kernel: Callable[[], Any], unroll_key: str | None = None):
         _UNROLL_HINTS[unroll_key] = dict(unroll)
         while len(_UNROLL_HINTS) > _HINTS_KEPT:
             del _UNROLL_HINTS[next(iter(_UNROLL_HINTS))]
+    if LAUNCH_KEY in unroll:
+        ctx.decisions[LAUNCH_KEY] = ("traced per instance", unroll[LAUNCH_KEY])
+        _PER_INSTANCE[_code_key(k.fn)] = unroll[LAUNCH_KEY]
+        while len(_PER_INSTANCE) > _HINTS_KEPT:
+            del _PER_INSTANCE[next(iter(_PER_INSTANCE))]
     _LAST_REPORT.clear()
     _LAST_REPORT.update(ctx.decisions)
     if os.environ.get("NKI_MLIR_EXPLAIN_LOOPS") and ctx.decisions:
         print(f"nki-mlir loops of {k.fn.__name__}:\n{explain(ctx.decisions)}", file=sys.stderr)
     return k, result, ret_loc
+
+
+#: kernels whose launch had to be traced per instance, by code: their next symbolic trace
+#: (another shape) starts per instance instead of finding out again (only speed depends
+#: on it: a per-instance trace means what a symbolic one does)
+_PER_INSTANCE: dict[tuple, str] = {}
+
+
+def _code_key(fn: Any) -> tuple:
+    code = getattr(fn, "__code__", None)
+    return (getattr(code, "co_filename", ""), getattr(code, "co_firstlineno", 0),
+            getattr(fn, "__qualname__", repr(fn)))
+
+
+def spmd_symbolic(b) -> bool:
+    """The trace asked for symbolic program ids (frontend/spmd.py)."""
+    info = getattr(b, "spmd", None)
+    return info is not None and info.symbolic
 
 
 def python_error(exc: BaseException, ctx: TraceContext) -> NKIError:

@@ -91,6 +91,7 @@ def _keys_of(values) -> frozenset:
 
 #: the launch over program instances encloses the whole trace
 _ALWAYS_OPEN = (LAUNCH_KEY,)
+_LAUNCH_ONLY = frozenset(_ALWAYS_OPEN)
 
 
 def _check_open(i: LoopIndex) -> None:
@@ -230,7 +231,7 @@ def _unroll_on_failure(ctx: TraceContext, name: str, keys: frozenset, exc: BaseE
     compile-time int there, or a per-iteration check failed): unroll those loops, which
     never changes what the kernel means, and let the unrolled trace decide."""
     live = [k for k in keys if k not in ctx.unroll]
-    if live and ctx.mode != "roll":
+    if live and (ctx.mode != "roll" or live == [LAUNCH_KEY]):  # (the launch is no loop)
         msg = str(getattr(exc, "message", exc)).split("\n")[0][:120]
         raise Retrace({k: f"{name} at {loc} needs a per-iteration value ({msg})" for k in live}) \
             from None
@@ -435,11 +436,12 @@ def concretize(i: LoopIndex, what: str) -> None:
     loc = user_loc(2)
     if ctx is None:
         raise NKIError("a loop index escaped its kernel", loc)
-    if ctx.mode == "roll":
+    if ctx.mode == "roll" and i.keys != _LAUNCH_ONLY:   # (the launch is no loop)
         raise NKITypeError(f"the loop index is {what}, which needs the loop unrolled, but loops "
                            f"are forced rolled (NKI_MLIR_LOOPS=roll)", loc,
                            code="err_dynamic_control_flow_not_supported")
-    raise Retrace({k: f"its index is {what} at {loc}" for k in i.keys})
+    raise Retrace({k: f"its index is {what} at {loc}" if k != LAUNCH_KEY else
+                   f"nl.program_id is {what} at {loc}" for k in i.keys})
 
 
 register_tracer(sys.modules[__name__])   # the entry points the proxies and markers call

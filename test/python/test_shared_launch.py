@@ -81,3 +81,23 @@ def test_fstr_is_pythons_f_string_for_plain_values(value, conv, spec):
     conv_text = {-1: "", 115: "!s", 114: "!r", 97: "!a"}[conv]
     want = eval('f"a{value' + conv_text + (":" + spec if spec is not None else "") + '}b"')
     assert nki_fstr("a", (value, conv, spec, "value"), "b") == want
+
+
+def test_per_instance_is_remembered_and_reported(monkeypatch):
+    """NKI_MLIR_LOOPS=roll forces loops, not the launch; a launch traced per instance says
+    why (last_loop_report / NKI_MLIR_EXPLAIN_LOOPS), and the kernel's next launch (another
+    shape) starts per instance instead of trying a symbolic trace first."""
+    from nki_mlir.frontend import trace_build
+    from nki_mlir.frontend.context import LAUNCH_KEY
+    from trace_counting import count_traces
+    monkeypatch.setenv("NKI_MLIR_LOOPS", "roll")
+    x = _x(32)
+    out, _ = _run(K.branch_on_id, x, monkeypatch, shared=True)
+    np.testing.assert_allclose(out, np.concatenate([x[:128] * 2, -x[128:]]), rtol=1e-6)
+    monkeypatch.setenv("NKI_MLIR_LOOPS", "auto")
+    runs = count_traces(monkeypatch)
+    out, _ = _run(K.branch_on_id, _x(48), monkeypatch, shared=True)
+    assert len(runs) == 2       # one per instance: no symbolic attempt first
+    what, why = trace_build.last_loop_report()[LAUNCH_KEY]
+    assert what == "traced per instance" and "nl.program_id is compared" in why, why
+    assert "shared_launch_kernels.py" in why

@@ -89,7 +89,7 @@ def test_engine_kinds_of_the_cost_model():
     t = _value(memref((128, 64), dtypes.float32, "sbuf"))
     props = {"engine": StringAttr("dma"), **{k: IntegerAttr(0, i64) for k in
                                              ("send_to_rank", "recv_from_rank", "pipe_id")}}
-    send = ods_ops.op_class("nisa.sendrecv").build(operands=[t, t], properties=props)
+    send = ods_ops.op_class("nisa.sendrecv").build(operands=[t, t, [], []], properties=props)
     assert resolve_engine(send) == "dma"
 
 

@@ -28,8 +28,9 @@ from .plan_walk import Unwalkable, walk_plan
 from .summary import summarize
 from .timeline import Timeline
 
-#: instructions that define an SSA value without reading machine state
-PURE_EAGER = frozenset({"nisa.register_alloc"})
+#: instructions that define an SSA value without reading machine state (a shared
+#: program's id: only addresses depend on it, never control flow, frontend/spmd.py)
+PURE_EAGER = frozenset({"nisa.register_alloc", "nisa.program_id"})
 
 
 def needs_execution(program) -> bool:

@@ -24,7 +24,7 @@ module attributes {nisa.target = #nisa.target<trn3>} {
 // CHECK-NEXT:    nisa.core_barrier(data=memref<256x64xf32, #nisa.mem<shared_hbm>> %out, cores=[0, 1]) engine=gpsimd
 // CHECK-NEXT:    nisa.core_barrier(data=memref<256x64xf32, #nisa.mem<shared_hbm>> %out, cores=[0, 1]) engine=sync
 
-// GENERIC: "nisa.sendrecv"(%a, %b) <{send_to_rank = 0 : i64, recv_from_rank = 1 : i64, pipe_id = 7 : i64, engine = "dma"}>
-// GENERIC: "nisa.sendrecv"(%i, %i) <{send_to_rank = 1 : i64, recv_from_rank = 0 : i64, pipe_id = 0 : i64, dma_engine = "gpsimd_dma", engine = "dma"}>
+// GENERIC: "nisa.sendrecv"(%a, %b) <{send_to_rank = 0 : i64, recv_from_rank = 1 : i64, pipe_id = 7 : i64, engine = "dma", operandSegmentSizes = array<i32: 1, 1, 0, 0>}>
+// GENERIC: "nisa.sendrecv"(%i, %i) <{send_to_rank = 1 : i64, recv_from_rank = 0 : i64, pipe_id = 0 : i64, dma_engine = "gpsimd_dma", engine = "dma", operandSegmentSizes = array<i32: 1, 1, 0, 0>}>
 // GENERIC: "nisa.core_barrier"(%out) <{cores = [0 : i64, 1 : i64], engine = "gpsimd"}>
 // GENERIC: "nisa.core_barrier"(%out) <{cores = [0 : i64, 1 : i64], engine = "sync"}>

@@ -28,7 +28,7 @@ module attributes {nisa.target = #nisa.target<trn2>} {
 // CHECK-NEXT:    nki.core_barrier(data=memref<256x64xf32, #nisa.mem<shared_hbm>> %out, cores=[0, 1])
 // CHECK-NEXT:    nki.core_barrier(data=memref<256x64xf32, #nisa.mem<shared_hbm>> %out, cores=[0, 1]) engine=vector
 
-// GENERIC: "nki.sendrecv"(%a, %b) <{send_to_rank = 1 : i64, recv_from_rank = 1 : i64, pipe_id = 0 : i64}>
-// GENERIC: "nki.sendrecv"(%s, %r) <{send_to_rank = 0 : i64, recv_from_rank = 1 : i64, pipe_id = 2 : i64, dma_engine = "gpsimd_dma"}>
+// GENERIC: "nki.sendrecv"(%a, %b) <{send_to_rank = 1 : i64, recv_from_rank = 1 : i64, pipe_id = 0 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 0>}>
+// GENERIC: "nki.sendrecv"(%s, %r) <{send_to_rank = 0 : i64, recv_from_rank = 1 : i64, pipe_id = 2 : i64, dma_engine = "gpsimd_dma", operandSegmentSizes = array<i32: 1, 1, 0, 0>}>
 // GENERIC: "nki.core_barrier"(%out) <{cores = [0 : i64, 1 : i64]}>
 // GENERIC: "nki.core_barrier"(%out) <{cores = [0 : i64, 1 : i64], engine = "vector"}>

@@ -166,6 +166,9 @@ class Memory:
         #: ids of the block arrays (data and flags), for :meth:`owns`
         self.block_ids: dict[int, np.ndarray] = {}
         self.block_bytes = 0
+        #: the float32 storage of placed bf16 / fp8 tensors with ``NKI_PRECISE_FP=0``
+        #: (:meth:`wide_region`) by ``(space, scale)``: ``uint8[128, capacity * scale]``
+        self.wide: dict = {}
 
     def set_flags(self, fv: np.ndarray, on: bool) -> None:
         """Set (``on``: matmul-written) or clear every PSUM matmul-written flag of the view
@@ -239,11 +242,16 @@ class Memory:
 
     def view(self, token: int, copy: int, space: str, partition: int, offset: int,
              shape: Sequence[int], dt: np.dtype,
-             block: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+             block: tuple[int, int] | None = None,
+             decl: np.dtype | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """:meth:`region` (in the block of bytes ``block = (lo, hi)`` when given,
-        :meth:`block_region`), remembered under ``(token, copy)`` (at most ``VIEWS_MAX``
-        views: the cache starts over when full)."""
-        if block is None:
+        :meth:`block_region`; :meth:`wide_region` of declared dtype ``decl`` when given),
+        remembered under ``(token, copy)`` (at most ``VIEWS_MAX`` views: the cache starts
+        over when full)."""
+        if decl is not None:
+            v = self.wide_region(space, partition, offset, shape, decl)
+            dt, block = decl, None          # (its flags are those of the declared bytes)
+        elif block is None:
             v = self.region(space, partition, offset, shape, dt)
         else:
             v = self.block_region(space, partition, offset, shape, dt, block)
@@ -334,9 +342,36 @@ class Memory:
         flags = typed_view(b[1][rows, cols], shape, flag_dtype(dt)) if b[1] is not None else None
         return data, flags
 
+    def wide_region(self, space: str, partition: int, offset: int, shape: Sequence[int],
+                    decl: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`region` of a placed tensor of declared dtype ``decl`` (bf16 / fp8) stored
+        as float32 (``NKI_PRECISE_FP=0``, :mod:`.precise_fp`): the same checks on the
+        declared bytes; the values live in a float32 image of the memory where each
+        declared byte ``b`` becomes bytes ``[b * scale, (b + 1) * scale)``, ``scale = 4 /
+        itemsize(decl)``, so tensors of one declared width overlap where their declared bytes
+        do (a tensor of another width never shares its values).  The PSUM flags are the
+        declared bytes' own."""
+        decl = np.dtype(decl)
+        parts, nbytes = self._fits(space, partition, offset, shape, decl)
+        scale = 4 // decl.itemsize
+        w = self.wide.get((space, scale))
+        if w is None:       # (zero pages: only the bytes a run touches cost memory)
+            w = self.wide[(space, scale)] = np.zeros((PARTITIONS, self.capacity(space) * scale),
+                                                     np.uint8)
+        rows = slice(partition, partition + parts)
+        data = typed_view(w[rows, offset * scale:(offset + nbytes) * scale], shape,
+                          np.dtype(np.float32))
+        flags = None
+        if space == "psum":
+            flags = typed_view(self.psum_flags[rows, offset:offset + nbytes], shape,
+                               flag_dtype(decl))
+        return data, flags
+
     def owns(self, root: np.ndarray) -> bool:
-        """Whether ``root`` is this memory's SBUF, PSUM or one of its blocks."""
-        return root is self.sbuf or root is self.psum or self.block_ids.get(id(root)) is root
+        """Whether ``root`` is this memory's SBUF, PSUM, one of its blocks or a float32
+        image (:meth:`wide_region`)."""
+        return root is self.sbuf or root is self.psum or self.block_ids.get(id(root)) is root \
+            or any(root is w for w in self.wide.values())
 
     def peek(self, space: str, partitions: slice, lo: int, hi: int) -> np.ndarray:
         """The bytes ``[lo, hi)`` of ``partitions`` of ``space`` as the last run left them: in

@@ -1,0 +1,115 @@
+"""``NKI_PRECISE_FP``: the interpreter's storage of low-precision floats.
+
+AWS's NKI simulator (NKI simulator guide (nki/guides/nki_simulator), section "Precise
+Floating-Point Mode") stores ``bfloat16``, ``float8_e4m3`` and ``float8_e5m2`` tensors with
+``ml_dtypes`` by default (``NKI_PRECISE_FP=1``: numerics similar to the hardware), and every
+such tensor as ``float32`` with ``NKI_PRECISE_FP=0``, "eliminating rounding and truncation
+effects" -- to tell an algorithmic bug from accuracy lost to downcasts.  The interpreter
+reads the variable at every run (:func:`precise`):
+
+- ``1`` (or unset, or empty): every tensor is stored in its declared dtype; a value written
+  to a bf16 / fp8 tensor is rounded to it (:mod:`.numerics`).
+- ``0``: every tensor whose declared dtype is in :data:`WIDENED` -- SBUF, PSUM and HBM
+  tensors the kernel allocates, views of them, and the run's copies of bf16 / fp8 kernel
+  arguments -- is stored as float32, so writing it (an instruction's ``dst``, a
+  ``tensor_copy`` / DMA to bf16, a matmul into a bf16 PSUM tile) does not round.  The
+  declared dtypes still decide everything else: SBUF / PSUM placement, capacity checks,
+  the cost model and the compiled artifact are the same in both modes.  Integer, bool,
+  float32, float16, ``float8_e8m0fnu`` and the packed MX ``*_x4`` types keep their storage.
+  What the caller gets back keeps its declared dtype: a bf16 output is rounded once, when
+  it is returned, and a bf16 / fp8 argument the kernel wrote is written back rounded to
+  its dtype.  A bit reinterpretation of a widened tensor (``nisa.view_dtype``, or a
+  ``memref.reinterpret_cast`` changing the element type) has no float32 meaning: it is a
+  located runtime error in this mode.
+
+Any other value is an :class:`~nki_mlir.errors.NKIError` naming the variable.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import NKIError
+
+ENV = "NKI_PRECISE_FP"
+F32 = np.dtype(np.float32)
+#: the dtypes stored as float32 with ``NKI_PRECISE_FP=0`` (the guide's bfloat16, float8_e4m3
+#: and float8_e5m2, and the other one-value fp8 format, float8_e4m3fn)
+WIDENED = frozenset({dtypes.bfloat16, dtypes.float8_e4m3, dtypes.float8_e5m2,
+                     dtypes.float8_e4m3fn})
+
+# the environment as a dict of encoded keys (POSIX): a lookup costs ~0.1 us, against
+# ~1-2 us for ``os.environ.get`` of a missing variable (read at every run)
+try:
+    _ENV_DATA = os.environ._data                       # type: ignore[attr-defined]
+    _KEY = os.environ.encodekey(ENV)                   # type: ignore[attr-defined]
+except AttributeError:                                 # pragma: no cover - non-POSIX
+    _ENV_DATA, _KEY = os.environ, ENV
+_PRECISE = {None: True, b"": True, b"1": True, b"0": False,
+            "": True, "1": True, "0": False}
+
+
+def precise() -> bool:
+    """Whether this run stores bf16 / fp8 in their own dtypes (``NKI_PRECISE_FP``, default 1).
+
+    Raises:
+        NKIError: the variable is set to anything but ``0`` or ``1``.
+    """
+    raw = _ENV_DATA.get(_KEY)
+    mode = _PRECISE.get(raw)
+    if mode is None:
+        value = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+        raise NKIError(f"{ENV}={value!r}: expected 1 (bf16 / fp8 tensors stored in their own "
+                       f"dtype, the default) or 0 (stored as float32, without rounding; NKI "
+                       f"simulator guide, Precise Floating-Point Mode)",
+                       category="invalid environment variable")
+    return mode
+
+
+def widens(dt) -> bool:
+    """Whether ``NKI_PRECISE_FP=0`` stores dtype ``dt`` as float32."""
+    return np.dtype(dt) in WIDENED
+
+
+def storage(dt: np.dtype) -> np.dtype:
+    """The dtype a tensor of declared dtype ``dt`` is stored in with ``NKI_PRECISE_FP=0``."""
+    return F32 if np.dtype(dt) in WIDENED else dt
+
+
+def reinterprets(a: np.dtype, b: np.dtype) -> bool:
+    """Whether a view from declared dtype ``a`` to ``b`` reinterprets the bits of a tensor
+    :data:`WIDENED` stores as float32 (an error with ``NKI_PRECISE_FP=0``)."""
+    a, b = np.dtype(a), np.dtype(b)
+    return a != b and (a in WIDENED or b in WIDENED)
+
+
+def reinterpret_error(op_name: str, a: np.dtype, b: np.dtype) -> str:
+    """The message of :func:`reinterprets`."""
+    return (f"{op_name} reinterprets the bits of a {dtypes.name_of(a)} tensor as "
+            f"{dtypes.name_of(b)}; with {ENV}=0 bfloat16 / fp8 tensors are stored as float32 "
+            f"values, whose bits are not the declared format's (run with {ENV}=1)")
+
+
+def widen_args(vals: list) -> list:
+    """The run's arguments with every :data:`WIDENED` array replaced by a float32 copy
+    (exact: every bf16 / fp8 value is a float32 value)."""
+    return [v.astype(F32) if type(v) is np.ndarray and v.dtype in WIDENED else v
+            for v in vals]
+
+
+def narrow_back(vals: list, wide: list) -> None:
+    """Write every widened argument copy back into the caller's array, rounded to its dtype
+    (the kernel may have written it)."""
+    for v, w in zip(vals, wide):
+        if w is not v:
+            v[...] = w
+
+
+def narrow_results(outs: tuple, specs: list) -> tuple:
+    """The results in their declared dtypes (``specs``: ``(shape, dtype, space)`` each):
+    a float32-stored bf16 / fp8 result is rounded once, here."""
+    return tuple(o.astype(s[1]) if s[1] is not None and np.dtype(s[1]) in WIDENED and
+                 isinstance(o, np.ndarray) and o.dtype != s[1] else o
+                 for o, s in zip(outs, specs))

@@ -116,13 +116,15 @@ class Decoder:
 
     def widened(self, v: SSAValue) -> bool:
         """Whether this ``NKI_PRECISE_FP=0`` decode stores the bf16 / fp8 value ``v`` as
-        float32: ``v`` is (a view of) a ``nisa.alloc`` that no ``func.return`` returns.
-        Kernel arguments and outputs keep their declared dtype (the caller's arrays)."""
+        float32: ``v`` is (a view of) a bf16 / fp8 ``nisa.alloc`` that no ``func.return``
+        returns.  Kernel arguments and outputs keep their declared dtype (the caller's
+        arrays), and so do bf16 / fp8 views of a tensor of another dtype (its bytes)."""
         base = base_buffer(v)
         hit = self._widened.get(base)
         if hit is None:
             hit = self._widened[base] = isinstance(base, OpResult) and \
                 base.op.name == "nisa.alloc" and \
+                dtypes.from_mlir(base.type.element_type) in precise_fp.WIDENED and \
                 not any(u.operation.name == "func.return" for u in base.uses)
         return hit
 

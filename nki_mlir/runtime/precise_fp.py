@@ -20,7 +20,8 @@ reads the variable at every run (:func:`precise`):
   it is returned, and a bf16 / fp8 argument the kernel wrote is written back rounded to
   its dtype.  A bit reinterpretation of a widened tensor (``nisa.view_dtype``, or a
   ``memref.reinterpret_cast`` changing the element type) has no float32 meaning: it is a
-  located runtime error in this mode.
+  located runtime error in this mode; a bf16 / fp8 view of a tensor of another dtype reads
+  its bytes as in the default mode (:meth:`.decoder.Decoder.widened`).
 
 Any other value is an :class:`~nki_mlir.errors.NKIError` naming the variable.
 """

@@ -139,3 +139,16 @@ def test_invalid_value_is_an_error_naming_the_variable(monkeypatch, value):
 def test_empty_value_is_the_default(monkeypatch):
     monkeypatch.setenv("NKI_PRECISE_FP", "")
     assert np.all(pk.add_sub(_x(), "bfloat16") == 0.0)
+
+
+def test_moves_between_the_caller_s_bf16_and_float32_stored_tiles(monkeypatch):
+    """A DMA transpose from a bf16 argument (the caller's bf16 array) into a bf16 tile stored
+    as float32, and its ``same dtype`` check, compare declared dtypes: the values move
+    exactly in both modes."""
+    from test_isa_movement import k_dma_transpose
+    a = (np.arange(64 * 96, dtype=np.float32).reshape(64, 96) / 7).astype(dtypes.bfloat16)
+    for mode in ("1", "0"):
+        monkeypatch.setenv("NKI_PRECISE_FP", mode)
+        y = k_dma_transpose(a, False, False)
+        assert y.dtype == dtypes.bfloat16
+        assert np.array_equal(y.view(np.uint16), a.T.view(np.uint16)), mode

@@ -152,3 +152,16 @@ def test_moves_between_the_caller_s_bf16_and_float32_stored_tiles(monkeypatch):
         y = k_dma_transpose(a, False, False)
         assert y.dtype == dtypes.bfloat16
         assert np.array_equal(y.view(np.uint16), a.T.view(np.uint16)), mode
+
+
+def test_cost_model_is_that_of_the_declared_dtypes(monkeypatch):
+    """``ck.estimate()`` (a queue-mode run with the cost model's timer) is the same in both
+    modes: the bf16 tiles still move bf16 bytes."""
+    x = _x(shape=(128, 512))
+    got = {}
+    for mode in ("1", "0"):
+        monkeypatch.setenv("NKI_PRECISE_FP", mode)
+        e = nki.compile(pk.copy_chain, x, use_cache=False).estimate()
+        got[mode] = (e.latency_ns, e.dma_bytes, [(s.name, s.start_ns, s.end_ns, s.bytes)
+                                                 for s in e.slices])
+    assert got["0"] == got["1"] and got["1"][1] == 128 * 512 * (4 + 2 + 2 + 4)

@@ -250,7 +250,6 @@ class Memory:
         over when full)."""
         if decl is not None:
             v = self.wide_region(space, partition, offset, shape, decl)
-            dt, block = decl, None          # (its flags are those of the declared bytes)
         elif block is None:
             v = self.region(space, partition, offset, shape, dt)
         else:
@@ -263,7 +262,10 @@ class Memory:
         fv = v[1]
         if fv is not None:       # the flags' rectangle, for the lazy writes of set_flags
             nbytes = free_elems(shape) * np.dtype(dt).itemsize
-            if block is None:
+            if decl is not None:
+                scale = 4 // np.dtype(decl).itemsize
+                arr, c0 = self.wide[("psum-flags", scale)], offset * scale
+            elif block is None:
                 arr, c0 = self.psum_flags, offset
             else:
                 arr, c0 = self.blocks[(space, block[0], block[1])][1], offset - block[0]
@@ -349,23 +351,30 @@ class Memory:
         declared bytes; the values live in a float32 image of the memory where each
         declared byte ``b`` becomes bytes ``[b * scale, (b + 1) * scale)``, ``scale = 4 /
         itemsize(decl)``, so tensors of one declared width overlap where their declared bytes
-        do (a tensor of another width never shares its values).  The PSUM flags are the
-        declared bytes' own."""
+        do (a tensor of another width never shares its values).  The PSUM flags live in an
+        image of the flags laid out alike (uint32 per element, as for a float32 tile)."""
         decl = np.dtype(decl)
         parts, nbytes = self._fits(space, partition, offset, shape, decl)
         scale = 4 // decl.itemsize
-        w = self.wide.get((space, scale))
-        if w is None:       # (zero pages: only the bytes a run touches cost memory)
-            w = self.wide[(space, scale)] = np.zeros((PARTITIONS, self.capacity(space) * scale),
-                                                     np.uint8)
         rows = slice(partition, partition + parts)
-        data = typed_view(w[rows, offset * scale:(offset + nbytes) * scale], shape,
-                          np.dtype(np.float32))
+        cols = slice(offset * scale, (offset + nbytes) * scale)
+        f32 = np.dtype(np.float32)
+        data = typed_view(self._wide_image(space, scale)[rows, cols], shape, f32)
         flags = None
         if space == "psum":
-            flags = typed_view(self.psum_flags[rows, offset:offset + nbytes], shape,
-                               flag_dtype(decl))
+            flags = typed_view(self._wide_image("psum-flags", scale)[rows, cols], shape,
+                               flag_dtype(f32))
         return data, flags
+
+    def _wide_image(self, key: str, scale: int) -> np.ndarray:
+        """The float32 image ``key`` (``"sbuf"``, ``"psum"`` or ``"psum-flags"``) of
+        :meth:`wide_region` for ``scale``, made on first use (zero pages: only the bytes a
+        run touches cost memory)."""
+        w = self.wide.get((key, scale))
+        if w is None:
+            cap = self.capacity("psum" if key == "psum-flags" else key)
+            w = self.wide[(key, scale)] = np.zeros((PARTITIONS, cap * scale), np.uint8)
+        return w
 
     def owns(self, root: np.ndarray) -> bool:
         """Whether ``root`` is this memory's SBUF, PSUM, one of its blocks or a float32

@@ -70,3 +70,23 @@ def bitcast_bf16(x):
     out = nl.ndarray(x.shape, dtype=nl.int16, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=v)
     return out
+
+
+@nki.jit
+def psum_reshape(x, k: int):
+    """``x`` [n, 128] bf16 transposed into a bf16 PSUM tile, read back through a reshape
+    of it to [128, k, n // k] (a ``memref.reinterpret_cast`` of the tile and of its
+    matmul-written flags) plus 1/1024, returned as float32."""
+    n = x.shape[0]
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    ps = nl.ndarray((128, n), dtype=nl.bfloat16, buffer=nl.psum)
+    nisa.nc_transpose(ps, t)
+    shape = (128, k, n // k)
+    r = nl.ndarray(shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+    nisa.tensor_scalar(dst=r, data=ps.reshape(shape), op0=nl.add, operand0=2.0 ** -10)
+    f = nl.ndarray(shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=f, src=r)
+    out = nl.ndarray(shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=f)
+    return out

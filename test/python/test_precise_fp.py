@@ -165,3 +165,18 @@ def test_cost_model_is_that_of_the_declared_dtypes(monkeypatch):
         got[mode] = (e.latency_ns, e.dma_bytes, [(s.name, s.start_ns, s.end_ns, s.bytes)
                                                  for s in e.slices])
     assert got["0"] == got["1"] and got["1"][1] == 128 * 512 * (4 + 2 + 2 + 4)
+
+
+@pytest.mark.parametrize("n,k", [(64, 2), (5, 5)])
+def test_a_reshaped_float32_stored_psum_tile(monkeypatch, n, k):
+    """A view of a bf16 PSUM tile (values and matmul-written flags) stored as float32:
+    the flags are laid out as a float32 tile's (nki-library's attention_block_tkg.py reads
+    ``psum.reshape(...)`` after an ``nc_transpose`` into bf16 PSUM; with 5 elements per
+    partition, 10 bytes of bf16 flags are no whole number of float32 flags)."""
+    x = np.arange(n * 128, dtype=np.float32).reshape(n, 128).astype(dtypes.bfloat16)
+    want = x.astype(np.float32).T.reshape(128, k, n // k)
+    monkeypatch.setenv("NKI_PRECISE_FP", "1")
+    got = pk.psum_reshape(x, k)
+    assert np.array_equal(got, (want + EPS).astype(dtypes.bfloat16).astype(np.float32))
+    monkeypatch.setenv("NKI_PRECISE_FP", "0")
+    assert np.array_equal(pk.psum_reshape(x, k), want + np.float32(EPS))

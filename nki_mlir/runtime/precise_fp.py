@@ -65,7 +65,7 @@ def precise() -> bool:
         raise NKIError(f"{ENV}={value!r}: expected 1 (bf16 / fp8 tensors stored in their own "
                        f"dtype, the default) or 0 (stored as float32, without rounding; NKI "
                        f"simulator guide, Precise Floating-Point Mode)",
-                       category="invalid environment variable")
+                       category="bad option")
     return mode
 
 

@@ -20,7 +20,7 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects.common import MemSpaceAttr
-from ..dialects.effects import base_buffer
+from ..dialects.effects import VIEW_OPS, base_buffer
 from ..errors import NKIRuntimeError
 from . import numerics as nm
 from . import precise_fp
@@ -117,15 +117,16 @@ class Decoder:
     def widened(self, v: SSAValue) -> bool:
         """Whether this ``NKI_PRECISE_FP=0`` decode stores the bf16 / fp8 value ``v`` as
         float32: ``v`` is (a view of) a bf16 / fp8 ``nisa.alloc`` that no ``func.return``
-        returns.  Kernel arguments and outputs keep their declared dtype (the caller's
-        arrays), and so do bf16 / fp8 views of a tensor of another dtype (its bytes)."""
+        returns (nor a view of).  Kernel arguments and outputs keep their declared dtype (the
+        caller's arrays), and so do bf16 / fp8 views of a tensor of another dtype (its
+        bytes)."""
         base = base_buffer(v)
         hit = self._widened.get(base)
         if hit is None:
             hit = self._widened[base] = isinstance(base, OpResult) and \
                 base.op.name == "nisa.alloc" and \
                 dtypes.from_mlir(base.type.element_type) in precise_fp.WIDENED and \
-                not any(u.operation.name == "func.return" for u in base.uses)
+                not _returned(base)
         return hit
 
     def declared(self, b: Buf) -> np.dtype:
@@ -237,3 +238,17 @@ class Decoder:
                     f"(run the lower-nki-to-nisa pass first)")
         return (f"{op.name} is not supported by the ISA interpreter (it executes func, scf.for, "
                 f"arith index arithmetic and constants, memref.subview and nisa ops)")
+
+
+def _returned(base: SSAValue) -> bool:
+    """Whether a ``func.return`` returns ``base`` or a (chain of) view(s) of it."""
+    todo = [base]
+    while todo:
+        for u in todo.pop().uses:
+            o = u.operation
+            if o.name == "func.return":
+                return True
+            if o.name in VIEW_OPS and u.index == 0:
+                todo.extend(o.results)
+    return False
+

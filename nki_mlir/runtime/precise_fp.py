@@ -9,19 +9,25 @@ reads the variable at every run (:func:`precise`):
 
 - ``1`` (or unset, or empty): every tensor is stored in its declared dtype; a value written
   to a bf16 / fp8 tensor is rounded to it (:mod:`.numerics`).
-- ``0``: every tensor whose declared dtype is in :data:`WIDENED` -- SBUF, PSUM and HBM
-  tensors the kernel allocates, views of them, and the run's copies of bf16 / fp8 kernel
-  arguments -- is stored as float32, so writing it (an instruction's ``dst``, a
+- ``0``: every SBUF, PSUM and HBM tensor the kernel allocates with a dtype in
+  :data:`WIDENED`, and every view of it, is stored as float32
+  (:meth:`.decoder.Decoder.widened`), so writing it (an instruction's ``dst``, a
   ``tensor_copy`` / DMA to bf16, a matmul into a bf16 PSUM tile) does not round.  The
-  declared dtypes still decide everything else: SBUF / PSUM placement, capacity checks,
-  the cost model and the compiled artifact are the same in both modes.  Integer, bool,
-  float32, float16, ``float8_e8m0fnu`` and the packed MX ``*_x4`` types keep their storage.
-  What the caller gets back keeps its declared dtype: a bf16 output is rounded once, when
-  it is returned, and a bf16 / fp8 argument the kernel wrote is written back rounded to
-  its dtype.  A bit reinterpretation of a widened tensor (``nisa.view_dtype``, or a
-  ``memref.reinterpret_cast`` changing the element type) has no float32 meaning: it is a
-  located runtime error in this mode; a bf16 / fp8 view of a tensor of another dtype reads
-  its bytes as in the default mode (:meth:`.decoder.Decoder.widened`).
+  declared dtypes still decide everything else: SBUF / PSUM placement and capacity checks
+  (:meth:`.memory.Memory.wide_region`), the instructions' dtype checks, the cost model and
+  the compiled artifact are the same in both modes.  Integer, bool, float32, float16,
+  ``float8_e8m0fnu`` and the packed MX ``*_x4`` types keep their storage.  The caller's
+  arrays keep their dtype: kernel arguments are read (bf16 / fp8 values are exact in
+  float32) and written in their own dtype, and a kernel's outputs too -- a bf16 output is
+  rounded where the kernel writes it.  A bit reinterpretation of a float32-stored tensor
+  (``nisa.view_dtype``, a ``memref.reinterpret_cast`` changing the element type, an fp8
+  ``nc_matmul`` transpose into a 16-bit tile) has no float32 meaning: it is a located
+  runtime error in this mode; a bf16 / fp8 view of a tensor of another dtype reads its bytes
+  as in the default mode.
+
+The run executes :meth:`.program.Program.wide`, the function decoded once more (on first
+use) for this storage: one compiled kernel serves both modes, and a call in either mode
+never gets the other's numerics.
 
 Any other value is an :class:`~nki_mlir.errors.NKIError` naming the variable.
 """
@@ -69,48 +75,9 @@ def precise() -> bool:
     return mode
 
 
-def widens(dt) -> bool:
-    """Whether ``NKI_PRECISE_FP=0`` stores dtype ``dt`` as float32."""
-    return np.dtype(dt) in WIDENED
-
-
-def storage(dt: np.dtype) -> np.dtype:
-    """The dtype a tensor of declared dtype ``dt`` is stored in with ``NKI_PRECISE_FP=0``."""
-    return F32 if np.dtype(dt) in WIDENED else dt
-
-
-def reinterprets(a: np.dtype, b: np.dtype) -> bool:
-    """Whether a view from declared dtype ``a`` to ``b`` reinterprets the bits of a tensor
-    :data:`WIDENED` stores as float32 (an error with ``NKI_PRECISE_FP=0``)."""
-    a, b = np.dtype(a), np.dtype(b)
-    return a != b and (a in WIDENED or b in WIDENED)
-
-
 def reinterpret_error(op_name: str, a: np.dtype, b: np.dtype) -> str:
-    """The message of :func:`reinterprets`."""
+    """The message of the located error of a view (``op_name``) from declared dtype ``a``
+    to ``b`` that reinterprets the bits of a tensor stored as float32."""
     return (f"{op_name} reinterprets the bits of a {dtypes.name_of(a)} tensor as "
             f"{dtypes.name_of(b)}; with {ENV}=0 bfloat16 / fp8 tensors are stored as float32 "
             f"values, whose bits are not the declared format's (run with {ENV}=1)")
-
-
-def widen_args(vals: list) -> list:
-    """The run's arguments with every :data:`WIDENED` array replaced by a float32 copy
-    (exact: every bf16 / fp8 value is a float32 value)."""
-    return [v.astype(F32) if type(v) is np.ndarray and v.dtype in WIDENED else v
-            for v in vals]
-
-
-def narrow_back(vals: list, wide: list) -> None:
-    """Write every widened argument copy back into the caller's array, rounded to its dtype
-    (the kernel may have written it)."""
-    for v, w in zip(vals, wide):
-        if w is not v:
-            v[...] = w
-
-
-def narrow_results(outs: tuple, specs: list) -> tuple:
-    """The results in their declared dtypes (``specs``: ``(shape, dtype, space)`` each):
-    a float32-stored bf16 / fp8 result is rounded once, here."""
-    return tuple(o.astype(s[1]) if s[1] is not None and np.dtype(s[1]) in WIDENED and
-                 isinstance(o, np.ndarray) and o.dtype != s[1] else o
-                 for o, s in zip(outs, specs))

@@ -90,3 +90,13 @@ def psum_reshape(x, k: int):
     out = nl.ndarray(shape, dtype=nl.float32, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=f)
     return out
+
+
+@nki.jit
+def returns_a_view(x):
+    """``x`` [128, 8] float32 DMA'd into a bf16 output, returned through a reshape of it."""
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    out = nl.ndarray((128, 8), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out.reshape((128, 2, 4))

@@ -180,3 +180,12 @@ def test_a_reshaped_float32_stored_psum_tile(monkeypatch, n, k):
     assert np.array_equal(got, (want + EPS).astype(dtypes.bfloat16).astype(np.float32))
     monkeypatch.setenv("NKI_PRECISE_FP", "0")
     assert np.array_equal(pk.psum_reshape(x, k), want + np.float32(EPS))
+
+
+def test_an_output_returned_through_a_view_keeps_its_dtype(monkeypatch):
+    x = _x(1.0 + EPS, shape=(128, 8))
+    for mode in ("1", "0"):
+        monkeypatch.setenv("NKI_PRECISE_FP", mode)
+        got = pk.returns_a_view(x)
+        assert got.dtype == dtypes.bfloat16 and got.shape == (128, 2, 4)
+        assert np.all(got.astype(np.float32) == 1.0), mode

@@ -165,6 +165,17 @@ def cause(rec: dict, key) -> str:
     return key(msg)
 
 
+#: the suite's numeric mismatch: its validation of the kernel's outputs against the golden
+#: failed (test/utils/test_orchestrator.py raises it, naming the outputs that differ)
+MISMATCH = re.compile(r"ValidationException: Validation failed for \[")
+
+
+def numeric_mismatch(rec: dict) -> bool:
+    """Whether a failed test's record is the suite's numeric mismatch (:data:`MISMATCH`)."""
+    return rec.get("kind") in ("failed", "error") and \
+        MISMATCH.search(rec.get("message", "")) is not None
+
+
 #: causes whose tests are listed one by one with where the suite's code was
 UNFINISHED = (HARNESS, MEMORY_SUITE)
 

@@ -3,7 +3,7 @@
     python bench/nkilib_suite.py [PATH] [--every N | --target T] [--offset K] [--all | --full]
         [--no-unit] [--ids-file F] [-n 2] [--test-timeout S] [--harness-timeout S]
         [--max-rss-gb G] [--retry-max-rss-gb G] [--no-retry] [--total-timeout S]
-        [--slowest K] [--report-json F]
+        [--slowest K] [--report-json F] [--precise-fp-check]
         [-- extra pytest args]
 
 ``PATH`` is the nki-library checkout (default ``../shared/corpus/nki-library`` next to this
@@ -36,7 +36,9 @@ machine (peak GiB and the suite's ``file:line``).  Only a retried test stopped a
 *before nki-mlir compiled or ran anything in it* is excluded (the suite's inputs alone are
 larger than the machine: ``nkilib_causes``' "inputs larger than this machine's memory");
 one stopped after nki-mlir ran (e.g. in its golden) stays a failure, since part of the
-memory may be ours.  The slowest
+memory may be ours.  With ``--precise-fp-check`` each numeric mismatch is run again alone
+with ``NKI_PRECISE_FP=0`` (``bench/nkilib_precise.py``) and the report says whether it passes
+with bf16/fp8 stored as float32; it stays counted as a failure.  The slowest
 ``--slowest`` tests (default 20) are shown by nki-mlir time (wall and CPU, compile and run)
 next to their call phase, with the slowest nki-mlir time against the 60 s goal.  The last
 lines are::
@@ -59,6 +61,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import nkilib_causes  # noqa: E402
 import nkilib_collect  # noqa: E402
+import nkilib_precise  # noqa: E402
 import nkilib_retry  # noqa: E402
 import nkilib_sample  # noqa: E402
 
@@ -150,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
     nkilib_sample.add_limit_args(ap)
     nkilib_retry.add_args(ap)
+    nkilib_precise.add_args(ap)
     ap.add_argument("--total-timeout", type=float, default=0,
                     help="seconds for the whole run (default: none)")
     ap.add_argument("--top", type=int, default=25, help="simulator causes to show")
@@ -178,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     first_limit = nkilib_sample.default_max_rss(ns.workers) if ns.max_rss_gb is None \
         else ns.max_rss_gb
     per, retries = nkilib_retry.run_retries(ns, per, chosen, first_limit, extra)
+    retries = retries + nkilib_precise.run_checks(ns, per, chosen, extra)
     slowest = nkilib_sample.slowest_table({i: per[i] for i in chosen if i in per}, ns.slowest)
     for name, part in (("unit", units), ("integration", integ)):
         if part:

@@ -192,7 +192,8 @@ class dma_transpose:
     def interpret(dec, op):
         dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
         perm = TRANSPOSE_AXES.get(len(src.shape))
-        if perm is None or tuple(src.shape[a] for a in perm) != dst.shape or dst.dtype != src.dtype:
+        if perm is None or tuple(src.shape[a] for a in perm) != dst.shape or \
+                dec.declared(dst) != dec.declared(src):
             raise error_at(op, f"{op.name}: 'dst' {list(dst.shape)} must be 'src' {list(src.shape)} "
                                f"permuted by {perm}, with the same dtype", NKIRuntimeError)
         d, s = dst.slot, src.slot

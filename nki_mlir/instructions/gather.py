@@ -69,7 +69,7 @@ class nc_n_gather:
         dst, data = dec.buf(op, op.dst, "dst"), dec.buf(op, op.data, "data")
         idx = dec.buf(op, op.indices, "indices")
         check_elems(op, dst, ("indices", idx))
-        if data.parts != dst.parts or data.dtype != dst.dtype:
+        if data.parts != dst.parts or dec.declared(data) != dec.declared(dst):
             raise error_at(op, f"{op.name}: 'data' must have the partitions and dtype of 'dst'",
                            NKIRuntimeError)
         d, x, i = dst.slot, data.slot, idx.slot
@@ -237,7 +237,7 @@ class nc_stream_shuffle:
 
     def interpret(dec, op):
         dst, src = dec.buf(op, op.dst, "dst"), dec.buf(op, op.src, "src")
-        if dst.free != src.free or dst.dtype != src.dtype:
+        if dst.free != src.free or dec.declared(dst) != dec.declared(src):
             raise error_at(op, f"{op.name}: 'dst' and 'src' must have the same dtype and elements "
                                f"per partition", NKIRuntimeError)
         mask = [int(a.value.data) for a in op.shuffle_mask.data]

@@ -283,7 +283,8 @@ class dropout:
 
     def interpret(dec, op):
         dst, data = dec.buf(op, op.dst, "dst"), dec.buf(op, op.data, "data")
-        if dst.parts != data.parts or dst.free != data.free or dst.dtype != data.dtype:
+        if dst.parts != data.parts or dst.free != data.free or \
+                dec.declared(dst) != dec.declared(data):
             raise error_at(op, f"{op.name}: 'dst' must match 'data' in partitions, elements per "
                                f"partition and dtype", NKIRuntimeError)
         words = state_words("vector", dec.target)

@@ -76,9 +76,10 @@ class tensor_copy_predicated:
         if isinstance(op.src.type, MemRefType):
             src = dec.buf(op, op.src, "src")
             check_elems(op, dst, ("src", src))
-            if src.dtype != dst.dtype:
-                raise error_at(op, f"{op.name}: 'src' dtype {dtypes.name_of(src.dtype)} differs "
-                                   f"from 'dst' dtype {dtypes.name_of(dst.dtype)}", NKIRuntimeError)
+            if dec.declared(src) != dec.declared(dst):
+                raise error_at(op, f"{op.name}: 'src' dtype {dtypes.name_of(dec.declared(src))} "
+                                   f"differs from 'dst' dtype {dtypes.name_of(dec.declared(dst))}",
+                               NKIRuntimeError)
             s, reshape = src.slot, src.shape != shape
 
             def value(env):
@@ -95,7 +96,7 @@ class tensor_copy_predicated:
             mask = rp(env) != 0
             if rev:
                 mask = ~mask
-            np.copyto(env[d], value(env), where=mask.reshape(shape))
+            np.copyto(env[d], value(env), where=mask.reshape(shape), casting="unsafe")
         return finish(op, run, dst)
 
 

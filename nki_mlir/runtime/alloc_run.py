@@ -25,17 +25,19 @@ class PlacedAlloc:
     queue mode no sentinels are written (pending instances of the previous occupant may
     still use the bytes); the flags reset is ordered with the matmuls on the tensor queue
     (and not needed when the next instruction clears them writing the tile whole: a matmul
-    on the tile is ordered after that write, or the hazard checks report it)."""
+    on the tile is ordered after that write, or the hazard checks report it).  ``decl``: the
+    declared dtype of a bf16 / fp8 tile stored as float32 ``dt`` (``NKI_PRECISE_FP=0``,
+    :meth:`.memory.Memory.wide_region`), else None."""
 
     __slots__ = ("op", "s", "fslot", "token", "cslot", "copies", "space", "p0", "off",
-                 "stride", "shape", "dt", "in_block", "fill", "clear", "fwd")
+                 "stride", "shape", "dt", "in_block", "fill", "clear", "fwd", "decl")
 
     def __init__(self, op, s, fslot, token, cslot, copies, space, p0, off, stride, shape, dt,
-                 in_block, fill, clear, fwd=None):
+                 in_block, fill, clear, fwd=None, decl=None):
         self.op, self.s, self.fslot, self.token, self.cslot = op, s, fslot, token, cslot
         self.copies, self.space, self.p0, self.off, self.stride = copies, space, p0, off, stride
         self.shape, self.dt, self.in_block, self.fill, self.clear = shape, dt, in_block, fill, clear
-        self.fwd = fwd
+        self.fwd, self.decl = fwd, decl
 
     def _bind(self, env, mem):
         """Bind the copy's view (and flags); returns ``(data, flags)``."""
@@ -44,7 +46,7 @@ class PlacedAlloc:
         v = mem.views.get((self.token, c))
         if v is None:
             v = mem.view(self.token, c, self.space, self.p0, self.off + c * self.stride,
-                         self.shape, self.dt, self.in_block[c])
+                         self.shape, self.dt, self.in_block[c], self.decl)
         data, flags = v
         env[self.s] = data
         if flags is not None:

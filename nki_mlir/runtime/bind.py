@@ -134,6 +134,8 @@ def _bindable(dec: Decoder, op: Operation) -> bool:
     if dst.type.element_type != src.type.element_type or len(dst.type.get_shape()) != 2 or \
             len(src.type.get_shape()) != 2:
         return False
+    if dec.wide and dec.stored_as(dst) != dec.stored_as(src):   # (NKI_PRECISE_FP=0)
+        return False
     if not alone(dst.op, dec.blocks, dec.memo):
         return False
     block = op.parent_block()

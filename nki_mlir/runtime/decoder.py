@@ -15,13 +15,15 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects.common import MemSpaceAttr
+from ..dialects.effects import VIEW_OPS, base_buffer
 from ..errors import NKIRuntimeError
 from . import numerics as nm
+from . import precise_fp
 from .env import Buf, Closure
 from .timing_plan import UNSUPPORTED
 
@@ -41,8 +43,13 @@ class Decoder:
 
     def __init__(self, target: str,
                  dispatch: Callable[[Decoder, Operation], tuple[Closure | None, object]],
-                 schedule):
+                 schedule, wide: bool = False):
         self.target = target
+        #: the decode for ``NKI_PRECISE_FP=0`` (:mod:`.precise_fp`): the bf16 / fp8 tensors
+        #: the kernel allocates are stored as float32 (:meth:`widened`)
+        self.wide = wide
+        #: :meth:`widened` of each base buffer seen so far
+        self._widened: dict[SSAValue, bool] = {}
         #: ``dispatch(decoder, op)``: the closure of one op and its timing-plan step
         #: (:func:`.handlers.dispatch`)
         self.dispatch = dispatch
@@ -103,7 +110,37 @@ class Decoder:
         else:
             shape, dt, space = self._type_facts(op, t)
         flags = self.fresh() if space == "psum" else None
+        if self.wide and dt in precise_fp.WIDENED and self.widened(v):
+            dt = precise_fp.F32
         return Buf(slot, flags, shape, dt, space, v)
+
+    def widened(self, v: SSAValue) -> bool:
+        """Whether this ``NKI_PRECISE_FP=0`` decode stores the bf16 / fp8 value ``v`` as
+        float32: ``v`` is (a view of) a bf16 / fp8 ``nisa.alloc`` that no ``func.return``
+        returns (nor a view of).  Kernel arguments and outputs keep their declared dtype (the
+        caller's arrays), and so do bf16 / fp8 views of a tensor of another dtype (its
+        bytes)."""
+        base = base_buffer(v)
+        hit = self._widened.get(base)
+        if hit is None:
+            hit = self._widened[base] = isinstance(base, OpResult) and \
+                base.op.name == "nisa.alloc" and \
+                dtypes.from_mlir(base.type.element_type) in precise_fp.WIDENED and \
+                not _returned(base)
+        return hit
+
+    def declared(self, b: Buf) -> np.dtype:
+        """The declared dtype of the tensor ``b`` (its ``dtype`` is the storage dtype)."""
+        return dtypes.from_mlir(b.value.type.element_type)
+
+    def stored_as(self, v: SSAValue) -> np.dtype | None:
+        """The dtype the memref value ``v``'s elements are stored in (its declared dtype,
+        or float32 for a :meth:`widened` bf16 / fp8 one); None for an unknown dtype."""
+        try:
+            dt = dtypes.from_mlir(v.type.element_type)
+        except (KeyError, AttributeError):
+            return None
+        return precise_fp.F32 if self.wide and dt in precise_fp.WIDENED and self.widened(v) else dt
 
     def _type_facts(self, op, t) -> tuple:
         """``(shape, dtype, space)`` of memref type ``t`` (kept in :attr:`type_facts`)."""
@@ -201,3 +238,17 @@ class Decoder:
                     f"(run the lower-nki-to-nisa pass first)")
         return (f"{op.name} is not supported by the ISA interpreter (it executes func, scf.for, "
                 f"arith index arithmetic and constants, memref.subview and nisa ops)")
+
+
+def _returned(base: SSAValue) -> bool:
+    """Whether a ``func.return`` returns ``base`` or a (chain of) view(s) of it."""
+    todo = [base]
+    while todo:
+        for u in todo.pop().uses:
+            o = u.operation
+            if o.name == "func.return":
+                return True
+            if o.name in VIEW_OPS and u.index == 0:
+                todo.extend(o.results)
+    return False
+

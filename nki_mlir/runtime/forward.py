@@ -152,6 +152,8 @@ def forwardable(dec: Decoder, op: Operation) -> bool:
     if dst.type.element_type != src.type.element_type or \
             tuple(dst.type.get_shape()) != tuple(src.type.get_shape()):
         return False
+    if dec.wide and dec.stored_as(dst) != dec.stored_as(src):   # (NKI_PRECISE_FP=0)
+        return False
     if not isinstance(base_buffer(src), BlockArgument):
         return False
     if not args_read_only(dec, dst.op):

@@ -9,6 +9,7 @@ only through :class:`~.decoder.Decoder`, which does not import them.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -98,18 +99,20 @@ def dispatch(dec: Decoder, op: Operation) -> tuple[Closure | None, object]:
 _INSTRUCTION: dict[type, bool] = {}
 
 
-def decode_function(target: str, fop: func.FuncOp) -> Program:
-    """Decode ``fop`` once for ``target`` into a :class:`~.program.Program`.
+def decode_function(target: str, fop: func.FuncOp, wide: bool = False) -> Program:
+    """Decode ``fop`` once for ``target`` into a :class:`~.program.Program`.  ``wide``: the
+    program a run with ``NKI_PRECISE_FP=0`` executes (:mod:`.precise_fp`); the default
+    program decodes it when such a run first asks.
 
     Raises:
         NKIRuntimeError: located at the first op or argument the interpreter cannot run.
     """
     with blocks.memoized():
-        return _decode_function(target, fop)
+        return _decode_function(target, fop, wide)
 
 
-def _decode_function(target: str, fop: func.FuncOp) -> Program:
-    dec = Decoder(target, dispatch, queues.Schedule())
+def _decode_function(target: str, fop: func.FuncOp, wide: bool) -> Program:
+    dec = Decoder(target, dispatch, queues.Schedule(), wide)
     dec.blocks = blocks.plan(fop)
     block = fop.body.block
     module = fop.parent_op()
@@ -161,4 +164,5 @@ def _decode_function(target: str, fop: func.FuncOp) -> Program:
     return Program(func_op=fop, target=dec.target, body=body, template=template,
                    arg_slots=arg_slots, arg_specs=arg_specs, arg_names=arg_names,
                    ret_slots=ret_slots, ret_specs=ret_specs, instruction_count=dec.count,
-                   schedule=dec.schedule, plan=timing_plan.finish(dec.plans[block]))
+                   schedule=dec.schedule, plan=timing_plan.finish(dec.plans[block]),
+                   widen=None if wide else functools.partial(decode_function, target, fop, True))

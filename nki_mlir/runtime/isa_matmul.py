@@ -34,6 +34,7 @@ from ..dialects import nisa
 from ..dialects.common import prop_flag
 from ..errors import NKIRuntimeError
 from . import numerics as nm
+from . import precise_fp
 from .env import STATE, Buf, Fault, guard, scratch
 from .forward import args_read_only, function_of
 
@@ -122,7 +123,7 @@ def matmul_closure(dec: Decoder, op):
                            f"partitions, 'moving' has {mov.parts}", NKIRuntimeError)
     ss, ms, shape = sta.slot, mov.slot, dst.shape
     if prop_flag(op, "is_transpose"):
-        return _transpose(op, dst, sta, mov)
+        return _transpose(dec, op, dst, sta, mov)
     if dst.parts != M or dst.free != N:
         raise error_at(op, f"nisa.matmul: 'dst' must be [{M}, {N}] (stationary free x moving "
                            f"free), got {list(shape)}", NKIRuntimeError)
@@ -248,7 +249,7 @@ def _product_f32(dst: Buf, mode: str, operand, direct: bool, ss: int, ms: int, M
     return run
 
 
-def _transpose(op, dst: Buf, sta: Buf, mov: Buf):
+def _transpose(dec, op, dst: Buf, sta: Buf, mov: Buf):
     """``is_transpose``: dst[M, K] = stationary[K, M]^T bit for bit (identity ``moving``)."""
     K, M = sta.parts, sta.free
     if dst.parts != M or dst.free != K or mov.free != K:
@@ -257,10 +258,14 @@ def _transpose(op, dst: Buf, sta: Buf, mov: Buf):
     if dst.flags is None:
         raise error_at(op, "nisa.matmul: 'dst' must be a PSUM tensor from a nisa.alloc",
                        NKIRuntimeError)
-    raw16 = dst.dtype != sta.dtype and dst.dtype.itemsize == 2 and sta.dtype.itemsize == 1
-    if dst.dtype != sta.dtype and not raw16:
+    dd, sd = dec.declared(dst), dec.declared(sta)   # (the storage: NKI_PRECISE_FP, precise_fp.py)
+    raw16 = dd != sd and dd.itemsize == 2 and sd.itemsize == 1
+    if dd != sd and not raw16:
         raise error_at(op, f"nisa.matmul: with is_transpose, 'dst' must have the stationary dtype "
-                           f"{dtypes.name_of(sta.dtype)}, got {dtypes.name_of(dst.dtype)}", NKIRuntimeError)
+                           f"{dtypes.name_of(sd)}, got {dtypes.name_of(dd)}", NKIRuntimeError)
+    if raw16 and (sta.dtype != sd or dst.dtype != dd):
+        return _fault(op, precise_fp.reinterpret_error("nisa.matmul(is_transpose) of an fp8 "
+                                                       "'stationary' into a 16-bit 'dst'", sd, dd))
     d, fl, ss, ms, shape = dst.slot, dst.flags, sta.slot, mov.slot, dst.shape
     eye = np.eye(K, dtype=np.float32)
 
@@ -273,3 +278,11 @@ def _transpose(op, dst: Buf, sta: Buf, mov: Buf):
         env[d][...] = t.reshape(shape)
         env[STATE].mem.set_flags(env[fl], True)
     return guard(op, run)
+
+
+def _fault(op, msg: str):
+    """The closure of ``op`` failing at run time with ``msg``."""
+    def fail(env):
+        raise Fault(msg)
+    return guard(op, fail)
+

@@ -115,10 +115,13 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
     fwd = out_forward.plan(dec, op)   # computed in an output view (program order)
     facts = (op, s, fslot, token, cslot, copies, space, p0, off, stride or 0, shape, dt,
              in_block, fill, clear)
+    # a bf16 / fp8 tile stored as float32 (NKI_PRECISE_FP=0): placed by its declared bytes
+    decl = dec.declared(b) if dec.wide and np.dtype(dt) != dec.declared(b) else None
     if fwd is not None:
-        return guard(op, PlacedAlloc(*facts, fwd).run)
-    g = guard(op, PlacedAlloc(*facts).run)
-    g.program_order = guard(op, PlacedAllocPO(*facts).run)   # (:func:`.env.program_order`)
+        return guard(op, PlacedAlloc(*facts, fwd, decl=decl).run)
+    g = guard(op, PlacedAlloc(*facts, decl=decl).run)
+    # (:func:`.env.program_order`)
+    g.program_order = guard(op, PlacedAllocPO(*facts, decl=decl).run)
     return g
 
 

@@ -166,6 +166,9 @@ class Memory:
         #: ids of the block arrays (data and flags), for :meth:`owns`
         self.block_ids: dict[int, np.ndarray] = {}
         self.block_bytes = 0
+        #: the float32 storage of placed bf16 / fp8 tensors with ``NKI_PRECISE_FP=0``
+        #: (:meth:`wide_region`) by ``(space, scale)``: ``uint8[128, capacity * scale]``
+        self.wide: dict = {}
 
     def set_flags(self, fv: np.ndarray, on: bool) -> None:
         """Set (``on``: matmul-written) or clear every PSUM matmul-written flag of the view
@@ -239,11 +242,15 @@ class Memory:
 
     def view(self, token: int, copy: int, space: str, partition: int, offset: int,
              shape: Sequence[int], dt: np.dtype,
-             block: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+             block: tuple[int, int] | None = None,
+             decl: np.dtype | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """:meth:`region` (in the block of bytes ``block = (lo, hi)`` when given,
-        :meth:`block_region`), remembered under ``(token, copy)`` (at most ``VIEWS_MAX``
-        views: the cache starts over when full)."""
-        if block is None:
+        :meth:`block_region`; :meth:`wide_region` of declared dtype ``decl`` when given),
+        remembered under ``(token, copy)`` (at most ``VIEWS_MAX`` views: the cache starts
+        over when full)."""
+        if decl is not None:
+            v = self.wide_region(space, partition, offset, shape, decl)
+        elif block is None:
             v = self.region(space, partition, offset, shape, dt)
         else:
             v = self.block_region(space, partition, offset, shape, dt, block)
@@ -255,7 +262,10 @@ class Memory:
         fv = v[1]
         if fv is not None:       # the flags' rectangle, for the lazy writes of set_flags
             nbytes = free_elems(shape) * np.dtype(dt).itemsize
-            if block is None:
+            if decl is not None:
+                scale = 4 // np.dtype(decl).itemsize
+                arr, c0 = self.wide[("psum-flags", scale)], offset * scale
+            elif block is None:
                 arr, c0 = self.psum_flags, offset
             else:
                 arr, c0 = self.blocks[(space, block[0], block[1])][1], offset - block[0]
@@ -334,9 +344,43 @@ class Memory:
         flags = typed_view(b[1][rows, cols], shape, flag_dtype(dt)) if b[1] is not None else None
         return data, flags
 
+    def wide_region(self, space: str, partition: int, offset: int, shape: Sequence[int],
+                    decl: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`region` of a placed tensor of declared dtype ``decl`` (bf16 / fp8) stored
+        as float32 (``NKI_PRECISE_FP=0``, :mod:`.precise_fp`): the same checks on the
+        declared bytes; the values live in a float32 image of the memory where each
+        declared byte ``b`` becomes bytes ``[b * scale, (b + 1) * scale)``, ``scale = 4 /
+        itemsize(decl)``, so tensors of one declared width overlap where their declared bytes
+        do (a tensor of another width never shares its values).  The PSUM flags live in an
+        image of the flags laid out alike (uint32 per element, as for a float32 tile)."""
+        decl = np.dtype(decl)
+        parts, nbytes = self._fits(space, partition, offset, shape, decl)
+        scale = 4 // decl.itemsize
+        rows = slice(partition, partition + parts)
+        cols = slice(offset * scale, (offset + nbytes) * scale)
+        f32 = np.dtype(np.float32)
+        data = typed_view(self._wide_image(space, scale)[rows, cols], shape, f32)
+        flags = None
+        if space == "psum":
+            flags = typed_view(self._wide_image("psum-flags", scale)[rows, cols], shape,
+                               flag_dtype(f32))
+        return data, flags
+
+    def _wide_image(self, key: str, scale: int) -> np.ndarray:
+        """The float32 image ``key`` (``"sbuf"``, ``"psum"`` or ``"psum-flags"``) of
+        :meth:`wide_region` for ``scale``, made on first use (zero pages: only the bytes a
+        run touches cost memory)."""
+        w = self.wide.get((key, scale))
+        if w is None:
+            cap = self.capacity("psum" if key == "psum-flags" else key)
+            w = self.wide[(key, scale)] = np.zeros((PARTITIONS, cap * scale), np.uint8)
+        return w
+
     def owns(self, root: np.ndarray) -> bool:
-        """Whether ``root`` is this memory's SBUF, PSUM or one of its blocks."""
-        return root is self.sbuf or root is self.psum or self.block_ids.get(id(root)) is root
+        """Whether ``root`` is this memory's SBUF, PSUM, one of its blocks or a float32
+        image (:meth:`wide_region`)."""
+        return root is self.sbuf or root is self.psum or self.block_ids.get(id(root)) is root \
+            or any(root is w for w in self.wide.values())
 
     def peek(self, space: str, partitions: slice, lo: int, hi: int) -> np.ndarray:
         """The bytes ``[lo, hi)`` of ``partitions`` of ``space`` as the last run left them: in

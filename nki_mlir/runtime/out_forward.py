@@ -180,6 +180,8 @@ def plan(dec: Decoder, alloc: Operation) -> Plan | None:
             v.type.element_type != t.type.element_type or \
             tuple(v.type.get_shape()) != tuple(t.type.get_shape()):
         return None
+    if dec.wide and dec.stored_as(v) != dec.stored_as(t):   # (NKI_PRECISE_FP=0)
+        return None
     block = alloc.parent_block()
     if block is None or dma.parent_block() is not block:
         return None

@@ -19,13 +19,15 @@ from .. import dtypes
 from ..diagnostics import error_at
 from ..dialects.common import ON_CHIP
 from ..errors import NKIError, NKITypeError
-from . import gc_pause
+from . import gc_pause, precise_fp
 from .env import STATE, Closure, program_order, raise_located
 from .hazards import Checker
 from .memory import PARTITIONS, Memory
 from .queues import QueueRun
 
 MODES = ("program-order", "queues")
+#: held while a program decodes its ``NKI_PRECISE_FP=0`` variant (:meth:`Program.wide`)
+_WIDEN_LOCK = threading.Lock()
 #: the environment variable turning hazard checks on (``"1"``) for runs that do not say
 HAZARDS_ENV = "NKI_MLIR_HAZARDS"
 
@@ -206,8 +208,13 @@ class Program:
     def __init__(self, *, func_op: func.FuncOp, target: str, body: list[Closure],
                  template: list, arg_slots: list[int], arg_specs: list, arg_names: list[str],
                  ret_slots: list[int], ret_specs: list, instruction_count: int, schedule=None,
-                 plan=None):
+                 plan=None, widen=None):
         self._func = func_op
+        #: ``widen()`` decodes the program a run with ``NKI_PRECISE_FP=0`` executes (bf16 /
+        #: fp8 tensors stored as float32, :mod:`.precise_fp`), kept in :attr:`_wide` once
+        #: made; None for that program itself
+        self._widen = widen
+        self._wide: Program | None = None
         self.target = target
         self.func_name = func_op.sym_name.data
         self._body = body
@@ -226,6 +233,18 @@ class Program:
         self._ret_single = len(ret_slots) == 1 and ret_specs[0][2] not in ON_CHIP
         self._schedule = schedule
         self._plan = plan
+
+    def wide(self) -> Program:
+        """The program of a run with ``NKI_PRECISE_FP=0`` (decoded on first use; the same
+        arguments, results, placements and schedule, with the bf16 / fp8 tensors the kernel
+        allocates stored as float32, :mod:`.precise_fp`)."""
+        w = self._wide
+        if w is None:
+            with _WIDEN_LOCK:       # (the core threads of an LNC2 launch may ask at once)
+                w = self._wide
+                if w is None:
+                    w = self._wide = self._widen()
+        return w
 
     @property
     def timing_plan(self):
@@ -326,7 +345,11 @@ class Program:
         writeable NumPy array of the signature's shape and dtype per argument (or the
         converted number of a scalar argument), and ``mode`` / ``hazards`` are resolved
         (:func:`resolve_mode`).  The warm-call path (:mod:`nki_mlir.driver.warm_plan`) checks
-        these once per call spec."""
+        these once per call spec.
+
+        ``NKI_PRECISE_FP`` is read here, at every run: ``0`` runs :meth:`wide` instead."""
+        if self._widen is not None and not precise_fp.precise():
+            return self.wide().run_checked(vals, launch, mode, hazards, timer, execute)
         env = list(self._template)
         state = _acquire_state(self.target)
         env[STATE] = state

@@ -38,6 +38,7 @@ from xdsl.ir import OpResult
 
 from ..diagnostics import error_at
 from ..errors import NKIRuntimeError
+from . import precise_fp
 from .blocks import placement
 from .env import Closure, Fault, guard
 from .kept_views import KeptCast, KeptSubview
@@ -239,6 +240,10 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
     src = dec.buf(op, source, "source")
     b = _base(source)
     base = src if b is source else dec.buf(op, b, "source")
+    wide = _widened_cast(dec, op, base, src)
+    if wide is not None:
+        dec.define(result, op)
+        return wide
     offsets = op.static_offsets.get_values()
     sizes_v = op.static_sizes.get_values()
     strides_v = op.static_strides.get_values()
@@ -364,10 +369,25 @@ def _cast_plan(op, src, base, offsets: list, sizes_v: tuple, strides_v: tuple) -
     return dt, check, make
 
 
+def _widened_cast(dec: Decoder, op, a, b) -> Closure | None:
+    """With ``NKI_PRECISE_FP=0`` (:mod:`.precise_fp`): the closure failing at run time of a
+    view from tensor ``a`` to ``b`` that reinterprets a bf16 / fp8 tensor stored as float32,
+    else None."""
+    if not dec.wide:
+        return None
+    da, db = dec.declared(a), dec.declared(b)
+    if da != db and (np.dtype(a.dtype) != da or np.dtype(b.dtype) != db):
+        return _fault_at_run(op, Fault(precise_fp.reinterpret_error(op.name, da, db)))
+    return None
+
+
 def view_dtype(dec: Decoder, op):
     src = dec.buf(op, op.source, "source")
     res = dec.define(op.result, op)
     rb = dec.bufs[op.result]
+    wide = _widened_cast(dec, op, src, rb)
+    if wide is not None:
+        return wide
     dt, ss, sf, fres = np.dtype(rb.dtype), src.slot, src.flags, rb.flags
     ft = flag_dtype(dt) if fres is not None else None
 

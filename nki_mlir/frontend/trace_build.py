@@ -105,10 +105,14 @@ def trace(make_kernel: Callable[[], Any], unroll_key: str | None = None):
             unroll.update({key: why for key, why in fresh.items() if key not in unroll})
             continue
         except NKIError as exc:
+            if _per_instance_first(k.b, unroll, exc):
+                continue
             raise exc.relocate(ctx.b.loc) from None
         except RecursionError:
             raise NKIError("recursion too deep while running the kernel's Python", ctx.b.loc) from None
         except Exception as exc:
+            if _per_instance_first(k.b, unroll, exc):
+                continue
             raise python_error(exc, ctx) from exc
         finally:
             restore_helpers(swaps)
@@ -141,6 +145,20 @@ def _code_key(fn: Any) -> tuple:
     code = getattr(fn, "__code__", None)
     return (getattr(code, "co_filename", ""), getattr(code, "co_firstlineno", 0),
             getattr(fn, "__qualname__", repr(fn)))
+
+
+def _per_instance_first(b, unroll: dict, exc: BaseException) -> bool:
+    """A trace that handed out a symbolic program id failed: trace per instance before
+    reporting anything, since the failure may come from the symbolic id itself (a C
+    function that type-checks its ``str`` argument, ``"".join([..., f"x{pid}"])``, never
+    calls the dunders that would ask for its value).  A genuine error fails the same way
+    per instance and is reported from there.  True when ``unroll`` got the launch."""
+    if not b.program_ids or LAUNCH_KEY in unroll:
+        return False
+    first = str(getattr(exc, "message", exc)).split("\n")[0][:120]
+    unroll[LAUNCH_KEY] = (f"the trace with a symbolic nl.program_id failed "
+                          f"({type(exc).__name__}: {first})")
+    return True
 
 
 def spmd_symbolic(b) -> bool:

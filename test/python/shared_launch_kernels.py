@@ -68,3 +68,29 @@ def name_as_key(x):
     nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=scale[f"core{pid}"])
     nisa.dma_copy(dst=_half(out, pid), src=t)
     return out
+
+
+@nki.jit
+def joined_name(x):
+    """A name joined by str.join, which type-checks its items (a symbolic name is no str):
+    out = x + 1, traced per instance."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    pid = nl.program_id(0)
+    t = nl.ndarray((ROWS, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf,
+                   name="_".join(["tile", f"core{pid}"]))
+    nisa.dma_copy(dst=t, src=_half(x, pid))
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1.0)
+    nisa.dma_copy(dst=_half(out, pid), src=t)
+    return out
+
+
+@nki.jit
+def bad_slice(x):
+    """A genuine mistake (a 3-index subscript of a 2-D tensor): reported as it is per
+    instance, located at the subscript."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    pid = nl.program_id(0)
+    t = nl.ndarray((ROWS, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x[pid * ROWS:(pid + 1) * ROWS, :, 0])
+    nisa.dma_copy(dst=_half(out, pid), src=t)
+    return out

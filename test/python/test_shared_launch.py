@@ -101,3 +101,26 @@ def test_per_instance_is_remembered_and_reported(monkeypatch):
     what, why = trace_build.last_loop_report()[LAUNCH_KEY]
     assert what == "traced per instance" and "nl.program_id is compared" in why, why
     assert "shared_launch_kernels.py" in why
+
+
+def test_a_failure_of_a_symbolic_trace_is_retried_per_instance(monkeypatch):
+    """str.join rejects a symbolic name (no dunder asks for its text): the launch is traced
+    per instance and the kernel means what its Python says."""
+    from nki_mlir.frontend import trace_build
+    from nki_mlir.frontend.context import LAUNCH_KEY
+    x = _x()
+    out, compiled = _run(K.joined_name, x, monkeypatch, shared=True)
+    assert compiled[0] is not compiled[1]
+    np.testing.assert_allclose(out, x + 1, rtol=1e-6)
+    assert "name=tile_core1" in compiled[1].own_ir("nki")
+    assert "TypeError" in trace_build.last_loop_report()[LAUNCH_KEY][1]
+
+
+def test_a_genuine_error_is_reported_as_per_instance(monkeypatch):
+    x = _x()
+    with pytest.raises(NKIError) as shared:
+        _run(K.bad_slice, x, monkeypatch, shared=True)
+    with pytest.raises(NKIError) as alone:
+        _run(K.bad_slice, x, monkeypatch, shared=False)
+    assert str(shared.value) == str(alone.value)
+    assert shared.value.loc.line == alone.value.loc.line

@@ -19,8 +19,8 @@ names): the id is then read by each instance when it runs (:mod:`nki_mlir.fronte
 A kernel that needs the id as a Python value (``if pid == 0:``) is specialised once per
 instance, the id a compile-time int (the compile cache key then includes the ids);
 ``NKI_MLIR_SHARED_LAUNCH=0`` always does that.  When the kernel never reads
-``nl.program_id``, all instances are identical and one compile serves them all.  How the instances run and what they share
-(``shared_hbm``) is :mod:`nki_mlir.runtime.spmd`.
+``nl.program_id``, all instances are identical and one compile serves them all.  How the
+instances run and what they share (``shared_hbm``) is :mod:`nki_mlir.runtime.spmd`.
 """
 from __future__ import annotations
 

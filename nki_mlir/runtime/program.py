@@ -132,6 +132,19 @@ class State:
         self.range_mode = None
 
 
+def _ids(program_ids) -> tuple[int, ...]:
+    """``program_ids`` as a tuple of non-negative ints, else NKITypeError."""
+    try:
+        ids = tuple(program_ids)
+    except TypeError:
+        ids = None
+    if ids is None or not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool)
+                              and i >= 0 for i in ids):
+        raise NKITypeError(f"program_ids must be a tuple of non-negative ints, one per "
+                           f"launch-grid axis, got {program_ids!r}")
+    return tuple(int(i) for i in ids)
+
+
 # Idle machine states, reused across runs and programs: a fresh 28 MiB SBUF per run would
 # cost milliseconds in page faults.  Reuse is safe because every nisa.alloc refills its
 # region with sentinels (and clears PSUM flags) when it executes, so no value can leak from
@@ -332,6 +345,8 @@ class Program:
             NKIHazardError: with hazards on, a race, overlapping live buffers, a read of
                 never-written SBUF/PSUM or an accumulation onto non-matmul PSUM data.
         """
+        if program_ids is not None:
+            program_ids = _ids(program_ids)
         if timer is not None:
             mode = "queues"
         mode, hazards = resolve_mode(mode, hazards)

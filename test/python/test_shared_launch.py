@@ -124,3 +124,17 @@ def test_a_genuine_error_is_reported_as_per_instance(monkeypatch):
         _run(K.bad_slice, x, monkeypatch, shared=False)
     assert str(shared.value) == str(alone.value)
     assert shared.value.loc.line == alone.value.loc.line
+
+
+def test_program_ids_of_a_run_outside_the_launch(monkeypatch):
+    """CompiledKernel.run of a shared program takes the instance's ids; bad ids are a
+    type error, none a located runtime error saying how to give them."""
+    from nki_mlir.errors import NKIRuntimeError, NKITypeError
+    x = _x()
+    _, compiled = _run(K.named_halves, x, monkeypatch, shared=True)
+    out = compiled[0].run((x,), {}, program_ids=(1,))[0]
+    np.testing.assert_allclose(out[128:], x[128:] * 3 + 1, rtol=1e-6)
+    with pytest.raises(NKITypeError, match="program_ids must be a tuple"):
+        compiled[0].run((x,), {}, program_ids=1)
+    with pytest.raises(NKIRuntimeError, match="program_ids="):
+        compiled[0].run((x,), {})

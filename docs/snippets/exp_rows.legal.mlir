@@ -10,12 +10,11 @@ builtin.module attributes {nisa.target = #nisa.target<trn2>} {
       %1 = memref.subview %x[%0, 0] [128, 64] [1, 1] : memref<256x64xf32, #nisa.mem<shared_hbm>> to memref<128x64xf32, strided<[64, 1], offset: ?>, #nisa.mem<shared_hbm>>
       %t = nki.ndarray() : memref<128x64xf32, #nisa.mem<sbuf>>
       nki.dma_copy(dst=memref<128x64xf32, #nisa.mem<sbuf>> %t, src=memref<128x64xf32, strided<[64, 1], offset: ?>, #nisa.mem<shared_hbm>> %1)
-      %2 = arith.muli %i, %c128 : index
-      %3 = memref.subview %out[%2, 0] [128, 64] [1, 1] : memref<256x64xf32, #nisa.mem<shared_hbm>> to memref<128x64xf32, strided<[64, 1], offset: ?>, #nisa.mem<shared_hbm>>
-      %4 = nki.ndarray() : memref<128x64xf32, #nisa.mem<sbuf>>
-      %5 = arith.constant 1.000000e+00 : f32
-      nki.activation(dst=memref<128x64xf32, #nisa.mem<sbuf>> %4, data=memref<128x64xf32, #nisa.mem<sbuf>> %t, scale=f32 %5, op=exp)
-      nki.dma_copy(dst=memref<128x64xf32, strided<[64, 1], offset: ?>, #nisa.mem<shared_hbm>> %3, src=memref<128x64xf32, #nisa.mem<sbuf>> %4)
+      %2 = memref.subview %out[%0, 0] [128, 64] [1, 1] : memref<256x64xf32, #nisa.mem<shared_hbm>> to memref<128x64xf32, strided<[64, 1], offset: ?>, #nisa.mem<shared_hbm>>
+      %3 = nki.ndarray() : memref<128x64xf32, #nisa.mem<sbuf>>
+      %4 = arith.constant 1.000000e+00 : f32
+      nki.activation(dst=memref<128x64xf32, #nisa.mem<sbuf>> %3, data=memref<128x64xf32, #nisa.mem<sbuf>> %t, scale=f32 %4, op=exp)
+      nki.dma_copy(dst=memref<128x64xf32, strided<[64, 1], offset: ?>, #nisa.mem<shared_hbm>> %2, src=memref<128x64xf32, #nisa.mem<sbuf>> %3)
     } {nki.range = "affine"}
     func.return %out : memref<256x64xf32, #nisa.mem<shared_hbm>>
   }

@@ -17,9 +17,8 @@ builtin.module attributes {nisa.target = #nisa.target<trn2>, nkim.sbuf_peak_byte
       %3 = arith.constant 1.000000e+00 : f32
       %4 = arith.constant 0.000000e+00 : f32
       nisa.activation(dst=memref<128x64xf32, #nisa.mem<sbuf>> %2, src=memref<128x64xf32, #nisa.mem<sbuf>> %t, bias=f32 %4, scale=f32 %3, op=exp) engine=scalar {nkim.id = 1 : i64, nkim.queue = "scalar", nkim.deps = [0 : i64]}
-      %5 = arith.muli %i, %c128 : index
-      %6 = memref.subview %out[%5, 0] [128, 64] [1, 1] : memref<256x64xf32, #nisa.mem<shared_hbm>> to memref<128x64xf32, strided<[64, 1], offset: ?>, #nisa.mem<shared_hbm>>
-      nisa.dma_copy(dst=memref<128x64xf32, strided<[64, 1], offset: ?>, #nisa.mem<shared_hbm>> %6, src=memref<128x64xf32, #nisa.mem<sbuf>> %2, oob_is_err=true) engine=dma {nkim.id = 2 : i64, nkim.queue = "dma2", nkim.deps = [1 : i64]}
+      %5 = memref.subview %out[%0, 0] [128, 64] [1, 1] : memref<256x64xf32, #nisa.mem<shared_hbm>> to memref<128x64xf32, strided<[64, 1], offset: ?>, #nisa.mem<shared_hbm>>
+      nisa.dma_copy(dst=memref<128x64xf32, strided<[64, 1], offset: ?>, #nisa.mem<shared_hbm>> %5, src=memref<128x64xf32, #nisa.mem<sbuf>> %2, oob_is_err=true) engine=dma {nkim.id = 2 : i64, nkim.queue = "dma2", nkim.deps = [1 : i64]}
     } {nki.range = "affine"}
     func.return %out : memref<256x64xf32, #nisa.mem<shared_hbm>>
   }

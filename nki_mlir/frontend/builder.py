@@ -76,6 +76,8 @@ class IRBuilder:
         #: id(SourceLoc) -> (the SourceLoc, its location attribute), for emit()
         self._loc_attrs: dict[int, tuple[SourceLoc, object]] = {}
         self._consts: dict[tuple[int, object], SSAValue] = {}
+        #: (terms, const, block) -> (the SSA value, the ops computing it): see :meth:`materialize`
+        self._indices: dict[tuple, tuple[SSAValue, list[Operation]]] = {}
         #: view ops emitted, by everything that makes them (see :meth:`_view`)
         self._views: dict[tuple, Operation] = {}
         #: the kernel is written against NKI Beta 1 (it imported ``neuronxcc.nki``)
@@ -159,8 +161,37 @@ class IRBuilder:
 
     # ----------------------------------------------------------------- index math
     def materialize(self, x: Index | int) -> SSAValue:
-        """An SSA ``index`` value computing ``x`` (emits muli/addi at the insertion point)."""
+        """An SSA ``index`` value computing ``x``: muli/addi emitted at the insertion point,
+        or the value the insertion block already computes for the same expression (an op
+        earlier in the block dominates every later use; one erased since, by a call or loop
+        traced again, is not reused).  Sharing the value also lets :meth:`_view` share the
+        views it offsets: a launch traced once offsets every HBM view by ``program_id``."""
         x = as_index(x)
+        if not x.terms:
+            return self.const_index(x.const)
+        if len(x.terms) == 1 and x.terms[0][1] == 1 and not x.const:
+            return x.terms[0][0]
+        return self._shared(("affine", x.terms, x.const), lambda: self._emit_index(x))
+
+    def _shared(self, key: tuple, build) -> SSAValue:
+        """The value ``build()`` emits at the end of the insertion block, or the one it
+        emitted there before for the same ``key`` if all those ops are still in the block
+        (see :meth:`materialize`)."""
+        key = (*key, self.block)
+        hit = self._indices.get(key)
+        if hit is not None and all(op.parent is self.block for op in hit[1]):
+            return hit[0]
+        first = self.block.last_op
+        value = build()
+        ops = []
+        op = self.block.last_op
+        while op is not None and op is not first:
+            ops.append(op)
+            op = op.prev_op
+        self._indices[key] = (value, ops)
+        return value
+
+    def _emit_index(self, x: Index) -> SSAValue:
         acc: SSAValue | None = None
         for sym, coeff in x.terms:
             term = sym if coeff == 1 else self._binop(arith.MuliOp, sym, self.const_index(coeff))
@@ -178,7 +209,9 @@ class IRBuilder:
         """Non-affine index arithmetic (``//``, ``%``, ``*`` of two indices, min/max)."""
         cls = {"floordiv": arith.FloorDivSIOp, "mod": arith.RemSIOp, "mul": arith.MuliOp,
                "min": arith.MinSIOp, "max": arith.MaxSIOp}[kind]
-        res = self._binop(cls, self.materialize(a), self.materialize(b))
+        a, b = as_index(a), as_index(b)
+        res = self._shared((kind, a.terms, a.const, b.terms, b.const),
+                           lambda: self._binop(cls, self.materialize(a), self.materialize(b)))
         return Index.of(res)
 
     def index_arith(self, op: str, a: Index | int, b: Index | int) -> Index | int:

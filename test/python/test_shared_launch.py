@@ -45,6 +45,16 @@ def test_symbolic_names_are_rendered_from_their_source(monkeypatch):
     assert 'name="core{pid}_in"' in text or "core{pid}_in" in text
 
 
+def test_an_index_expression_is_computed_once_per_block(monkeypatch):
+    """``pid * 128`` offsets both ``x`` and ``out`` and ``j * 32`` both column views of the
+    loop body: each is one ``arith.muli`` (IRBuilder.materialize shares it in its block)."""
+    _, compiled = _run(K.named_halves, _x(), monkeypatch, shared=True)
+    text = compiled[0].own_ir("nki")
+    assert text.count("arith.muli %program_id, %c128") == 1
+    assert text.count("arith.muli %j, %c32") == 1
+    assert text.count("memref.subview") == 4
+
+
 @pytest.mark.parametrize("name, want", [
     ("branch_on_id", lambda x: np.concatenate([x[:128] * 2, -x[128:]])),
     ("name_as_key", lambda x: np.concatenate([x[:128] + 10, x[128:] + 20])),

@@ -20,10 +20,42 @@ if TYPE_CHECKING:  # xDSL loads on first use: ``import nki_mlir`` (a warm cache 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-def loc_of(op: Operation | None) -> SourceLoc | None:
-    """The kernel source position an op came from, or None if it has none."""
+class OpSite:
+    """What a run-time diagnostic says about an op, as plain data: its ``name``, its source
+    position ``loc`` (None without one) and ``hint``, the name hint of its first result
+    (None without one).  A decoded program keeps these instead of the op, so that it holds
+    none of the compile's IR (:func:`site_of`); :func:`loc_of` and :func:`error_at` take
+    either."""
+
+    __slots__ = ("name", "loc", "hint")
+
+    def __init__(self, name: str, loc: SourceLoc | None, hint: str | None):
+        self.name, self.loc, self.hint = name, loc, hint
+
+    def __repr__(self) -> str:
+        return f"<OpSite {self.name} at {self.loc}>"
+
+
+def site_of(op: Operation | OpSite | None) -> OpSite | None:
+    """The :class:`OpSite` of ``op`` (one shared object per name, position and hint)."""
+    if op is None or type(op) is OpSite:
+        return op
+    res = op.results
+    return _site(op.name, loc_of(op), res[0].name_hint if res else None)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _site(name: str, loc: SourceLoc | None, hint: str | None) -> OpSite:
+    return OpSite(name, loc, hint)
+
+
+def loc_of(op: Operation | OpSite | None) -> SourceLoc | None:
+    """The kernel source position an op (or an :class:`OpSite`) came from, or None if it
+    has none."""
     if op is None:
         return None
+    if type(op) is OpSite:
+        return op.loc
     from xdsl.dialects.builtin import FileLineColLoc  # loaded already: ``op`` is xDSL IR
     loc = op.location
     if isinstance(loc, FileLineColLoc):
@@ -44,7 +76,8 @@ def _file_line_col(file: str, line: int, col: int) -> FileLineColLoc:
 
 
 def error_at(op: Operation | None, message: str, cls: type[NKIError] = NKIError, **kw) -> NKIError:
-    """An ``NKIError`` of class ``cls`` located at ``op``'s source position."""
+    """An ``NKIError`` of class ``cls`` located at ``op``'s source position (``op``: an op
+    or its :class:`OpSite`)."""
     err = cls(message, loc_of(op), **kw)
     err.op = op      # lets a driver without source locations (nki-opt) place it in its input
     return err

@@ -15,11 +15,11 @@ from .env import STATE
 
 
 class PlacedAlloc:
-    """The run of a placed ``nisa.alloc`` (``op``): slot ``s`` gets copy ``c`` (``env[cslot]``
-    modulo ``copies``; 0 without a copy index) of the tile, the view of ``space`` at
-    partition ``p0`` and offset ``off + c * stride`` of ``shape`` / ``dt`` kept with the
-    state's memory by ``(token, c)`` (inside the block ``in_block[c]``), and ``fslot`` its
-    flags (PSUM).  In program order ``fill(data)`` writes the sentinels (None: the next
+    """The run of a placed ``nisa.alloc`` (``op``: its :class:`~nki_mlir.diagnostics.OpSite`):
+    slot ``s`` gets copy ``c`` (``env[cslot]`` modulo ``copies``; 0 without a copy index) of
+    the tile, the view of ``space`` at partition ``p0`` and offset ``off + c * stride`` of
+    ``shape`` / ``dt`` kept with the state's memory by ``(token, c)`` (inside the block
+    ``in_block[c]``), and ``fslot`` its flags (PSUM).  In program order ``fill(data)`` writes the sentinels (None: the next
     instruction writes the tile whole) and ``clear`` clears the flags; ``fwd`` (an
     :mod:`.out_forward` plan, or None) binds an output view instead when one is ready.  In
     queue mode no sentinels are written (pending instances of the previous occupant may

@@ -16,7 +16,7 @@ import numpy as np
 from xdsl.dialects import func
 
 from .. import dtypes
-from ..diagnostics import error_at
+from ..diagnostics import error_at, site_of
 from ..dialects.common import ON_CHIP
 from ..errors import NKIError, NKITypeError
 from . import gc_pause, precise_fp
@@ -222,7 +222,9 @@ class Program:
                  template: list, arg_slots: list[int], arg_specs: list, arg_names: list[str],
                  ret_slots: list[int], ret_specs: list, instruction_count: int, schedule=None,
                  plan=None, widen=None):
-        self._func = func_op
+        #: the function's :class:`~nki_mlir.diagnostics.OpSite` (argument errors are located
+        #: at it; a program holds none of the compile's IR)
+        self._func = site_of(func_op)
         #: ``widen()`` decodes the program a run with ``NKI_PRECISE_FP=0`` executes (bf16 /
         #: fp8 tensors stored as float32, :mod:`.precise_fp`), kept in :attr:`_wide` once
         #: made; None for that program itself

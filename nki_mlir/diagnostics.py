@@ -37,11 +37,34 @@ class OpSite:
 
 
 def site_of(op: Operation | OpSite | None) -> OpSite | None:
-    """The :class:`OpSite` of ``op`` (one shared object per name, position and hint)."""
+    """The :class:`OpSite` of ``op`` (one shared object per name, position and hint; a
+    decode asks for one per instruction, so the sites of a location attribute are
+    remembered by its identity until :func:`forget_sites`)."""
     if op is None or type(op) is OpSite:
         return op
     res = op.results
-    return _site(op.name, loc_of(op), res[0].name_hint if res else None)
+    key = (op.name, res[0].name_hint if res else None)
+    attr = op.location
+    hit = _BY_LOC.get(id(attr))
+    if hit is None or hit[0] is not attr:
+        if len(_BY_LOC) >= _BY_LOC_MAX:
+            _BY_LOC.clear()
+        hit = _BY_LOC[id(attr)] = (attr, {})
+    site = hit[1].get(key)
+    if site is None:
+        site = hit[1][key] = _site(key[0], loc_of(op), key[1])
+    return site
+
+
+#: ``id(location attribute) -> (attribute, {(name, hint): site})`` (:func:`site_of`)
+_BY_LOC: dict[int, tuple] = {}
+_BY_LOC_MAX = 1 << 14
+
+
+def forget_sites() -> None:
+    """Drop :func:`site_of`'s memo of location attributes (a decode's end: the sites stay
+    shared through :func:`_site`, which keeps no IR)."""
+    _BY_LOC.clear()
 
 
 @functools.lru_cache(maxsize=1 << 16)

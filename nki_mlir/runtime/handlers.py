@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType
 from xdsl.ir import Operation
 
 from .. import dtypes
-from ..diagnostics import error_at
+from ..diagnostics import error_at, forget_sites
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import (
@@ -107,8 +107,11 @@ def decode_function(target: str, fop: func.FuncOp, wide: bool = False) -> Progra
     Raises:
         NKIRuntimeError: located at the first op or argument the interpreter cannot run.
     """
-    with blocks.memoized():
-        return _decode_function(target, fop, wide)
+    try:
+        with blocks.memoized():
+            return _decode_function(target, fop, wide)
+    finally:
+        forget_sites()      # (the memo of the module's location attributes)
 
 
 def _decode_function(target: str, fop: func.FuncOp, wide: bool) -> Program:

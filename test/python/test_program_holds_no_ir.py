@@ -1,5 +1,5 @@
 """Once a kernel call has returned, nothing of the compile's xDSL IR (ops, blocks, regions,
-SSA values) is reachable from the compiled kernel, its decoded program, the in-memory
+SSA values, attributes) is reachable from the compiled kernel, its decoded program, the in-memory
 compile cache or the warm-call plans (:mod:`nki_mlir.runtime.ir_release`): the decoded
 program keeps what its run-time messages say about an op as plain data
 (:class:`nki_mlir.diagnostics.OpSite`), and what needs an op later (a hazard-checked run,
@@ -25,7 +25,7 @@ from nki_mlir.errors import NKIRuntimeError
 from nki_mlir.runtime import cache
 from nki_mlir.runtime.interpreter import decode
 
-IR = (xir.Operation, xir.Block, xir.Region, xir.SSAValue)
+IR = (xir.Operation, xir.Block, xir.Region, xir.SSAValue, xir.Attribute)
 _SKIP = (types.ModuleType, type, types.FrameType, types.CodeType)
 
 X = (np.random.default_rng(0).standard_normal((256, 128)) * 0.1).astype(np.float32)

@@ -137,14 +137,20 @@ class CompiledKernel:
     @property
     def program(self):
         """The decoded interpreter program (decoded once per process; like a compile, with
-        the cyclic garbage collector paused: see :func:`nki_mlir.runtime.gc_pause.no_cyclic_gc`)."""
+        the cyclic garbage collector paused: see :func:`nki_mlir.runtime.gc_pause.no_cyclic_gc`).
+        It keeps none of the compile's IR (:mod:`nki_mlir.runtime.ir_release`)."""
+        return self.decoded()
+
+    def decoded(self, hazards: bool = False):
+        """:attr:`program`; decoded for a hazard-checked run (``hazards``), it keeps its ops
+        until the checks have read them (:func:`nki_mlir.runtime.ir_release.drop_ops`)."""
         if self._program is None:
             from ..runtime.ir_release import release
             prog = _decode(self._nisa_module(), self.spec.name)
             self._module = None
-            # (the program keeps no IR: what needs an op later decodes the artifact again)
+            # (what needs an op once they are dropped decodes the artifact again)
             release(prog, functools.partial(_decode_files, self._files(), self.stage,
-                                            self.spec.name))
+                                            self.spec.name), keep_ops=hazards)
             self._program = prog
         return self._program
 
@@ -228,14 +234,13 @@ class CompiledKernel:
             if a.name not in bound:
                 raise NKITypeError(f"{self.spec.name}(): missing tensor argument '{a.name}'")
             arrays.append(bound[a.name])
+        from ..runtime.program import resolve_mode
         ck = self
-        if self.stage != "final":
-            from ..runtime.program import resolve_mode
-            mode, hazards = resolve_mode(mode, hazards)
-            if mode != "program-order":         # engine queues: the schedule's
-                ck = self.final()
-        return ck.program.run(arrays, launch=launch, mode=mode, hazards=hazards,
-                              program_ids=program_ids)
+        mode, hazards = resolve_mode(mode, hazards)
+        if self.stage != "final" and mode != "program-order":   # engine queues: the schedule's
+            ck = self.final()
+        return ck.decoded(hazards).run(arrays, launch=launch, mode=mode, hazards=hazards,
+                                       program_ids=program_ids)
 
 
 # ------------------------------------------------------------------------------ entry

@@ -54,7 +54,7 @@ from .hazard_roots import Buffer as _Buffer, Root as _Root
 from .hazard_tiles import TILE, tile_race, tile_record, to_history
 from .hazard_races import EVERY, HISTORY_MAX, describe, prune, race, remember
 from .hazard_marks import Marks
-from .ir_release import forget
+from .ir_release import drop_ops
 from .memory import VIEWS_MAX
 from .queues import Instance, QueueRun
 from .views import skips_oob
@@ -120,7 +120,7 @@ class Checker:
         self.sched = queues.sched
         self.sched.prepare_checks()
         self.skipping = _skipping(self.sched)
-        forget(self.sched)      # (the checks need no op from here on: their sites say it all)
+        drop_ops(self.sched)    # (the checks need no op from here on: their sites say it all)
         self.qclock = queues.qclock
         self.state = state
         self.stamp = object()                       # this run (see :meth:`_enter`)

@@ -13,7 +13,9 @@ compiled kernel's artifact (its compact form) and decoded again (:class:`IRSourc
 is deterministic, so every instruction has the same index and every SSA value the same
 slot).  The cost model keeps that program with the schedule; the hazard checks read the ops
 once per program (the instructions' accesses, :meth:`.queues.Schedule.prepare_checks`) and
-then :func:`forget` it: their messages name ops by their sites (:attr:`.queues.Info.site`).
+then drop them (:func:`drop_ops`): their messages name ops by their sites
+(:attr:`.queues.Info.site`).  A program decoded for a hazard-checked run keeps its own ops
+until then (``release(keep_ops=True)``), so it is not decoded twice.
 
 The program of a run with ``NKI_PRECISE_FP=0`` (:meth:`.program.Program.wide`, bf16 / fp8
 tensors stored as float32) is decoded on first use from the same source -- the re-read
@@ -54,10 +56,13 @@ class IRSource:
             self._infos = None
 
 
-def release(program, load: Callable[[bool], object], wide: bool = False) -> None:
+def release(program, load: Callable[[bool], object], keep_ops: bool = False,
+            wide: bool = False) -> None:
     """Drop ``program``'s references to its IR (module docstring); ``load(wide)`` decodes the
     same module again (``wide``: its ``NKI_PRECISE_FP=0`` program) when an instruction's
-    op, or the wide program, is asked for.  ``wide``: ``program`` is the wide one."""
+    op, or the wide program, is asked for.  ``keep_ops``: a program decoded for a
+    hazard-checked run keeps them until the checks have read them (:func:`drop_ops`), not
+    to decode twice.  ``wide``: ``program`` is the wide one."""
     if program._widen is not None:
         program._widen = functools.partial(_load_released, load, True)
     sched = program.schedule
@@ -65,20 +70,26 @@ def release(program, load: Callable[[bool], object], wide: bool = False) -> None
         return
     src = IRSource(functools.partial(load, wide))
     for info in sched.infos:
+        info._src = src
+    if not keep_ops:
+        drop_ops(sched)
+
+
+def drop_ops(sched) -> None:
+    """Drop the ops of ``sched``'s instructions and their decoder's slots, and the program
+    decoded again for them, if any -- when the program was released (:func:`release`; a
+    program decoded otherwise keeps them)."""
+    src = sched.infos[0]._src if sched.infos else None
+    if src is None:
+        return
+    for info in sched.infos:
         info._op = None
         info._slot_of = None
-        info._src = src
+    src.forget()
 
 
 def _load_released(load: Callable[[bool], object], wide: bool):
     """``load(wide)``'s program, released (:func:`release`)."""
     program = load(wide)
-    release(program, load, wide)
+    release(program, load, wide=wide)
     return program
-
-
-def forget(sched) -> None:
-    """Drop the program decoded again for ``sched``'s ops (:class:`IRSource`), if any."""
-    src = sched.infos[0]._src if sched.infos else None
-    if src is not None:
-        src.forget()

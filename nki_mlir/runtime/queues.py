@@ -124,7 +124,8 @@ class Info:
         resolving at once compute the same tuple)."""
         accs = self.accesses
         if accs is None:
-            info = self if self._src is None else self._src.info(self.sid)
+            info = self if self._slot_of is not None or self._src is None else \
+                self._src.info(self.sid)
             accs, self.arg_reads, self.stray_writes = _accesses(info._slot_of, info._op)
             self.accesses = accs
         return accs

@@ -23,9 +23,9 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 class OpSite:
     """What a run-time diagnostic says about an op, as plain data: its ``name``, its source
     position ``loc`` (None without one) and ``hint``, the name hint of its first result
-    (None without one).  A decoded program keeps these instead of the op, so that it holds
-    none of the compile's IR (:func:`site_of`); :func:`loc_of` and :func:`error_at` take
-    either."""
+    (None without one or when not asked for: :func:`site_of`).  A decoded program keeps
+    these instead of the op, so that it holds none of the compile's IR; :func:`loc_of` and
+    :func:`error_at` take either."""
 
     __slots__ = ("name", "loc", "hint")
 
@@ -36,23 +36,28 @@ class OpSite:
         return f"<OpSite {self.name} at {self.loc}>"
 
 
-def site_of(op: Operation | OpSite | None) -> OpSite | None:
-    """The :class:`OpSite` of ``op`` (one shared object per name, position and hint; a
-    decode asks for one per instruction, so the sites of a location attribute are
-    remembered by its identity until :func:`forget_sites`)."""
+def site_of(op: Operation | OpSite | None, hint: bool = False) -> OpSite | None:
+    """The :class:`OpSite` of ``op`` (one shared object per name, position and hint; the
+    hint is left out unless ``hint``).  A decode asks for one per instruction, so the
+    sites of a location attribute are remembered by its identity until
+    :func:`forget_sites`."""
     if op is None or type(op) is OpSite:
         return op
-    res = op.results
-    key = (op.name, res[0].name_hint if res else None)
     attr = op.location
     hit = _BY_LOC.get(id(attr))
     if hit is None or hit[0] is not attr:
         if len(_BY_LOC) >= _BY_LOC_MAX:
             _BY_LOC.clear()
         hit = _BY_LOC[id(attr)] = (attr, {})
+    name = op.name
+    if hint:
+        res = op.results
+        key = (name, res[0].name_hint if res else None)
+    else:
+        key = name
     site = hit[1].get(key)
     if site is None:
-        site = hit[1][key] = _site(key[0], loc_of(op), key[1])
+        site = hit[1][key] = _site(name, loc_of(op), key[1] if hint else None)
     return site
 
 

@@ -122,8 +122,9 @@ class Queued:
 
 def guard(op: Operation, impl: Closure) -> Closure:
     """Wrap ``impl`` so that any failure becomes an NKIRuntimeError located at ``op``
-    (:func:`located`; a :class:`Guarded`, which keeps ``op``'s :class:`~nki_mlir.diagnostics.OpSite`,
-    not the op: a decoded program holds none of the compile's IR).  The wrapper's
+    (:func:`located`; a :class:`Guarded`, which keeps ``op``'s
+    :class:`~nki_mlir.diagnostics.OpSite`, not the op: a decoded program holds none of the
+    compile's IR).  The wrapper's
     ``guarded`` attribute is ``(site, impl)``, so a caller adding another layer can guard
     ``impl`` itself and save a call."""
     return Guarded(site_of(op), impl)

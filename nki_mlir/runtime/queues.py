@@ -97,7 +97,8 @@ class Info:
 
     def __init__(self, sid, op, qi, nid=None, deps=(), carried=(), fence=False, eager=False,
                  drain=False, accesses=(), matmul=None):
-        self.sid, self._op, self.qi, self.nid, self.deps, self.carried = sid, op, qi, nid, deps, carried
+        self.sid, self._op, self.qi, self.nid = sid, op, qi, nid
+        self.deps, self.carried = deps, carried
         self.site = site_of(op)
         self.fence, self.eager, self.drain, self.accesses, self.matmul = fence, eager, drain, accesses, matmul
         self.track: tuple[int, ...] = ()

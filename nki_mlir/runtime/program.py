@@ -366,7 +366,8 @@ class Program:
 
         ``NKI_PRECISE_FP`` is read here, at every run: ``0`` runs :meth:`wide` instead."""
         if self._widen is not None and not precise_fp.precise():
-            return self.wide().run_checked(vals, launch, mode, hazards, timer, execute)
+            return self.wide().run_checked(vals, launch, mode, hazards, timer, execute,
+                                           program_ids)
         env = list(self._template)
         state = _acquire_state(self.target)
         env[STATE] = state

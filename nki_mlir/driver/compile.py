@@ -145,12 +145,15 @@ class CompiledKernel:
         """:attr:`program`; decoded for a hazard-checked run (``hazards``), it keeps its ops
         until the checks have read them (:func:`nki_mlir.runtime.ir_release.drop_ops`)."""
         if self._program is None:
+            from ..runtime import precise_fp
             from ..runtime.ir_release import release
             prog = _decode(self._nisa_module(), self.spec.name)
             self._module = None
-            # (what needs an op once they are dropped decodes the artifact again)
+            # (what needs an op once they are dropped decodes the artifact again; a run with
+            # NKI_PRECISE_FP=0 checks the float32-storage program instead, Program.wide)
             release(prog, functools.partial(_decode_files, self._files(), self.stage,
-                                            self.spec.name), keep_ops=hazards)
+                                            self.spec.name),
+                    keep_ops=hazards and precise_fp.precise())
             self._program = prog
         return self._program
 

@@ -64,7 +64,7 @@ def release(program, load: Callable[[bool], object], keep_ops: bool = False,
     hazard-checked run keeps them until the checks have read them (:func:`drop_ops`), not
     to decode twice.  ``wide``: ``program`` is the wide one."""
     if program._widen is not None:
-        program._widen = functools.partial(_load_released, load, True)
+        program._widen = functools.partial(_load_released, load)
     sched = program.schedule
     if sched is None:
         return
@@ -88,8 +88,9 @@ def drop_ops(sched) -> None:
     src.forget()
 
 
-def _load_released(load: Callable[[bool], object], wide: bool):
-    """``load(wide)``'s program, released (:func:`release`)."""
-    program = load(wide)
-    release(program, load, wide=wide)
+def _load_released(load: Callable[[bool], object], keep_ops: bool = False):
+    """``load``'s wide program, released (:func:`release`; ``keep_ops``: decoded for a
+    hazard-checked run)."""
+    program = load(True)
+    release(program, load, keep_ops, wide=True)
     return program

@@ -225,9 +225,9 @@ class Program:
         #: the function's :class:`~nki_mlir.diagnostics.OpSite` (argument errors are located
         #: at it; a program holds none of the compile's IR)
         self._func = site_of(func_op)
-        #: ``widen()`` decodes the program a run with ``NKI_PRECISE_FP=0`` executes (bf16 /
-        #: fp8 tensors stored as float32, :mod:`.precise_fp`), kept in :attr:`_wide` once
-        #: made; None for that program itself
+        #: ``widen(keep_ops)`` decodes the program a run with ``NKI_PRECISE_FP=0`` executes
+        #: (bf16 / fp8 tensors stored as float32, :mod:`.precise_fp`), kept in :attr:`_wide`
+        #: once made; None for that program itself (``keep_ops``: :meth:`wide`)
         self._widen = widen
         self._wide: Program | None = None
         self.target = target
@@ -249,16 +249,18 @@ class Program:
         self._schedule = schedule
         self._plan = plan
 
-    def wide(self) -> Program:
+    def wide(self, hazards: bool = False) -> Program:
         """The program of a run with ``NKI_PRECISE_FP=0`` (decoded on first use; the same
         arguments, results, placements and schedule, with the bf16 / fp8 tensors the kernel
-        allocates stored as float32, :mod:`.precise_fp`)."""
+        allocates stored as float32, :mod:`.precise_fp`).  ``hazards``: decoded for a
+        hazard-checked run, a program that holds no IR keeps its ops until the checks have
+        read them (:func:`.ir_release.release`)."""
         w = self._wide
         if w is None:
             with _WIDEN_LOCK:       # (the core threads of an LNC2 launch may ask at once)
                 w = self._wide
                 if w is None:
-                    w = self._wide = self._widen()
+                    w = self._wide = self._widen(hazards)
         return w
 
     @property
@@ -366,7 +368,7 @@ class Program:
 
         ``NKI_PRECISE_FP`` is read here, at every run: ``0`` runs :meth:`wide` instead."""
         if self._widen is not None and not precise_fp.precise():
-            return self.wide().run_checked(vals, launch, mode, hazards, timer, execute,
+            return self.wide(hazards).run_checked(vals, launch, mode, hazards, timer, execute,
                                            program_ids)
         env = list(self._template)
         state = _acquire_state(self.target)

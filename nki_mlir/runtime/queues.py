@@ -122,12 +122,14 @@ class Info:
         """:attr:`accesses`, computed on first use from the decoder's slots (every SSA value
         has one slot, assigned once, so they are the same as at decode time -- and the same
         in a decode of the re-read module, :mod:`.ir_release`; threads of an SPMD launch
-        resolving at once compute the same tuple)."""
+        resolving at once compute the same tuple, while another's checker may drop the ops)."""
         accs = self.accesses
         if accs is None:
-            info = self if self._slot_of is not None or self._src is None else \
-                self._src.info(self.sid)
-            accs, self.arg_reads, self.stray_writes = _accesses(info._slot_of, info._op)
+            slot_of, op = self._slot_of, self._op     # (drop_ops: op first, then slots)
+            if op is None and self._src is not None:
+                info = self._src.info(self.sid)
+                slot_of, op = info._slot_of, info._op
+            accs, self.arg_reads, self.stray_writes = _accesses(slot_of, op)
             self.accesses = accs
         return accs
 

@@ -114,3 +114,17 @@ def test_run_time_errors_are_the_same_as_with_the_ir(hazards):
     assert "ir_free_kernels.py:" in got and "out-of-bounds access of 'source'" in got
     gc.collect()
     assert reachable_ir(ck) == {}
+
+
+def test_accesses_resolve_while_another_checker_drops_the_ops():
+    """The core threads of an LNC launch prepare their hazard checks at once, and the first
+    to finish drops the ops (ir_release.drop_ops: each op, then its slots): an instruction
+    whose op is gone but whose slots are not resolves its accesses from the artifact, not
+    as an op without accesses."""
+    ck = nki.compile(K.rolled_mix, X, W, use_cache=False).final()
+    infos = ck.decoded(hazards=True).schedule.infos      # (keeps its ops)
+    want = [i.resolve_accesses() for i in infos]
+    assert all(want)
+    for i in infos:
+        i.accesses, i._op = None, None
+    assert [i.resolve_accesses() for i in infos] == want

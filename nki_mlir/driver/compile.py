@@ -17,6 +17,7 @@ once and caches the result as the kernel's full artifact (:mod:`.schedule_stage`
 """
 from __future__ import annotations
 
+import functools
 import os
 import time
 import warnings
@@ -136,12 +137,24 @@ class CompiledKernel:
     @property
     def program(self):
         """The decoded interpreter program (decoded once per process; like a compile, with
-        the cyclic garbage collector paused: see :func:`nki_mlir.runtime.gc_pause.no_cyclic_gc`)."""
+        the cyclic garbage collector paused: see :func:`nki_mlir.runtime.gc_pause.no_cyclic_gc`).
+        It keeps none of the compile's IR (:mod:`nki_mlir.runtime.ir_release`)."""
+        return self.decoded()
+
+    def decoded(self, hazards: bool = False):
+        """:attr:`program`; decoded for a hazard-checked run (``hazards``), it keeps its ops
+        until the checks have read them (:func:`nki_mlir.runtime.ir_release.drop_ops`)."""
         if self._program is None:
-            from ..runtime.interpreter import decode
-            with no_cyclic_gc():
-                self._program = on_fresh_stack(decode, self._nisa_module(), self.spec.name)
+            from ..runtime import precise_fp
+            from ..runtime.ir_release import release
+            prog = _decode(self._nisa_module(), self.spec.name)
             self._module = None
+            # (what needs an op once they are dropped decodes the artifact again; a run with
+            # NKI_PRECISE_FP=0 checks the float32-storage program instead, Program.wide)
+            release(prog, functools.partial(_decode_files, self._files(), self.stage,
+                                            self.spec.name),
+                    keep_ops=hazards and precise_fp.precise())
+            self._program = prog
         return self._program
 
     def _nisa_module(self) -> ModuleOp:
@@ -150,12 +163,7 @@ class CompiledKernel:
         checked against its text), else parsed from its text."""
         if self._module is not None:
             return self._module
-        ir = self._files()
-        if ir.get("compact"):
-            from ..runtime.ir_compact import decode as from_compact
-            # (a placed compile's form is made without its text: printed from it later)
-            return from_compact(ir["compact"], ir.get("nisa") if self.stage == "final" else None)
-        return parse_module(ir["nisa"])
+        return _module_of(self._files(), self.stage)
 
     def _files(self) -> dict[str, str]:
         """The artifact's files (stage -> text), read from disk when not in memory."""
@@ -229,17 +237,40 @@ class CompiledKernel:
             if a.name not in bound:
                 raise NKITypeError(f"{self.spec.name}(): missing tensor argument '{a.name}'")
             arrays.append(bound[a.name])
+        from ..runtime.program import resolve_mode
         ck = self
-        if self.stage != "final":
-            from ..runtime.program import resolve_mode
-            mode, hazards = resolve_mode(mode, hazards)
-            if mode != "program-order":         # engine queues: the schedule's
-                ck = self.final()
-        return ck.program.run(arrays, launch=launch, mode=mode, hazards=hazards,
-                              program_ids=program_ids)
+        mode, hazards = resolve_mode(mode, hazards)
+        if self.stage != "final" and mode != "program-order":   # engine queues: the schedule's
+            ck = self.final()
+        return ck.decoded(hazards).run(arrays, launch=launch, mode=mode, hazards=hazards,
+                                       program_ids=program_ids)
 
 
 # ------------------------------------------------------------------------------ entry
+
+
+def _module_of(ir: dict[str, str], stage: str) -> ModuleOp:
+    """The nisa module of an artifact's files ``ir`` (:meth:`CompiledKernel._nisa_module`)."""
+    if ir.get("compact"):
+        from ..runtime.ir_compact import decode as from_compact
+        # (a placed compile's form is made without its text: printed from it later)
+        return from_compact(ir["compact"], ir.get("nisa") if stage == "final" else None)
+    return parse_module(ir["nisa"])
+
+
+def _decode(module: ModuleOp, name: str, wide: bool = False):
+    """The decoded program of ``module`` (with the cyclic garbage collector paused: see
+    :func:`nki_mlir.runtime.gc_pause.no_cyclic_gc`); ``wide``: its ``NKI_PRECISE_FP=0``
+    program (:mod:`nki_mlir.runtime.precise_fp`)."""
+    from ..runtime.interpreter import decode
+    with no_cyclic_gc():
+        return on_fresh_stack(decode, module, name, wide)
+
+
+def _decode_files(ir: dict[str, str], stage: str, name: str, wide: bool = False):
+    """The program of an artifact's files decoded again (:mod:`nki_mlir.runtime.ir_release`;
+    ``wide``: its ``NKI_PRECISE_FP=0`` program)."""
+    return _decode(_module_of(ir, stage), name, wide)
 
 
 def _plain(v: Any) -> bool:

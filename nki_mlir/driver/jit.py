@@ -271,9 +271,11 @@ class LaunchedKernel:
                                f"same shared_hbm tensors", caller_loc(), category="bad launch")
         distinct = list({id(c): c for c in compiled}.values())
         concurrent = cores > 1 and any(ck.manifest["cross_core_ops"] for ck in distinct)
+        from ..runtime.program import resolve_mode
+        hazards = resolve_mode(None, None)[1]
         try:
             for ck in distinct:
-                ck.program  # decode here, not concurrently in the core threads  # noqa: B018
+                ck.decoded(hazards)  # decode here, not concurrently in the core threads
         except NKIError as exc:
             raise exc.with_traceback(None) from None
         work = [(core, tuple(ids), functools.partial(_run_instance, ck, args, kwargs))

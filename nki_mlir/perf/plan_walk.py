@@ -180,7 +180,7 @@ def walk_plan(program, tl: Timeline, env: list, generated: bool = True) -> None:
         tl.no_fallback = res.no_fallback
         return
     in_order = sched.in_order
-    serial = [-1] * len(sched.loops)
+    serial = [-1] * sched.nloops
     latest = [-1] * res.ids                              # nkim.id -> its latest record
     # per (producer id, loop): the loop serials of its latest instances and their records
     history: list[tuple[list, list]] = [([], []) for _ in range(res.histories)]

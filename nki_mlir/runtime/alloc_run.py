@@ -15,19 +15,19 @@ from .env import STATE
 
 
 class PlacedAlloc:
-    """The run of a placed ``nisa.alloc`` (``op``): slot ``s`` gets copy ``c`` (``env[cslot]``
-    modulo ``copies``; 0 without a copy index) of the tile, the view of ``space`` at
-    partition ``p0`` and offset ``off + c * stride`` of ``shape`` / ``dt`` kept with the
-    state's memory by ``(token, c)`` (inside the block ``in_block[c]``), and ``fslot`` its
-    flags (PSUM).  In program order ``fill(data)`` writes the sentinels (None: the next
-    instruction writes the tile whole) and ``clear`` clears the flags; ``fwd`` (an
-    :mod:`.out_forward` plan, or None) binds an output view instead when one is ready.  In
-    queue mode no sentinels are written (pending instances of the previous occupant may
-    still use the bytes); the flags reset is ordered with the matmuls on the tensor queue
-    (and not needed when the next instruction clears them writing the tile whole: a matmul
-    on the tile is ordered after that write, or the hazard checks report it).  ``decl``: the
-    declared dtype of a bf16 / fp8 tile stored as float32 ``dt`` (``NKI_PRECISE_FP=0``,
-    :meth:`.memory.Memory.wide_region`), else None."""
+    """The run of a placed ``nisa.alloc`` (``op``: its :class:`~nki_mlir.diagnostics.OpSite`):
+    slot ``s`` gets copy ``c`` (``env[cslot]`` modulo ``copies``; 0 without a copy index) of
+    the tile, the view of ``space`` at partition ``p0`` and offset ``off + c * stride`` of
+    ``shape`` / ``dt`` kept with the state's memory by ``(token, c)`` (inside the block
+    ``in_block[c]``), and ``fslot`` its flags (PSUM).  In program order ``fill(data)``
+    writes the sentinels (None: the next instruction writes the tile whole) and ``clear``
+    clears the flags; ``fwd`` (an :mod:`.out_forward` plan, or None) binds an output view
+    instead when one is ready.  In queue mode no sentinels are written (pending instances
+    of the previous occupant may still use the bytes); the flags reset is ordered with the
+    matmuls on the tensor queue (and not needed when the next instruction clears them
+    writing the tile whole: a matmul on the tile is ordered after that write, or the hazard
+    checks report it).  ``decl``: the declared dtype of a bf16 / fp8 tile stored as float32
+    ``dt`` (``NKI_PRECISE_FP=0``, :meth:`.memory.Memory.wide_region`), else None."""
 
     __slots__ = ("op", "s", "fslot", "token", "cslot", "copies", "space", "p0", "off",
                  "stride", "shape", "dt", "in_block", "fill", "clear", "fwd", "decl")

@@ -86,6 +86,8 @@ class Decoder:
         #: type is kept alive, so its id stays its own): identical types of many values are
         #: read once (a type that cannot be decoded is never kept: each op reports it)
         self.type_facts: dict[int, tuple] = {}
+        #: ``(type, text)`` of every type printed by :meth:`type_text` so far, by ``id``
+        self.type_texts: dict[int, tuple] = {}
 
     # -------------------------------------------------------------- slots and values
 
@@ -111,8 +113,8 @@ class Decoder:
             shape, dt, space = self._type_facts(op, t)
         flags = self.fresh() if space == "psum" else None
         if self.wide and dt in precise_fp.WIDENED and self.widened(v):
-            dt = precise_fp.F32
-        return Buf(slot, flags, shape, dt, space, v)
+            return Buf(slot, flags, shape, precise_fp.F32, space, dt)
+        return Buf(slot, flags, shape, dt, space)
 
     def widened(self, v: SSAValue) -> bool:
         """Whether this ``NKI_PRECISE_FP=0`` decode stores the bf16 / fp8 value ``v`` as
@@ -131,7 +133,7 @@ class Decoder:
 
     def declared(self, b: Buf) -> np.dtype:
         """The declared dtype of the tensor ``b`` (its ``dtype`` is the storage dtype)."""
-        return dtypes.from_mlir(b.value.type.element_type)
+        return b.declared
 
     def stored_as(self, v: SSAValue) -> np.dtype | None:
         """The dtype the memref value ``v``'s elements are stored in (its declared dtype,
@@ -157,6 +159,20 @@ class Decoder:
         space = t.memory_space.space.data if isinstance(t.memory_space, MemSpaceAttr) else "hbm"
         self.type_facts[id(t)] = (t, shape, dt, space)
         return shape, dt, space
+
+    def type_text(self, t) -> str:
+        """The printed form of type ``t`` for a run-time message (a decoded program keeps
+        the text, not the type: it holds none of the compile's IR); printed once per
+        distinct type (printing costs more than decoding an op)."""
+        hit = self.type_texts.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        key = ("type text", t)
+        text = self.memo.get(key)
+        if text is None:
+            text = self.memo[key] = str(t)
+        self.type_texts[id(t)] = (t, text)
+        return text
 
     def use(self, op: Operation, v: SSAValue | None, role: str) -> int:
         try:

@@ -17,10 +17,10 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from .. import dtypes
-from ..diagnostics import error_at
+from ..diagnostics import OpSite, error_at, site_of
 from ..errors import NKIError, NKIRuntimeError
 from . import numerics as nm
 from .memory import MemoryFault, free_elems
@@ -40,14 +40,18 @@ class Buf:
 
     ``slot`` holds the array; ``flags`` the slot of its PSUM matmul-written flags (None
     outside PSUM); ``shape`` is ``(partitions, free dims...)``; ``space`` the memory space
-    name (``"hbm"``, ``"sbuf"``, ``"psum"``, ...).
+    name (``"hbm"``, ``"sbuf"``, ``"psum"``, ...); ``dtype`` the dtype its elements are
+    stored in and ``declared`` its type's (they differ for a bf16 / fp8 tensor stored as
+    float32 with ``NKI_PRECISE_FP=0``, :mod:`.precise_fp`; default: ``dtype``).  Plain data,
+    not the value itself: closures keep Bufs, and a decoded program holds none of the
+    compile's IR (:mod:`.ir_release`).
     """
 
-    __slots__ = ("slot", "flags", "shape", "dtype", "space", "value")
+    __slots__ = ("slot", "flags", "shape", "dtype", "space", "declared")
 
-    def __init__(self, slot, flags, shape, dtype, space, value: SSAValue):
-        self.slot, self.flags, self.shape, self.dtype, self.space, self.value = \
-            slot, flags, shape, dtype, space, value
+    def __init__(self, slot, flags, shape, dtype, space, declared=None):
+        self.slot, self.flags, self.shape, self.dtype, self.space = slot, flags, shape, dtype, space
+        self.declared = dtype if declared is None else declared
 
     @property
     def parts(self) -> int:
@@ -80,7 +84,7 @@ class Guarded:
 
     __slots__ = ("op", "impl", "program_order")
 
-    def __init__(self, op: Operation, impl: Closure):
+    def __init__(self, op: OpSite, impl: Closure):
         self.op, self.impl = op, impl
 
     def __call__(self, env):
@@ -93,7 +97,7 @@ class Guarded:
             raise err from cause
 
     @property
-    def guarded(self) -> tuple[Operation, Closure]:
+    def guarded(self) -> tuple[OpSite, Closure]:
         return self.op, self.impl
 
 
@@ -118,10 +122,12 @@ class Queued:
 
 def guard(op: Operation, impl: Closure) -> Closure:
     """Wrap ``impl`` so that any failure becomes an NKIRuntimeError located at ``op``
-    (:func:`located`; a :class:`Guarded`).  The wrapper's ``guarded`` attribute is
-    ``(op, impl)``, so a caller adding another layer can guard ``impl`` itself and save a
-    call."""
-    return Guarded(op, impl)
+    (:func:`located`; a :class:`Guarded`, which keeps ``op``'s
+    :class:`~nki_mlir.diagnostics.OpSite`, not the op: a decoded program holds none of the
+    compile's IR).  The wrapper's
+    ``guarded`` attribute is ``(site, impl)``, so a caller adding another layer can guard
+    ``impl`` itself and save a call."""
+    return Guarded(site_of(op), impl)
 
 
 def program_order(body) -> tuple[tuple[Closure, ...], dict]:

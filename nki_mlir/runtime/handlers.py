@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType
 from xdsl.ir import Operation
 
 from .. import dtypes
-from ..diagnostics import error_at
+from ..diagnostics import error_at, forget_sites
 from ..dialects import nisa
 from ..errors import NKIRuntimeError
 from . import (
@@ -107,8 +107,17 @@ def decode_function(target: str, fop: func.FuncOp, wide: bool = False) -> Progra
     Raises:
         NKIRuntimeError: located at the first op or argument the interpreter cannot run.
     """
-    with blocks.memoized():
-        return _decode_function(target, fop, wide)
+    try:
+        with blocks.memoized():
+            return _decode_function(target, fop, wide)
+    finally:
+        forget_sites()      # (the memo of the module's location attributes)
+
+
+def _decode_wide(target: str, fop: func.FuncOp, keep_ops: bool = False) -> Program:
+    """The ``NKI_PRECISE_FP=0`` program of ``fop`` (:meth:`.program.Program.wide`; decoded
+    from the op, it keeps its ops whatever ``keep_ops`` says)."""
+    return decode_function(target, fop, True)
 
 
 def _decode_function(target: str, fop: func.FuncOp, wide: bool) -> Program:
@@ -165,4 +174,4 @@ def _decode_function(target: str, fop: func.FuncOp, wide: bool) -> Program:
                    arg_slots=arg_slots, arg_specs=arg_specs, arg_names=arg_names,
                    ret_slots=ret_slots, ret_specs=ret_specs, instruction_count=dec.count,
                    schedule=dec.schedule, plan=timing_plan.finish(dec.plans[block]),
-                   widen=None if wide else functools.partial(decode_function, target, fop, True))
+                   widen=None if wide else functools.partial(_decode_wide, target, fop))

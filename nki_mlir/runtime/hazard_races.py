@@ -16,7 +16,7 @@ import linecache
 
 from xdsl.ir import Operation
 
-from ..diagnostics import error_at, loc_of
+from ..diagnostics import OpSite, error_at, loc_of
 from ..errors import NKIHazardError
 from .footprint import Footprint, bytes_overlap
 from .hazard_history import History
@@ -29,7 +29,7 @@ HISTORY_MAX = 256
 EVERY = object()
 
 
-def describe(op: Operation | None) -> str:
+def describe(op: Operation | OpSite | None) -> str:
     """``nisa.x at file:line (`source text`)`` for a message."""
     if op is None:
         return "an earlier instruction"
@@ -86,9 +86,9 @@ def race_error(inst: Instance, role: str, is_write: bool, other: Instance, orole
     (located at ``inst``'s instruction, naming the other one)."""
     what = "writes" if is_write else "reads"
     owhat = "writes" if owrite else "reads"
-    return error_at(inst.info.op,
-                    f"{inst.info.op.name}: race: it {what} '{role}' (queue "
-                    f"'{names[inst.info.qi]}') bytes that {describe(other.info.op)} "
+    return error_at(inst.info.site,
+                    f"{inst.info.site.name}: race: it {what} '{role}' (queue "
+                    f"'{names[inst.info.qi]}') bytes that {describe(other.info.site)} "
                     f"{owhat} as '{orole}' (queue '{names[other.info.qi]}'), with no "
                     f"ordering edge between the two instructions", NKIHazardError)
 

@@ -14,7 +14,8 @@ from .hazard_marks import Marks
 
 
 class Buffer:
-    """One execution of an on-chip ``nisa.alloc``: its bytes and who evicted it."""
+    """One execution of an on-chip ``nisa.alloc`` (``op``: its
+    :class:`~nki_mlir.diagnostics.OpSite`): its bytes and who evicted it (a site too)."""
 
     __slots__ = ("op", "fp", "evicted_by")
 

@@ -44,9 +44,8 @@ import weakref
 from operator import le, mul
 
 import numpy as np
-from xdsl.ir import Operation
 
-from ..diagnostics import error_at
+from ..diagnostics import OpSite, error_at
 from ..dialects.instruction import ELEMENTWISE_OPS
 from ..errors import NKIHazardError
 from .footprint import (Footprint, address, bytes_overlap, footprint, root_of, view_geometry,
@@ -55,6 +54,7 @@ from .hazard_roots import Buffer as _Buffer, Root as _Root
 from .hazard_tiles import TILE, tile_race, tile_record, to_history
 from .hazard_races import EVERY, HISTORY_MAX, describe, prune, race, remember
 from .hazard_marks import Marks
+from .ir_release import drop_ops
 from .memory import VIEWS_MAX
 from .queues import Instance, QueueRun
 from .views import skips_oob
@@ -73,8 +73,8 @@ PROPAGATE = frozenset({
 })
 
 
-def _buffer_name(op: Operation) -> str:
-    hint = op.results[0].name_hint if op.results else None
+def _buffer_name(op: OpSite) -> str:
+    hint = op.hint
     return f"'%{hint}'" if hint else "the buffer"
 
 
@@ -120,6 +120,7 @@ class Checker:
         self.sched = queues.sched
         self.sched.prepare_checks()
         self.skipping = _skipping(self.sched)
+        drop_ops(self.sched)    # (the checks need no op from here on: their sites say it all)
         self.qclock = queues.qclock
         self.state = state
         self.stamp = object()                       # this run (see :meth:`_enter`)
@@ -238,7 +239,7 @@ class Checker:
         rs.w, rs.pw = m
         return m
 
-    def on_alloc(self, op: Operation, slot: int, data: np.ndarray, space: str) -> None:
+    def on_alloc(self, op: OpSite, slot: int, data: np.ndarray, space: str) -> None:
         """An on-chip ``nisa.alloc`` executed (enqueue time): clear the written flags of its
         bytes and evict the earlier buffers placed on them."""
         hit = self.kept.get(id(data))     # (:meth:`_footprint`'s common case, inline)
@@ -300,7 +301,7 @@ class Checker:
         """The footprint of the one on-chip tensor an elementwise instruction (:data:`PROPAGATE`,
         ``ELEMENTWISE_OPS``) writes, which carries never-written elements through (poison), or
         None."""
-        name = info.op.name
+        name = info.site.name
         if name not in PROPAGATE and name not in ELEMENTWISE_OPS:
             return None
         writes = []
@@ -313,7 +314,6 @@ class Checker:
     def check(self, inst: Instance, env: list) -> None:
         """Check the accesses of ``inst`` (enqueue time), then record them."""
         info = inst.info
-        op = info.op
         accs = info.checked
         if self.skipping and info.sid in self.skipping:
             accs = _transferred(accs, env)
@@ -343,6 +343,7 @@ class Checker:
             if bslot is not None:
                 buf = owner.get(bslot)
                 if buf is not None and buf.evicted_by is not None:
+                    op = info.site
                     raise error_at(op, f"{op.name}: overlap of live buffers: '{role}' is "
                                        f"{_buffer_name(buf.op)} (placed by {describe(buf.op)}), "
                                        f"but {describe(buf.evicted_by)} placed another buffer on "
@@ -361,6 +362,7 @@ class Checker:
                     poison = bad if poison is None else poison | bad
                 else:
                     buf = owner.get(bslot)
+                    op = info.site
                     raise error_at(op, f"{op.name}: '{role}' reads SBUF/PSUM bytes never "
                                        f"written (or computed from never-written bytes) "
                                        f"since their allocation by "
@@ -371,7 +373,8 @@ class Checker:
                 if pw is not None and self._non_matmul_mark(pw, fp):
                     mv = pw.elems(fp)
                     neg = mv < 0
-                    other = self.sched.infos[-int(mv[neg][0]) - 1].op
+                    other = self.sched.infos[-int(mv[neg][0]) - 1].site
+                    op = info.site
                     raise error_at(op, f"{op.name}: accumulates (psum_accumulate_flags=auto) "
                                        f"onto PSUM elements whose last writer since allocation "
                                        f"is a non-matmul instruction, {describe(other)}: the "

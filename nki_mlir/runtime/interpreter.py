@@ -52,13 +52,16 @@ from .program import Program
 __all__ = ["Program", "decode"]
 
 
-def decode(module: ModuleOp, func_name: str | None = None) -> Program:
+def decode(module: ModuleOp, func_name: str | None = None, wide: bool = False) -> Program:
     """Decode ``module`` once into a :class:`Program`.
 
     Args:
         module: a ``builtin.module`` of ``nisa`` IR (optionally with ``nisa.target``).
         func_name: the ``func.func`` to run; default: the only (or first) public function
             with a body.
+        wide: decode the program a run with ``NKI_PRECISE_FP=0`` executes (bf16 / fp8
+            tensors stored as float32, :mod:`.precise_fp`) instead of the default one, which
+            decodes it when such a run first asks.
 
     Raises:
         NKIRuntimeError: an op the interpreter cannot execute, or a malformed function.
@@ -86,5 +89,5 @@ def decode(module: ModuleOp, func_name: str | None = None) -> Program:
     t = module.attributes.get("nisa.target")
     if isinstance(t, TargetAttr):
         target = t.target.data
-    return decode_function(target, fop)
+    return decode_function(target, fop, wide)
 

@@ -34,7 +34,7 @@ import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import OpResult
 
-from ..diagnostics import error_at
+from ..diagnostics import error_at, site_of
 from ..dialects import nisa
 from ..dialects.common import HBM_SPACES, MemSpaceAttr, prop_flag
 from ..dialects.instruction import FULL_WRITES as _FULL_WRITES
@@ -113,8 +113,8 @@ def alloc(dec: Decoder, op: nisa.AllocOp):
     # which reads them (overwrite or add) first
     clear = fslot is not None and (first is None or first == "nisa.matmul")
     fwd = out_forward.plan(dec, op)   # computed in an output view (program order)
-    facts = (op, s, fslot, token, cslot, copies, space, p0, off, stride or 0, shape, dt,
-             in_block, fill, clear)
+    facts = (site_of(op, hint=True), s, fslot, token, cslot, copies, space, p0, off,
+             stride or 0, shape, dt, in_block, fill, clear)
     # a bf16 / fp8 tile stored as float32 (NKI_PRECISE_FP=0): placed by its declared bytes
     decl = dec.declared(b) if dec.wide and np.dtype(dt) != dec.declared(b) else None
     if fwd is not None:

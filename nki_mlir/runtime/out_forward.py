@@ -261,6 +261,7 @@ def copying(dec: Decoder, dma: Operation, impl: Closure, src: int) -> Closure:
     once = dec.memo.get("out once", {})
     pl.pre = tuple(once.get(op) or dec.built[id(op)] for op in pl.chain
                    if op in once or dec.built.get(id(op)) is not None)
+    pl.chain = ()       # (the ops: a decoded program keeps none of the compile's IR)
     bound = pl.bound
 
     def run(env):

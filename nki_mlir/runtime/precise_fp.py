@@ -26,8 +26,9 @@ reads the variable at every run (:func:`precise`):
   as in the default mode.
 
 The run executes :meth:`.program.Program.wide`, the function decoded once more (on first
-use) for this storage: one compiled kernel serves both modes, and a call in either mode
-never gets the other's numerics.
+use) for this storage -- a compiled kernel's from its artifact (:mod:`.ir_release`): one
+compiled kernel serves both modes, and a call in either mode never gets the other's
+numerics.
 
 Any other value is an :class:`~nki_mlir.errors.NKIError` naming the variable.
 """

@@ -16,7 +16,7 @@ import numpy as np
 from xdsl.dialects import func
 
 from .. import dtypes
-from ..diagnostics import error_at
+from ..diagnostics import error_at, site_of
 from ..dialects.common import ON_CHIP
 from ..errors import NKIError, NKITypeError
 from . import gc_pause, precise_fp
@@ -222,10 +222,12 @@ class Program:
                  template: list, arg_slots: list[int], arg_specs: list, arg_names: list[str],
                  ret_slots: list[int], ret_specs: list, instruction_count: int, schedule=None,
                  plan=None, widen=None):
-        self._func = func_op
-        #: ``widen()`` decodes the program a run with ``NKI_PRECISE_FP=0`` executes (bf16 /
-        #: fp8 tensors stored as float32, :mod:`.precise_fp`), kept in :attr:`_wide` once
-        #: made; None for that program itself
+        #: the function's :class:`~nki_mlir.diagnostics.OpSite` (argument errors are located
+        #: at it; a program holds none of the compile's IR)
+        self._func = site_of(func_op)
+        #: ``widen(keep_ops)`` decodes the program a run with ``NKI_PRECISE_FP=0`` executes
+        #: (bf16 / fp8 tensors stored as float32, :mod:`.precise_fp`), kept in :attr:`_wide`
+        #: once made; None for that program itself (``keep_ops``: :meth:`wide`)
         self._widen = widen
         self._wide: Program | None = None
         self.target = target
@@ -247,16 +249,18 @@ class Program:
         self._schedule = schedule
         self._plan = plan
 
-    def wide(self) -> Program:
+    def wide(self, hazards: bool = False) -> Program:
         """The program of a run with ``NKI_PRECISE_FP=0`` (decoded on first use; the same
         arguments, results, placements and schedule, with the bf16 / fp8 tensors the kernel
-        allocates stored as float32, :mod:`.precise_fp`)."""
+        allocates stored as float32, :mod:`.precise_fp`).  ``hazards``: decoded for a
+        hazard-checked run, a program that holds no IR keeps its ops until the checks have
+        read them (:func:`.ir_release.release`)."""
         w = self._wide
         if w is None:
             with _WIDEN_LOCK:       # (the core threads of an LNC2 launch may ask at once)
                 w = self._wide
                 if w is None:
-                    w = self._wide = self._widen()
+                    w = self._wide = self._widen(hazards)
         return w
 
     @property
@@ -364,7 +368,8 @@ class Program:
 
         ``NKI_PRECISE_FP`` is read here, at every run: ``0`` runs :meth:`wide` instead."""
         if self._widen is not None and not precise_fp.precise():
-            return self.wide().run_checked(vals, launch, mode, hazards, timer, execute)
+            return self.wide(hazards).run_checked(vals, launch, mode, hazards, timer, execute,
+                                           program_ids)
         env = list(self._template)
         state = _acquire_state(self.target)
         env[STATE] = state

@@ -45,7 +45,7 @@ from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, UnitAttr
 from xdsl.ir import BlockArgument, Operation, OpResult
 from xdsl.irdl import IRDLOperation
 
-from ..diagnostics import error_at
+from ..diagnostics import error_at, site_of
 from ..dialects.instruction import is_cross_core
 from ..dialects.nisa import AllocOp
 from ..errors import NKIRuntimeError
@@ -68,7 +68,10 @@ class Info:
 
     Attributes:
         sid: index among the function's instructions (decode order).
-        op: the instruction.
+        op: the instruction: the decode's own op, or once the program released its IR
+            (:mod:`.ir_release`), the same op of the module re-read for it on first use.
+        site: the op's :class:`~nki_mlir.diagnostics.OpSite` (what a hazard message says
+            about it), None for a pseudo-instruction.
         qi: index of its queue in :attr:`Schedule.queues`.
         nid: ``nkim.id`` or None.
         deps: ``nkim.deps`` ids.
@@ -88,13 +91,15 @@ class Info:
         stray_writes: whether it may write memory other than through a view of a ``nisa.alloc``.
     """
 
-    __slots__ = ("sid", "op", "qi", "nid", "deps", "carried", "fence", "eager", "drain",
+    __slots__ = ("sid", "_op", "qi", "nid", "deps", "carried", "fence", "eager", "drain",
                  "accesses", "matmul", "track", "forward", "checked", "arg_reads",
-                 "stray_writes", "_slot_of")
+                 "stray_writes", "_slot_of", "_src", "site")
 
     def __init__(self, sid, op, qi, nid=None, deps=(), carried=(), fence=False, eager=False,
                  drain=False, accesses=(), matmul=None):
-        self.sid, self.op, self.qi, self.nid, self.deps, self.carried = sid, op, qi, nid, deps, carried
+        self.sid, self._op, self.qi, self.nid = sid, op, qi, nid
+        self.deps, self.carried = deps, carried
+        self.site = site_of(op)
         self.fence, self.eager, self.drain, self.accesses, self.matmul = fence, eager, drain, accesses, matmul
         self.track: tuple[int, ...] = ()
         self.forward = None
@@ -102,14 +107,29 @@ class Info:
         self.arg_reads: tuple[int, ...] = ()
         self.stray_writes = True
         self._slot_of: dict | None = None
+        #: where the op and the decoder's slots are re-read from once the program released
+        #: its IR (an :class:`.ir_release.IRSource`), else None
+        self._src = None
+
+    @property
+    def op(self):
+        op = self._op
+        if op is None and self._src is not None:
+            op = self._src.info(self.sid)._op
+        return op
 
     def resolve_accesses(self) -> tuple:
         """:attr:`accesses`, computed on first use from the decoder's slots (every SSA value
-        has one slot, assigned once, so they are the same as at decode time; threads of an
-        SPMD launch resolving at once compute the same tuple)."""
+        has one slot, assigned once, so they are the same as at decode time -- and the same
+        in a decode of the re-read module, :mod:`.ir_release`; threads of an SPMD launch
+        resolving at once compute the same tuple, while another's checker may drop the ops)."""
         accs = self.accesses
         if accs is None:
-            accs, self.arg_reads, self.stray_writes = _accesses(self._slot_of, self.op)
+            slot_of, op = self._slot_of, self._op     # (drop_ops: op first, then slots)
+            if op is None and self._src is not None:
+                info = self._src.info(self.sid)
+                slot_of, op = info._slot_of, info._op
+            accs, self.arg_reads, self.stray_writes = _accesses(slot_of, op)
             self.accesses = accs
         return accs
 
@@ -121,7 +141,9 @@ class Schedule:
         queues: queue names by index.
         in_order: module ``nkim.schedule = "in-order"``.
         infos: the :class:`Info` of every instruction, decode order.
-        loops: loop op -> loop index (serial counters).
+        loops: loop op -> loop index (serial counters), while decoding; emptied by
+            :meth:`finish` (a decoded program keeps none of the compile's IR).
+        nloops: the number of loop indices (set by :meth:`finish`).
         carried_track: producer id -> loop indices some ``nkim.deps_carried`` refers to.
     """
 
@@ -130,6 +152,7 @@ class Schedule:
         self.in_order = False
         self.infos: list[Info] = []
         self.loops: dict[Operation, int] = {}
+        self.nloops = 0
         self.carried_track: dict[int, set[int]] = {}
         self.pseudo_flags: Info | None = None
         self.checks_ready = False
@@ -163,7 +186,9 @@ class Schedule:
         self.checks_ready = True
 
     def finish(self) -> None:
-        """After decoding: tell producers which loop serials to record."""
+        """After decoding: tell producers which loop serials to record; forget the loop ops."""
+        self.nloops = len(self.loops)
+        self.loops = {}
         for info in self.infos:
             if info.nid is not None:
                 info.track = tuple(sorted(self.carried_track.get(info.nid, ())))
@@ -311,7 +336,7 @@ class QueueRun:
         self.seq = 0
         self.latest: dict[int, Instance] = {}
         self.history: dict[tuple[int, int], list] = {}
-        self.serial = [-1] * len(sched.loops)
+        self.serial = [-1] * sched.nloops
         self.last: Instance | None = None
         self.hazards = hazards
         # vector clocks (hazard checks only): per queue, the clock of its last instance

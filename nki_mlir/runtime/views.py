@@ -50,22 +50,6 @@ if TYPE_CHECKING:
 _DYNAMIC = memref.DYNAMIC_INDEX
 
 
-class _TypeText:
-    """An MLIR type printed only when a fault message needs it (printing costs more than
-    decoding the op)."""
-
-    __slots__ = ("type",)
-
-    def __init__(self, t):
-        self.type = t
-
-    def __str__(self) -> str:
-        return str(self.type)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self.type), spec)
-
-
 def subview(dec: Decoder, op: memref.SubviewOp):
     source, result = op.source, op.result
     src = dec.buf(op, source, "source")
@@ -87,10 +71,12 @@ def subview(dec: Decoder, op: memref.SubviewOp):
     rb = dec.bufs[result]
     fsrc, fres = src.flags, rb.flags
     ss = src.slot
-    src_type = _TypeText(source.type)
+    src_type = dec.type_text(source.type)
+
+    src_shape = src.shape
 
     def check(d: int, off: int) -> None:
-        _check(src.shape, sizes, strides, src_type, d, off)
+        _check(src_shape, sizes, strides, src_type, d, off)
 
     if not dyn_slots:
         if idx is None:       # out of bounds: the fault of the first dim out of bounds
@@ -254,7 +240,7 @@ def reinterpret_cast(dec: Decoder, op: memref.ReinterpretCastOp):
         plan = _cast_plan(op, src, base, list(offsets), sizes_v, strides_v)
         dec.memo[key] = plan
     dt, check, make = plan
-    src_type = _TypeText(source.type)
+    src_type = dec.type_text(source.type)
     dyn = [dec.use(op, v, "offset") for v in op.offsets]
     res = dec.define(result, op)
     rb = dec.bufs[result]

@@ -8,6 +8,7 @@ import pytest
 from nki_mlir.dialects import make_context
 from nki_mlir.errors import NKIHazardError
 from nki_mlir.runtime import blocks
+from nki_mlir.runtime.interpreter import decode
 from nki_mlir.runtime.memory import Memory
 from test_interpreter import Kernel
 
@@ -15,8 +16,9 @@ X = np.arange(512, dtype=np.float32).reshape(128, 4)
 
 
 def _allocs_and_plan(k: Kernel):
-    prog = k.program()
-    fop = prog._func
+    module = k.module()
+    prog = decode(module)
+    fop = next(op for op in module.ops if op.name == "func.func")
     allocs = {op.result.name_hint: op for op in fop.walk() if op.name == "nisa.alloc"}
     return prog, allocs, blocks.plan(fop)
 

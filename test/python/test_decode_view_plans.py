@@ -128,8 +128,8 @@ def test_on_chip_pattern_views_are_the_strided_views(space):
                              (np.uint16, np.float32), (np.int8, np.int8)]:
         parts, fbytes = 16, 256
         arr = memory[:, 64:64 + fbytes].view(base_dt)      # a placed tile's typed view
-        base = Buf(1, None, arr.shape, np.dtype(base_dt), space, None)
-        src = Buf(2, None, (), np.dtype(view_dt), space, None)
+        base = Buf(1, None, arr.shape, np.dtype(base_dt), space)
+        src = Buf(2, None, (), np.dtype(view_dt), space)
         free = fbytes // np.dtype(view_dt).itemsize
         for _ in range(60):
             ndim = int(rng.integers(2, 4))

@@ -9,6 +9,7 @@ import pytest
 import nki_mlir as nki
 import nki_mlir.isa as nisa
 import nki_mlir.language as nl
+from nki_mlir.diagnostics import OpSite
 from nki_mlir.errors import NKIRuntimeError
 from nki_mlir.runtime import env as renv
 from nki_mlir.runtime import numerics as nm
@@ -78,7 +79,8 @@ def test_failure_in_loop_body_is_located_at_its_instruction(monkeypatch, mode):
 def test_program_order_unwraps_guards_and_queue_wrappers():
     def impl(env):
         env.append(1)
-    g = renv.guard("the-op", impl)
+    site = OpSite("the-op", None, None)     # (what a guard keeps of its op)
+    g = renv.guard(site, impl)
 
     def wrapper(env):
         raise AssertionError("queue-mode wrapper called in program order")
@@ -87,7 +89,7 @@ def test_program_order_unwraps_guards_and_queue_wrappers():
     def plain(env):
         env.append(2)
     body, ops = renv.program_order((wrapper, plain))
-    assert body == (impl, plain) and ops == {impl: "the-op"}
+    assert body == (impl, plain) and ops == {impl: site}
     with pytest.raises(ValueError, match="x"):       # an unguarded closure: raised as it is
         renv.raise_located(ops, plain, ValueError("x"))
 

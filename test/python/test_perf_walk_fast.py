@@ -97,7 +97,7 @@ def test_generated_walk_leaves_the_interpreted_state(name, latest_after, monkeyp
             fn = plan_codegen.generate(res, tl, prog.schedule.in_order, tl.throttle)
             assert fn is not None
             if generated:
-                fn(tl, plan_env(prog, None), [-1] * len(prog.schedule.loops),
+                fn(tl, plan_env(prog, None), [-1] * prog.schedule.nloops,
                    [([], []) for _ in range(res.histories)])
                 tl.statics_from_records()       # as walk_plan does after it
             else:
@@ -163,7 +163,7 @@ class _Program:
     """The parts of a decoded program the walks read (a hand-made plan)."""
 
     def __init__(self, loops: int):
-        self.schedule = type("Sched", (), {"in_order": False, "loops": [None] * loops})()
+        self.schedule = type("Sched", (), {"in_order": False, "nloops": loops})()
 
 
 def _op(sid: int, ns: float):

@@ -148,3 +148,14 @@ def test_program_ids_of_a_run_outside_the_launch(monkeypatch):
         compiled[0].run((x,), {}, program_ids=1)
     with pytest.raises(NKIRuntimeError, match="program_ids="):
         compiled[0].run((x,), {})
+
+
+def test_program_ids_reach_the_float32_storage_program(monkeypatch):
+    """With NKI_PRECISE_FP=0 a run executes the program's float32-storage variant, which
+    reads the same program ids (it failed asking for program_ids= as if none were given)."""
+    x = _x()
+    _, compiled = _run(K.named_halves, x, monkeypatch, shared=True)
+    for mode in ("1", "0"):
+        monkeypatch.setenv("NKI_PRECISE_FP", mode)
+        out = compiled[0].run((x,), {}, program_ids=(1,))[0]
+        np.testing.assert_allclose(out[128:], x[128:] * 3 + 1, rtol=1e-6)

@@ -32,7 +32,7 @@ from ..frontend import args as A
 from ..frontend.builtins import Builtin
 from ..frontend.values import Tensor
 from ..runtime import numerics as nm
-from ..runtime.env import finish
+from ..runtime.env import finish, scratch
 from .define import instruction
 
 #: dma_transpose permutation by source rank (the only ones the DMA engine supports)
@@ -308,9 +308,14 @@ class dma_compute:
         d, shape, store = dst.slot, dst.shape, nm.make_store(dst.dtype)
         slots = [b.slot for b in srcs]
 
-        def run(env):
-            acc = np.zeros(shape, np.float32)
+        def run(env):   # (both temporaries are the state's scratch: no page faults per run)
+            acc = scratch(env, shape, nm.F32)
+            acc.fill(0.0)
             for s, f in zip(slots, factors):
-                acc += nm.to_f32(env[s]).reshape(shape) * f
+                a = env[s]
+                v = nm.to_f32_into(a, scratch(env, a.shape, np.uint32).view(nm.F32)).reshape(shape)
+                if f != 1.0:
+                    np.multiply(v, f, out=v)
+                np.add(acc, v, out=acc)
             store(env[d], acc)
         return finish(op, run, dst)

@@ -197,6 +197,30 @@ def test_dma_compute_scales_and_cast():
     assert np.array_equal(y16, ref.astype(BF16))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, BF16, np.dtype(ml_dtypes.float8_e4m3fn)])
+def test_dma_compute_special_values_and_no_per_run_temporaries(dtype):
+    """NaN, infinities and signed zeros sum as an fp32 accumulator from +0 does (two -0
+    sources give +0); a warm run allocates nothing but its output (the accumulator and the
+    converted sources are the machine state's scratch: 2 x 4 MiB float32 here)."""
+    import tracemalloc
+    xs = _data((2, 128, 8192), dtype)
+    specials = [np.nan, -0.0, -0.0, 3.0] + ([np.inf, -np.inf] if dtype != np.dtype(ml_dtypes.float8_e4m3fn) else [])
+    xs[0, 0, :len(specials)] = np.array(specials, np.float32).astype(dtype)
+    xs[1, 0, :len(specials)] = np.array([1.0, -0.0, 2.0, np.nan, 1.0, 2.0][:len(specials)],
+                                        np.float32).astype(dtype)
+    acc = np.zeros(xs.shape[1:], np.float32) + xs[0].astype(np.float32) + xs[1].astype(np.float32)
+    want = acc.astype(dtype)
+    y = k_dma_compute(xs, 2, np.dtype(dtype), None, False)
+    assert np.array_equal(y.view(np.uint8), want.view(np.uint8))
+    tracemalloc.start()
+    try:
+        y = k_dma_compute(xs, 2, np.dtype(dtype), None, False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < y.nbytes + (2 << 20), peak
+
+
 @nki.jit
 def k_dma_compute_op(a):
     t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)

@@ -32,7 +32,7 @@ from ..frontend import args as A
 from ..frontend.builtins import Builtin
 from ..frontend.values import Tensor
 from ..runtime import numerics as nm
-from ..runtime.env import finish, scratch
+from ..runtime.env import f32_scratch, finish, scratch
 from .define import instruction
 
 #: dma_transpose permutation by source rank (the only ones the DMA engine supports)
@@ -312,8 +312,7 @@ class dma_compute:
             acc = scratch(env, shape, nm.F32)
             acc.fill(0.0)
             for s, f in zip(slots, factors):
-                a = env[s]
-                v = nm.to_f32_into(a, scratch(env, a.shape, np.uint32).view(nm.F32)).reshape(shape)
+                v = f32_scratch(env, env[s]).reshape(shape)
                 if f != 1.0:
                     np.multiply(v, f, out=v)
                 np.add(acc, v, out=acc)

@@ -198,6 +198,25 @@ def scratch(env: list, shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
     return a
 
 
+_BF16 = np.dtype(dtypes.bfloat16)
+_U32 = np.dtype(np.uint32)
+
+
+def f32_scratch(env: list, a: np.ndarray) -> np.ndarray:
+    """``nm.to_f32(a)`` (the same bits) written into a :func:`scratch` array of ``a``'s shape
+    instead of a fresh one: a bfloat16 ``a`` by one shift of its bits into the high halves,
+    any other dtype by NumPy's cast.  Valid until the instruction asks for another scratch
+    array of that shape as float32 bits (kept under the ``uint32`` key, apart from a float32
+    result of the same shape)."""
+    out = scratch(env, a.shape, _U32)
+    if a.dtype == _BF16:
+        np.left_shift(a.view(np.uint16), np.uint32(16), out=out, dtype=np.uint32)
+        return out.view(nm.F32)
+    out = out.view(nm.F32)
+    np.copyto(out, a, casting="unsafe")
+    return out
+
+
 def writes_f32(dst: "Buf") -> bool:
     """Whether an engine's float32 results may be computed straight into ``dst`` (a float32
     tensor: the store is then the identity, so ``out=dst`` gives the same bits)."""

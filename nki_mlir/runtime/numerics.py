@@ -66,18 +66,6 @@ def to_f32(a) -> np.ndarray:
     return np.asarray(a, dtype=F32)
 
 
-def to_f32_into(a: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``to_f32(a)`` written into ``out`` (float32, ``a``'s shape) instead of a fresh array,
-    the same bits: a bfloat16 ``a`` by one shift of its bits into ``out``'s high halves, any
-    other dtype by NumPy's cast (a fresh multi-MiB temporary per instruction costs page
-    faults: :func:`nki_mlir.runtime.env.scratch`).  Returns ``out``."""
-    if a.dtype == _BF16:
-        np.left_shift(a.view(np.uint16), np.uint32(16), out=out.view(np.uint32), dtype=np.uint32)
-    else:
-        np.copyto(out, a, casting="unsafe")
-    return out
-
-
 _BF16 = np.dtype(dtypes.bfloat16)
 #: smallest bfloat16 array :func:`to_f32` converts by shifting bits (below it, the fixed cost
 #: of three NumPy calls outweighs the per-element gain)

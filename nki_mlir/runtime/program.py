@@ -19,7 +19,7 @@ from .. import dtypes
 from ..diagnostics import error_at, site_of
 from ..dialects.common import ON_CHIP
 from ..errors import NKIError, NKITypeError
-from . import gc_pause, precise_fp
+from . import blas_threads, gc_pause, precise_fp
 from .env import STATE, Closure, program_order, raise_located
 from .hazards import Checker
 from .memory import PARTITIONS, Memory
@@ -388,6 +388,7 @@ class Program:
                 qr.hazards = Checker(state, qr)
         numerics = _enter_numerics()   # floating-point errors ignored, RUN_BUFSIZE
         gc_was = gc_pause.pause()      # (a run creates no cycles: gc_pause)
+        blas_threads.enter()           # tile matmuls on one BLAS thread (blas_threads)
         try:
             if qr is None:
                 f = None
@@ -403,6 +404,7 @@ class Program:
                     f(env)
                 qr.drain()
         finally:
+            blas_threads.leave()
             gc_pause.resume(gc_was)
             _leave_numerics(numerics)
             if qr is not None:

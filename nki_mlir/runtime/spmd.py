@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation
 
 from ..errors import NKIError, NKIRuntimeError
+from . import blas_threads
 from .env import STATE, Closure, Fault, guard
 from .memory import Memory
 
@@ -291,10 +292,7 @@ def run_instances(work: Sequence[tuple[int, tuple[int, ...], Callable[[Instance]
 
     threads = [threading.Thread(target=worker, args=(c,), name=f"nki-core-{c}", daemon=True)
                for c in range(cores)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _start_and_join(threads)
     real = [e for e in errors if e is not None and not isinstance(e, PeerFailed)]
     first = real[0] if real else next((e for e in errors if e is not None), None)
     if first is not None:
@@ -330,10 +328,7 @@ def run_ranks(work: Sequence[Callable[[Instance], Any]], timeout: float | None =
 
     threads = [threading.Thread(target=worker, args=(r,), name=f"nki-rank-{r}", daemon=True)
                for r in range(len(work))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _start_and_join(threads)
     real = [e for e in errors if e is not None and not isinstance(e, PeerFailed)]
     first = real[0] if real else next((e for e in errors if e is not None), None)
     if first is not None:
@@ -341,6 +336,21 @@ def run_ranks(work: Sequence[Callable[[Instance], Any]], timeout: float | None =
             raise first.with_traceback(None)
         raise first
     return results
+
+
+def _start_and_join(threads: list[threading.Thread]) -> None:
+    """Run the instance / rank threads of a launch to their end, with the BLAS libraries
+    at one thread from this, the launching thread (:mod:`.blas_threads`: a BLAS thread
+    count set from the launching thread holds in the threads it starts; set from each of
+    them, OpenBLAS 0.3.31 can leave it unchanged)."""
+    blas_threads.enter()
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        blas_threads.leave()
 
 
 __all__ = ["Launch", "Comm", "run_ranks", "Instance", "run_instances", "shared_alloc", "BARRIER_TIMEOUT",

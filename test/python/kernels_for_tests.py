@@ -111,3 +111,22 @@ def lazy_initialization_in_beta2(a):
     t = nl.zeros(a.shape, dtype=a.dtype, buffer=nl.sbuf, lazy_initialization=True)
     nisa.dma_copy(dst=out, src=t)
     return out
+
+
+@nki.jit
+def lnc_matmul(x, w):
+    """out[:, pid half] = x.T @ w[:, pid half] on LNC2 (``lnc_matmul[2]``): x [128, 128] and
+    w [128, 1024] float32, each instance one nc_matmul of a 512-column half."""
+    half = w.shape[1] // nl.num_programs()
+    pid = nl.program_id(0)
+    out = nl.ndarray((x.shape[0], w.shape[1]), nl.float32, buffer=nl.shared_hbm)
+    xt = nl.ndarray(x.shape, nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=xt, src=x)
+    wt = nl.ndarray((w.shape[0], half), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=wt, src=w[:, pid * half:(pid + 1) * half])
+    acc = nl.ndarray((x.shape[1], half), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=acc, stationary=xt, moving=wt)
+    res = nl.ndarray((x.shape[1], half), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=res, src=acc)
+    nisa.dma_copy(dst=out[:, pid * half:(pid + 1) * half], src=res)
+    return out

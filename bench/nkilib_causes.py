@@ -47,6 +47,21 @@ def _inputs_over_machine(rec: dict) -> bool:
             and isinstance(nki, dict) and nki.get("compiles") == 0 and nki.get("runs") == 0)
 
 
+
+#: ``AttnBlkTestConfig.test_id()`` (test_attention_block_tkg_utils.py:76): its fields joined
+#: by ``-`` (enums by value), after an optional ``MODEL_WIP_<TYPE>_`` prefix; the 20th is
+#: ``quantization_type`` (QuantizationType.STATIC is 1)
+_ATTN_BLK_ID = re.compile(r"\[(?:MODEL_WIP_[A-Z]+_)?([^\]]*)\]$")
+_QUANTIZATION_FIELD, _STATIC = 19, "1"
+
+
+def _attn_blk_static(rec: dict) -> bool:
+    """An attention-block test whose config quantises the QKV input statically (the
+    activations the kernel stores in an fp8 tile)."""
+    m = _ATTN_BLK_ID.search(rec.get("nodeid", ""))
+    fields = m.group(1).split("-") if m else []
+    return len(fields) > _QUANTIZATION_FIELD and fields[_QUANTIZATION_FIELD] == _STATIC
+
 EXCLUDED: tuple[Category, ...] = (
     Category(
         "mlp_tkg dataclass field never passed", SUITE,
@@ -73,15 +88,19 @@ EXCLUDED: tuple[Category, ...] = (
         message=r"^KeyError: 'mask_out_hbm'$", where=r"test_gen_mask_tkg\.py:\d+$"),
     Category(
         "fp8 KV-cache golden without the kernel's fp8 activation rounding", SUITE,
-        "nkilib/core/qkv/qkv_tkg_torch.py:143-146 (STATIC quantisation) divides and clips the "
-        "activations but never rounds them to float8_e4m3 as the kernel does "
-        "(qkv_tkg.py:853-862); with the test's V scale most new V values saturate at 240 and "
-        "the rest come from cancellation (measured on the failing test: the golden equals an "
-        "fp32 recomputation exactly; a recomputation that rounds the activations to fp8 as "
-        "the kernel does differs from the golden in as many of the new V elements as the "
-        "kernel does, and from the kernel in less than half of them)",
-        message=r"ValidationException: Validation failed for \['V_cache'\]$",
-        nodeid=r"test_attention_block_tkg\.py::"),
+        "nkilib/core/qkv/qkv_tkg_torch.py:148-149 (STATIC quantisation) divides and clips the "
+        "activations but never rounds them to float8_e4m3 as the kernel must: it declares "
+        "that tile fp8 (qkv_tkg.py:803, written at :855); with the test's scales most values "
+        "saturate at 240 and the new V values come from cancellation.  Measured on the "
+        "failing tests: the golden equals an fp32 recomputation (NKI_PRECISE_FP=0 passes); "
+        "the suite's own torch reference, changed only to round that tile to fp8, moves from "
+        "itself by more than the test allows (X_out cosine 0.970 against the test's minimum "
+        "0.99, V_cache max abs diff 44 against atol 16 + rtol 7%, on "
+        "MODEL_WIP_GENERALITY_32-1-128-7168-..., bench/nkilib_golden_fp8.py); nki-mlir's "
+        "X_out is at cosine 0.987 from a golden that rounds that tile as the kernel writes it "
+        "(bf16, then fp8)",
+        message=r"ValidationException: Validation failed for \[(?:'X_out', )?'V_cache'\]$",
+        nodeid=r"test_attention_block_tkg\.py::", test=lambda rec: _attn_blk_static(rec)),
     Category(
         "hardware-run lock helpers absent from the snapshot", SUITE,
         "test/unit/test_core_lock_manager.py imports test.utils.scripts.remote_lock_scripts, "

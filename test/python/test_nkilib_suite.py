@@ -55,6 +55,23 @@ def test_a_failure_in_a_defective_file_is_not_excluded_by_its_location_alone():
     assert nkilib_causes.classify(rec) is None   # only the attention-block golden is excluded
 
 
+
+def test_the_fp8_golden_defect_needs_a_static_quantised_attention_block_test():
+    static = ("integration/nkilib/experimental/transformer/test_attention_block_tkg.py::T::"
+              "test_attn_blk_model[MODEL_WIP_GENERALITY_32-1-128-7168-None-10240-10240-1-32-True-"
+              "False-True-False-False-True-True-False-False-bfloat16-1-2-False-True-False-False-"
+              "False-None-True-True-default-1-1-False]")
+    unquantised = static.replace("bfloat16-1-2-", "bfloat16-0-2-")
+    both = ("test.utils.exceptions.ValidationException: Validation failed for "
+            "['X_out', 'V_cache']")
+    x_out = "test.utils.exceptions.ValidationException: Validation failed for ['X_out']"
+    cat = nkilib_causes.classify({**_rec(static, "failed", both), "nodeid": static})
+    assert cat is not None and cat.kind == nkilib_causes.SUITE
+    # the same outputs without STATIC quantisation, or X_out alone: the simulator's failure
+    assert nkilib_causes.classify({**_rec(unquantised, "failed", both),
+                                   "nodeid": unquantised}) is None
+    assert nkilib_causes.classify({**_rec(static, "failed", x_out), "nodeid": static}) is None
+
 def test_timeouts_and_crashes_are_one_cause_each():
     per = {"a": _rec("a", "failed", "nkilib_report_plugin.TestTimeout: test exceeded 120 s "
                                     "(NKILIB_TEST_TIMEOUT)"),

@@ -36,11 +36,26 @@ def _symbolic(v: Any) -> bool:
 
 def nki_fstr(*parts: Any) -> Any:
     """An f-string's value: ``parts`` are its literal ``str`` pieces and ``(value,
-    conversion, format_spec, source)`` for each replacement field."""
+    conversion, format_spec, source)`` for each replacement field.
+
+    (Every f-string of a kernel and its helpers runs here, log messages included: the
+    common case, no symbolic field, is two plain loops, without a call per field.)"""
     for p in parts:
-        if type(p) is tuple and _symbolic(p[0]) and p[1] == -1 and not p[2]:
-            return SymbolicName(parts)
-    return "".join(p if type(p) is str else _field(p) for p in parts)
+        if type(p) is tuple:
+            t = type(p[0])
+            if (t is SymbolicName or t is LoopIndex) and _symbolic(p[0]) and p[1] == -1 \
+                    and not p[2]:
+                return SymbolicName(parts)
+    out = []
+    for p in parts:
+        if type(p) is str:
+            out.append(p)
+            continue
+        v, conv, spec, _ = p
+        if conv != -1:
+            v = _CONVERT[conv](v)
+        out.append(format(v, spec) if spec is not None else format(v))
+    return "".join(out)
 
 
 def _field(p: tuple) -> str:

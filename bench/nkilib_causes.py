@@ -47,7 +47,6 @@ def _inputs_over_machine(rec: dict) -> bool:
             and isinstance(nki, dict) and nki.get("compiles") == 0 and nki.get("runs") == 0)
 
 
-
 #: ``AttnBlkTestConfig.test_id()`` (test_attention_block_tkg_utils.py:76): its fields joined
 #: by ``-`` (enums by value), after an optional ``MODEL_WIP_<TYPE>_`` prefix; the 20th is
 #: ``quantization_type`` (QuantizationType.STATIC is 1)
@@ -61,6 +60,7 @@ def _attn_blk_static(rec: dict) -> bool:
     m = _ATTN_BLK_ID.search(rec.get("nodeid", ""))
     fields = m.group(1).split("-") if m else []
     return len(fields) > _QUANTIZATION_FIELD and fields[_QUANTIZATION_FIELD] == _STATIC
+
 
 EXCLUDED: tuple[Category, ...] = (
     Category(
@@ -100,7 +100,7 @@ EXCLUDED: tuple[Category, ...] = (
         "X_out is at cosine 0.987 from a golden that rounds that tile as the kernel writes it "
         "(bf16, then fp8)",
         message=r"ValidationException: Validation failed for \[(?:'X_out', )?'V_cache'\]$",
-        nodeid=r"test_attention_block_tkg\.py::", test=lambda rec: _attn_blk_static(rec)),
+        nodeid=r"test_attention_block_tkg\.py::", test=_attn_blk_static),
     Category(
         "hardware-run lock helpers absent from the snapshot", SUITE,
         "test/unit/test_core_lock_manager.py imports test.utils.scripts.remote_lock_scripts, "

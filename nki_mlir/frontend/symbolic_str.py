@@ -46,6 +46,12 @@ def nki_fstr(*parts: Any) -> Any:
             if (t is SymbolicName or t is LoopIndex) and _symbolic(p[0]) and p[1] == -1 \
                     and not p[2]:
                 return SymbolicName(parts)
+    return _join(parts)
+
+
+def _join(parts: tuple | list) -> str:
+    """The text of ``parts`` (``str`` pieces and ``(value, conversion, format_spec,
+    source)`` fields), each field formatted as Python's f-string formats it."""
     out = []
     for p in parts:
         if type(p) is str:
@@ -58,13 +64,6 @@ def nki_fstr(*parts: Any) -> Any:
     return "".join(out)
 
 
-def _field(p: tuple) -> str:
-    v, conv, spec, _ = p
-    if conv != -1:
-        v = _CONVERT[conv](v)
-    return format(v, spec if spec is not None else "")
-
-
 class SymbolicName:
     """A ``str`` whose text depends on a symbolic program id (see the module docstring)."""
 
@@ -75,17 +74,10 @@ class SymbolicName:
 
     def render(self) -> str:
         """The text with each symbolic field shown as its source: ``"out_{pid}"``."""
-        out = []
-        for p in self.parts:
-            if type(p) is str:
-                out.append(p)
-            elif type(p[0]) is SymbolicName:
-                out.append(p[0].render())
-            elif _symbolic(p[0]):
-                out.append("{" + p[3] + "}")
-            else:
-                out.append(_field(p))
-        return "".join(out)
+        return _join([p if type(p) is str
+                      else p[0].render() if type(p[0]) is SymbolicName
+                      else "{" + p[3] + "}" if _symbolic(p[0])
+                      else p for p in self.parts])
 
     def _index(self) -> LoopIndex:
         for p in self.parts:

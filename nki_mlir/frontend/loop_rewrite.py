@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import ast
 import copy
-import dis
-import sys
 import types
 from typing import Any
 
+from .reachable import reachable_functions
 from .source import FunctionSource
 
 _HELPERS = ("__nki_loop__", "__nki_while__", "__nki_annotated__", "__nki_pow__", "__nki_lshift__",
@@ -37,7 +36,7 @@ _CODE_CACHE: dict[Any, types.CodeType | None] = {}
 def traced_function(fn: Any) -> Any:
     """``fn`` with its loops rewritten for the tracer (``fn`` itself if it has no source)."""
     code = getattr(fn, "__code__", None)
-    if code is None:
+    if code is None or code in _REWRITTEN:     # (a helper :func:`rewrite_helpers` swapped)
         return fn
     key = (code, id(getattr(fn, "__globals__", None)))
     if key not in _CODE_CACHE:
@@ -69,12 +68,15 @@ def _helper_functions() -> dict[str, Any]:
 
 # ------------------------------------------------------------- helper functions
 _HELPER_CACHE: dict[types.CodeType, types.CodeType | None] = {}
-_FOR_ITER = dis.opmap["FOR_ITER"]
+#: the rewritten codes of :data:`_HELPER_CACHE`: a function running one already has its loops
+#: rewritten (a sub-kernel's function, swapped by :func:`rewrite_helpers`, then called inline)
+_REWRITTEN: set[types.CodeType] = set()
 
 
 def rewrite_helpers(kernel: Any) -> list[tuple[Any, types.CodeType]]:
-    """Give the user functions the kernel can reach (helpers in its module and in helper
-    modules, methods of user classes) rewritten loops for the duration of a trace, by
+    """Give the user functions the kernel can reach (:func:`.reachable.reachable_functions`:
+    helpers in its module and in helper modules, methods of user classes, sub-kernels)
+    rewritten loops for the duration of a trace, by
     swapping their ``__code__``; returns what :func:`restore_helpers` puts back.
 
     Only functions whose code has a ``for`` loop or calls ``isinstance`` are rewritten
@@ -85,10 +87,12 @@ def rewrite_helpers(kernel: Any) -> list[tuple[Any, types.CodeType]]:
     """
     swaps: list[tuple[Any, types.CodeType]] = []
     helpers = _helper_functions()
-    for fn in _reachable(kernel):
+    for fn in reachable_functions(kernel):
         new = _HELPER_CACHE.get(fn.__code__, _MISSING)
         if new is _MISSING:
             new = _HELPER_CACHE[fn.__code__] = _rewrite(fn, inject=False)
+            if new is not None:
+                _REWRITTEN.add(new)
         if new is None or new.co_freevars != fn.__code__.co_freevars:
             continue
         g = fn.__globals__
@@ -105,60 +109,6 @@ def restore_helpers(swaps: list[tuple[Any, types.CodeType]]) -> None:
 
 
 _MISSING: Any = object()
-
-
-def _reachable(kernel: Any) -> list[Any]:
-    """User functions reachable from ``kernel`` through globals, closures, user classes and
-    user modules (breadth first), that contain a ``for`` loop; ``kernel`` itself excluded."""
-    from .frames import is_user_file
-    seen: set[int] = {id(kernel)}
-    out: list[Any] = []
-    todo: list[Any] = [kernel]
-    while todo:
-        v = todo.pop()
-        if isinstance(v, (staticmethod, classmethod)):
-            v = v.__func__
-        elif isinstance(v, property):
-            todo.extend(f for f in (v.fget, v.fset) if f is not None)
-            continue
-        if isinstance(v, types.FunctionType):
-            if not is_user_file(v.__code__.co_filename):
-                continue
-            if v is not kernel and (_FOR_ITER in v.__code__.co_code[::2]
-                                    or "isinstance" in v.__code__.co_names):
-                out.append(v)
-            for name in _names(v.__code__):
-                w = v.__globals__.get(name)
-                if w is not None and id(w) not in seen:
-                    seen.add(id(w))
-                    todo.append(w)
-            for cell in v.__closure__ or ():
-                try:
-                    w = cell.cell_contents
-                except ValueError:
-                    continue
-                if id(w) not in seen:
-                    seen.add(id(w))
-                    todo.append(w)
-        elif isinstance(v, type) or isinstance(v, types.ModuleType):
-            file = getattr(v, "__file__", None) if isinstance(v, types.ModuleType) else \
-                getattr(sys.modules.get(v.__module__), "__file__", None)
-            if not file or not is_user_file(file):
-                continue
-            for w in list(vars(v).values()):
-                owner = getattr(w, "__module__", None)
-                if id(w) not in seen and (isinstance(v, type) or owner == v.__name__):
-                    seen.add(id(w))
-                    todo.append(w)
-    return out
-
-
-def _names(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            names |= _names(c)
-    return names
 
 
 def _rewrite(fn: Any, inject: bool = True) -> types.CodeType | None:

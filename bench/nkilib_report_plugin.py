@@ -326,13 +326,22 @@ def _env(name: str) -> float:
 HARD_RSS = 1.2
 
 
+def ended_record(nodeid: str, message: str, site: str, duration: float, rss: float) -> dict:
+    """The record of a test whose process :class:`_Watchdog` ends: a failure, with what
+    nki-mlir did in it so far (``nki``: :func:`nkilib_timing.take`, so its compiles and runs
+    are known, as in a record the test's own report writes)."""
+    return {"nodeid": nodeid, "when": "call", "outcome": "failed", "message": message,
+            "where": site, "duration": round(duration, 2), "rss_gb": round(rss, 2),
+            "nki": nkilib_timing.take()}
+
+
 class _Watchdog(threading.Thread):
     """Checks one test's limits twice a second; interrupts ``target`` (a thread id) with
     SIGALRM when one is exceeded, after setting :attr:`pending` to the exception to raise.
     Past :data:`HARD_RSS` times the memory limit (the test's thread is inside one long C
-    call and cannot raise), it appends the test's failure to ``NKILIB_REPORT`` itself and
-    ends the process (pytest-xdist then starts another worker), before the machine runs
-    out of memory."""
+    call and cannot raise), it appends the test's failure to ``NKILIB_REPORT`` itself
+    (:func:`ended_record`) and ends the process (pytest-xdist then starts another worker),
+    before the machine runs out of memory."""
 
     def __init__(self, target: int, nodeid: str, nki: float, harness: float, rss: float,
                  nki_wall: float = 0.0):
@@ -350,9 +359,7 @@ class _Watchdog(threading.Thread):
                f"process was ended {site}")
         path = os.environ.get("NKILIB_REPORT")
         if path:
-            rec = {"nodeid": self.nodeid, "when": "call", "outcome": "failed", "message": msg,
-                   "where": site, "duration": round(time.perf_counter() - self.t0, 2),
-                   "rss_gb": round(rss, 2)}
+            rec = ended_record(self.nodeid, msg, site, time.perf_counter() - self.t0, rss)
             with open(path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(rec) + "\n")
         sys.stderr.write(msg + "\n")

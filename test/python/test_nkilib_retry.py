@@ -77,7 +77,7 @@ def test_inputs_alone_over_the_machine_are_excluded_only_before_nki_mlir_ran():
                  _rec("c", "failed", SUITE_STOP, 19.0))
     again["a"]["nki"] = _nki(0, 0)     # stopped in the suite's input generation
     again["b"]["nki"] = _nki(1, 1)     # stopped in the golden, after nki-mlir ran
-    # "c": the process was ended, no record of nki-mlir's calls: a failure
+    # "c": a record without nki-mlir's calls (an old plugin's ended process): a failure
     per["d"]["nki"] = _nki(0, 0)       # not retried (--no-retry): a failure
     t = nkilib_suite.tally(nkilib_retry.merge(per, again), ["a", "b", "c", "d"])
     assert (t["counts"]["failed"], t["counts"]["excluded"]) == (3, 1)
@@ -95,3 +95,25 @@ def test_the_retry_limit_ends_the_process_at_85_percent_of_the_machine():
     gb = nkilib_retry.machine_rss_gb(available=0.5 * total)
     assert abs(gb * rp.HARD_RSS - 0.5 * total) < 0.2
     assert 0 < nkilib_retry.available_gb() <= total + 0.01
+
+
+def test_a_process_ended_past_the_hard_limit_records_what_nki_mlir_did():
+    """The watchdog's record of a process it ends says whether nki-mlir compiled or ran in
+    the test, so a retried test ended in the suite's input generation is known to be the
+    inputs alone (excluded), and one ended after nki-mlir ran stays a failure."""
+    import nkilib_report_plugin as rp
+    import nkilib_timing
+    nkilib_timing.take()
+    msg = SUITE_STOP.replace("(NKILIB_MAX_RSS_GB = 7)", "over 1.2 x NKILIB_MAX_RSS_GB = 7: the "
+                             "process was ended")
+    ended = rp.ended_record("a", msg, "in the suite's code at t.py:517", 19.0, 20.1)
+    assert ended["nki"]["compiles"] == 0 and ended["nki"]["runs"] == 0
+    nkilib_timing._COUNTS["run"] = 1       # (what an nki-mlir run in the test records)
+    after_run = rp.ended_record("b", msg, "in the suite's code at t.py:517", 19.0, 20.1)
+    assert after_run["nki"]["runs"] == 1
+    per = _per(_rec("a", "failed", SUITE_STOP, 7.9), _rec("b", "failed", SUITE_STOP, 7.9))
+    again = {r["nodeid"]: {**r, "kind": "failed"} for r in (ended, after_run)}
+    t = nkilib_suite.tally(nkilib_retry.merge(per, again), ["a", "b"])
+    assert (t["counts"]["failed"], t["counts"]["excluded"]) == (1, 1)
+    [(name, [rec])] = t["excluded"].items()
+    assert name == "inputs larger than this machine's memory" and rec["nodeid"] == "a"

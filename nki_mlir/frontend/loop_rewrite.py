@@ -76,8 +76,8 @@ _REWRITTEN: set[types.CodeType] = set()
 def rewrite_helpers(kernel: Any) -> list[tuple[Any, types.CodeType]]:
     """Give the user functions the kernel can reach (:func:`.reachable.reachable_functions`:
     helpers in its module and in helper modules, methods of user classes, sub-kernels)
-    rewritten loops for the duration of a trace, by
-    swapping their ``__code__``; returns what :func:`restore_helpers` puts back.
+    rewritten loops for the duration of a trace, by swapping their ``__code__``; returns
+    what :func:`restore_helpers` puts back.
 
     Only functions whose code has a ``for`` loop or calls ``isinstance`` are rewritten
     (``isinstance(a, b)`` -> ``__nki_isinstance__(a, b)``, :mod:`.py_builtins`); their loop helpers are

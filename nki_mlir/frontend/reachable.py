@@ -17,10 +17,10 @@ _FOR_ITER = dis.opmap["FOR_ITER"]
 
 
 def reachable_functions(kernel: Any) -> list[Any]:
-    """User functions reachable from ``kernel`` through globals, closures, user classes, user
-    modules and the functions of wrapper objects (:func:`_wrapped`: a sub-kernel) (breadth
-    first), that contain a ``for`` loop or call ``isinstance``;
-    ``kernel`` itself excluded."""
+    """User functions reachable from ``kernel`` (breadth first) through globals, closures,
+    user classes, user modules and the functions of wrapper objects (:func:`_wrapped`: a
+    sub-kernel), that contain a ``for`` loop or call ``isinstance``; ``kernel`` itself
+    excluded."""
     from .frames import is_user_file
     seen: set[int] = {id(kernel)}
     out: list[Any] = []

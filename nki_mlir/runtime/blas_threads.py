@@ -19,7 +19,8 @@ since a count set there holds in the threads it starts, while one set from such 
 may not take (seen with NumPy's OpenBLAS 0.3.31 once the main thread had set and restored
 it).  A library already at one thread (e.g. ``OPENBLAS_NUM_THREADS=1``) is left alone.
 The setting is process-wide while a run lasts: NumPy code the caller runs in another thread
-at the same time gets one BLAS thread too.  Cost: ~1.5 us per run (two calls into the library), ~0.4 us when nothing is changed.
+at the same time gets one BLAS thread too.  Cost: ~1.5 us per run (two calls into the
+library), ~0.4 us when nothing is changed.
 """
 from __future__ import annotations
 

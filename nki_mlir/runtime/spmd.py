@@ -292,13 +292,7 @@ def run_instances(work: Sequence[tuple[int, tuple[int, ...], Callable[[Instance]
 
     threads = [threading.Thread(target=worker, args=(c,), name=f"nki-core-{c}", daemon=True)
                for c in range(cores)]
-    _start_and_join(threads)
-    real = [e for e in errors if e is not None and not isinstance(e, PeerFailed)]
-    first = real[0] if real else next((e for e in errors if e is not None), None)
-    if first is not None:
-        if isinstance(first, NKIError):
-            raise first.with_traceback(None)
-        raise first
+    _start_and_join(threads, errors)
     return results
 
 
@@ -328,21 +322,16 @@ def run_ranks(work: Sequence[Callable[[Instance], Any]], timeout: float | None =
 
     threads = [threading.Thread(target=worker, args=(r,), name=f"nki-rank-{r}", daemon=True)
                for r in range(len(work))]
-    _start_and_join(threads)
-    real = [e for e in errors if e is not None and not isinstance(e, PeerFailed)]
-    first = real[0] if real else next((e for e in errors if e is not None), None)
-    if first is not None:
-        if isinstance(first, NKIError):
-            raise first.with_traceback(None)
-        raise first
+    _start_and_join(threads, errors)
     return results
 
 
-def _start_and_join(threads: list[threading.Thread]) -> None:
+def _start_and_join(threads: list[threading.Thread], errors: list) -> None:
     """Run the instance / rank threads of a launch to their end, with the BLAS libraries
     at one thread from this, the launching thread (:mod:`.blas_threads`: a BLAS thread
     count set from the launching thread holds in the threads it starts; set from each of
-    them, OpenBLAS 0.3.31 can leave it unchanged)."""
+    them, OpenBLAS 0.3.31 can leave it unchanged); then raise the first failure the
+    threads left in ``errors`` (one that only stopped because a peer failed, last)."""
     blas_threads.enter()
     try:
         for t in threads:
@@ -351,6 +340,12 @@ def _start_and_join(threads: list[threading.Thread]) -> None:
             t.join()
     finally:
         blas_threads.leave()
+    real = [e for e in errors if e is not None and not isinstance(e, PeerFailed)]
+    first = real[0] if real else next((e for e in errors if e is not None), None)
+    if first is not None:
+        if isinstance(first, NKIError):
+            raise first.with_traceback(None)
+        raise first
 
 
 __all__ = ["Launch", "Comm", "run_ranks", "Instance", "run_instances", "shared_alloc", "BARRIER_TIMEOUT",

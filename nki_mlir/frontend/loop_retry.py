@@ -12,9 +12,9 @@ named loops unrolled:
    attempt (an enclosing loop must be unrolled by an enclosing ``for``);
 2. the rewritten code puts back every local variable the body binds (saved before the
    ``for``: a variable the body rebinds, or first binds, has its value from before the loop);
-3. :func:`retry`: every Python object reachable from the frame's variables is as it was
-   before the loop (the same structural fingerprint the rolled loop itself is checked
-   with, see :mod:`.loops`).  Objects the attempt changed (a list it appended to, an
+3. :func:`retry`: every Python object reachable from the variables the body names (and the
+   frame's cell and free variables) is as it was before the loop (the same structural
+   fingerprint the rolled loop itself is checked with, see :mod:`.loops`).  Objects the attempt changed (a list it appended to, an
    allocator object whose counters it advanced -- nki-library's ``SbufManager``) are put
    back from the shallow copies of their contents taken when the loop was entered
    (:func:`~.loops.restore`); only when the fingerprint still differs after that does the
@@ -83,5 +83,5 @@ def retry(it: RolledLoop, exc: Retrace) -> Any:
         if getattr(ctx, name, None) is not v:
             setattr(ctx, name, v)
     ctx.unroll.update({k: why for k, why in exc.loops.items() if k not in ctx.unroll})
-    iterable, key, can_roll, carried, targets = it.args
-    return nki_loop(iterable, key, can_roll, carried, targets, frame=it.frame)
+    iterable, key, can_roll, carried, targets, names = it.args
+    return nki_loop(iterable, key, can_roll, carried, targets, names, frame=it.frame)

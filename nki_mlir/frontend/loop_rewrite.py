@@ -1,7 +1,7 @@
 """Let the tracer see every loop of a kernel: its ``for`` / ``while`` statements are rewritten.
 
 ``for T in ITER: BODY`` becomes ``for T in __nki_loop__(ITER, key, can_roll, carried,
-targets): BODY`` (a loop that may stay rolled inside a ``try`` that can run it again in
+targets, names): BODY`` (a loop that may stay rolled inside a ``try`` that can run it again in
 place, :func:`retrying_for`) and ``while TEST:`` becomes ``while __nki_while__(TEST, key, can_roll):``
 (AutoGraph's idea, reduced to the one decision we need: see :mod:`.loops`); ``isinstance(a,
 b)`` becomes ``__nki_isinstance__(a, b)`` (a loop index is an ``int``: :mod:`.py_builtins`).  Everything
@@ -14,7 +14,9 @@ The static facts passed along per loop:
 - ``can_roll``: no ``break`` at this loop's level, no ``return`` / ``yield`` in the body;
 - ``carried``: names the body may read before it writes them and also writes (candidates
   for loop-carried Python values, checked at trace time);
-- ``targets``: the names the ``for`` target binds.
+- ``targets``: the names the ``for`` target binds;
+- ``names``: every name the body mentions (the variables whose objects the rolled loop's
+  check fingerprints, :func:`.loops.watched`).
 """
 from __future__ import annotations
 
@@ -171,9 +173,11 @@ class _Rewriter(ast.NodeTransformer):
         carried = tuple(sorted(_carried(node.body) - set(targets)))
         can_roll = _can_roll(node.body)
         names = bound_names(node.body)
+        mentioned = tuple(sorted({n.id for s in node.body for n in ast.walk(s)
+                                  if isinstance(n, ast.Name)}))
         self.generic_visit(node)
         args = [node.iter, ast.Constant(self._key(node)), ast.Constant(can_roll),
-                ast.Constant(carried), ast.Constant(targets)]
+                ast.Constant(carried), ast.Constant(targets), ast.Constant(mentioned)]
         call = ast.copy_location(ast.Call(ast.Name("__nki_loop__", ast.Load()), args, []), node.iter)
         if not (self.retrying and can_roll and isinstance(node.target, ast.Name)):
             node.iter = call        # not run again in place (a failed roll retraces the kernel)

@@ -11,8 +11,9 @@ running every iteration:
 - no tile or index made in the body is used after the loop (``check_visible``);
 - the body rebinds no variable that it read before writing (a loop-carried Python value,
   ``total += 1``), compared after the iteration;
-- the body changed no Python object reachable from the function's variables (a list it
-  appends to, an object's attribute), compared by a structural fingerprint.
+- the body changed no Python object reachable from the variables it names (a list it
+  appends to, an object's attribute, the object of a bound method it calls), nor from the
+  function's cell and free variables, compared by a structural fingerprint.
 
 A loop of one iteration is always traced as its body, once (the index is the range's
 start): rolling it buys nothing, and it would keep a function with one-iteration loops from
@@ -22,7 +23,7 @@ every pair of accesses (:mod:`nki_mlir.passes.straight_waits`).
 Otherwise :class:`~.context.Retrace` names the loop and it is traced again unrolled: plain
 Python iteration, exactly Python's result -- in place by its rewritten ``for`` statement
 when that is exact (:mod:`.loop_retry`), else the whole kernel (:mod:`.trace_build`).  What the check
-cannot see: mutations of module globals or of objects reachable only from them; Python
+cannot see: mutations of module globals or of objects the body reaches only through them; Python
 side effects of the body run once per trace rather than once per iteration (as in any
 tracing compiler, e.g. ``jax.jit``).  ``nl.static_range`` is always unrolled;
 ``NKI_MLIR_LOOPS=unroll`` unrolls every loop, ``=roll`` makes a loop that cannot stay
@@ -66,7 +67,8 @@ class StaticRange:
 
 
 def nki_loop(iterable: Any, key: str, can_roll: bool, carried: tuple[str, ...],
-             targets: tuple[str, ...], frame: Any = None) -> Any:
+             targets: tuple[str, ...], names: tuple[str, ...] | None = None,
+             frame: Any = None) -> Any:
     """The iterable a rewritten ``for`` statement runs over (see module docstring).
 
     Args:
@@ -75,6 +77,7 @@ def nki_loop(iterable: Any, key: str, can_roll: bool, carried: tuple[str, ...],
         can_roll: False when the body has ``break``, ``return`` or ``yield`` at this level.
         carried: names the body reads before it rebinds them.
         targets: the names bound by the ``for`` target.
+        names: every name the body mentions (:func:`watched`); None: every local variable.
         frame: the frame running the ``for`` (default: the caller's).
     """
     ctx = _ACTIVE[-1] if _ACTIVE else None     # active(), inlined: ~10^6 calls a trace
@@ -88,7 +91,8 @@ def nki_loop(iterable: Any, key: str, can_roll: bool, carried: tuple[str, ...],
         if why is not None:
             ctx.decisions[key] = ("unrolled", why)      # ctx.decide, inlined
             return iter(iterable)
-        return _traced(ctx, iterable, "sequential", key, can_roll, carried, targets, frame, iterable)
+        return _traced(ctx, iterable, "sequential", key, can_roll, carried, targets, names,
+                       frame, iterable)
     if isinstance(iterable, DynamicRange):
         return _dynamic(ctx, iterable, key, can_roll, targets)
     if isinstance(iterable, StaticRange):
@@ -100,7 +104,7 @@ def nki_loop(iterable: Any, key: str, can_roll: bool, carried: tuple[str, ...],
         return iterable
     if any(abs(v) >= _BOUND for v in (rng.start, rng.stop, rng.step)):
         raise _too_large(rng, key)
-    return _traced(ctx, rng, kind, key, can_roll, carried, targets, frame, iterable)
+    return _traced(ctx, rng, kind, key, can_roll, carried, targets, names, frame, iterable)
 
 
 #: a loop bound's magnitude must stay below this (a loop index is a 64-bit integer)
@@ -112,8 +116,8 @@ def _too_large(rng: range, key: str) -> NKITypeError:
                         f"index is a 64-bit integer (|bound| < 2**62)", key_loc(key))
 
 
-def _traced(ctx, rng: range, kind: str, key: str, can_roll: bool, carried, targets, frame,
-            iterable) -> Any:
+def _traced(ctx, rng: range, kind: str, key: str, can_roll: bool, carried, targets, names,
+            frame, iterable) -> Any:
     """The rest of :func:`nki_loop` for a range with valid bounds: unrolled (plain Python
     iteration) or a :class:`RolledLoop`; ``frame`` None: :func:`nki_loop`'s caller."""
     why = _why_unrolled(ctx, key, can_roll, targets, len(rng))
@@ -121,7 +125,7 @@ def _traced(ctx, rng: range, kind: str, key: str, can_roll: bool, carried, targe
         ctx.decide(key, "unrolled", why)
         return iter(rng)
     return RolledLoop(ctx, rng, kind, key, carried, targets, frame or sys._getframe(2),
-                      (iterable, key, can_roll, carried, targets))
+                      (iterable, key, can_roll, carried, targets, names))
 
 
 def _why_unrolled(ctx, key: str, can_roll: bool, targets, trips: int) -> str | None:
@@ -159,7 +163,7 @@ class RolledLoop:
     def __init__(self, ctx, rng: range, kind: str, key: str, carried, targets, frame, args):
         self.ctx, self.rng, self.kind, self.key = ctx, rng, kind, key
         self.carried, self.targets, self.frame = carried, targets, frame
-        self.args = args            # nki_loop's (iterable, key, can_roll, carried, targets)
+        self.args = args    # nki_loop's (iterable, key, can_roll, carried, targets, names)
         self.step = 0               # 0: not started, 1: body running, 2: done (or failed)
         self.loop: scf.ForOp | None = None
 
@@ -178,9 +182,11 @@ class RolledLoop:
         ctx, rng, key = self.ctx, self.rng, self.key
         b = ctx.b
         loc = key_loc(key)
-        self.before = dict(self.frame.f_locals)
+        f_locals = self.frame.f_locals
+        self.before = {n: f_locals[n] for n in self.carried if n in f_locals}
         self.states: list = []    # the objects' contents, which a retry puts back
-        self.fp_before = _fingerprint_locals(self.before, self.targets, self.states)
+        self.fp_before = _fingerprint_locals(f_locals, self.targets, self.states,
+                                             watched(self.frame, self.args[5]))
         # the trace state a retry (loop_retry.py) puts back
         ctx.loop_seq += 1
         self.seq = ctx.loop_seq
@@ -397,11 +403,54 @@ def _fingerprint(obj: Any, depth: int, memo: dict, states: list | None = None) -
     return ("leaf", id(obj))
 
 
-def _fingerprint_locals(frame_locals: dict, targets, states: list | None = None) -> dict:
-    memo: dict = {}       # (the rewrite's own __nki_* variables are not the kernel's state)
-    scalars = _EXACT_SCALARS    # (what _fingerprint would return at once: the value itself)
-    return {n: v if type(v) in scalars else _fingerprint(v, 0, memo, states)
-            for n, v in frame_locals.items() if n not in targets and not n.startswith("__nki_")}
+def watched(frame: Any, names: tuple[str, ...] | None) -> frozenset[str] | None:
+    """The local variables of ``frame`` a loop body can reach objects through: the
+    ``names`` the body mentions, and the frame's cell and free variables (an inner
+    function the body calls may change what they hold); None (every local) without
+    ``names``.  Any other local holds objects the body reaches only through these or
+    through globals, which the check does not see (module docstring)."""
+    if names is None:
+        return None
+    code = frame.f_code
+    return frozenset(names).union(code.co_cellvars, code.co_freevars)
+
+
+def _reach(v: Any) -> tuple | None:
+    """What a callable variable changes when called, for :func:`_fingerprint_locals`: a bound
+    method's object (``append = acc.append``), a function's closure cells (a closure
+    made elsewhere over a list the frame also holds); None for any other value."""
+    t = type(v)
+    if t is types.MethodType or (t is types.BuiltinMethodType and
+                                 not isinstance(v.__self__, types.ModuleType)):
+        return (v.__self__,)
+    if t is types.FunctionType and v.__closure__:
+        out = []
+        for c in v.__closure__:
+            try:
+                out.append(c.cell_contents)
+            except ValueError:      # an empty cell
+                out.append(_MISSING)
+        return tuple(out)
+    return None
+
+
+def _fp_value(v: Any, memo: dict, states: list | None) -> Any:
+    """A variable's fingerprint: :func:`_fingerprint`, a callable by its :func:`_reach`."""
+    if type(v) in _EXACT_SCALARS:
+        return v
+    reach = _reach(v)
+    if reach is None:
+        return _fingerprint(v, 0, memo, states)
+    return ("callable", id(v), tuple([_fingerprint(x, 1, memo, states) for x in reach]))
+
+
+def _fingerprint_locals(frame_locals: dict, targets, states: list | None = None,
+                        names: frozenset[str] | None = None) -> dict:
+    """The fingerprint of every local variable (of those in ``names`` when given) but the
+    loop's targets and the rewrite's own ``__nki_*`` variables (not the kernel's state)."""
+    memo: dict = {}
+    return {n: _fp_value(v, memo, states) for n, v in frame_locals.items()
+            if (names is None or n in names) and n not in targets and not n.startswith("__nki_")}
 
 
 def _mutation(fp_before: dict, after: dict, targets) -> str | None:
@@ -410,7 +459,7 @@ def _mutation(fp_before: dict, after: dict, targets) -> str | None:
         v = after.get(name, _MISSING)
         if v is _MISSING or not (isinstance(fp, tuple) and len(fp) >= 3 and fp[1] == id(v)):
             continue
-        if _fingerprint(v, 0, memo) != fp:
+        if _fp_value(v, memo, None) != fp:
             return (f"the body changes the Python object in '{name}' (a list append, an "
                     f"attribute or item assignment), which outlives the iteration")
     return None

@@ -27,7 +27,6 @@ from . import (
 from . import isa_collective, queues, spmd, timing_plan  # LNC2 cross-core ops; shared HBM of launches
 from . import blocks  # the contiguous storage of placed on-chip tensors
 from . import hbm_fill  # sentinels of write-only HBM outputs, filled after the run
-from . import operand_versions  # when a matmul's float32 operand copies are still valid
 from .decoder import Decoder
 from .env import Closure, is_float_type
 from .memory import flag_dtype
@@ -86,10 +85,6 @@ def dispatch(dec: Decoder, op: Operation) -> tuple[Closure | None, object]:
     if instruction:
         dec.count += 1
     c = handler(dec, op)
-    if c is not None and dec.memo.get(operand_versions.VERSIONS):
-        counted = operand_versions.writes(dec, op)
-        if counted:     # it may change an SBUF block a matmul keeps float32 copies of
-            c = operand_versions.counting(c, counted)
     if name == "nisa.alloc":  # shared_hbm: bound launch-wide in SPMD/LNC launches
         return spmd.shared_alloc(dec, op, c), None
     if c is not None and instruction:
@@ -128,7 +123,6 @@ def _decode_wide(target: str, fop: func.FuncOp, keep_ops: bool = False) -> Progr
 def _decode_function(target: str, fop: func.FuncOp, wide: bool) -> Program:
     dec = Decoder(target, dispatch, queues.Schedule(), wide)
     dec.blocks = blocks.plan(fop)
-    operand_versions.plan(dec, fop)
     block = fop.body.block
     module = fop.parent_op()
     mode = module.attributes.get("nkim.schedule") if module is not None else None

@@ -37,8 +37,6 @@ from . import numerics as nm
 from . import precise_fp
 from .env import STATE, Buf, Fault, guard, scratch
 from .forward import args_read_only, function_of
-from .operand_versions import key as version_key
-from .operand_versions import operand_versions
 
 if TYPE_CHECKING:
     from .decoder import Decoder
@@ -139,93 +137,76 @@ def matmul_closure(dec: Decoder, op):
     direct = (sta.dtype == nm.F32 and mov.dtype == nm.F32 and rows == 1 and
               len(sta.shape) == 2 and len(mov.shape) == 2 and min(K, M, N) >= 2)
 
-    s_copy, m_copy = _converted(dec, op, K, op.stationary), _converted(dec, op, K, op.moving)
+    converted = _converted(dec, op)
 
-    def s_operand(env: list, a: np.ndarray, cols: int) -> np.ndarray:
+    def operand(env: list, a: np.ndarray, cols: int) -> np.ndarray:
         if direct and a.strides[1] == 4 and a.strides[0] % 4 == 0 and a.strides[0] >= 4 * cols:
             return a
-        return s_copy(env, a, cols, lambda: np.ascontiguousarray(nm.to_f32(a)).reshape(K, cols))
-
-    def m_operand(env: list, a: np.ndarray, cols: int) -> np.ndarray:
-        if direct and a.strides[1] == 4 and a.strides[0] % 4 == 0 and a.strides[0] >= 4 * cols:
-            return a
-        return m_copy(env, a, cols, lambda: np.ascontiguousarray(nm.to_f32(a)).reshape(K, cols))
+        if converted is not None:
+            return converted(env, a, lambda: np.ascontiguousarray(nm.to_f32(a)).reshape(K, cols))
+        return np.ascontiguousarray(nm.to_f32(a)).reshape(K, cols)
 
     if np.dtype(dst.dtype) == nm.F32 and len(shape) == 2 and min(K, M, N) >= 2:
-        return guard(op, _product_f32(dst, mode, s_operand, m_operand, direct, ss, ms, M, N))
+        return guard(op, _product_f32(dst, mode, operand, direct, ss, ms, M, N))
 
     def run(env):
-        s = s_operand(env, env[ss], M)
-        m = m_operand(env, env[ms], N)
+        s = operand(env, env[ss], M)
+        m = operand(env, env[ms], N)
         write(env, np.matmul(s.T, m).reshape(shape))
     return guard(op, run)
 
 
 _ARG_SLOTS = object()      # (the key prefix of a function's argument slots in ``Decoder.memo``)
-#: bytes of float32 operand copies a run keeps (:func:`_converted`)
+#: bytes of float32 operand copies one matmul keeps per run (:func:`_converted`)
 CONVERTED_BYTES = 64 << 20
 
 
-def _converted(dec: Decoder, op, K: int, v):
-    """``get(env, a, cols, make)``: the contiguous float32 copy ``make()`` (``[K, cols]``)
-    of the view ``a`` of the matmul ``op``'s operand ``v``, reused while its bytes cannot
-    have changed since it was made:
+def _converted(dec: Decoder, op):
+    """``get(env, a, make)``: the contiguous float32 copy ``make()`` of the operand ``a`` of
+    the matmul ``op``, made once per run for each view of a kernel argument (a tile that DMA
+    forwarding, :mod:`.forward`, bound to the argument: a ``moving`` tile loaded again for
+    every output tile converts once), or None when the function writes some argument (then
+    such a copy could go stale).  Copies of other operands (SBUF tiles, whose bytes change)
+    are made every time.  At most :data:`CONVERTED_BYTES` are kept per run."""
+    if not args_read_only(dec, op):
+        return None
+    fop = function_of(op)
+    args = dec.memo.get((_ARG_SLOTS, fop))   # (the arguments' slots, given before the body's)
+    if args is None:
+        args = dec.memo[(_ARG_SLOTS, fop)] = tuple(dec.slot_of[a] for a in fop.body.block.args
+                                                    if a in dec.slot_of)
+    cs = dec.fresh()        # the run's {id(view): (view, copy)} (None until the first)
 
-    - a view of a kernel argument (a tile that DMA forwarding, :mod:`.forward`, bound to the
-      argument) when the function writes no argument: converted once per run;
-    - a view of a placed SBUF tensor while the versions of ``v``'s blocks are those it was
-      made under (:mod:`.operand_versions`: a weight tile read by the matmul of every
-      sequence tile converts once per load).
-
-    Copies are shared by every matmul of the run (``State.copies``), by
-    :func:`~.operand_versions.key`; at most :data:`CONVERTED_BYTES` are kept (past it, they
-    start over)."""
-    versions = operand_versions(dec, v)
-    args = None
-    if args_read_only(dec, op):
-        fop = function_of(op)
-        args = dec.memo.get((_ARG_SLOTS, fop))   # (the arguments' slots, given before the body's)
-        if args is None:
-            args = dec.memo[(_ARG_SLOTS, fop)] = tuple(dec.slot_of[a] for a in fop.body.block.args
-                                                        if a in dec.slot_of)
-
-    def get(env, a, cols, make):
+    def get(env, a, make):
         root = a.base
-        if args is not None and root is not None and any(root is env[s] for s in args):
-            now = ()            # an argument's bytes never change in this function
-        elif versions is None:
+        if root is None or not any(root is env[s] for s in args):
             return make()
-        else:
-            vs = env[STATE].versions
-            now = tuple([vs.get(i, 0) for i in versions])
-        kept = env[STATE].copies
-        k = version_key(a, K, cols)
-        hit = kept.get(k)
-        if hit is not None and hit[0] == now:
+        kept = env[cs]
+        if kept is None:
+            kept = env[cs] = {"bytes": 0}
+        hit = kept.get(id(a))       # (the entry keeps ``a`` alive: its id is not reused)
+        if hit is not None and hit[0] is a:
             return hit[1]
         r = make()
-        size = kept.get("bytes", 0) + r.nbytes
-        if size > CONVERTED_BYTES:
-            kept.clear()
-            size = r.nbytes
-        kept["bytes"] = size
-        kept[k] = (now, r)
+        if kept["bytes"] + r.nbytes <= CONVERTED_BYTES:
+            kept["bytes"] += r.nbytes
+            kept[id(a)] = (a, r)
         return r
     return get
 
 
-def _product_f32(dst: Buf, mode: str, s_operand, m_operand, direct: bool, ss: int, ms: int,
-                 M: int, N: int):
+def _product_f32(dst: Buf, mode: str, operand, direct: bool, ss: int, ms: int, M: int,
+                 N: int):
     """The run of a ``nisa.matmul`` into a float32 2-D PSUM ``dst`` (``min(K, M, N) >= 2``):
-    the product ``s_operand(env, env[ss], M).T @ m_operand(env, env[ms], N)`` computed by the
+    the product ``operand(env, env[ss], M).T @ operand(env, env[ms], N)`` computed by the
     BLAS call :func:`psum_writer`'s ``np.matmul`` makes, written as it does, but an
     overwrite computes straight into ``dst`` when NumPy's matmul writes a float32 ``[M, N]``
     result into it with the same BLAS call it makes for a fresh array (unit column stride,
     row stride a whole number of elements, at least ``N``: the result bits are then the
     same), an accumulation adds from a reused temporary, and the flags are not refilled
     when already known set (:meth:`~.memory.Memory.flags_state`).  With ``direct``, an
-    operand that ``s_operand`` / ``m_operand`` would return as it is (the same test of its
-    rows) is taken without the call (the tests are inline: a Python frame fewer each)."""
+    operand that ``operand`` would return as it is (the same test of its rows) is taken
+    without the call (the tests are inline: a Python frame fewer each)."""
     d, fl = dst.slot, dst.flags
     m4, n4 = 4 * M, 4 * N
 
@@ -234,12 +215,12 @@ def _product_f32(dst: Buf, mode: str, s_operand, m_operand, direct: bool, ss: in
         if direct:
             r, c = s.strides
             if not (c == 4 and r % 4 == 0 and r >= m4):
-                s = s_operand(env, s, M)
+                s = operand(env, s, M)
             r, c = m.strides
             if not (c == 4 and r % 4 == 0 and r >= n4):
-                m = m_operand(env, m, N)
+                m = operand(env, m, N)
         else:
-            s, m = s_operand(env, s, M), m_operand(env, m, N)
+            s, m = operand(env, s, M), operand(env, m, N)
         dv, fv = env[d], env[fl]
         mem = env[STATE].mem
         known = mem.flags_state(fv)   # the flags as the last flag write left them

@@ -94,14 +94,10 @@ class State:
         mirrors: the hazard checks' per-byte shadows of SBUF / PSUM (kept with the state:
             every alloc clears its own bytes, so they need no reset between runs) and the
             footprints of the placed tensors' views (``"footprints"``).
-        versions: the run's writes so far to each SBUF block matmul operands are read
-            from, by version id (absent: 0), and ``copies``: the float32 operand copies
-            made under them (:mod:`.operand_versions`; here, not in env slots, because a
-            queue-mode instruction runs on a copy of the env).
     """
 
     __slots__ = ("mem", "act_acc", "dve_acc", "rng", "regs", "launch", "program_ids", "queues",
-                 "mirrors", "once", "scratch", "range_mode", "versions", "copies")
+                 "mirrors", "once", "scratch", "range_mode")
 
     def __init__(self, target: str):
         self.mem = Memory(target)
@@ -117,8 +113,6 @@ class State:
         #: reusable temporaries by (shape, dtype) (:func:`~.env.scratch`)
         self.scratch: dict = {}
         self.range_mode: str | None = None
-        self.versions: dict[int, int] = {}
-        self.copies: dict = {}
 
     def reset(self) -> None:
         """Forget everything but the memories (which every ``nisa.alloc`` refills)."""
@@ -136,10 +130,6 @@ class State:
         if self.once:
             self.once.clear()
         self.range_mode = None
-        if self.versions:
-            self.versions.clear()
-        if self.copies:
-            self.copies.clear()
 
 
 def _ids(program_ids) -> tuple[int, ...]:

@@ -16,7 +16,8 @@ The static facts passed along per loop:
   for loop-carried Python values, checked at trace time);
 - ``targets``: the names the ``for`` target binds;
 - ``names``: every name the body mentions (the variables whose objects the rolled loop's
-  check fingerprints, :func:`.loops.watched`).
+  check fingerprints, :func:`.loops.watched`), or None (every local variable) when the body
+  calls ``locals``, ``vars``, ``eval`` or ``exec``.
 """
 from __future__ import annotations
 
@@ -159,6 +160,10 @@ def _rewritten(fn: Any, src: FunctionSource, inject: bool, retrying: bool) -> ty
                 if isinstance(c, types.CodeType) and c.co_name == node.name)
 
 
+#: builtins through which a loop body can reach a local variable it does not name
+_REACH_ANY_LOCAL = frozenset(("locals", "vars", "eval", "exec"))
+
+
 class _Rewriter(ast.NodeTransformer):
     def __init__(self, file: str, retrying: bool = True):
         self.file = file
@@ -173,11 +178,12 @@ class _Rewriter(ast.NodeTransformer):
         carried = tuple(sorted(_carried(node.body) - set(targets)))
         can_roll = _can_roll(node.body)
         names = bound_names(node.body)
-        mentioned = tuple(sorted({n.id for s in node.body for n in ast.walk(s)
-                                  if isinstance(n, ast.Name)}))
+        mentioned = {n.id for s in node.body for n in ast.walk(s) if isinstance(n, ast.Name)}
+        # (a body calling locals() / vars() / eval / exec may reach any local: all watched)
+        watched = None if mentioned & _REACH_ANY_LOCAL else tuple(sorted(mentioned))
         self.generic_visit(node)
         args = [node.iter, ast.Constant(self._key(node)), ast.Constant(can_roll),
-                ast.Constant(carried), ast.Constant(targets), ast.Constant(mentioned)]
+                ast.Constant(carried), ast.Constant(targets), ast.Constant(watched)]
         call = ast.copy_location(ast.Call(ast.Name("__nki_loop__", ast.Load()), args, []), node.iter)
         if not (self.retrying and can_roll and isinstance(node.target, ast.Name)):
             node.iter = call        # not run again in place (a failed roll retraces the kernel)

@@ -115,3 +115,19 @@ def test_objects_the_body_never_names_are_not_walked(monkeypatch, tmp_path):
     np.testing.assert_array_equal(got, a)
     assert [w for w, _ in trace_build.last_loop_report().values()] == ["rolled"]
     assert _Watched.reads == 0
+
+
+@nki.jit
+def appends_through_locals(a):
+    """The body reaches ``seen`` only through ``locals()``."""
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    seen = []
+    for i in range(1, a.shape[0] // 128):
+        locals()["seen"].append(1)
+        _copy_rows(a, out, i)
+    _add_after(a, out, float(len(seen)))
+    return out
+
+
+def test_a_body_calling_locals_is_checked_on_every_local(monkeypatch, tmp_path):
+    _check_unrolled_as_python(appends_through_locals, "seen", monkeypatch, tmp_path)

@@ -14,9 +14,10 @@ named loops unrolled:
    ``for``: a variable the body rebinds, or first binds, has its value from before the loop);
 3. :func:`retry`: every Python object reachable from the variables the body names (and the
    frame's cell and free variables) is as it was before the loop (the same structural
-   fingerprint the rolled loop itself is checked with, see :mod:`.loops`).  Objects the attempt changed (a list it appended to, an
-   allocator object whose counters it advanced -- nki-library's ``SbufManager``) are put
-   back from the shallow copies of their contents taken when the loop was entered
+   fingerprint the rolled loop itself is checked with, see :mod:`.loops`).  Objects the
+   attempt changed (a list it appended to, an allocator object whose counters it advanced
+   -- nki-library's ``SbufManager``) are put back from the shallow copies of their
+   contents taken when the loop was entered
    (:func:`~.loops.restore`); only when the fingerprint still differs after that does the
    ``Retrace`` go on to the enclosing ``for`` or to the whole-kernel retrace of
    :mod:`.trace_build` (which used to happen for every such loop: one trace of the whole

@@ -44,6 +44,7 @@ from ..errors import NKIError, NKISyntaxError, NKITypeError, SourceLoc
 from .device_loops import DynamicRange, dynamic_for
 from .isa_control import Register
 from .proxies import LoopIndex, NkiTensor
+from .reachable import closure_values
 from .context import _ACTIVE, Retrace, active
 from .values import Index, LoopRange
 
@@ -424,13 +425,7 @@ def _reach(v: Any) -> tuple | None:
                                  not isinstance(v.__self__, types.ModuleType)):
         return (v.__self__,)
     if t is types.FunctionType and v.__closure__:
-        out = []
-        for c in v.__closure__:
-            try:
-                out.append(c.cell_contents)
-            except ValueError:      # an empty cell
-                out.append(_MISSING)
-        return tuple(out)
+        return closure_values(v)
     return None
 
 
@@ -449,8 +444,12 @@ def _fingerprint_locals(frame_locals: dict, targets, states: list | None = None,
     """The fingerprint of every local variable (of those in ``names`` when given) but the
     loop's targets and the rewrite's own ``__nki_*`` variables (not the kernel's state)."""
     memo: dict = {}
-    return {n: _fp_value(v, memo, states) for n, v in frame_locals.items()
-            if (names is None or n in names) and n not in targets and not n.startswith("__nki_")}
+    if names is not None:       # (few names of a large frame: look them up)
+        items = [(n, frame_locals[n]) for n in names if n in frame_locals]
+    else:
+        items = frame_locals.items()
+    return {n: _fp_value(v, memo, states) for n, v in items
+            if n not in targets and not n.startswith("__nki_")}
 
 
 def _mutation(fp_before: dict, after: dict, targets) -> str | None:

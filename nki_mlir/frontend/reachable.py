@@ -43,12 +43,8 @@ def reachable_functions(kernel: Any) -> list[Any]:
                 if w is not None and id(w) not in seen:
                     seen.add(id(w))
                     todo.append(w)
-            for cell in v.__closure__ or ():
-                try:
-                    w = cell.cell_contents
-                except ValueError:
-                    continue
-                if id(w) not in seen:
+            for w in closure_values(v):
+                if w is not _EMPTY and id(w) not in seen:
                     seen.add(id(w))
                     todo.append(w)
         elif isinstance(v, (type, types.ModuleType)):
@@ -67,6 +63,21 @@ def reachable_functions(kernel: Any) -> list[Any]:
                 seen.add(id(w))
                 todo.append(w)
     return out
+
+
+#: what :func:`closure_values` gives for an empty cell
+_EMPTY: Any = object()
+
+
+def closure_values(fn: types.FunctionType) -> tuple:
+    """The values of ``fn``'s closure cells, in order (``_EMPTY`` for an empty cell)."""
+    out = []
+    for cell in fn.__closure__ or ():
+        try:
+            out.append(cell.cell_contents)
+        except ValueError:
+            out.append(_EMPTY)
+    return tuple(out)
 
 
 def _wrapped(v: Any) -> Any:

@@ -157,6 +157,13 @@ class CompiledKernel:
             self._program = prog
         return self._program
 
+    def weight(self) -> int:
+        """The instructions of this kernel's decoded program (0 until it is decoded): what
+        it keeps alive while the in-memory cache holds it (:mod:`nki_mlir.runtime.cache`
+        bounds their sum)."""
+        p = self._program
+        return 0 if p is None else p.instruction_count
+
     def _nisa_module(self) -> ModuleOp:
         """The nisa module: the compile's own (still in memory), else rebuilt from the
         artifact's compact form (:mod:`nki_mlir.runtime.ir_compact`; a final artifact's is

@@ -152,6 +152,18 @@ def clear() -> None:
     PLANS.clear()
 
 
+def _forget_plans(key: str) -> None:
+    """Drop the warm-call plans of the compiled kernel the in-memory cache just let go of
+    (cache key ``key``): a plan would keep its decoded program alive, and it can never run
+    again (:func:`.warm_plan.call` needs the cache to hold the kernel)."""
+    if PLANS:
+        for spec in [s for s, p in PLANS.items() if p.guard.key == key]:
+            del PLANS[spec]
+
+
+cache.on_evict(_forget_plans)
+
+
 def lookup(skey: tuple):
     """The compiled kernel of spec key ``skey`` if its guard holds and the in-memory cache
     still has it, else None."""

@@ -179,6 +179,40 @@ def test_memory_cache_is_bounded(monkeypatch, xy):
     assert nki.compile(K.add, xy[0][:16], xy[1][:16]).cache_hit == "disk"
 
 
+def test_memory_cache_bounds_the_decoded_instructions_it_keeps(monkeypatch, xy):
+    # each add() program has 4 instructions: a budget of 6 keeps one decoded kernel besides
+    # the newest (a kernel is decoded when it first runs, after it was added)
+    monkeypatch.setenv("NKI_MLIR_MEMORY_CACHE_INSTRUCTIONS", "6")
+    cache.memory_clear()
+    ran = []
+    for n in (16, 32, 48):
+        ck = nki.compile(K.add, xy[0][:n], xy[1][:n])
+        np.testing.assert_array_equal(ck(xy[0][:n], xy[1][:n]), xy[0][:n] + xy[1][:n])
+        ran.append(ck)
+    assert [ck.weight() for ck in ran] == [4, 4, 4]
+    assert list(cache._MEMORY.values()) == ran[1:]     # the first went when the third came
+    assert nki.compile(K.add, xy[0][:16], xy[1][:16]).cache_hit == "disk"
+
+
+def test_an_evicted_kernel_is_not_kept_alive_by_its_warm_call_plan(monkeypatch, xy):
+    import gc
+    import weakref
+    from nki_mlir.driver import warm
+    monkeypatch.setenv("NKI_MLIR_MEMORY_CACHE_ENTRIES", "1")
+    cache.memory_clear()
+    a, b = xy[0][:16].copy(), xy[1][:16].copy()
+    K.add(a, b)
+    K.add(a, b)                             # a warm call: its plan holds the kernel
+    (first,) = cache._MEMORY.values()
+    assert any(p.ck is first for p in warm.PLANS.values())
+    gone = weakref.ref(first)
+    del first
+    K.add(xy[0][:32].copy(), xy[1][:32].copy())     # evicts the first kernel
+    gc.collect()
+    assert gone() is None
+    np.testing.assert_array_equal(K.add(a, b), a + b)   # and the call still works
+
+
 def test_uncached_compile_leaves_no_files(xy, monkeypatch, tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()

@@ -17,7 +17,8 @@ Both levels are bounded, least recently used first out:
   is decoded when it first runs, after that; the newest entry is kept whatever its
   weight).  A decoded program keeps about 20 Python objects per instruction alive (closures,
   cells, slot tuples), and every full collection of the cyclic garbage collector walks
-  them all: one nki-library qkv_cte kernel's kept 3.0 M objects, a walk of 1.9 s CPU.
+  them all: after one nki-library qkv_cte test the process tracked 3.0 M objects, most of
+  them its kernel's, and a full collection took 1.9 s CPU.
   Evicting an entry also drops what else refers to it (:func:`on_evict`: its warm-call
   plans);
 - on disk, ``$NKI_MLIR_CACHE_MAX_BYTES`` bytes (default 1 GiB; a hit refreshes an entry's

@@ -13,12 +13,13 @@ Both levels are bounded, least recently used first out:
 
 - in memory, ``$NKI_MLIR_MEMORY_CACHE_ENTRIES`` compiled kernels (default 256) holding
   together at most ``$NKI_MLIR_MEMORY_CACHE_INSTRUCTIONS`` instructions of decoded programs
-  (default 200,000; an entry's :func:`weight`), checked when an entry is added (a kernel
+  (default 100,000; an entry's :func:`weight`), checked when an entry is added (a kernel
   is decoded when it first runs, after that; the newest entry is kept whatever its
   weight).  A decoded program keeps about 20 Python objects per instruction alive (closures,
   cells, slot tuples), and every full collection of the cyclic garbage collector walks
   them all: after one nki-library qkv_cte test the process tracked 3.0 M objects, most of
-  them its kernel's, and a full collection took 1.9 s CPU.
+  them its kernel's, and a full collection took 1.9 s CPU (0.6 us an object, so ~12 us of
+  every later large call per instruction kept; each such call ends with one, :mod:`.gc_pause`).
   Evicting an entry also drops what else refers to it (:func:`on_evict`: its warm-call
   plans);
 - on disk, ``$NKI_MLIR_CACHE_MAX_BYTES`` bytes (default 1 GiB; a hit refreshes an entry's
@@ -37,7 +38,7 @@ from typing import Any
 
 _MEMORY: "OrderedDict[str, Any]" = OrderedDict()
 DEFAULT_MEMORY_ENTRIES = 256
-DEFAULT_MEMORY_INSTRUCTIONS = 200_000
+DEFAULT_MEMORY_INSTRUCTIONS = 100_000
 #: called with the key of every entry leaving the in-memory cache (:func:`on_evict`)
 _EVICT_HOOKS: list = []
 DEFAULT_MAX_BYTES = 1 << 30

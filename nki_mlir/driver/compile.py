@@ -155,6 +155,7 @@ class CompiledKernel:
                                             self.spec.name),
                     keep_ops=hazards and precise_fp.precise())
             self._program = prog
+            cache.memory_trim()     # (its weight grew: the in-memory cache's bound)
         return self._program
 
     def weight(self) -> int:

@@ -13,9 +13,9 @@ Both levels are bounded, least recently used first out:
 
 - in memory, ``$NKI_MLIR_MEMORY_CACHE_ENTRIES`` compiled kernels (default 256) holding
   together at most ``$NKI_MLIR_MEMORY_CACHE_INSTRUCTIONS`` instructions of decoded programs
-  (default 100,000; an entry's :func:`weight`), checked when an entry is added (a kernel
-  is decoded when it first runs, after that; the newest entry is kept whatever its
-  weight).  A decoded program keeps about 20 Python objects per instruction alive (closures,
+  (default 100,000; an entry's :func:`weight`), checked when an entry is added and when
+  a kept kernel is decoded (:func:`memory_trim`; the most recently used entry is kept
+  whatever its weight).  A decoded program keeps about 20 Python objects per instruction alive (closures,
   cells, slot tuples), and every full collection of the cyclic garbage collector walks
   them all: after one nki-library qkv_cte test the process tracked 3.0 M objects, most of
   them its kernel's, and a full collection took 1.9 s CPU (0.6 us an object, so ~12 us of
@@ -120,6 +120,13 @@ def memory_put(key: str, value: Any) -> None:
     hooks with each dropped key."""
     _MEMORY[key] = value
     _MEMORY.move_to_end(key)
+    memory_trim()
+
+
+def memory_trim() -> None:
+    """Drop the least recently used entries while either bound is exceeded (the most recent
+    entry stays, unless ``$NKI_MLIR_MEMORY_CACHE_ENTRIES`` is 0): after an entry is added,
+    and after a kept kernel's program is decoded (its weight grows then)."""
     cap = limit("NKI_MLIR_MEMORY_CACHE_ENTRIES", DEFAULT_MEMORY_ENTRIES)
     budget = limit("NKI_MLIR_MEMORY_CACHE_INSTRUCTIONS", DEFAULT_MEMORY_INSTRUCTIONS)
     total = sum(weight(v) for v in _MEMORY.values())
@@ -127,9 +134,10 @@ def memory_put(key: str, value: Any) -> None:
         old, v = _MEMORY.popitem(last=False)
         total -= weight(v)
         _evicted(old)
-    if cap == 0:
+    if cap == 0 and _MEMORY:
+        (last,) = _MEMORY
         _MEMORY.clear()
-        _evicted(key)
+        _evicted(last)
 
 
 def memory_clear() -> None:

@@ -180,8 +180,8 @@ def test_memory_cache_is_bounded(monkeypatch, xy):
 
 
 def test_memory_cache_bounds_the_decoded_instructions_it_keeps(monkeypatch, xy):
-    # each add() program has 4 instructions: a budget of 6 keeps one decoded kernel besides
-    # the newest (a kernel is decoded when it first runs, after it was added)
+    # each add() program has 4 instructions: a budget of 6 keeps one decoded kernel, the
+    # most recently used (checked again when a kernel is decoded, at its first run)
     monkeypatch.setenv("NKI_MLIR_MEMORY_CACHE_INSTRUCTIONS", "6")
     cache.memory_clear()
     ran = []
@@ -190,7 +190,7 @@ def test_memory_cache_bounds_the_decoded_instructions_it_keeps(monkeypatch, xy):
         np.testing.assert_array_equal(ck(xy[0][:n], xy[1][:n]), xy[0][:n] + xy[1][:n])
         ran.append(ck)
     assert [ck.weight() for ck in ran] == [4, 4, 4]
-    assert list(cache._MEMORY.values()) == ran[1:]     # the first went when the third came
+    assert list(cache._MEMORY.values()) == ran[2:]     # each went when the next one ran
     assert nki.compile(K.add, xy[0][:16], xy[1][:16]).cache_hit == "disk"
 
 

@@ -12,7 +12,7 @@ After every call it prints, per setting of ``NKI_MLIR_MEMORY_CACHE_INSTRUCTIONS`
 - the CPU time of one full collection (``gc.collect()``; ms, process CPU time), which every
   large kernel call pays once when it ends (:mod:`nki_mlir.runtime.gc_pause`).
 
-The settings are ``--budget`` (default: the library's default bound, which keeps about 16
+The settings are ``--budget`` (default: the library's default bound, which keeps about 6
 kernels of the default size) and an unbounded one (``10**12``: every kernel stays, up to
 ``NKI_MLIR_MEMORY_CACHE_ENTRIES``); each runs in its own child process.  The last
 line is the ratio of the last call's collection time, unbounded over bounded.  BLAS is

@@ -13,13 +13,14 @@ Both levels are bounded, least recently used first out:
 
 - in memory, ``$NKI_MLIR_MEMORY_CACHE_ENTRIES`` compiled kernels (default 256) holding
   together at most ``$NKI_MLIR_MEMORY_CACHE_INSTRUCTIONS`` instructions of decoded programs
-  (default 100,000; an entry's :func:`weight`), checked when an entry is added and when
-  a kept kernel is decoded (:func:`memory_trim`; the most recently used entry is kept
-  whatever its weight).  A decoded program keeps about 20 Python objects per instruction alive (closures,
-  cells, slot tuples), and every full collection of the cyclic garbage collector walks
-  them all: after one nki-library qkv_cte test the process tracked 3.0 M objects, most of
-  them its kernel's, and a full collection took 1.9 s CPU (0.6 us an object, so ~12 us of
-  every later large call per instruction kept; each such call ends with one, :mod:`.gc_pause`).
+  (default 20,000; an entry's :func:`weight`, its program's static instruction count),
+  checked when an entry is added and when a kept kernel is decoded (:func:`memory_trim`;
+  the most recently used entry is kept whatever its weight).  A decoded program keeps
+  Python objects alive (closures, cells, slot tuples, views): about 20 per instruction for
+  a simple unrolled kernel, about 140 for an nki-library qkv_cte kernel (8,207 instructions,
+  about 1.15 M objects), and every full collection of the cyclic garbage collector walks
+  them all at about 0.6 us an object -- each large kernel call ends with one
+  (:mod:`.gc_pause`): 4 such kernels kept made that collection take 3.9 s CPU.
   Evicting an entry also drops what else refers to it (:func:`on_evict`: its warm-call
   plans);
 - on disk, ``$NKI_MLIR_CACHE_MAX_BYTES`` bytes (default 1 GiB; a hit refreshes an entry's
@@ -38,7 +39,7 @@ from typing import Any
 
 _MEMORY: "OrderedDict[str, Any]" = OrderedDict()
 DEFAULT_MEMORY_ENTRIES = 256
-DEFAULT_MEMORY_INSTRUCTIONS = 100_000
+DEFAULT_MEMORY_INSTRUCTIONS = 20_000
 #: called with the key of every entry leaving the in-memory cache (:func:`on_evict`)
 _EVICT_HOOKS: list = []
 DEFAULT_MAX_BYTES = 1 << 30

@@ -25,9 +25,9 @@ Python iteration, exactly Python's result -- in place by its rewritten ``for`` s
 when that is exact (:mod:`.loop_retry`), else the whole kernel (:mod:`.trace_build`).
 What the check cannot see: mutations of module globals or of objects the body reaches
 only through them; Python side effects of the body run once per trace rather than once
-per iteration (as in any tracing compiler, e.g. ``jax.jit``).  ``nl.static_range`` is always unrolled;
-``NKI_MLIR_LOOPS=unroll`` unrolls every loop, ``=roll`` makes a loop that cannot stay
-rolled an error that says why.
+per iteration (as in any tracing compiler, e.g. ``jax.jit``).  ``nl.static_range`` is
+always unrolled; ``NKI_MLIR_LOOPS=unroll`` unrolls every loop, ``=roll`` makes a loop that
+cannot stay rolled an error that says why.
 """
 from __future__ import annotations
 

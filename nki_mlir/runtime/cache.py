@@ -131,14 +131,10 @@ def memory_trim() -> None:
     cap = limit("NKI_MLIR_MEMORY_CACHE_ENTRIES", DEFAULT_MEMORY_ENTRIES)
     budget = limit("NKI_MLIR_MEMORY_CACHE_INSTRUCTIONS", DEFAULT_MEMORY_INSTRUCTIONS)
     total = sum(weight(v) for v in _MEMORY.values())
-    while len(_MEMORY) > 1 and (len(_MEMORY) > cap or total > budget):
+    while len(_MEMORY) > cap or (len(_MEMORY) > 1 and total > budget):
         old, v = _MEMORY.popitem(last=False)
         total -= weight(v)
         _evicted(old)
-    if cap == 0 and _MEMORY:
-        (last,) = _MEMORY
-        _MEMORY.clear()
-        _evicted(last)
 
 
 def memory_clear() -> None:

@@ -88,6 +88,7 @@ class KeptSubview:
         env[self.res] = v
         if fres is not None:
             env[fres] = fv
+            mem.sub_rect(fv, env[self.fsrc])
         if len(kept) >= VIEWS_MAX:
             kept.clear()
             mem.origins.clear()

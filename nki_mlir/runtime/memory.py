@@ -152,8 +152,13 @@ class Memory:
         #: while no other flag byte has been written since (:meth:`set_flags`), else None
         self.known: tuple | None = None
         #: the byte rectangle of the flags view of each placed PSUM tile (:meth:`view`):
-        #: ``id(view) -> (view, id(flags array), first row, end row, first byte, end byte)``
+        #: ``id(view) -> (view, id(flags array), first row, end row, first byte, end byte,
+        #: row bytes of the flags array, exact)``; ``exact``: the view's bytes are the whole
+        #: rectangle (else they lie inside it)
         self.rects: dict = {}
+        #: the same for the kept subviews of those flags views (:meth:`sub_rect`); at most
+        #: ``VIEWS_MAX``, then it starts over
+        self.subrects: dict = {}
         #: flag writes not yet done (:meth:`set_flags`): ``id(view) -> (view, on, rect)``,
         #: of views with a rectangle; no two of them overlap
         self.pending: dict = {}
@@ -180,8 +185,14 @@ class Memory:
         ``nisa.alloc`` followed by the matmul setting all its flags, tile after tile, writes
         each tile's bytes once per run.  Every write of flag bytes goes through here.
 
+        The same holds for a kept subview of such a view with a rectangle (:meth:`sub_rect`):
+        a matmul accumulating into a slice of a PSUM tile, group after group, sets that
+        slice's bytes once per group instead of counting and setting them every matmul.
+
         A view whose own write is pending replaces it without scanning the others: no
-        pending write overlaps it (an overlapping write lands the earlier one first)."""
+        pending write overlaps it (an overlapping write lands the earlier one first).  An
+        earlier write inside the rectangle of an exact view is dropped, not landed: this
+        write covers every byte of it."""
         pending = self.pending
         p = pending.get(id(fv))
         if p is not None and p[0] is fv:
@@ -189,7 +200,7 @@ class Memory:
             pending[id(fv)] = self.pending_in[r[1]][id(fv)] = (fv, on, r)
             self.known = None
             return
-        r = self.rects.get(id(fv))
+        r = self.rects.get(id(fv)) or self.subrects.get(id(fv))
         if r is None or r[0] is not fv:
             self.settle()
             _fill_flags(fv, on)
@@ -199,10 +210,11 @@ class Memory:
         if group is None:
             group = self.pending_in[r[1]] = {}
         elif group:
-            _, _, p0, p1, c0, c1 = r
+            _, _, p0, p1, c0, c1, _, exact = r
             for key, (pv, pon, pr) in list(group.items()):
                 if pv is not fv and pr[2] < p1 and p0 < pr[3] and pr[4] < c1 and c0 < pr[5]:
-                    _fill_flags(pv, pon)          # an earlier write under this one
+                    if not (exact and p0 <= pr[2] and pr[3] <= p1 and c0 <= pr[4] and pr[5] <= c1):
+                        _fill_flags(pv, pon)          # an earlier write under this one
                     del pending[key]
                     del group[key]
         pending[id(fv)] = group[id(fv)] = (fv, on, r)
@@ -231,11 +243,22 @@ class Memory:
 
     def flags_state(self, fv: np.ndarray) -> bool | None:
         """True / False when every flag of the view ``fv`` is known set / clear (its write
-        is pending, or it is the view written last and no flag byte was written since),
-        else None (the pending writes are then settled: the caller reads ``fv``'s bytes)."""
+        is pending, or it lies inside the exact rectangle of a pending write -- the last
+        write of those bytes -- or it is the view written last and no flag byte was written
+        since), else None (the pending writes are then settled: the caller reads ``fv``'s
+        bytes).  (An unrolled loop body makes a view object per instruction: the matmuls of
+        one accumulation group write one slice through different views.)"""
         p = self.pending.get(id(fv))
         if p is not None and p[0] is fv:
             return p[1]
+        r = self.rects.get(id(fv)) or self.subrects.get(id(fv))
+        if r is not None and r[0] is fv:    # inside the exact rectangle of a pending write?
+            group = self.pending_in.get(r[1])
+            if group:
+                _, _, p0, p1, c0, c1, _, _ = r
+                for _, pon, pr in group.values():
+                    if pr[7] and pr[2] <= p0 and p1 <= pr[3] and pr[4] <= c0 and c1 <= pr[5]:
+                        return pon
         self.settle()
         k = self.known
         return k[1] if k is not None and k[0] is fv else None
@@ -270,8 +293,34 @@ class Memory:
             else:
                 arr, c0 = self.blocks[(space, block[0], block[1])][1], offset - block[0]
             self.rects[id(fv)] = (fv, id(arr), partition, partition + int(shape[0]), c0,
-                                  c0 + nbytes)
+                                  c0 + nbytes, arr.strides[0], True)
         return v
+
+    def sub_rect(self, fv: np.ndarray, src: np.ndarray) -> None:
+        """Give the flags view ``fv``, a kept view into the flags view ``src``, the byte
+        rectangle of the flags array that bounds it, when ``src`` has one (:attr:`rects`,
+        :attr:`subrects`) and ``fv`` steps through whole partitions with non-negative
+        strides; its writes are then lazy as ``src``'s (:meth:`set_flags`).  The rectangle
+        is exact when each partition's bytes of ``fv`` are contiguous."""
+        r = self.rects.get(id(src)) or self.subrects.get(id(src))
+        if r is None or r[0] is not src or fv.ndim < 1 or fv.size == 0:
+            return
+        row = r[6]
+        if (fv.shape[0] > 1 and fv.strides[0] != row) or any(x < 0 for x in fv.strides):
+            return
+        at = r[2] * row + r[4] + (fv.__array_interface__["data"][0]
+                                  - src.__array_interface__["data"][0])
+        p0, c0 = divmod(at, row)
+        span = fv.itemsize + sum((n - 1) * x for n, x in zip(fv.shape[1:], fv.strides[1:]))
+        if c0 + span > row or at < 0:
+            return
+        exact, step = True, fv.itemsize       # the free dims in C order, without gaps
+        for n, x in zip(reversed(fv.shape[1:]), reversed(fv.strides[1:])):
+            exact = exact and (n == 1 or x == step)
+            step *= n
+        if len(self.subrects) >= VIEWS_MAX:
+            self.subrects.clear()
+        self.subrects[id(fv)] = (fv, r[1], p0, p0 + fv.shape[0], c0, c0 + span, row, exact)
 
     def capacity(self, space: str) -> int:
         """Bytes per partition of ``space`` (``"sbuf"`` or ``"psum"``)."""
@@ -399,6 +448,7 @@ class Memory:
             return False
         self.settle()
         self.rects.clear()
+        self.subrects.clear()
         self.blocks.clear()
         self.block_ids.clear()
         self.block_bytes = 0

@@ -100,3 +100,85 @@ def test_program_order_runs_leave_flag_writes_pending_and_later_runs_agree():
     queued, = prog.run([a, b], mode="queues", hazards=True)
     assert not state.mem.pending                   # a queue-mode run settles at its end
     assert first.tobytes() == again.tobytes() == queued.tobytes()
+
+
+def test_kept_subviews_of_a_tile_get_rectangles_and_their_writes_are_lazy():
+    """Memory.sub_rect: a kept subview of a tile's flags view gets the rectangle bounding
+    it (exact when each partition's bytes are contiguous); a write to it stays pending, a
+    flags_state of any view inside the exact rectangle of a pending write is that write's
+    state, and a write that covers an earlier pending one drops it."""
+    mem = Memory("trn2")
+    t = mem.view(1, 0, "psum", 0, 0, (8, 16), np.float32)[1]       # bytes [0, 64)
+    left, right = t[2:6, 0:8], t[2:6, 8:16]                        # bytes [0, 32) / [32, 64)
+    every_other = t[:, ::2]                                        # not exact
+    for v in (left, right, every_other):
+        mem.sub_rect(v, t)
+    assert mem.subrects[id(left)][2:] == (2, 6, 0, 32, 16384, True)
+    assert mem.subrects[id(right)][2:] == (2, 6, 32, 64, 16384, True)
+    assert mem.subrects[id(every_other)][2:] == (0, 8, 0, 60, 16384, False)
+    again = t[2:6, 0:8]                # another view object of left's bytes (unrolled code)
+    mem.sub_rect(again, t)
+    mem.set_flags(t, False)
+    assert mem.flags_state(left) is False and mem.flags_state(again) is False
+    mem.set_flags(left, True)          # lands t's clear first (t is not inside left)
+    assert (mem.psum_flags[0:8, 0:64] == 0).all() and mem.flags_state(again) is True
+    mem.set_flags(again, False)        # covers left's pending write: dropped, never written
+    assert len(mem.pending) == 1 and (mem.psum_flags[0:8, 0:64] == 0).all()
+    assert mem.flags_state(right) is None          # (settles: the caller reads the bytes)
+    mem.set_flags(again, True)
+    mem.set_flags(every_other, False)  # not exact: again's write lands first, under it
+    assert mem.flags_state(again) is None
+    flags = mem.psum_flags[0:8, 0:64].view(np.uint32)
+    assert (flags[:, 0::2] == 0).all() and (flags[2:6, 1:8:2] != 0).all()
+    assert (flags[0:2, 1::2] == 0).all() and (flags[2:6, 9::2] == 0).all()
+    taller = t[2:8, 0:8]               # left's columns on more partitions: not inside it
+    mem.sub_rect(taller, t)
+    mem.set_flags(left, True)
+    assert mem.flags_state(taller) is None and np.count_nonzero(taller) == 4 * 8
+
+
+def test_a_subview_that_steps_over_partitions_or_has_no_source_rectangle_gets_none():
+    mem = Memory("trn2")
+    t = mem.view(1, 0, "psum", 0, 0, (8, 16), np.float32)[1]
+    mem.sub_rect(t[::2, 0:8], t)       # every other partition: no rectangle
+    loose = np.zeros((8, 16), np.uint32)
+    mem.sub_rect(loose[0:4], loose)    # not a flags view of a placed tile
+    assert not mem.subrects
+
+
+@nki.jit
+def _slices_accumulated(a, b):
+    """Unrolled: each matmul of a group writes its slice through its own view."""
+    out = nl.ndarray((2 * 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    ta = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+    tb = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ta, src=a)
+    nisa.dma_copy(dst=tb, src=b)
+    for i in range(2):
+        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+        for j in range(4):
+            for k in range(i + 2):
+                nisa.nc_matmul(dst=acc[:, j * 128:(j + 1) * 128], stationary=ta,
+                               moving=tb[:, j * 128:(j + 1) * 128])
+        nisa.tensor_copy(dst=acc[:, 128:256], src=ta)   # a non-matmul write: clears flags
+        res = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=res, src=acc)
+        nisa.dma_copy(dst=out[nl.ds(i * 128, 128), :], src=res)
+    return out
+
+
+def test_slices_of_one_psum_tile_accumulate_per_group_in_every_mode():
+    from nki_mlir.runtime import program as rprog
+
+    rng = np.random.default_rng(5)
+    a = rng.integers(-3, 4, (128, 128)).astype(np.float32)
+    b = rng.integers(-3, 4, (128, 512)).astype(np.float32)
+    want = np.concatenate([2 * (a.T @ b), 3 * (a.T @ b)])
+    want[0:128, 128:256] = want[128:256, 128:256] = a      # the copy over the products
+    prog = nki.compile(_slices_accumulated, a, b, use_cache=False).program
+    rprog.release_idle_states(0)
+    runs = [prog.run([a, b], mode="program-order")[0] for _ in range(2)]
+    assert rprog._POOL[-1][0].mem.subrects       # the matmuls' slices have rectangles
+    runs.append(prog.run([a, b], mode="queues", hazards=True)[0])
+    for r in runs:
+        np.testing.assert_array_equal(r, want)

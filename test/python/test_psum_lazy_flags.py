@@ -63,13 +63,19 @@ def test_writes_in_other_blocks_at_the_same_coordinates_stay_pending_apart():
     assert (by[0:4, 0:32] == 0).all() and not mem.pending and not mem.pending_in
 
 
+def _in_sbuf(a, b):
+    """The float32 HBM tensors ``a`` ([128, 128]) and ``b`` ([128, F]) copied to SBUF."""
+    ta = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    tb = nl.ndarray(b.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ta, src=a)
+    nisa.dma_copy(dst=tb, src=b)
+    return ta, tb
+
+
 @nki.jit
 def _two_products(a, b):
     out = nl.ndarray((2 * 128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
-    ta = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
-    tb = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=ta, src=a)
-    nisa.dma_copy(dst=tb, src=b)
+    ta, tb = _in_sbuf(a, b)
     for i in nl.affine_range(2):
         acc = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
         nisa.nc_matmul(dst=acc, stationary=ta, moving=tb)
@@ -150,10 +156,7 @@ def test_a_subview_that_steps_over_partitions_or_has_no_source_rectangle_gets_no
 def _slices_accumulated(a, b):
     """Unrolled: each matmul of a group writes its slice through its own view."""
     out = nl.ndarray((2 * 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
-    ta = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
-    tb = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=ta, src=a)
-    nisa.dma_copy(dst=tb, src=b)
+    ta, tb = _in_sbuf(a, b)
     for i in range(2):
         acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
         for j in range(4):

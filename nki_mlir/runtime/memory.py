@@ -76,6 +76,12 @@ def _fill_flags(fv: np.ndarray, on: bool) -> None:
         fv.fill(np.iinfo(fv.dtype).max if on else 0)
 
 
+def _inside(r: tuple, outer: tuple) -> bool:
+    """The flags rectangle ``r`` lies inside ``outer`` (both :attr:`Memory.rects` entries,
+    in one flags array)."""
+    return outer[2] <= r[2] and r[3] <= outer[3] and outer[4] <= r[4] and r[5] <= outer[5]
+
+
 def flag_dtype(dt: np.dtype) -> np.dtype:
     """The unsigned dtype with ``dt``'s itemsize, used to view PSUM matmul-written flags."""
     return _FLAG_DTYPES[np.dtype(dt).itemsize]
@@ -200,8 +206,8 @@ class Memory:
             pending[id(fv)] = self.pending_in[r[1]][id(fv)] = (fv, on, r)
             self.known = None
             return
-        r = self.rects.get(id(fv)) or self.subrects.get(id(fv))
-        if r is None or r[0] is not fv:
+        r = self.rect(fv)
+        if r is None:
             self.settle()
             _fill_flags(fv, on)
             self.known = (fv, on)
@@ -213,7 +219,7 @@ class Memory:
             _, _, p0, p1, c0, c1, _, exact = r
             for key, (pv, pon, pr) in list(group.items()):
                 if pv is not fv and pr[2] < p1 and p0 < pr[3] and pr[4] < c1 and c0 < pr[5]:
-                    if not (exact and p0 <= pr[2] and pr[3] <= p1 and c0 <= pr[4] and pr[5] <= c1):
+                    if not (exact and _inside(pr, r)):
                         _fill_flags(pv, pon)          # an earlier write under this one
                     del pending[key]
                     del group[key]
@@ -251,13 +257,12 @@ class Memory:
         p = self.pending.get(id(fv))
         if p is not None and p[0] is fv:
             return p[1]
-        r = self.rects.get(id(fv)) or self.subrects.get(id(fv))
-        if r is not None and r[0] is fv:    # inside the exact rectangle of a pending write?
+        r = self.rect(fv)
+        if r is not None:                   # inside the exact rectangle of a pending write?
             group = self.pending_in.get(r[1])
             if group:
-                _, _, p0, p1, c0, c1, _, _ = r
                 for _, pon, pr in group.values():
-                    if pr[7] and pr[2] <= p0 and p1 <= pr[3] and pr[4] <= c0 and c1 <= pr[5]:
+                    if pr[7] and _inside(r, pr):
                         return pon
         self.settle()
         k = self.known
@@ -296,14 +301,19 @@ class Memory:
                                   c0 + nbytes, arr.strides[0], True)
         return v
 
+    def rect(self, fv: np.ndarray) -> tuple | None:
+        """The rectangle of the flags view ``fv`` (:attr:`rects`, :attr:`subrects`), or None."""
+        r = self.rects.get(id(fv)) or self.subrects.get(id(fv))
+        return r if r is not None and r[0] is fv else None
+
     def sub_rect(self, fv: np.ndarray, src: np.ndarray) -> None:
         """Give the flags view ``fv``, a kept view into the flags view ``src``, the byte
         rectangle of the flags array that bounds it, when ``src`` has one (:attr:`rects`,
         :attr:`subrects`) and ``fv`` steps through whole partitions with non-negative
         strides; its writes are then lazy as ``src``'s (:meth:`set_flags`).  The rectangle
         is exact when each partition's bytes of ``fv`` are contiguous."""
-        r = self.rects.get(id(src)) or self.subrects.get(id(src))
-        if r is None or r[0] is not src or fv.ndim < 1 or fv.size == 0:
+        r = self.rect(src)
+        if r is None or fv.ndim < 1 or fv.size == 0:
             return
         row = r[6]
         if (fv.shape[0] > 1 and fv.strides[0] != row) or any(x < 0 for x in fv.strides):
@@ -312,7 +322,7 @@ class Memory:
                                   - src.__array_interface__["data"][0])
         p0, c0 = divmod(at, row)
         span = fv.itemsize + sum((n - 1) * x for n, x in zip(fv.shape[1:], fv.strides[1:]))
-        if c0 + span > row or at < 0:
+        if at < 0 or c0 + span > row:
             return
         exact, step = True, fv.itemsize       # the free dims in C order, without gaps
         for n, x in zip(reversed(fv.shape[1:]), reversed(fv.strides[1:])):
